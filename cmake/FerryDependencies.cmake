@@ -1,0 +1,11 @@
+# Every dependency comes from a Debian package (scripts/setup.sh installs them) or the CUDA
+# toolkit; nothing is downloaded or vendored at configure time.
+find_package(CUDAToolkit 13 REQUIRED)
+find_package(fmt REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+if(FERRY_BUILD_APPS)
+  find_package(CLI11 REQUIRED)
+endif()
+if(FERRY_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()

@@ -1,0 +1,73 @@
+// The engine seam: what ferry needs from an inference engine, and nothing more.
+//
+// An engine describes its I/O tensors (names, dtypes, shapes with dynamic dims), makes one
+// execution context per slot, and enqueues work on a stream it is given. It never allocates
+// I/O memory: ferry's strategies own that, and a context is told the device addresses to use.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ferry/stream.hpp"
+
+namespace ferry {
+
+enum class dtype { f32, f16, bf16, i8, u8, i32, i64, boolean };
+
+[[nodiscard]] std::size_t size_of(dtype t) noexcept;
+[[nodiscard]] std::string_view to_string(dtype t) noexcept;
+
+enum class tensor_role { input, output };
+
+inline constexpr std::int64_t dynamic_dim = -1;
+
+struct tensor_spec {
+  std::string name;
+  dtype type = dtype::f32;
+  std::vector<std::int64_t> shape;  // dynamic_dim where the engine accepts any extent
+  tensor_role role = tensor_role::input;
+
+  [[nodiscard]] bool is_dynamic() const noexcept;
+  // Elements and bytes of a concrete shape; throw invalid_argument when a dim is still dynamic.
+  [[nodiscard]] std::size_t elements() const;
+  [[nodiscard]] std::size_t bytes() const;
+};
+
+// A concrete shape asked for one input ("input" -> {16, 3, 224, 224}).
+struct shape_binding {
+  std::string name;
+  std::vector<std::int64_t> dims;
+};
+
+// Per-slot execution state: the engine's equivalent of a TensorRT execution context.
+class engine_context {
+ public:
+  virtual ~engine_context() = default;
+  // Binds a tensor to a device address (256-byte aligned). Throws invalid_argument for an
+  // unknown tensor name.
+  virtual void bind(std::string_view tensor, void* device_address) = 0;
+  // Enqueues one inference on `stream`; every tensor must be bound.
+  virtual void enqueue(stream_ref stream) = 0;
+};
+
+class engine {
+ public:
+  virtual ~engine() = default;
+  [[nodiscard]] virtual std::string_view name() const = 0;
+  // Declared I/O, dynamic dims as dynamic_dim.
+  [[nodiscard]] virtual const std::vector<tensor_spec>& io() const = 0;
+  // The concrete I/O for the given input shapes: dynamic dims filled, outputs derived. Throws
+  // invalid_argument naming the tensor for an unknown name, wrong rank, or a shape the engine
+  // cannot take.
+  [[nodiscard]] virtual std::vector<tensor_spec> resolve(std::span<const shape_binding> inputs) const = 0;
+  // One execution context for one slot, for the concrete I/O returned by resolve().
+  [[nodiscard]] virtual std::unique_ptr<engine_context> make_context(
+      const std::vector<tensor_spec>& concrete_io) = 0;
+};
+
+}  // namespace ferry

@@ -1,0 +1,47 @@
+#include "ferry/error.hpp"
+
+#include <cstdio>
+
+namespace ferry {
+namespace {
+
+std::string describe(cudaError_t code, const std::string& call, const std::string& file, int line) {
+  std::string text = call;
+  text += " failed: ";
+  text += cudaGetErrorName(code);
+  text += " (";
+  text += cudaGetErrorString(code);
+  text += ") at ";
+  text += file;
+  text += ':';
+  text += std::to_string(line);
+  return text;
+}
+
+}  // namespace
+
+cuda_error::cuda_error(cudaError_t code, std::string call, std::string file, int line)
+    : error(describe(code, call, file, line)),
+      code_(code),
+      call_(std::move(call)),
+      file_(std::move(file)),
+      line_(line) {}
+
+namespace detail {
+
+void throw_cuda_error(cudaError_t code, const char* call, const char* file, int line) {
+  // Non-sticky errors stay in the runtime's "last error" slot; clear it so the next, unrelated
+  // FERRY_CUDA_CHECK_LAUNCH does not report this one again.
+  (void)cudaGetLastError();
+  if (code == cudaErrorMemoryAllocation) throw out_of_memory(code, call, file, line);
+  throw cuda_error(code, call, file, line);
+}
+
+void log_cuda_error(cudaError_t code, const char* call, const char* file, int line) noexcept {
+  (void)cudaGetLastError();
+  std::fprintf(stderr, "ferry: %s failed: %s (%s) at %s:%d\n", call, cudaGetErrorName(code),
+               cudaGetErrorString(code), file, line);
+}
+
+}  // namespace detail
+}  // namespace ferry

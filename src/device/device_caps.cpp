@@ -1,0 +1,114 @@
+#include "ferry/device_caps.hpp"
+
+#include <array>
+
+#include <cuda_runtime_api.h>
+
+#include "device/nvml_link.hpp"
+#include "ferry/error.hpp"
+#include "memory/allocations.hpp"
+
+namespace ferry {
+
+std::string_view to_string(platform_class c) noexcept {
+  switch (c) {
+    case platform_class::discrete_pcie: return "discrete-pcie";
+    case platform_class::integrated: return "integrated";
+    case platform_class::coherent_hmm: return "coherent-hmm";
+    case platform_class::coherent_ats: return "coherent-ats";
+  }
+  return "unknown";
+}
+
+platform_class classify(const device_caps& caps) noexcept {
+  // Integrated wins: the GPU shares DRAM with the CPU whatever else it reports.
+  if (caps.integrated) return platform_class::integrated;
+  if (caps.pageable_memory_access)
+    return caps.pageable_memory_access_uses_host_page_tables ? platform_class::coherent_ats
+                                                             : platform_class::coherent_hmm;
+  return platform_class::discrete_pcie;
+}
+
+int cuda_device_count() noexcept {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+std::string no_device_reason() {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  (void)cudaGetLastError();
+  if (status == cudaSuccess && count > 0) return {};
+  if (status == cudaSuccess) return "no CUDA device: the driver reports 0 GPUs";
+  return std::string("no CUDA device: ") + cudaGetErrorName(status) + " (" +
+         cudaGetErrorString(status) + ")";
+}
+
+namespace {
+bool attribute(cudaDeviceAttr attr, int ordinal) {
+  int value = 0;
+  FERRY_CUDA_TRY(cudaDeviceGetAttribute(&value, attr, ordinal));
+  return value != 0;
+}
+}  // namespace
+
+std::size_t query_free_memory(int ordinal) {
+  memory::scoped_device on_device(ordinal);
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+  FERRY_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+  return free_bytes;
+}
+
+device_caps query_device(int ordinal) {
+  const int count = cuda_device_count();
+  if (count == 0) throw no_device(no_device_reason());
+  if (ordinal < 0 || ordinal >= count)
+    throw invalid_argument("GPU " + std::to_string(ordinal) + " does not exist (this machine has " +
+                           std::to_string(count) + ")");
+
+  cudaDeviceProp prop{};
+  FERRY_CUDA_TRY(cudaGetDeviceProperties(&prop, ordinal));
+  device_caps caps;
+  caps.ordinal = ordinal;
+  caps.name = prop.name;
+  caps.compute_major = prop.major;
+  caps.compute_minor = prop.minor;
+  caps.multiprocessors = prop.multiProcessorCount;
+  caps.integrated = attribute(cudaDevAttrIntegrated, ordinal);
+  caps.can_map_host_memory = attribute(cudaDevAttrCanMapHostMemory, ordinal);
+  caps.host_register_supported = attribute(cudaDevAttrHostRegisterSupported, ordinal);
+  caps.managed_memory = attribute(cudaDevAttrManagedMemory, ordinal);
+  caps.concurrent_managed_access = attribute(cudaDevAttrConcurrentManagedAccess, ordinal);
+  caps.pageable_memory_access = attribute(cudaDevAttrPageableMemoryAccess, ordinal);
+  caps.pageable_memory_access_uses_host_page_tables =
+      attribute(cudaDevAttrPageableMemoryAccessUsesHostPageTables, ordinal);
+  caps.direct_managed_mem_access_from_host =
+      attribute(cudaDevAttrDirectManagedMemAccessFromHost, ordinal);
+
+  std::array<char, 32> bus_id{};
+  FERRY_CUDA_TRY(cudaDeviceGetPCIBusId(bus_id.data(), static_cast<int>(bus_id.size()), ordinal));
+  caps.pci_bus_id = bus_id.data();
+
+  {
+    memory::scoped_device on_device(ordinal);
+    FERRY_CUDA_TRY(cudaMemGetInfo(&caps.free_memory, &caps.total_memory));
+  }
+  if (!caps.integrated) caps.pcie = device::query_pcie_link(caps.pci_bus_id);
+  return caps;
+}
+
+std::vector<device_caps> query_all_devices() {
+  const int count = cuda_device_count();
+  if (count == 0) throw no_device(no_device_reason());
+  std::vector<device_caps> all;
+  all.reserve(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) all.push_back(query_device(i));
+  return all;
+}
+
+}  // namespace ferry

@@ -1,0 +1,39 @@
+// pageable, pinned and registered: a host view and separate device memory, joined by
+// cudaMemcpyAsync. The three differ only in what kind of host memory they hold.
+#pragma once
+
+#include <variant>
+
+#include "memory/allocations.hpp"
+#include "memory/transfer_buffer.hpp"
+
+namespace ferry::memory {
+
+class copy_buffer {
+ public:
+  // Host memory the buffer copies from: owned pageable, owned pinned, or registered memory
+  // (the caller's, or pageable memory the buffer allocated and registered itself).
+  struct registered_host {
+    pageable_memory owned;  // empty when the caller owns the memory
+    host_registration registration;
+  };
+  using host_memory = std::variant<pageable_memory, pinned_memory, registered_host>;
+
+  copy_buffer(host_memory host, std::span<std::byte> host_view, device_memory device, direction dir)
+      : host_(std::move(host)), view_(host_view), device_(std::move(device)), dir_(dir) {}
+
+  [[nodiscard]] std::span<std::byte> host() noexcept { return view_; }
+  [[nodiscard]] void* device() const noexcept { return device_.get(); }
+  void to_device(stream_ref s);
+  void to_host(stream_ref s);
+
+ private:
+  host_memory host_;
+  std::span<std::byte> view_;
+  device_memory device_;
+  direction dir_;
+};
+
+static_assert(transfer_buffer<copy_buffer>);
+
+}  // namespace ferry::memory

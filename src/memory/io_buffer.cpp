@@ -1,0 +1,185 @@
+// io_buffer: picks the strategy's buffer type at run time and forwards to it.
+#include "ferry/buffer.hpp"
+
+#include <variant>
+
+#include "memory/allocations.hpp"
+#include "memory/copy_buffer.hpp"
+#include "memory/managed_buffer.hpp"
+#include "memory/resident_buffer.hpp"
+#include "memory/staged_buffer.hpp"
+#include "memory/zero_copy_buffer.hpp"
+
+namespace ferry {
+
+using memory::copy_buffer;
+using memory::managed_buffer;
+using memory::resident_buffer;
+using memory::staged_buffer;
+using memory::zero_copy_buffer;
+
+struct io_buffer::impl {
+  std::variant<copy_buffer, staged_buffer, zero_copy_buffer, managed_buffer, resident_buffer> body;
+  strategy_kind strategy;
+  direction dir;
+  std::size_t bytes;
+  int ordinal;
+};
+
+namespace {
+
+void require_available(strategy_kind strategy, const device_caps& caps) {
+  if (auto reason = unavailable_reason(strategy, caps))
+    throw unsupported("strategy '" + std::string(to_string(strategy)) + "' is not available on " +
+                      caps.name + " (GPU " + std::to_string(caps.ordinal) + "): " + *reason);
+}
+
+void require_request(const buffer_request& request) {
+  if (request.bytes == 0) throw invalid_argument("buffer request of 0 bytes");
+}
+
+memory::managed_mode managed_mode_of(strategy_kind k) {
+  switch (k) {
+    case strategy_kind::managed_prefetch: return memory::managed_mode::prefetch;
+    case strategy_kind::managed_advise: return memory::managed_mode::advise;
+    default: return memory::managed_mode::fault_driven;
+  }
+}
+
+// Builds the registered kinds over `view`; `owned` holds the memory when ferry allocated it.
+decltype(io_buffer::impl::body) make_registered(strategy_kind strategy, std::span<std::byte> view,
+                                                memory::pageable_memory owned,
+                                                const buffer_request& request) {
+  if (strategy == strategy_kind::registered) {
+    auto registration = memory::register_host(view, cudaHostRegisterDefault);
+    return copy_buffer(copy_buffer::registered_host{std::move(owned), std::move(registration)},
+                       view, memory::allocate_device(request.bytes), request.dir);
+  }
+  auto registration = memory::register_host(view, cudaHostRegisterMapped);
+  void* device_view = memory::mapped_device_pointer(view.data());
+  memory::require_device_alignment(device_view, "registered-mapped caller memory");
+  return zero_copy_buffer(copy_buffer::registered_host{std::move(owned), std::move(registration)},
+                          view, device_view);
+}
+
+}  // namespace
+
+io_buffer io_buffer::allocate(strategy_kind strategy, const buffer_request& request,
+                              const device_caps& caps) {
+  require_request(request);
+  require_available(strategy, caps);
+  memory::scoped_device on_device(caps.ordinal);
+  const std::size_t n = request.bytes;
+
+  auto body = [&]() -> decltype(impl::body) {
+    switch (strategy) {
+      case strategy_kind::pageable: {
+        auto host = memory::allocate_pageable(n);
+        auto view = host.span();
+        return copy_buffer(std::move(host), view, memory::allocate_device(n), request.dir);
+      }
+      case strategy_kind::pinned: {
+        auto host = memory::allocate_pinned(n, cudaHostAllocDefault);
+        auto view = host.span();
+        return copy_buffer(std::move(host), view, memory::allocate_device(n), request.dir);
+      }
+      case strategy_kind::staged:
+        return staged_buffer(memory::allocate_pageable(n),
+                             memory::allocate_pinned(n, cudaHostAllocDefault),
+                             memory::allocate_device(n), request.dir);
+      case strategy_kind::mapped: {
+        auto host = memory::allocate_pinned(n, cudaHostAllocMapped);
+        auto view = host.span();
+        void* device_view = memory::mapped_device_pointer(host.get());
+        return zero_copy_buffer(std::move(host), view, device_view);
+      }
+      case strategy_kind::registered:
+      case strategy_kind::registered_mapped: {
+        // No caller memory given: stand in for it with page-aligned pageable memory, which is
+        // what a decoder or a shared-memory region would hand over.
+        auto owned = memory::allocate_pageable(n);
+        auto view = owned.span();
+        return make_registered(strategy, view, std::move(owned), request);
+      }
+      case strategy_kind::managed:
+      case strategy_kind::managed_prefetch:
+      case strategy_kind::managed_advise: {
+        if (auto refusal = managed_request_refusal(n, query_free_memory(caps.ordinal),
+                                                   request.managed_policy))
+          throw unsupported("strategy '" + std::string(to_string(strategy)) + "': " + *refusal);
+        return managed_buffer(memory::allocate_managed(n), managed_mode_of(strategy), request.dir,
+                              caps.ordinal);
+      }
+      case strategy_kind::system: {
+        auto host = memory::allocate_pageable(n);
+        auto view = host.span();
+        return zero_copy_buffer(std::move(host), view, view.data());
+      }
+      case strategy_kind::device:
+        return resident_buffer(memory::allocate_pinned(n, cudaHostAllocDefault),
+                               memory::allocate_device(n));
+    }
+    throw invalid_argument("unknown strategy");
+  }();
+  return io_buffer(std::make_unique<impl>(impl{std::move(body), strategy, request.dir, n, caps.ordinal}));
+}
+
+io_buffer io_buffer::wrap_registered(strategy_kind strategy, std::span<std::byte> caller_memory,
+                                     const buffer_request& request, const device_caps& caps) {
+  if (!properties(strategy).wraps_caller_memory)
+    throw invalid_argument("strategy '" + std::string(to_string(strategy)) +
+                           "' cannot wrap caller memory; use registered or registered-mapped");
+  require_request(request);
+  if (caller_memory.size() != request.bytes)
+    throw invalid_argument("caller memory is " + std::to_string(caller_memory.size()) +
+                           " bytes but the request is for " + std::to_string(request.bytes));
+  require_available(strategy, caps);
+  memory::scoped_device on_device(caps.ordinal);
+  auto body = make_registered(strategy, caller_memory, {}, request);
+  return io_buffer(
+      std::make_unique<impl>(impl{std::move(body), strategy, request.dir, request.bytes, caps.ordinal}));
+}
+
+io_buffer::io_buffer(std::unique_ptr<impl> impl) : impl_(std::move(impl)) {}
+io_buffer::io_buffer(io_buffer&&) noexcept = default;
+io_buffer& io_buffer::operator=(io_buffer&&) noexcept = default;
+io_buffer::~io_buffer() = default;
+
+std::span<std::byte> io_buffer::host() noexcept {
+  return std::visit([](auto& b) { return b.host(); }, impl_->body);
+}
+std::span<const std::byte> io_buffer::host() const noexcept {
+  return const_cast<io_buffer*>(this)->host();  // the views differ only in constness
+}
+void* io_buffer::device() const noexcept {
+  return std::visit([](const auto& b) { return b.device(); }, impl_->body);
+}
+std::size_t io_buffer::bytes() const noexcept { return impl_->bytes; }
+strategy_kind io_buffer::strategy() const noexcept { return impl_->strategy; }
+direction io_buffer::dir() const noexcept { return impl_->dir; }
+int io_buffer::device_ordinal() const noexcept { return impl_->ordinal; }
+
+void io_buffer::to_device(stream_ref stream) {
+  std::visit([stream](auto& b) { b.to_device(stream); }, impl_->body);
+}
+void io_buffer::to_host(stream_ref stream) {
+  std::visit([stream](auto& b) { b.to_host(stream); }, impl_->body);
+}
+
+void io_buffer::upload_blocking(stream_ref stream) {
+  if (auto* resident = std::get_if<resident_buffer>(&impl_->body))
+    resident->upload(stream);
+  else
+    to_device(stream);
+  stream.synchronize_blocking();
+}
+
+void io_buffer::download_blocking(stream_ref stream) {
+  if (auto* resident = std::get_if<resident_buffer>(&impl_->body))
+    resident->download(stream);
+  else
+    to_host(stream);
+  stream.synchronize_blocking();
+}
+
+}  // namespace ferry

@@ -1,0 +1,25 @@
+// The concept every strategy's buffer type satisfies; io_buffer holds one of them.
+#pragma once
+
+#include <concepts>
+#include <cstddef>
+#include <span>
+
+#include "ferry/buffer.hpp"
+#include "ferry/stream.hpp"
+
+namespace ferry::memory {
+
+template <class B>
+concept transfer_buffer = std::movable<B> && requires(B& b, const B& cb, stream_ref s) {
+  { b.host() } -> std::same_as<std::span<std::byte>>;
+  { cb.device() } -> std::same_as<void*>;
+  b.to_device(s);
+  b.to_host(s);
+};
+
+// Whether a direction needs data moved towards the device, or back to the host.
+[[nodiscard]] constexpr bool moves_in(direction d) noexcept { return d != direction::output; }
+[[nodiscard]] constexpr bool moves_out(direction d) noexcept { return d != direction::input; }
+
+}  // namespace ferry::memory
