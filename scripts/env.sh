@@ -1,5 +1,9 @@
-# Sourced by the scripts: puts the CUDA toolkit on PATH when it is installed in the usual place.
+# Sourced by the scripts: puts the project's CMake (if setup.sh had to install one) and the CUDA
+# toolkit (when installed in the usual place) on PATH.
+FERRY_TOOLS_VENV="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/build-tools/venv"
+export FERRY_TOOLS_VENV
+[[ -x "$FERRY_TOOLS_VENV/bin/cmake" ]] && export PATH="$FERRY_TOOLS_VENV/bin:$PATH"
 if ! command -v nvcc >/dev/null 2>&1 && [[ -x /usr/local/cuda/bin/nvcc ]]; then
   export PATH="/usr/local/cuda/bin:$PATH"
 fi
-export CUDACXX="${CUDACXX:-$(command -v nvcc)}"
+if command -v nvcc >/dev/null 2>&1; then export CUDACXX="${CUDACXX:-$(command -v nvcc)}"; fi

@@ -3,7 +3,7 @@
 # The CUDA 13 toolkit (nvcc) must already be present: it is not a Debian package.
 set -euo pipefail
 
-packages=(cmake ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev python3)
+packages=(ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev python3 python3-venv)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -14,6 +14,19 @@ if ((${#missing[@]})); then
   [[ $(id -u) -ne 0 ]] && sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# nvcc's C++20 dialect needs CMake >= 3.28; Debian 12 ships 3.25, so then CMake comes from PyPI
+# into a virtual environment of the checkout (build-tools/, which scripts/env.sh puts on PATH).
+source "$(dirname "$0")/env.sh"
+cmake_ok() { command -v cmake >/dev/null && printf '%s\n3.28\n' "$(cmake --version | awk 'NR==1{print $3}')" | sort -V -C -r; }
+if ! cmake_ok; then
+  echo "setup: installing CMake >= 3.28 from PyPI into build-tools/venv"
+  python3 -m venv "$FERRY_TOOLS_VENV"
+  "$FERRY_TOOLS_VENV/bin/pip" install -q --disable-pip-version-check 'cmake>=3.28,<4'
+  export PATH="$FERRY_TOOLS_VENV/bin:$PATH"
+  hash -r
+  cmake_ok || { echo "setup: CMake >= 3.28 is still not first on PATH" >&2; exit 1; }
 fi
 
 if ! command -v nvcc >/dev/null 2>&1; then

@@ -1,0 +1,89 @@
+// The machine-readable outcome of `ferry bench`: plain data, kept apart from every rendering
+// (terminal table, markdown, JSON, CSV, plots), as nvbench and nvbandwidth do.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ferry::bench {
+
+// Robust summary of one series of samples (microseconds unless the field says otherwise).
+struct sample_stats {
+  std::size_t count = 0;
+  double median = 0;
+  double p90 = 0;
+  double p99 = 0;
+  double min = 0;
+  double max = 0;
+  double iqr = 0;   // p75 - p25
+  double mean = 0;
+};
+
+// Unified-memory traffic seen by CUPTI during the timed iterations (all iterations together).
+struct um_traffic {
+  std::uint64_t bytes_host_to_device = 0;
+  std::uint64_t bytes_device_to_host = 0;
+  std::uint64_t gpu_page_faults = 0;
+  std::uint64_t cpu_page_faults = 0;
+};
+
+// One (workload, size, strategy) cell of the matrix.
+struct strategy_result {
+  std::string strategy;
+  std::string engine;             // "reduce", "mlp:4x4096", "u8-normalize+reduce", ...
+  std::size_t input_bytes = 0;    // per request, all inputs together
+  std::size_t output_bytes = 0;   // per request, all outputs together
+  int inflight = 1;
+  int clients = 1;
+  bool graph = false;
+  bool warmed_up = true;
+
+  // Set when the strategy was refused or failed; every other field is then meaningless.
+  std::optional<std::string> refused;
+
+  std::size_t iterations = 0;
+  double wall_seconds = 0;
+  sample_stats latency_us;    // end to end on the host: input written -> output readable
+  sample_stats fill_us;       // CPU writing the fresh input (not part of latency; faults show here)
+  sample_stats h2d_us;        // CUDA-event breakdown of the device side
+  sample_stats compute_us;
+  sample_stats d2h_us;
+  double cold_first_us = 0;   // the first request, kept out of the statistics
+  double throughput_per_s = 0;
+  double h2d_gbps = 0;        // input_bytes / median h2d time (0 where nothing is copied)
+  double d2h_gbps = 0;
+  double relative_iqr = 0;    // iqr / median of latency: the noise figure
+  bool noisy = false;         // the stopping rule hit its cap before the median settled
+
+  bool output_checked = false;
+  bool output_matches = false;
+  std::string check_detail;   // first mismatch, or how many elements were compared
+
+  std::optional<um_traffic> um;  // nullopt: see um_note
+  std::string um_note;           // why counters are missing, where they are
+};
+
+struct machine_info {
+  std::string gpu_name;
+  std::string platform;          // to_string(platform_class)
+  std::string pcie;              // "Gen5 x16" or ""
+  int driver_version = 0;
+  int runtime_version = 0;
+  double link_peak_h2d_gbps = 0;  // measured pinned peak (0 when not measured)
+  double link_peak_d2h_gbps = 0;
+};
+
+struct bench_report {
+  std::string date;     // ISO 8601, UTC
+  std::string command;  // the command line that produced it
+  machine_info machine;
+  std::vector<strategy_result> results;
+  std::string objective;       // "latency" or "throughput"
+  std::string winner;          // best strategy for the objective across the matrix
+  std::string recommendation;  // one paragraph: what to use and why
+};
+
+}  // namespace ferry::bench
