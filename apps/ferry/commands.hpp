@@ -1,0 +1,18 @@
+// The subcommands of the ferry CLI. Each registers itself on the app with its options and a
+// callback that runs it; failures are reported by throwing (main turns them into one line).
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace ferry::cli {
+
+// `ferry info [--measure] [--json] [--device N]`: platform capabilities and advice.
+void add_info_command(CLI::App& app);
+
+// `ferry bench ...`: measures the strategies on an engine (apps/ferry/bench_command.cpp).
+// command_line is recorded in the reports so every figure says how it was produced.
+void add_bench_command(CLI::App& app, std::string command_line);
+
+}  // namespace ferry::cli

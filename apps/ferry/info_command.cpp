@@ -1,0 +1,73 @@
+#include "info_command.hpp"
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "ferry/device_caps.hpp"
+#include "ferry/info_report.hpp"
+#include "ferry/link_bandwidth.hpp"
+
+namespace ferry::cli {
+
+void run_info(const info_options& options) {
+  // Devices first, so a machine without a GPU is reported as no_device (exit code 2) before
+  // anything else can fail.
+  const std::vector<device_caps> devices = options.device
+                                               ? std::vector{query_device(*options.device)}
+                                               : query_all_devices();
+  const cuda_versions versions = query_cuda_versions();
+
+  link_measurements measured;
+  if (options.link == link_measurement::measure) {
+    for (const auto& caps : devices)
+      measured.emplace(caps.ordinal, measure_link_bandwidth_blocking(caps.ordinal));
+  }
+
+  const nlohmann::json info = build_info_json(versions, devices, measured);
+  if (options.format == info_format::json)
+    fmt::print("{}\n", info.dump(2));
+  else
+    fmt::print("{}", render_info_text(info));
+  std::fflush(stdout);
+}
+
+void add_info_command(CLI::App& app) {
+  // Shared with the callback, which runs after parsing has filled these in.
+  struct parsed {
+    bool measure = false;
+    bool json = false;
+    int device = -1;
+    CLI::Option* device_option = nullptr;
+  };
+  auto flags = std::make_shared<parsed>();
+
+  CLI::App* info = app.add_subcommand(
+      "info", "Show each GPU's capabilities, which strategies work (or why not), what to use");
+  info->add_flag("--measure", flags->measure,
+                 "Also measure the pinned H2D/D2H link peak (256 MiB copies, under a second)");
+  info->add_flag("--json", flags->json, "Print JSON instead of text");
+  flags->device_option =
+      info->add_option("--device", flags->device, "Report only this GPU (ordinal)")
+          ->check(CLI::Validator(
+              [](const std::string& value) {
+                return value.starts_with('-') ? "a GPU ordinal is 0 or more, not " + value
+                                              : std::string{};
+              },
+              "ORDINAL"));
+
+  info->callback([flags] {
+    info_options options;
+    options.format = flags->json ? info_format::json : info_format::text;
+    options.link = flags->measure ? link_measurement::measure : link_measurement::skip;
+    if (flags->device_option->count() > 0) options.device = flags->device;
+    run_info(options);
+  });
+}
+
+}  // namespace ferry::cli

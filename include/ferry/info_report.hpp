@@ -1,0 +1,59 @@
+// What `ferry info` reports: per GPU its capabilities, platform class, which strategies work
+// (and why not), the static recommendation, and optionally the measured link peak.
+//
+// The report is built as JSON (the machine-readable record) from plain device_caps records, so
+// it is testable on synthetic records without a GPU; the text rendering is derived from that
+// JSON, so both always say the same thing.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "ferry/device_caps.hpp"
+#include "ferry/link_bandwidth.hpp"
+
+namespace ferry {
+
+// CUDA versions as the API reports them (1000 * major + 10 * minor; 13000 is 13.0). The driver's
+// is the newest CUDA version the installed driver supports, 0 when no driver is installed.
+struct cuda_versions {
+  int driver = 0;
+  int runtime = 0;
+};
+
+// cudaDriverGetVersion and cudaRuntimeGetVersion; works without a GPU.
+[[nodiscard]] cuda_versions query_cuda_versions();
+
+// "13.0" from 13000.
+[[nodiscard]] std::string format_cuda_version(int version);
+
+// Link measurements keyed by device ordinal; a device without an entry was not measured.
+using link_measurements = std::map<int, link_bandwidth>;
+
+// The info record:
+// {
+//   "cuda": {"driver": "13.0", "runtime": "13.0"},
+//   "devices": [{
+//     "ordinal", "name", "compute_capability": "9.0", "multiprocessors",
+//     "total_memory_bytes", "free_memory_bytes", "pci_bus_id",
+//     "capabilities": {"integrated": bool, "can_map_host_memory": bool, ...every device_caps flag},
+//     "pcie": {"current_generation", "current_width", "max_generation", "max_width"} | null,
+//     "platform_class": "discrete-pcie",
+//     "strategies": [{"name", "available": bool, "reason": string | null}, ...all_strategies],
+//     "recommendation": {"recommended", "alternatives": [..], "avoid": [..], "in_flight_slots",
+//                        "reasoning"},
+//     "link_bandwidth": {"bytes", "repetitions", "h2d_gbps_median", "h2d_gbps_best",
+//                        "d2h_gbps_median", "d2h_gbps_best"} | null
+//   }]
+// }
+[[nodiscard]] nlohmann::json build_info_json(const cuda_versions& versions,
+                                             const std::vector<device_caps>& devices,
+                                             const link_measurements& measured = {});
+
+// Aligned, compact text for a terminal, rendered from build_info_json's record.
+[[nodiscard]] std::string render_info_text(const nlohmann::json& info);
+
+}  // namespace ferry

@@ -1,0 +1,276 @@
+#include "ferry/info_report.hpp"
+
+#include <array>
+#include <iterator>
+#include <span>
+#include <string_view>
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "ferry/error.hpp"
+#include "ferry/recommendation.hpp"
+#include "ferry/strategy.hpp"
+
+namespace ferry {
+namespace {
+
+using json = nlohmann::json;
+
+// Every capability flag of device_caps: its JSON key (the member's name) and the CUDA attribute
+// it comes from. The text shows CUDA's names because the refusal reasons quote them
+// ("pageableMemoryAccess=0"), so a user can match one to the other.
+struct capability_flag {
+  std::string_view key;
+  std::string_view cuda_name;
+  bool device_caps::*member;
+};
+
+constexpr std::array capability_flags{
+    capability_flag{"integrated", "integrated", &device_caps::integrated},
+    capability_flag{"can_map_host_memory", "canMapHostMemory", &device_caps::can_map_host_memory},
+    capability_flag{"host_register_supported", "hostRegisterSupported",
+                    &device_caps::host_register_supported},
+    capability_flag{"managed_memory", "managedMemory", &device_caps::managed_memory},
+    capability_flag{"concurrent_managed_access", "concurrentManagedAccess",
+                    &device_caps::concurrent_managed_access},
+    capability_flag{"pageable_memory_access", "pageableMemoryAccess",
+                    &device_caps::pageable_memory_access},
+    capability_flag{"pageable_memory_access_uses_host_page_tables",
+                    "pageableMemoryAccessUsesHostPageTables",
+                    &device_caps::pageable_memory_access_uses_host_page_tables},
+    capability_flag{"direct_managed_mem_access_from_host", "directManagedMemAccessFromHost",
+                    &device_caps::direct_managed_mem_access_from_host},
+};
+
+json strategy_names(std::span<const strategy_kind> kinds) {
+  json names = json::array();
+  for (const strategy_kind k : kinds) names.push_back(to_string(k));
+  return names;
+}
+
+json recommendation_json(const recommendation& r) {
+  return {
+      {"recommended", to_string(r.recommended)},
+      {"alternatives", strategy_names(r.alternatives)},
+      {"avoid", strategy_names(r.avoid)},
+      {"in_flight_slots", r.in_flight_slots},
+      {"reasoning", r.reasoning},
+  };
+}
+
+json link_json(const link_bandwidth& link) {
+  return {
+      {"bytes", link.bytes},
+      {"repetitions", link.repetitions},
+      {"h2d_gbps_median", link.h2d_gbps_median},
+      {"h2d_gbps_best", link.h2d_gbps_best},
+      {"d2h_gbps_median", link.d2h_gbps_median},
+      {"d2h_gbps_best", link.d2h_gbps_best},
+  };
+}
+
+json device_json(const device_caps& caps, const link_measurements& measured) {
+  json capabilities = json::object();
+  for (const auto& flag : capability_flags) capabilities[std::string(flag.key)] = caps.*flag.member;
+
+  json pcie = nullptr;
+  if (caps.pcie) {
+    pcie = {{"current_generation", caps.pcie->current_generation},
+            {"current_width", caps.pcie->current_width},
+            {"max_generation", caps.pcie->max_generation},
+            {"max_width", caps.pcie->max_width}};
+  }
+
+  json strategies = json::array();
+  for (const strategy_kind k : all_strategies) {
+    const auto reason = unavailable_reason(k, caps);
+    strategies.push_back({{"name", to_string(k)},
+                          {"available", !reason.has_value()},
+                          {"reason", reason ? json(*reason) : json(nullptr)}});
+  }
+
+  const platform_class platform = classify(caps);
+  const auto link = measured.find(caps.ordinal);
+  return {
+      {"ordinal", caps.ordinal},
+      {"name", caps.name},
+      {"compute_capability", fmt::format("{}.{}", caps.compute_major, caps.compute_minor)},
+      {"multiprocessors", caps.multiprocessors},
+      {"total_memory_bytes", caps.total_memory},
+      {"free_memory_bytes", caps.free_memory},
+      {"pci_bus_id", caps.pci_bus_id},
+      {"capabilities", std::move(capabilities)},
+      {"pcie", std::move(pcie)},
+      {"platform_class", to_string(platform)},
+      {"strategies", std::move(strategies)},
+      {"recommendation", recommendation_json(recommendation_for(platform))},
+      {"link_bandwidth", link == measured.end() ? json(nullptr) : link_json(link->second)},
+  };
+}
+
+// ---- text rendering -------------------------------------------------------------------------
+
+constexpr std::size_t label_width = 20;  // "  <label>" column, then the value
+constexpr std::size_t line_width = 100;
+const std::string value_indent(2 + label_width + 1, ' ');
+
+// Appends "words" after `first_prefix`, wrapping at line_width onto lines that start with
+// value_indent. A single word longer than a line stays whole.
+void append_wrapped(std::string& out, const std::string& first_prefix,
+                    const std::vector<std::string>& words, std::string_view separator = " ") {
+  std::string line = first_prefix;
+  bool line_has_word = false;
+  for (const auto& word : words) {
+    if (line_has_word && line.size() + separator.size() + word.size() > line_width) {
+      out += line;
+      out += '\n';
+      line = value_indent;
+      line_has_word = false;
+    }
+    if (line_has_word) line += separator;
+    line += word;
+    line_has_word = true;
+  }
+  out += line;
+  out += '\n';
+}
+
+std::vector<std::string> split_words(std::string_view text) {
+  std::vector<std::string> words;
+  while (!text.empty()) {
+    const auto start = text.find_first_not_of(' ');
+    if (start == std::string_view::npos) break;
+    text.remove_prefix(start);
+    const auto end = text.find(' ');
+    words.emplace_back(text.substr(0, end));
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end);
+  }
+  return words;
+}
+
+std::string label(std::string_view name) { return fmt::format("  {:<{}} ", name, label_width); }
+
+void append_field(std::string& out, std::string_view name, std::string_view value) {
+  append_wrapped(out, label(name), split_words(value));
+}
+
+std::string join_names(const json& names) {
+  std::string joined;
+  for (const auto& n : names) {
+    if (!joined.empty()) joined += ", ";
+    joined += n.get<std::string>();
+  }
+  return joined.empty() ? "-" : joined;
+}
+
+double gib(const json& bytes) { return bytes.get<double>() / static_cast<double>(1ULL << 30); }
+
+std::string pcie_text(const json& pcie) {
+  if (pcie.is_null()) return "not reported (NVML unavailable, or no PCIe link)";
+  return fmt::format("Gen{} x{} (max Gen{} x{})", pcie.at("current_generation").get<int>(),
+                     pcie.at("current_width").get<int>(), pcie.at("max_generation").get<int>(),
+                     pcie.at("max_width").get<int>());
+}
+
+std::string link_text(const json& link) {
+  if (link.is_null()) return "not measured (ferry info --measure)";
+  return fmt::format(
+      "H2D {:.1f} GB/s median, {:.1f} best; D2H {:.1f} median, {:.1f} best "
+      "({} pinned copies of {} MiB each way)",
+      link.at("h2d_gbps_median").get<double>(), link.at("h2d_gbps_best").get<double>(),
+      link.at("d2h_gbps_median").get<double>(), link.at("d2h_gbps_best").get<double>(),
+      link.at("repetitions").get<int>(), link.at("bytes").get<std::size_t>() >> 20);
+}
+
+void append_device(std::string& out, const json& dev) {
+  out += fmt::format("GPU {}: {}\n", dev.at("ordinal").get<int>(),
+                     dev.at("name").get<std::string>());
+  append_field(out, "compute capability",
+               fmt::format("{}, {} SMs", dev.at("compute_capability").get<std::string>(),
+                           dev.at("multiprocessors").get<int>()));
+  append_field(out, "memory",
+               fmt::format("{:.1f} GiB total, {:.1f} GiB free", gib(dev.at("total_memory_bytes")),
+                           gib(dev.at("free_memory_bytes"))));
+  append_field(out, "PCI bus id", dev.at("pci_bus_id").get<std::string>());
+  append_field(out, "PCIe link", pcie_text(dev.at("pcie")));
+  append_field(out, "platform", dev.at("platform_class").get<std::string>());
+
+  // In device_caps order (the JSON object itself is sorted by key).
+  std::vector<std::string> flags;
+  const json& capabilities = dev.at("capabilities");
+  for (const auto& flag : capability_flags) {
+    const bool value = capabilities.at(std::string(flag.key)).get<bool>();
+    flags.push_back(fmt::format("{}={}", flag.cuda_name, value ? 1 : 0));
+  }
+  append_wrapped(out, label("capabilities"), flags, "  ");
+
+  out += "  strategies\n";
+  for (const auto& s : dev.at("strategies")) {
+    const std::string name = s.at("name").get<std::string>();
+    const std::string prefix = fmt::format("    {:<{}} ", name, label_width - 2);
+    if (s.at("available").get<bool>()) {
+      out += prefix + "available\n";
+    } else {
+      append_wrapped(out, prefix,
+                     split_words("unavailable: " + s.at("reason").get<std::string>()));
+    }
+  }
+
+  // The advice is per platform class; say so when this particular device lacks the capability.
+  const json& rec = dev.at("recommendation");
+  const std::string recommended = rec.at("recommended").get<std::string>();
+  std::string caveat;
+  for (const auto& s : dev.at("strategies"))
+    if (s.at("name") == recommended && !s.at("available").get<bool>())
+      caveat = " (but unavailable on this device, see above)";
+  append_field(out, "recommended",
+               fmt::format("{} with {} in-flight slots{}", recommended,
+                           rec.at("in_flight_slots").get<int>(), caveat));
+  append_field(out, "  as good", join_names(rec.at("alternatives")));
+  append_field(out, "  avoid", join_names(rec.at("avoid")));
+  append_field(out, "  why", rec.at("reasoning").get<std::string>());
+  append_field(out, "link peak", link_text(dev.at("link_bandwidth")));
+}
+
+}  // namespace
+
+cuda_versions query_cuda_versions() {
+  cuda_versions v;
+  FERRY_CUDA_TRY(cudaDriverGetVersion(&v.driver));
+  FERRY_CUDA_TRY(cudaRuntimeGetVersion(&v.runtime));
+  return v;
+}
+
+std::string format_cuda_version(int version) {
+  if (version <= 0) return "none";
+  return fmt::format("{}.{}", version / 1000, version % 1000 / 10);
+}
+
+json build_info_json(const cuda_versions& versions, const std::vector<device_caps>& devices,
+                     const link_measurements& measured) {
+  json all_devices = json::array();
+  for (const auto& caps : devices) all_devices.push_back(device_json(caps, measured));
+  return {
+      {"cuda",
+       {{"driver", format_cuda_version(versions.driver)},
+        {"runtime", format_cuda_version(versions.runtime)}}},
+      {"devices", std::move(all_devices)},
+  };
+}
+
+std::string render_info_text(const json& info) {
+  const json& cuda = info.at("cuda");
+  std::string out = fmt::format("CUDA driver {}, runtime {}\n",
+                                cuda.at("driver").get<std::string>(),
+                                cuda.at("runtime").get<std::string>());
+  for (const auto& dev : info.at("devices")) {
+    out += '\n';
+    append_device(out, dev);
+  }
+  return out;
+}
+
+}  // namespace ferry
