@@ -1,0 +1,30 @@
+#include "engines/builtin/launch_support.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include "ferry/error.hpp"
+
+namespace ferry::builtin {
+
+int current_device() {
+  int device = 0;
+  FERRY_CUDA_TRY(cudaGetDevice(&device));
+  return device;
+}
+
+int grid_limit(int device) {
+  int multiprocessors = 0;
+  FERRY_CUDA_TRY(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
+  constexpr int blocks_per_multiprocessor = 8;  // 8 x 256 threads = a full Hopper SM
+  return multiprocessors * blocks_per_multiprocessor;
+}
+
+device_scope::device_scope(int device) : previous_(current_device()), device_(device) {
+  if (previous_ != device_) FERRY_CUDA_TRY(cudaSetDevice(device_));
+}
+
+device_scope::~device_scope() {
+  if (previous_ != device_) FERRY_CUDA_TRY_NOTHROW(cudaSetDevice(previous_));
+}
+
+}  // namespace ferry::builtin
