@@ -1,0 +1,77 @@
+// Robust statistics of one benchmark series and the rule that decides when to stop sampling.
+//
+// Benchmarks report medians and spreads rather than means because GPU timings have long right
+// tails (a page fault, a context switch, a clock change); the median says what a request usually
+// costs and p99/IQR say how much it wanders. The stopping rule repeats until the median stops
+// moving, as nvbench does, instead of running a fixed count that is too short for noisy paths
+// and wastes time on quiet ones.
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+#include "ferry/bench_result.hpp"
+
+namespace ferry::bench {
+
+// The value below which `fraction` (0..1) of the samples lie, interpolated linearly between the
+// two nearest order statistics (the "type 7" definition of R and NumPy's default). `sorted` must
+// be in ascending order and non-empty; `fraction` is clamped to [0, 1].
+[[nodiscard]] double percentile_of_sorted(std::span<const double> sorted, double fraction) noexcept;
+
+// The median of samples in any order (0 for none). Does not modify the input.
+[[nodiscard]] double median_of(std::span<const double> samples);
+
+// Summarizes a series in any order. Empty input gives count 0 and all zeros. The input is never
+// modified (a sorted copy is taken).
+[[nodiscard]] sample_stats summarize(std::span<const double> samples);
+
+// IQR / median: the noise figure of a series, unitless (0.05 = the middle half spreads over 5%
+// of the median). 0 when the median is 0, so a series of zeros reads as quiet, not as NaN.
+[[nodiscard]] double relative_iqr(const sample_stats& stats) noexcept;
+
+// Requests per second for `requests` completed in `seconds` (0 when no time has passed).
+[[nodiscard]] double throughput_per_second(std::size_t requests, double seconds) noexcept;
+
+// Effective bandwidth in GB/s (1e9 bytes per second, as link speeds are quoted) of moving `bytes`
+// in `microseconds`; 0 when nothing was moved or no time was measured.
+[[nodiscard]] double gigabytes_per_second(std::size_t bytes, double microseconds) noexcept;
+
+// Why a sampling loop stopped, or that it should go on.
+enum class stop_decision {
+  keep_going,     // the minimums are not met, or the median is still moving
+  settled,        // the minimums are met and the median has settled: a trustworthy result
+  iteration_cap,  // max_iterations reached before the median settled: report it as noisy
+  time_cap,       // max_seconds reached before the median settled: report it as noisy
+};
+
+// Repeat until the median is stable or a cap is hit (DESIGN.md §5).
+//
+// The median counts as settled when the median of all samples and the median of the samples
+// without the newest 20% differ by less than `tolerance` (relative): adding the last fifth of the
+// run no longer moved it. Both minimums must be met first, so a lucky quiet start cannot end a
+// run early, and a slow strategy still gets at least min_seconds of sampling.
+struct stopping_rule {
+  std::size_t min_iterations = 10;
+  std::size_t max_iterations = 100'000;
+  double min_seconds = 0.5;
+  double max_seconds = 10.0;
+  double tolerance = 0.01;
+
+  // Decides after `samples` (oldest first) taken over `elapsed_seconds`. Cost is linear in the
+  // number of samples (two nth_element passes over a copy), so a loop over fast requests should
+  // ask every few percent of samples rather than after each one.
+  [[nodiscard]] stop_decision decide(std::span<const double> samples, double elapsed_seconds) const;
+
+  // decide() != keep_going.
+  [[nodiscard]] bool should_stop(std::span<const double> samples, double elapsed_seconds) const;
+
+  // Whether the run ended on a cap without the median settling: the result must be flagged noisy.
+  [[nodiscard]] bool hit_cap(std::span<const double> samples, double elapsed_seconds) const;
+
+  // Whether the newest fifth of `samples` moved the median by less than `tolerance`; needs at
+  // least two samples. Ignores the minimums and caps.
+  [[nodiscard]] bool median_settled(std::span<const double> samples) const;
+};
+
+}  // namespace ferry::bench

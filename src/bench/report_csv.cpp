@@ -1,0 +1,114 @@
+// The CSV rendering: one flat row per result for spreadsheets and data frames. Header and rows
+// come from the same list of (name, value) fields, so they cannot disagree on the column count.
+#include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join (moved here in newer fmt)
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "ferry/bench_report.hpp"
+
+namespace ferry::bench {
+
+namespace {
+
+using csv_fields = std::vector<std::pair<std::string, std::string>>;
+
+// Shortest text that reads back as the same double.
+std::string number(double value) { return fmt::format("{}", value); }
+std::string number(std::uint64_t value) { return fmt::format("{}", value); }
+std::string number(int value) { return fmt::format("{}", value); }
+std::string flag(bool value) { return value ? "true" : "false"; }
+
+csv_fields stats_fields(std::string_view series, const sample_stats& s) {
+  csv_fields fields;
+  const auto add = [&](std::string_view member, std::string value) {
+    fields.emplace_back(fmt::format("{}_{}", series, member), std::move(value));
+  };
+  add("count", number(std::uint64_t{s.count}));
+  add("median", number(s.median));
+  add("p90", number(s.p90));
+  add("p99", number(s.p99));
+  add("min", number(s.min));
+  add("max", number(s.max));
+  add("iqr", number(s.iqr));
+  add("mean", number(s.mean));
+  return fields;
+}
+
+// Every field of a result, in bench_result.hpp order; absent optionals become empty cells.
+csv_fields fields_of(const strategy_result& r) {
+  csv_fields f;
+  f.emplace_back("strategy", r.strategy);
+  f.emplace_back("engine", r.engine);
+  f.emplace_back("input_bytes", number(std::uint64_t{r.input_bytes}));
+  f.emplace_back("output_bytes", number(std::uint64_t{r.output_bytes}));
+  f.emplace_back("inflight", number(r.inflight));
+  f.emplace_back("clients", number(r.clients));
+  f.emplace_back("graph", flag(r.graph));
+  f.emplace_back("warmed_up", flag(r.warmed_up));
+  f.emplace_back("refused", r.refused.value_or(""));
+  f.emplace_back("iterations", number(std::uint64_t{r.iterations}));
+  f.emplace_back("wall_seconds", number(r.wall_seconds));
+  for (const auto& [series, stats] : {std::pair{"latency_us", &r.latency_us}, std::pair{"fill_us", &r.fill_us},
+                                      std::pair{"h2d_us", &r.h2d_us}, std::pair{"compute_us", &r.compute_us},
+                                      std::pair{"d2h_us", &r.d2h_us}}) {
+    const csv_fields more = stats_fields(series, *stats);
+    f.insert(f.end(), more.begin(), more.end());
+  }
+  f.emplace_back("cold_first_us", number(r.cold_first_us));
+  f.emplace_back("throughput_per_s", number(r.throughput_per_s));
+  f.emplace_back("h2d_gbps", number(r.h2d_gbps));
+  f.emplace_back("d2h_gbps", number(r.d2h_gbps));
+  f.emplace_back("relative_iqr", number(r.relative_iqr));
+  f.emplace_back("noisy", flag(r.noisy));
+  f.emplace_back("output_checked", flag(r.output_checked));
+  f.emplace_back("output_matches", flag(r.output_matches));
+  f.emplace_back("check_detail", r.check_detail);
+  f.emplace_back("notes", fmt::format("{}", fmt::join(r.notes, "; ")));
+  const auto um_field = [&](std::string_view name, auto member) {
+    f.emplace_back(fmt::format("um_{}", name), r.um ? number(std::uint64_t{(*r.um).*member}) : "");
+  };
+  um_field("bytes_host_to_device", &um_traffic::bytes_host_to_device);
+  um_field("bytes_device_to_host", &um_traffic::bytes_device_to_host);
+  um_field("gpu_page_faults", &um_traffic::gpu_page_faults);
+  um_field("cpu_page_faults", &um_traffic::cpu_page_faults);
+  f.emplace_back("um_note", r.um_note);
+  return f;
+}
+
+// RFC 4180: a field with a comma, quote or line break is quoted, and its quotes doubled.
+std::string quote(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+template <class Pick>
+std::string csv_line(const csv_fields& fields, Pick pick) {
+  std::string line;
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (i > 0) line += ',';
+    line += quote(pick(fields[i]));
+  }
+  return line + "\n";
+}
+
+}  // namespace
+
+std::string render_csv(const bench_report& report) {
+  // The header comes from a default result, so a report without results still has one.
+  std::string out = csv_line(fields_of(strategy_result{}), [](const auto& f) { return f.first; });
+  for (const strategy_result& r : report.results) {
+    out += csv_line(fields_of(r), [](const auto& f) { return f.second; });
+  }
+  return out;
+}
+
+}  // namespace ferry::bench

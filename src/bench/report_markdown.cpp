@@ -1,0 +1,124 @@
+// The markdown rendering: a document for a pull request or a wiki page, with the same columns
+// as the terminal table (report_cells) under a header that says when, how and where it ran.
+#include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join (moved here in newer fmt)
+
+#include <string>
+#include <vector>
+
+#include "bench/report_cells.hpp"
+#include "ferry/bench_report.hpp"
+
+namespace ferry::bench {
+
+namespace {
+
+// A table cell must stay on one line and must not end the cell early.
+std::string escape_cell(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    if (c == '|') {
+      out += "\\|";
+    } else if (c == '\n' || c == '\r') {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// Inline code that survives backticks inside it (CommonMark: a longer fence, padded by spaces).
+std::string inline_code(const std::string& text) {
+  if (text.find('`') == std::string::npos) return "`" + text + "`";
+  return "`` " + text + " ``";
+}
+
+// CUDA encodes versions as 1000 * major + 10 * minor (13000 -> "13.0").
+std::string cuda_version(int encoded) {
+  if (encoded < 1000) return std::to_string(encoded);
+  return fmt::format("{}.{}", encoded / 1000, (encoded % 1000) / 10);
+}
+
+std::string machine_summary(const machine_info& m) {
+  std::string text = m.gpu_name.empty() ? "unknown GPU" : m.gpu_name;
+  std::vector<std::string> details;
+  if (!m.platform.empty()) details.push_back(m.platform);
+  if (!m.pcie.empty()) details.push_back("PCIe " + m.pcie);
+  if (!details.empty()) text += fmt::format(" ({})", fmt::join(details, ", "));
+  if (m.driver_version > 0) text += ", CUDA driver " + cuda_version(m.driver_version);
+  if (m.runtime_version > 0) text += ", runtime " + cuda_version(m.runtime_version);
+  return text;
+}
+
+std::string table_row(const std::vector<std::string>& cells) {
+  std::string row = "|";
+  for (const std::string& cell : cells) row += " " + escape_cell(cell) + " |";
+  return row + "\n";
+}
+
+}  // namespace
+
+std::string render_markdown(const bench_report& report) {
+  std::string out = "# ferry bench report\n\n";
+  if (!report.date.empty()) out += fmt::format("- **date:** {}\n", report.date);
+  if (!report.command.empty()) out += fmt::format("- **command:** {}\n", inline_code(report.command));
+  out += fmt::format("- **machine:** {}\n", machine_summary(report.machine));
+  const machine_info& m = report.machine;
+  if (m.link_peak_h2d_gbps > 0 || m.link_peak_d2h_gbps > 0) {
+    out += fmt::format("- **measured link peak (pinned):** {:.1f} GB/s H2D, {:.1f} GB/s D2H\n",
+                       m.link_peak_h2d_gbps, m.link_peak_d2h_gbps);
+  }
+  if (!report.objective.empty()) out += fmt::format("- **objective:** {}\n", report.objective);
+
+  // Refused results get their own list: a reason does not fit a grid of numbers.
+  std::vector<const strategy_result*> refused;
+  std::vector<std::vector<std::string>> rows;
+  for (const strategy_result& r : report.results) {
+    if (r.refused) {
+      refused.push_back(&r);
+    } else {
+      rows.push_back(cells::result_cells(r, report.machine));
+    }
+  }
+
+  out += "\n## Results\n\n";
+  if (rows.empty()) {
+    out += "No strategy produced a measurement.\n";
+  } else {
+    std::vector<std::string> titles;
+    std::vector<std::string> rules;
+    for (const cells::column& c : cells::result_columns()) {
+      titles.emplace_back(c.title);
+      rules.emplace_back(c.align == cells::alignment::right ? "---:" : ":---");
+    }
+    out += table_row(titles);
+    out += "|" + fmt::format("{}", fmt::join(rules, "|")) + "|\n";
+    for (const auto& row : rows) out += table_row(row);
+  }
+
+  const std::vector<std::string> notes = cells::all_notes(report);
+  if (!notes.empty()) out += "\n";
+  for (const std::string& note : notes) out += "- " + note + "\n";
+
+  if (!refused.empty()) {
+    out += "\n## Refused\n\n";
+    for (const strategy_result* r : refused) {
+      out += fmt::format("- **{}**: {}\n", cells::result_label(*r), *r->refused);
+    }
+  }
+
+  if (!report.winner.empty() || !report.recommendation.empty()) {
+    out += "\n## Recommendation\n\n";
+    if (!report.winner.empty()) {
+      out += report.objective.empty()
+                 ? fmt::format("Winner: **{}**\n\n", report.winner)
+                 : fmt::format("Winner for {}: **{}**\n\n", report.objective, report.winner);
+    }
+    if (!report.recommendation.empty()) out += report.recommendation + "\n";
+  }
+  return out;
+}
+
+}  // namespace ferry::bench

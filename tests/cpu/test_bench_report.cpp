@@ -1,0 +1,448 @@
+// The renderings of a bench_report: JSON round trip, terminal table, markdown, CSV and the plot
+// script, on a synthetic report that uses every field.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "ferry/bench_report.hpp"
+#include "ferry/error.hpp"
+
+namespace fb = ferry::bench;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string comma_detail = R"(first mismatch at [12]: got 1.5, want "2")";
+const std::string refusal_reason = "needs pageableMemoryAccess=1 (HMM/ATS); this device reports 0";
+
+fb::sample_stats stats(double median, double scale = 1.0) {
+  fb::sample_stats s;
+  s.count = 200;
+  s.median = median;
+  s.p90 = median * 1.05 * scale;
+  s.p99 = median * 1.2 * scale;
+  s.min = median * 0.9;
+  s.max = median * 1.5 * scale;
+  s.iqr = median * 0.04 * scale;
+  s.mean = median * 1.01;
+  return s;
+}
+
+fb::strategy_result measured(std::string strategy, std::string engine, std::size_t input_bytes,
+                             double latency_us) {
+  fb::strategy_result r;
+  r.strategy = std::move(strategy);
+  r.engine = std::move(engine);
+  r.input_bytes = input_bytes;
+  r.output_bytes = input_bytes / 4 + 3;
+  r.iterations = 200;
+  r.wall_seconds = 0.75;
+  r.latency_us = stats(latency_us);
+  r.fill_us = stats(latency_us / 7);
+  r.h2d_us = stats(latency_us / 2);
+  r.compute_us = stats(latency_us / 3);
+  r.d2h_us = stats(latency_us / 5);
+  r.cold_first_us = latency_us * 9.25;
+  r.throughput_per_s = 1e6 / latency_us;
+  r.h2d_gbps = static_cast<double>(input_bytes) / (latency_us / 2) / 1e3;
+  r.d2h_gbps = static_cast<double>(r.output_bytes) / (latency_us / 5) / 1e3;
+  r.relative_iqr = 0.04;
+  r.output_checked = true;
+  r.output_matches = true;
+  r.check_detail = "compared 4096 elements";
+  r.um_note = "not a managed strategy";
+  return r;
+}
+
+// Every field set to something other than its default, at least once across the results.
+fb::bench_report full_report() {
+  fb::bench_report report;
+  report.date = "2025-06-01T12:34:56Z";
+  report.command = "ferry bench --engine reduce --sizes 1MB,19MB --strategies all";
+  report.machine = {"NVIDIA H200", "discrete-pcie", "Gen5 x16", 13000, 13000, 53.1, 54.2};
+  report.objective = "latency";
+  report.winner = "pinned";
+  report.recommendation = "Use pinned: it reaches 95% of the link peak; managed without hints is 7x slower.";
+
+  report.results.push_back(measured("pinned", "reduce", 19u << 20, 425.0));
+
+  auto managed = measured("managed", "reduce", 19u << 20, 3120.0);
+  managed.um = fb::um_traffic{19u << 20, 5u << 20, 4864, 1216};
+  managed.um_note.clear();
+  managed.noisy = true;
+  managed.relative_iqr = 0.31;
+  managed.inflight = 2;
+  managed.clients = 3;
+  managed.graph = true;
+  managed.warmed_up = false;
+  managed.notes = {"graph capture failed: ran without a graph", "second note, with a comma"};
+  report.results.push_back(managed);
+
+  auto mapped = measured("mapped", "mlp:4x4096", 1u << 20, 45.5);
+  mapped.h2d_us = {};
+  mapped.h2d_gbps = 0;
+  mapped.output_matches = false;
+  mapped.check_detail = comma_detail;
+  report.results.push_back(mapped);
+
+  fb::strategy_result refused;
+  refused.strategy = "system";
+  refused.engine = "reduce";
+  refused.input_bytes = 19u << 20;
+  refused.refused = refusal_reason;
+  report.results.push_back(refused);
+  return report;
+}
+
+void expect_same(const fb::sample_stats& a, const fb::sample_stats& b, const std::string& what) {
+  SCOPED_TRACE(what);
+  EXPECT_EQ(a.count, b.count);
+  EXPECT_EQ(a.median, b.median);
+  EXPECT_EQ(a.p90, b.p90);
+  EXPECT_EQ(a.p99, b.p99);
+  EXPECT_EQ(a.min, b.min);
+  EXPECT_EQ(a.max, b.max);
+  EXPECT_EQ(a.iqr, b.iqr);
+  EXPECT_EQ(a.mean, b.mean);
+}
+
+// Field by field, so a field that to_json forgets fails here even if the JSON compares equal.
+void expect_same(const fb::strategy_result& a, const fb::strategy_result& b) {
+  SCOPED_TRACE(a.strategy + " / " + a.engine);
+  EXPECT_EQ(a.strategy, b.strategy);
+  EXPECT_EQ(a.engine, b.engine);
+  EXPECT_EQ(a.input_bytes, b.input_bytes);
+  EXPECT_EQ(a.output_bytes, b.output_bytes);
+  EXPECT_EQ(a.inflight, b.inflight);
+  EXPECT_EQ(a.clients, b.clients);
+  EXPECT_EQ(a.graph, b.graph);
+  EXPECT_EQ(a.warmed_up, b.warmed_up);
+  EXPECT_EQ(a.refused, b.refused);
+  EXPECT_EQ(a.iterations, b.iterations);
+  EXPECT_EQ(a.wall_seconds, b.wall_seconds);
+  expect_same(a.latency_us, b.latency_us, "latency_us");
+  expect_same(a.fill_us, b.fill_us, "fill_us");
+  expect_same(a.h2d_us, b.h2d_us, "h2d_us");
+  expect_same(a.compute_us, b.compute_us, "compute_us");
+  expect_same(a.d2h_us, b.d2h_us, "d2h_us");
+  EXPECT_EQ(a.cold_first_us, b.cold_first_us);
+  EXPECT_EQ(a.throughput_per_s, b.throughput_per_s);
+  EXPECT_EQ(a.h2d_gbps, b.h2d_gbps);
+  EXPECT_EQ(a.d2h_gbps, b.d2h_gbps);
+  EXPECT_EQ(a.relative_iqr, b.relative_iqr);
+  EXPECT_EQ(a.noisy, b.noisy);
+  EXPECT_EQ(a.output_checked, b.output_checked);
+  EXPECT_EQ(a.output_matches, b.output_matches);
+  EXPECT_EQ(a.check_detail, b.check_detail);
+  EXPECT_EQ(a.notes, b.notes);
+  ASSERT_EQ(a.um.has_value(), b.um.has_value());
+  if (a.um) {
+    EXPECT_EQ(a.um->bytes_host_to_device, b.um->bytes_host_to_device);
+    EXPECT_EQ(a.um->bytes_device_to_host, b.um->bytes_device_to_host);
+    EXPECT_EQ(a.um->gpu_page_faults, b.um->gpu_page_faults);
+    EXPECT_EQ(a.um->cpu_page_faults, b.um->cpu_page_faults);
+  }
+  EXPECT_EQ(a.um_note, b.um_note);
+}
+
+void expect_same(const fb::bench_report& a, const fb::bench_report& b) {
+  EXPECT_EQ(a.date, b.date);
+  EXPECT_EQ(a.command, b.command);
+  EXPECT_EQ(a.machine.gpu_name, b.machine.gpu_name);
+  EXPECT_EQ(a.machine.platform, b.machine.platform);
+  EXPECT_EQ(a.machine.pcie, b.machine.pcie);
+  EXPECT_EQ(a.machine.driver_version, b.machine.driver_version);
+  EXPECT_EQ(a.machine.runtime_version, b.machine.runtime_version);
+  EXPECT_EQ(a.machine.link_peak_h2d_gbps, b.machine.link_peak_h2d_gbps);
+  EXPECT_EQ(a.machine.link_peak_d2h_gbps, b.machine.link_peak_d2h_gbps);
+  EXPECT_EQ(a.objective, b.objective);
+  EXPECT_EQ(a.winner, b.winner);
+  EXPECT_EQ(a.recommendation, b.recommendation);
+  ASSERT_EQ(a.results.size(), b.results.size());
+  for (std::size_t i = 0; i < a.results.size(); ++i) expect_same(a.results[i], b.results[i]);
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t end = text.find('\n', start);
+    lines.push_back(text.substr(start, end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return lines;
+}
+
+// Columns of a terminal line: one per UTF-8 code point.
+std::size_t width_of(const std::string& line) {
+  std::size_t width = 0;
+  for (const char c : line) width += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return width;
+}
+
+// A minimal RFC 4180 reader, enough to check what render_csv writes.
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows(1);
+  std::string field;
+  bool quoted = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        field += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      rows.back().push_back(std::move(field));
+      field.clear();
+    } else if (c == '\n') {
+      rows.back().push_back(std::move(field));
+      field.clear();
+      rows.emplace_back();
+    } else {
+      field += c;
+    }
+  }
+  if (rows.back().empty()) rows.pop_back();  // after the final newline
+  return rows;
+}
+
+}  // namespace
+
+TEST(BenchReportJson, RoundTripsEveryField) {
+  const auto report = full_report();
+  const std::string text = fb::to_json(report).dump(2);
+  const auto back = fb::report_from_json(nlohmann::json::parse(text));
+  expect_same(report, back);
+  EXPECT_EQ(fb::to_json(back), fb::to_json(report));
+}
+
+TEST(BenchReportJson, OptionalsAreNullWhenAbsent) {
+  const auto json = fb::to_json(full_report());
+  EXPECT_EQ(json.at("schema_version"), fb::report_schema_version);
+  const auto& results = json.at("results");
+  EXPECT_TRUE(results.at(0).at("refused").is_null());
+  EXPECT_TRUE(results.at(0).at("um").is_null());
+  EXPECT_EQ(results.at(1).at("um").at("gpu_page_faults"), 4864);
+  EXPECT_EQ(results.at(3).at("refused"), refusal_reason);
+}
+
+TEST(BenchReportJson, MissingFieldsTakeTheirDefaults) {
+  const auto report = fb::report_from_json(
+      nlohmann::json::parse(R"({"winner": "pinned", "results": [{"strategy": "mapped"}]})"));
+  EXPECT_EQ(report.winner, "pinned");
+  ASSERT_EQ(report.results.size(), 1u);
+  EXPECT_EQ(report.results[0].strategy, "mapped");
+  EXPECT_EQ(report.results[0].inflight, 1);
+  EXPECT_TRUE(report.results[0].warmed_up);
+  EXPECT_FALSE(report.results[0].refused);
+  EXPECT_FALSE(report.results[0].um);
+}
+
+TEST(BenchReportJson, NanSurvivesAsNull) {
+  auto report = full_report();
+  report.results[0].relative_iqr = std::nan("");
+  const auto back = fb::report_from_json(nlohmann::json::parse(fb::to_json(report).dump()));
+  EXPECT_TRUE(std::isnan(back.results[0].relative_iqr));
+}
+
+TEST(BenchReportJson, MalformedInputThrowsInvalidArgument) {
+  EXPECT_THROW((void)fb::report_from_json(nlohmann::json::parse("[1, 2]")), ferry::invalid_argument);
+  EXPECT_THROW((void)fb::report_from_json(nlohmann::json::parse(R"({"results": {}})")),
+               ferry::invalid_argument);
+  EXPECT_THROW((void)fb::report_from_json(nlohmann::json::parse(R"({"results": [{"inflight": "two"}]})")),
+               ferry::invalid_argument);
+  EXPECT_THROW((void)fb::report_from_json(nlohmann::json::parse(R"({"schema_version": 999})")),
+               ferry::invalid_argument);
+}
+
+TEST(BenchReportTable, ShowsEveryStrategyTheRefusalAndTheWinner) {
+  const auto report = full_report();
+  const std::string table = fb::render_table(report);
+  for (const auto& r : report.results) EXPECT_NE(table.find(r.strategy), std::string::npos) << r.strategy;
+  EXPECT_NE(table.find("refused: " + refusal_reason), std::string::npos);
+  EXPECT_NE(table.find("winner (latency): pinned"), std::string::npos);
+  EXPECT_NE(table.find(report.recommendation), std::string::npos);
+  EXPECT_NE(table.find("19 MB"), std::string::npos);
+  EXPECT_NE(table.find("1 MB"), std::string::npos);
+  EXPECT_NE(table.find("425.0"), std::string::npos);  // pinned median
+  EXPECT_NE(table.find("3120~"), std::string::npos);  // managed median, marked noisy
+  EXPECT_NE(table.find("noisy"), std::string::npos);
+  EXPECT_NE(table.find("✓"), std::string::npos);
+  EXPECT_NE(table.find("✗"), std::string::npos);
+  EXPECT_NE(table.find(comma_detail), std::string::npos);       // the failed check explains itself
+  EXPECT_NE(table.find("4864/1216"), std::string::npos);        // UM faults gpu/cpu
+  EXPECT_NE(table.find("19.0/5.0"), std::string::npos);         // UM migrated MB in/out
+  EXPECT_NE(table.find("[inflight 2, clients 3, graph, no warm-up]"), std::string::npos);
+  EXPECT_NE(table.find("graph capture failed: ran without a graph"), std::string::npos);
+}
+
+TEST(BenchReportTable, MeasuredRowsLineUpWithTheHeader) {
+  const auto report = full_report();
+  const auto lines = lines_of(fb::render_table(report));
+  const auto header = std::find_if(lines.begin(), lines.end(),
+                                   [](const std::string& l) { return l.rfind("engine", 0) == 0; });
+  ASSERT_NE(header, lines.end());
+  const std::size_t width = width_of(*header);
+  EXPECT_EQ(width_of(*(header + 1)), width);  // the rule under the header
+  for (std::size_t i = 0; i < report.results.size(); ++i) {
+    const std::string& row = *(header + 2 + static_cast<std::ptrdiff_t>(i));
+    if (report.results[i].refused) continue;
+    EXPECT_EQ(width_of(row), width) << row;
+  }
+}
+
+TEST(BenchReportMarkdown, HasHeaderTableRefusalsAndWinner) {
+  const auto report = full_report();
+  const std::string md = fb::render_markdown(report);
+  EXPECT_NE(md.find(report.date), std::string::npos);
+  EXPECT_NE(md.find("`" + report.command + "`"), std::string::npos);
+  EXPECT_NE(md.find("NVIDIA H200"), std::string::npos);
+  EXPECT_NE(md.find("CUDA driver 13.0"), std::string::npos);
+  for (const auto& r : report.results) EXPECT_NE(md.find(r.strategy), std::string::npos) << r.strategy;
+  EXPECT_NE(md.find(refusal_reason), std::string::npos);
+  EXPECT_NE(md.find("**pinned**"), std::string::npos);
+  EXPECT_NE(md.find(report.recommendation), std::string::npos);
+
+  // Header, alignment rule and the three measured rows all have the same number of cells.
+  std::vector<std::string> table;
+  for (const auto& line : lines_of(md)) {
+    if (line.rfind("|", 0) == 0) table.push_back(line);
+  }
+  ASSERT_EQ(table.size(), 2u + 3u);
+  const auto cells = [](const std::string& line) { return std::count(line.begin(), line.end(), '|'); };
+  for (const auto& line : table) EXPECT_EQ(cells(line), cells(table[0])) << line;
+}
+
+TEST(BenchReportMarkdown, EscapesPipesInCells) {
+  auto report = full_report();
+  report.results[0].engine = "a|b";
+  const std::string md = fb::render_markdown(report);
+  EXPECT_NE(md.find("a\\|b"), std::string::npos);
+}
+
+TEST(BenchReportCsv, EveryRowHasEveryColumnAndCommasAreQuoted) {
+  const auto report = full_report();
+  const std::string csv = fb::render_csv(report);
+  const auto rows = parse_csv(csv);
+  ASSERT_EQ(rows.size(), 1 + report.results.size());
+  const auto& header = rows[0];
+  EXPECT_GE(header.size(), 60u);  // five series x eight statistics alone are 40
+  for (const auto& row : rows) EXPECT_EQ(row.size(), header.size());
+
+  const auto column = [&](const std::string& name) {
+    const auto it = std::find(header.begin(), header.end(), name);
+    EXPECT_NE(it, header.end()) << name;
+    return static_cast<std::size_t>(it - header.begin());
+  };
+  EXPECT_EQ(rows[3][column("check_detail")], comma_detail);
+  EXPECT_NE(csv.find(R"("first mismatch at [12]: got 1.5, want ""2""")"), std::string::npos);
+  EXPECT_EQ(rows[4][column("refused")], refusal_reason);
+  EXPECT_EQ(rows[1][column("um_gpu_page_faults")], "");
+  EXPECT_EQ(rows[2][column("um_gpu_page_faults")], "4864");
+  EXPECT_EQ(rows[2][column("notes")], "graph capture failed: ran without a graph; second note, with a comma");
+  EXPECT_EQ(std::stod(rows[1][column("latency_us_median")]), 425.0);
+  EXPECT_EQ(std::stod(rows[1][column("h2d_gbps")]), report.results[0].h2d_gbps);  // exact digits
+}
+
+TEST(BenchReportCsv, EmptyReportStillHasAHeader) {
+  const auto rows = parse_csv(fb::render_csv(fb::bench_report{}));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0][0], "strategy");
+}
+
+// ---- scripts/plot_bench.py ----------------------------------------------------------------------
+
+namespace {
+
+const fs::path plot_script = fs::path(__FILE__).parent_path().parent_path().parent_path() / "scripts" / "plot_bench.py";
+
+// A python that can import matplotlib: `python3` first, then the system one (Debian's
+// python3-matplotlib installs for /usr/bin/python3, which a pyenv python3 on PATH does not see).
+std::string python_with_matplotlib() {
+  for (const std::string python : {"python3", "/usr/bin/python3"}) {
+    if (std::system((python + " -c 'import matplotlib' >/dev/null 2>&1").c_str()) == 0) return python;
+  }
+  return {};
+}
+
+fs::path scratch_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("ferry_test_" + name + "_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+fb::bench_report plot_report() {
+  fb::bench_report report = full_report();
+  report.results.clear();
+  for (const std::size_t mb : {1u, 4u, 19u, 64u}) {
+    report.results.push_back(measured("pinned", "reduce", mb << 20, 20.0 + 21.0 * mb));
+    report.results.push_back(measured("managed", "reduce", mb << 20, 60.0 + 150.0 * mb));
+  }
+  for (const double fraction : {0.01, 0.1, 0.5}) {
+    report.results.push_back(measured("managed", "sparse:" + std::to_string(fraction), 64u << 20,
+                                      100.0 + 9000.0 * fraction));
+    report.results.push_back(measured("mapped", "sparse:" + std::to_string(fraction), 64u << 20,
+                                      50.0 + 1400.0 * fraction));
+  }
+  report.results[1].noisy = true;
+  fb::strategy_result refused;
+  refused.strategy = "system";
+  refused.engine = "reduce";
+  refused.refused = refusal_reason;
+  report.results.push_back(refused);
+  return report;
+}
+
+}  // namespace
+
+TEST(PlotBench, WritesANonEmptyPng) {
+  const std::string python = python_with_matplotlib();
+  if (python.empty()) GTEST_SKIP() << "matplotlib is not importable (install python3-matplotlib)";
+  ASSERT_TRUE(fs::exists(plot_script)) << plot_script;
+
+  const fs::path dir = scratch_dir("plot");
+  const fs::path json_path = dir / "report.json";
+  const fs::path png_path = dir / "report.png";
+  std::ofstream(json_path) << fb::to_json(plot_report()).dump(2);
+  fs::remove(png_path);
+
+  const std::string command = python + " '" + plot_script.string() + "' '" + json_path.string() + "' '" +
+                              png_path.string() + "'";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  ASSERT_TRUE(fs::exists(png_path));
+  EXPECT_GT(fs::file_size(png_path), 1000u);
+  std::ifstream png(png_path, std::ios::binary);
+  const std::string magic(std::istreambuf_iterator<char>(png), {});
+  EXPECT_EQ(magic.substr(0, 8), "\x89PNG\r\n\x1a\n");
+  fs::remove_all(dir);
+}
+
+TEST(PlotBench, RefusesAnUnknownOutputFormat) {
+  // The extension is checked before matplotlib is imported, so this runs everywhere python does.
+  if (std::system("python3 -c '' >/dev/null 2>&1") != 0) GTEST_SKIP() << "python3 is not installed";
+  const fs::path dir = scratch_dir("plot_ext");
+  const fs::path json_path = dir / "report.json";
+  std::ofstream(json_path) << fb::to_json(plot_report()).dump();
+  const std::string command = "python3 '" + plot_script.string() + "' '" + json_path.string() + "' '" +
+                              (dir / "report.jpg").string() + "' 2>/dev/null";
+  EXPECT_NE(std::system(command.c_str()), 0);
+  fs::remove_all(dir);
+}
