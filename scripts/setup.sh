@@ -3,7 +3,7 @@
 # The CUDA 13 toolkit (nvcc) must already be present: it is not a Debian package.
 set -euo pipefail
 
-packages=(ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev python3 python3-venv)
+packages=(ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev python3 python3-venv python3-matplotlib)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

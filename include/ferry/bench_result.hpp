@@ -22,7 +22,7 @@ struct sample_stats {
   double mean = 0;
 };
 
-// Unified-memory traffic seen by CUPTI during the timed iterations (all iterations together).
+// Unified-memory traffic seen by CUPTI, per request (see strategy_result::um_note for how).
 struct um_traffic {
   std::uint64_t bytes_host_to_device = 0;
   std::uint64_t bytes_device_to_host = 0;
@@ -61,6 +61,8 @@ struct strategy_result {
   bool output_checked = false;
   bool output_matches = false;
   std::string check_detail;   // first mismatch, or how many elements were compared
+
+  std::vector<std::string> notes;  // visible fallbacks and caveats (e.g. graph capture failed)
 
   std::optional<um_traffic> um;  // nullopt: see um_note
   std::string um_note;           // why counters are missing, where they are

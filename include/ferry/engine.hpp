@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -31,6 +32,9 @@ struct tensor_spec {
   dtype type = dtype::f32;
   std::vector<std::int64_t> shape;  // dynamic_dim where the engine accepts any extent
   tensor_role role = tensor_role::input;
+  // Integer inputs that index something (embedding rows, pages): valid values are
+  // [0, index_bound). Benchmarks draw fresh inputs inside it; unset means any value is valid.
+  std::optional<std::int64_t> index_bound;
 
   [[nodiscard]] bool is_dynamic() const noexcept;
   // Elements and bytes of a concrete shape; throw invalid_argument when a dim is still dynamic.

@@ -1,0 +1,182 @@
+// `ferry bench`: flags in the spirit of trtexec, a compact default matrix when none are given.
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "ferry/bench.hpp"
+#include "ferry/bench_report.hpp"
+#include "ferry/device_caps.hpp"
+#include "ferry/error.hpp"
+#include "ferry/link_bandwidth.hpp"
+#include "ferry/recommendation.hpp"
+#include "ferry/workload_factory.hpp"
+
+namespace ferry::cli {
+namespace {
+
+struct bench_flags {
+  std::vector<std::string> engines{"reduce", "touch"};
+  std::string strategies = "all";
+  std::vector<std::string> sizes{"0.6MB", "19MB"};
+  std::int64_t batch = 16;
+  std::vector<std::string> shapes;
+  std::string preprocess;
+  int inflight = 1;
+  int clients = 1;
+  std::size_t iterations = 0;
+  double duration = 0.5;
+  bool warmup = true;
+  bool graph = false;
+  std::string objective = "latency";
+  std::string json, csv, md, plot;
+  int device = 0;
+  bool allow_oversubscription = false;
+  bool no_um_counters = false;
+  bool no_link_measure = false;
+};
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  if (!out) throw invalid_argument("cannot write '" + path + "'");
+  out << text;
+}
+
+// The plot script travels with the source tree and the install; FERRY_PLOT_SCRIPT overrides.
+std::filesystem::path plot_script() {
+  if (const char* env = std::getenv("FERRY_PLOT_SCRIPT")) return env;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe");
+  for (const auto& candidate : {exe.parent_path() / "../share/ferry/plot_bench.py",
+                                std::filesystem::path(FERRY_SOURCE_DIR) / "scripts/plot_bench.py"})
+    if (std::filesystem::exists(candidate)) return candidate;
+  throw invalid_argument("--plot: cannot find plot_bench.py (set FERRY_PLOT_SCRIPT)");
+}
+
+bench::machine_info describe_machine(const device_caps& caps, bool measure) {
+  bench::machine_info m;
+  m.gpu_name = caps.name;
+  m.platform = std::string(to_string(classify(caps)));
+  if (caps.pcie) m.pcie = fmt::format("Gen{} x{}", caps.pcie->current_generation, caps.pcie->current_width);
+  FERRY_CUDA_TRY(cudaDriverGetVersion(&m.driver_version));
+  FERRY_CUDA_TRY(cudaRuntimeGetVersion(&m.runtime_version));
+  if (measure) {
+    const auto link = measure_link_bandwidth_blocking(caps.ordinal);
+    m.link_peak_h2d_gbps = link.h2d_gbps_best;
+    m.link_peak_d2h_gbps = link.d2h_gbps_best;
+  }
+  return m;
+}
+
+void run_bench(const bench_flags& f, const std::string& command_line) {
+  const device_caps caps = query_device(f.device);  // no GPU: no_device, exit 2
+  const auto goal = f.objective == "throughput" ? bench::objective::throughput : bench::objective::latency;
+
+  bench::run_options options;
+  options.device = f.device;
+  options.inflight = f.inflight;
+  options.clients = f.clients;
+  options.graph = f.graph ? graph_mode::on : graph_mode::off;
+  options.warmup = f.warmup;
+  options.managed_policy = f.allow_oversubscription ? oversubscription::allow : oversubscription::refuse;
+  if (f.iterations > 0) options.iterations = f.iterations;
+  options.max_seconds = f.duration;
+  options.min_seconds = std::min(0.3, f.duration);
+  options.um_counters = !f.no_um_counters;
+
+  bench::bench_report report;
+  report.date = utc_now();
+  report.command = command_line;
+  report.machine = describe_machine(caps, !f.no_link_measure);
+
+  std::vector<shape_binding> shapes;
+  for (const auto& s : f.shapes) shapes.push_back(bench::parse_shape(s));
+  const bool automatic = f.strategies == "auto";
+  const auto strategies = automatic ? std::vector<strategy_kind>{} : parse_strategy_list(f.strategies);
+
+  for (const auto& engine : f.engines) {
+    for (const auto& size : f.sizes) {
+      bench::workload_request request{.engine = engine,
+                                      .input_bytes = bench::parse_byte_size(size),
+                                      .batch = f.batch,
+                                      .preprocess = f.preprocess,
+                                      .shapes = shapes};
+      const auto w = bench::make_workload(request);
+      if (automatic) {
+        const auto pick = bench::choose_strategy(w, goal, options);
+        std::cout << pick.explanation << '\n';
+        report.results.push_back(bench::run_cell(w, pick.chosen, options));
+        report.results.back().notes.push_back(pick.explanation);
+      } else {
+        for (auto k : strategies) {
+          std::cerr << fmt::format("  {} {} {}...\r", w.label, size, to_string(k)) << std::flush;
+          report.results.push_back(bench::run_cell(w, k, options));
+        }
+      }
+      // mlp and images are sized by batch, not bytes: one pass is the whole size sweep.
+      if (engine.rfind("mlp", 0) == 0 || !f.preprocess.empty()) break;
+    }
+  }
+  std::cerr << std::string(60, ' ') << '\r';
+  bench::decide_winner(report, goal, std::string(recommendation_for(classify(caps)).reasoning));
+
+  std::cout << bench::render_table(report);
+  if (!f.json.empty()) write_file(f.json, bench::to_json(report).dump(2) + "\n");
+  if (!f.csv.empty()) write_file(f.csv, bench::render_csv(report));
+  if (!f.md.empty()) write_file(f.md, bench::render_markdown(report));
+  if (!f.plot.empty()) {
+    const std::string json_path = f.json.empty() ? f.plot + ".json" : f.json;
+    if (f.json.empty()) write_file(json_path, bench::to_json(report).dump(2) + "\n");
+    const std::string cmd = fmt::format("python3 '{}' '{}' '{}'", plot_script().string(), json_path, f.plot);
+    if (std::system(cmd.c_str()) != 0) throw error("--plot: '" + cmd + "' failed");
+  }
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app, std::string command_line) {
+  auto flags = std::make_shared<bench_flags>();
+  auto* cmd = app.add_subcommand("bench", "measure transfer strategies on an engine (defaults: a compact matrix)");
+  cmd->add_option("--engine", flags->engines,
+                  "engine(s): touch, reduce, sparse:<fraction>, mlp:<layers>x<width>")->delimiter(',');
+  cmd->add_option("--strategy", flags->strategies, "strategy list, 'all' or 'auto'");
+  cmd->add_option("--size", flags->sizes, "input size(s) of touch/reduce/sparse, e.g. 0.6MB,19MB,64MB")->delimiter(',');
+  cmd->add_option("--batch", flags->batch, "batch (mlp; images with --preprocess)")->check(CLI::PositiveNumber);
+  cmd->add_option("--shape", flags->shapes, "NAME:D1xD2... concrete input shape (repeatable)");
+  cmd->add_option("--preprocess", flags->preprocess, "GPU preprocessing in front of the engine: u8-normalize");
+  cmd->add_option("--inflight", flags->inflight, "slots in flight")->check(CLI::Range(1, 64));
+  cmd->add_option("--clients", flags->clients, "closed-loop client threads")->check(CLI::Range(1, 1024));
+  cmd->add_option("--iterations", flags->iterations, "fixed number of requests per cell (default: until the median settles)");
+  cmd->add_option("--duration", flags->duration, "at most this many seconds per cell")->check(CLI::PositiveNumber);
+  cmd->add_flag("--warmup,!--no-warmup", flags->warmup,
+                "warm every slot up before measuring (default); --no-warmup measures a cold start");
+  cmd->add_flag("--graph", flags->graph, "capture each slot's pipeline as a CUDA graph");
+  cmd->add_option("--objective", flags->objective, "what the winner and auto optimise")
+      ->check(CLI::IsMember({"latency", "throughput"}));
+  cmd->add_option("--json", flags->json, "write the JSON report here");
+  cmd->add_option("--csv", flags->csv, "write the CSV report here");
+  cmd->add_option("--md", flags->md, "write the markdown report here");
+  cmd->add_option("--plot", flags->plot, "render latency/throughput plots here (.png or .svg)");
+  cmd->add_option("--device", flags->device, "GPU ordinal")->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--allow-oversubscription", flags->allow_oversubscription,
+                "let managed buffers exceed free device memory (can stall a shared GPU)");
+  cmd->add_flag("--no-um-counters", flags->no_um_counters, "do not collect CUPTI unified-memory counters");
+  cmd->add_flag("--no-link-measure", flags->no_link_measure, "skip measuring the pinned link peak");
+  cmd->callback([flags, line = std::move(command_line)] { run_bench(*flags, line); });
+}
+
+}  // namespace ferry::cli

@@ -1,0 +1,63 @@
+// `ferry bench`: runs engines under transfer strategies and measures them as DESIGN.md §5 asks:
+// fresh input written by the CPU and the output read by the CPU every iteration, outputs checked
+// against the device-resident reference, noise-aware stopping, the cold first request apart.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ferry/bench_result.hpp"
+#include "ferry/engine.hpp"
+#include "ferry/session.hpp"
+#include "ferry/strategy.hpp"
+
+namespace ferry::bench {
+
+enum class objective { latency, throughput };
+
+// What one measured cell runs: an engine and the concrete shapes to feed it.
+struct workload {
+  std::string label;                      // as shown in reports ("reduce", "u8-normalize+reduce")
+  std::function<std::unique_ptr<engine>()> make_engine;
+  std::vector<shape_binding> shapes;      // empty: the engine's defaults
+};
+
+struct run_options {
+  int device = 0;
+  int inflight = 1;
+  int clients = 1;
+  graph_mode graph = graph_mode::off;
+  bool warmup = true;
+  oversubscription managed_policy = oversubscription::refuse;
+  std::optional<std::size_t> iterations;  // fixed count instead of the stopping rule
+  double min_seconds = 0.3;               // stopping rule: at least this long ...
+  double max_seconds = 3.0;               // ... and at most this long per cell
+  std::size_t check_every = 64;           // compare outputs with the reference every N requests
+  bool um_counters = true;                // CUPTI unified-memory counters for managed strategies
+};
+
+// Measures one workload under one strategy. Never throws for a strategy the platform refuses or
+// a buffer that cannot be made: the result carries the reason in `refused`.
+[[nodiscard]] strategy_result run_cell(const workload& w, strategy_kind strategy,
+                                       const run_options& options);
+
+struct calibration {
+  strategy_kind chosen = strategy_kind::pinned;
+  std::vector<strategy_result> trials;
+  std::string explanation;
+};
+
+// `--strategy auto`: a short run of every available host-input strategy on the actual workload,
+// then the pick for the objective, with the reason in words.
+[[nodiscard]] calibration choose_strategy(const workload& w, objective goal,
+                                          const run_options& options);
+
+// Fills in report.winner and report.recommendation from the results and the platform.
+void decide_winner(bench_report& report, objective goal, const std::string& platform_advice);
+
+}  // namespace ferry::bench

@@ -1,0 +1,155 @@
+// Sessions (DESIGN.md §4): N slots, each with its buffers, a copy stream and a compute stream,
+// timing events and the engine's per-slot context.
+//
+// The CPU may touch a slot's host views only while it holds the slot, and the types say when:
+//   filling_slot  --submit()-->  pending_slot  --wait()-->  completed_slot  --(destroyed)--> free
+// Inputs are writable only on a filling_slot, outputs readable only on a completed_slot, and a
+// slot returns to the pool when the last of these handles is destroyed. A pending slot that is
+// dropped without wait() is waited for in its destructor, so a slot never returns to the pool
+// with work in flight.
+//
+// With two or more slots, the copy of request k+1 runs on its slot's copy stream while request k
+// computes on another slot's compute stream: the transfer leaves the throughput when compute
+// dominates.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ferry/buffer.hpp"
+#include "ferry/device_caps.hpp"
+#include "ferry/engine.hpp"
+#include "ferry/strategy.hpp"
+
+namespace ferry {
+
+enum class graph_mode { off, on };
+
+struct session_options {
+  strategy_kind strategy = strategy_kind::pinned;
+  int inflight = 2;  // slots
+  graph_mode graph = graph_mode::off;
+  oversubscription managed_policy = oversubscription::refuse;
+};
+
+// Device-side time of one request, from CUDA events (milliseconds). In graph mode the stages are
+// one graph launch, so only `total` is known and the stage fields are empty.
+struct stage_times {
+  std::optional<float> h2d_ms;
+  std::optional<float> compute_ms;
+  std::optional<float> d2h_ms;
+  float total_ms = 0;
+};
+
+// Whether requests run as a captured CUDA graph, and if not, why (visible, never silent).
+struct graph_status {
+  bool active = false;
+  std::string reason;  // empty when active or when graphs were not asked for
+};
+
+class session;
+class completed_slot;
+
+namespace detail {
+struct slot;
+// Returns a slot to its session's free list when the last handle lets go of it.
+struct slot_release {
+  session* owner = nullptr;
+  void operator()(slot* s) const noexcept;
+};
+using slot_handle = std::unique_ptr<slot, slot_release>;
+}  // namespace detail
+
+class pending_slot {
+ public:
+  // Blocks until the request has finished (outputs readable on the host).
+  [[nodiscard]] completed_slot wait() &&;
+  ~pending_slot();
+  pending_slot(pending_slot&&) noexcept = default;
+  pending_slot& operator=(pending_slot&&) noexcept = default;
+
+ private:
+  friend class filling_slot;
+  explicit pending_slot(detail::slot_handle s) : slot_(std::move(s)) {}
+  detail::slot_handle slot_;
+};
+
+class filling_slot {
+ public:
+  // Host view of an input; throws invalid_argument for a name that is not an input.
+  [[nodiscard]] std::span<std::byte> input(std::string_view name);
+  [[nodiscard]] std::span<std::byte> input(std::size_t index);
+  [[nodiscard]] std::size_t input_count() const noexcept;
+  [[nodiscard]] const tensor_spec& input_spec(std::size_t index) const;
+  // For the `device` strategy: copies what the CPU wrote to device memory now, blocking and
+  // outside any timing (that strategy is the floor whose stream operations move nothing).
+  // A no-op for every other strategy.
+  void stage_resident_inputs_untimed();
+  // Enqueues to_device, the engine and to_host on the slot's streams and hands the slot on.
+  [[nodiscard]] pending_slot submit() &&;
+  [[nodiscard]] int slot_index() const noexcept;
+
+ private:
+  friend class session;
+  explicit filling_slot(detail::slot_handle s) : slot_(std::move(s)) {}
+  detail::slot_handle slot_;
+};
+
+class completed_slot {
+ public:
+  // Host view of an output; throws invalid_argument for a name that is not an output.
+  [[nodiscard]] std::span<const std::byte> output(std::string_view name) const;
+  [[nodiscard]] std::span<const std::byte> output(std::size_t index) const;
+  [[nodiscard]] std::size_t output_count() const noexcept;
+  [[nodiscard]] const tensor_spec& output_spec(std::size_t index) const;
+  [[nodiscard]] stage_times times() const;
+  // For the `device` strategy: copies outputs back, blocking and untimed, for checks.
+  void fetch_resident_outputs_untimed();
+  [[nodiscard]] int slot_index() const noexcept;
+
+ private:
+  friend class pending_slot;
+  explicit completed_slot(detail::slot_handle s) : slot_(std::move(s)) {}
+  detail::slot_handle slot_;
+};
+
+class session {
+ public:
+  // Allocates every slot's buffers with the strategy, binds them to a context per slot, and
+  // (graph_mode::on) captures each slot's pipeline. Throws unsupported when the strategy is not
+  // available or a buffer cannot be made, invalid_argument when the I/O is not concrete.
+  session(engine& eng, std::vector<tensor_spec> concrete_io, const session_options& options,
+          const device_caps& caps);
+  ~session();
+  session(const session&) = delete;
+  session& operator=(const session&) = delete;
+
+  // Blocks until a slot is free. Thread-safe: many clients may acquire concurrently.
+  [[nodiscard]] filling_slot acquire();
+  // Like acquire(), but gives up after `timeout`.
+  [[nodiscard]] std::optional<filling_slot> try_acquire(std::chrono::milliseconds timeout);
+
+  // Runs every slot's pipeline once so the first real request is not the slow one: modules load,
+  // library handles initialise, graphs instantiate, managed pages settle where the strategy
+  // wants them.
+  void warmup();
+
+  [[nodiscard]] const session_options& options() const noexcept;
+  [[nodiscard]] const std::vector<tensor_spec>& io() const noexcept;
+  [[nodiscard]] const graph_status& graph() const noexcept;
+  [[nodiscard]] int slots() const noexcept;
+
+ private:
+  friend struct detail::slot_release;
+  void release(detail::slot* s) noexcept;
+  struct state;
+  std::unique_ptr<state> state_;
+};
+
+}  // namespace ferry

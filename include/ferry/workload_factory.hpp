@@ -1,0 +1,35 @@
+// Turns `--engine`, `--size`, `--batch` and `--preprocess` into a bench::workload.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ferry/bench.hpp"
+
+namespace ferry::bench {
+
+struct workload_request {
+  std::string engine;                       // "reduce", "mlp:4x4096", "sparse:0.1", ...
+  std::size_t input_bytes = std::size_t{19} << 20;  // built-ins sized by bytes (touch/reduce/sparse)
+  std::int64_t batch = 16;                  // mlp, and images with --preprocess u8-normalize
+  std::string preprocess;                   // "" or "u8-normalize"
+  std::int64_t image_height = 224;
+  std::int64_t image_width = 224;
+  std::vector<shape_binding> shapes;        // --shape overrides
+};
+
+// Throws invalid_argument naming the problem (unknown engine or preprocess, bad sizes), and
+// unsupported for engine kinds this build lacks ("trt:", "torch:").
+[[nodiscard]] workload make_workload(const workload_request& request);
+
+// "0.6MB", "19MB", "64MiB", "4096", "1.5GB" -> bytes (KB/MB/GB are 10^3.., KiB/MiB/GiB 2^10..).
+[[nodiscard]] std::size_t parse_byte_size(std::string_view text);
+
+// "input:16x3x224x224" -> {"input", {16, 3, 224, 224}}.
+[[nodiscard]] shape_binding parse_shape(std::string_view text);
+
+}  // namespace ferry::bench

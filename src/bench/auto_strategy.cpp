@@ -1,0 +1,52 @@
+// `--strategy auto`: a short calibration on the actual workload, then the pick and its reason.
+#include <fmt/format.h>
+
+#include "ferry/bench.hpp"
+#include "ferry/device_caps.hpp"
+
+namespace ferry::bench {
+
+calibration choose_strategy(const workload& w, objective goal, const run_options& options) {
+  run_options brief = options;
+  brief.iterations.reset();
+  brief.min_seconds = 0.1;
+  brief.max_seconds = 0.4;
+  brief.check_every = 16;
+  calibration out;
+  const device_caps caps = query_device(options.device);
+  const strategy_result* best = nullptr;
+  for (auto k : all_strategies) {
+    // The floor is not a way to feed host inputs, so it is never the pick.
+    if (k == strategy_kind::device || unavailable_reason(k, caps)) continue;
+    out.trials.push_back(run_cell(w, k, brief));
+  }
+  for (const auto& t : out.trials) {
+    if (t.refused || !t.output_matches) continue;
+    const bool wins = best == nullptr ||
+                      (goal == objective::latency ? t.latency_us.median < best->latency_us.median
+                                                  : t.throughput_per_s > best->throughput_per_s);
+    if (wins) best = &t;
+  }
+  if (best == nullptr) throw unsupported("auto: no strategy produced checked results on " + w.label);
+  out.chosen = parse_strategy(best->strategy);
+  const strategy_result* runner_up = nullptr;
+  for (const auto& t : out.trials) {
+    if (&t == best || t.refused || !t.output_matches) continue;
+    const bool closer = runner_up == nullptr ||
+                        (goal == objective::latency ? t.latency_us.median < runner_up->latency_us.median
+                                                    : t.throughput_per_s > runner_up->throughput_per_s);
+    if (closer) runner_up = &t;
+  }
+  auto figure = [goal](const strategy_result& r) {
+    return goal == objective::latency ? fmt::format("median {:.0f} µs", r.latency_us.median)
+                                      : fmt::format("{:.0f} req/s", r.throughput_per_s);
+  };
+  out.explanation = fmt::format("auto picked '{}' for {} on {} after calibrating {} strategies: {}",
+                                best->strategy, goal == objective::latency ? "latency" : "throughput",
+                                w.label, out.trials.size(), figure(*best));
+  if (runner_up != nullptr)
+    out.explanation += fmt::format(", next '{}' {}", runner_up->strategy, figure(*runner_up));
+  return out;
+}
+
+}  // namespace ferry::bench

@@ -1,0 +1,348 @@
+// One cell of the benchmark matrix: a workload under a strategy, measured as DESIGN.md §5 asks.
+#include <atomic>
+#include <deque>
+#include <limits>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nvtx3/nvtx3.hpp>
+
+#include "bench/input_fill.hpp"
+#include "bench/output_check.hpp"
+#include "bench/um_counters.hpp"
+#include "ferry/bench.hpp"
+#include "ferry/bench_stats.hpp"
+#include "ferry/buffer.hpp"
+#include "ferry/device_caps.hpp"
+#include "ferry/error.hpp"
+
+namespace ferry::bench {
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+double micros(clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+
+// Samples of the timed requests, shared by the client threads.
+struct samples {
+  std::mutex mutex;
+  std::vector<double> latency, fill, h2d, compute, d2h;
+  std::optional<double> cold_first;
+  std::size_t requests = 0;  // all completed, the cold one included (throughput counts it)
+  clock::time_point start{};
+  clock::time_point last_done{};
+  bool checked = false;
+  bool all_match = true;
+  std::size_t compared = 0;
+  std::string mismatch;
+};
+
+// Reads every byte of the outputs the way a client consuming them would; the sum keeps the
+// compiler from dropping the reads.
+std::uint64_t read_outputs(const completed_slot& done) {
+  std::uint64_t sum = 0;
+  for (std::size_t i = 0; i < done.output_count(); ++i) {
+    const auto bytes = done.output(i);
+    const auto* words = reinterpret_cast<const std::uint64_t*>(bytes.data());
+    const std::size_t n = bytes.size() / 8;
+    for (std::size_t k = 0; k < n; ++k) sum += words[k];
+    for (std::size_t k = n * 8; k < bytes.size(); ++k) sum += static_cast<std::uint8_t>(bytes[k]);
+  }
+  return sum;
+}
+
+// Runs `inputs` through the device-resident reference session and compares `outputs` with it.
+void check_against_reference(session& reference, std::mutex& reference_mutex,
+                             const std::vector<std::vector<std::byte>>& inputs,
+                             const std::vector<std::vector<std::byte>>& outputs, samples& out) {
+  std::lock_guard lock(reference_mutex);
+  auto filling = reference.acquire();
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    std::memcpy(filling.input(i).data(), inputs[i].data(), inputs[i].size());
+  filling.stage_resident_inputs_untimed();
+  auto done = std::move(filling).submit().wait();
+  done.fetch_resident_outputs_untimed();
+  std::lock_guard samples_lock(out.mutex);
+  out.checked = true;
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const auto outcome = compare_output(outputs[i], done.output(i), done.output_spec(i));
+    out.compared += outcome.compared;
+    if (!outcome.matches && out.all_match) {
+      out.all_match = false;
+      out.mismatch = outcome.first_mismatch;
+    }
+  }
+}
+
+class cell_run {
+ public:
+  cell_run(session& s, session& reference, const run_options& options)
+      : session_(s),
+        reference_(reference),
+        options_(options),
+        resident_(properties(s.options().strategy).path == data_path::resident) {
+    rule_.min_seconds = options.min_seconds;
+    rule_.max_seconds = options.max_seconds;
+    rule_.min_iterations = 20;
+  }
+
+  void run() {
+    start_ = clock::now();
+    samples_.start = start_;
+    samples_.last_done = start_;
+    std::vector<std::thread> clients;
+    for (int c = 1; c < options_.clients; ++c) clients.emplace_back([this] { client(); });
+    client();
+    for (auto& t : clients) t.join();
+  }
+
+  samples& result() { return samples_; }
+  bool hit_cap() const { return hit_cap_; }
+
+ private:
+  // One request between submit and completion, with what its output check needs.
+  struct in_flight {
+    pending_slot pending;
+    std::uint64_t seq;
+    clock::time_point submitted;
+    double fill_us;
+    std::vector<std::vector<std::byte>> inputs;  // copies, only for checked requests
+  };
+
+  // A closed-loop client that keeps up to `depth` requests in flight: it fills and submits
+  // request k+1 while request k is still on the GPU, which is what --inflight buys.
+  void client() {
+    const auto depth = static_cast<std::size_t>(std::max(1, options_.inflight / options_.clients));
+    std::deque<in_flight> queue;
+    while (!stop_.load(std::memory_order_relaxed)) {
+      queue.push_back(start_request(next_.fetch_add(1)));
+      if (queue.size() >= depth) {
+        finish_request(std::move(queue.front()));
+        queue.pop_front();
+      }
+    }
+    for (auto& r : queue) finish_request(std::move(r));
+  }
+
+  in_flight start_request(std::uint64_t seq) {
+    nvtx3::scoped_range range{"ferry.fill_and_submit"};
+    auto filling = session_.acquire();
+    const auto fill_start = clock::now();
+    for (std::size_t i = 0; i < filling.input_count(); ++i)
+      fill_fresh(filling.input(i), filling.input_spec(i), seq * 131 + i);
+    const auto fill_end = clock::now();
+    filling.stage_resident_inputs_untimed();
+
+    std::vector<std::vector<std::byte>> inputs;
+    if (seq < 2 || seq % options_.check_every == 0)
+      for (std::size_t i = 0; i < filling.input_count(); ++i)
+        inputs.emplace_back(filling.input(i).begin(), filling.input(i).end());
+    const auto submitted = clock::now();
+    return {std::move(filling).submit(), seq, submitted, micros(fill_end - fill_start), std::move(inputs)};
+  }
+
+  void finish_request(in_flight r) {
+    nvtx3::scoped_range range{"ferry.wait_and_read"};
+    auto done = std::move(r.pending).wait();
+    // The device strategy's outputs stay on the device by definition: there is nothing on the
+    // host to read, and reading its stale shadow would put host work into the floor.
+    if (!resident_) sink_ += read_outputs(done);
+    const auto readable = clock::now();
+    const stage_times times = done.times();
+
+    const bool check = !r.inputs.empty();
+    std::vector<std::vector<std::byte>> outputs;
+    if (check) {
+      done.fetch_resident_outputs_untimed();
+      for (std::size_t i = 0; i < done.output_count(); ++i)
+        outputs.emplace_back(done.output(i).begin(), done.output(i).end());
+    }
+    { auto release = std::move(done); }  // give the slot back before the reference runs
+
+    record(r.seq, micros(readable - r.submitted), r.fill_us, times, readable);
+    if (check) check_against_reference(reference_, reference_mutex_, r.inputs, outputs, samples_);
+  }
+
+  void record(std::uint64_t seq, double latency_us, double fill_us, const stage_times& t,
+              clock::time_point done_at) {
+    std::lock_guard lock(samples_.mutex);
+    ++samples_.requests;
+    samples_.last_done = std::max(samples_.last_done, done_at);
+    if (seq == 0) {
+      samples_.cold_first = latency_us;  // kept out of the statistics
+      return;
+    }
+    samples_.latency.push_back(latency_us);
+    samples_.fill.push_back(fill_us);
+    if (t.h2d_ms) samples_.h2d.push_back(*t.h2d_ms * 1e3);
+    samples_.compute.push_back(t.compute_ms ? *t.compute_ms * 1e3 : t.total_ms * 1e3);
+    if (t.d2h_ms) samples_.d2h.push_back(*t.d2h_ms * 1e3);
+    decide_stop();
+  }
+
+  // Called with samples_.mutex held.
+  void decide_stop() {
+    const std::size_t n = samples_.latency.size();
+    if (options_.iterations) {
+      if (n >= *options_.iterations) stop_ = true;
+      return;
+    }
+    // The rule costs O(n); asking it every ~5% of the samples keeps that out of the way.
+    if (n < rule_.min_iterations || n % std::max<std::size_t>(1, n / 20) != 0) {
+      if (std::chrono::duration<double>(clock::now() - start_).count() < rule_.max_seconds) return;
+    }
+    const double elapsed = std::chrono::duration<double>(clock::now() - start_).count();
+    const auto decision = rule_.decide(samples_.latency, elapsed);
+    if (decision != stop_decision::keep_going) {
+      hit_cap_ = decision != stop_decision::settled;
+      stop_ = true;
+    }
+  }
+
+  session& session_;
+  session& reference_;
+  const run_options& options_;
+  bool resident_;
+  stopping_rule rule_;
+  samples samples_;
+  std::mutex reference_mutex_;
+  std::atomic<bool> stop_{false};
+  std::atomic<std::uint64_t> next_{0};
+  std::atomic<std::uint64_t> sink_{0};
+  clock::time_point start_;
+  bool hit_cap_ = false;
+};
+
+// CUPTI's counters slow migrations down, so they run over extra requests after the timed ones
+// and the result is per request.
+void count_um_traffic(session& measured, session& reference, const run_options& options,
+                      strategy_result& r) {
+  if (!options.um_counters) {
+    r.um_note = "unified-memory counters off (--no-um-counters)";
+    return;
+  }
+  constexpr std::size_t counted_requests = 16;
+  auto counters = um_counter_session::start(options.device);
+  if (!counters.available()) {
+    r.um_note = counters.reason();
+    return;
+  }
+  run_options extra = options;
+  extra.iterations = counted_requests;
+  extra.check_every = std::numeric_limits<std::size_t>::max();
+  cell_run counted(measured, reference, extra);
+  counted.run();
+  const auto total = counters.take();
+  if (!total) {
+    r.um_note = counters.reason();
+    return;
+  }
+  const auto n = counted.result().requests;
+  r.um = um_traffic{total->bytes_host_to_device / n, total->bytes_device_to_host / n,
+                    total->gpu_page_faults / n, total->cpu_page_faults / n};
+  r.um_note = fmt::format("per request, averaged over {} requests counted after the timed ones", n);
+  if (counters.dropped_records() > 0)
+    r.um_note += fmt::format("; {} CUPTI records dropped: lower bounds", counters.dropped_records());
+}
+
+// The engine alone: enqueue on device-resident buffers and synchronise, no session, no events.
+// What ferry's device-strategy latency is compared with to show ferry's own overhead.
+double bare_launch_and_sync_us(engine& eng, const std::vector<tensor_spec>& io, const device_caps& caps) {
+  auto context = eng.make_context(io);
+  std::vector<io_buffer> buffers;
+  for (const auto& t : io) {
+    buffers.push_back(io_buffer::allocate(strategy_kind::device, {.bytes = t.bytes()}, caps));
+    context->bind(t.name, buffers.back().device());
+  }
+  stream s;
+  std::vector<double> times;
+  for (int i = 0; i < 220; ++i) {
+    const auto start = clock::now();
+    context->enqueue(s);
+    s.synchronize_blocking();
+    if (i >= 20) times.push_back(micros(clock::now() - start));  // the first ones warm up
+  }
+  return median_of(times);
+}
+
+double gbps(std::size_t bytes, const sample_stats& stage) {
+  return stage.count == 0 || stage.median < 1.0 ? 0.0 : gigabytes_per_second(bytes, stage.median);
+}
+
+}  // namespace
+
+strategy_result run_cell(const workload& w, strategy_kind strategy, const run_options& options) {
+  strategy_result r;
+  r.strategy = std::string(to_string(strategy));
+  r.engine = w.label;
+  r.inflight = options.inflight;
+  r.clients = options.clients;
+  r.graph = options.graph == graph_mode::on;
+  r.warmed_up = options.warmup;
+  try {
+    const device_caps caps = query_device(options.device);
+    auto eng = w.make_engine();
+    const auto io = eng->resolve(w.shapes);
+    for (const auto& t : io) (t.role == tensor_role::input ? r.input_bytes : r.output_bytes) += t.bytes();
+    if (auto reason = unavailable_reason(strategy, caps)) {
+      r.refused = *reason;
+      return r;
+    }
+
+    session measured(*eng, io, {strategy, options.inflight, options.graph, options.managed_policy}, caps);
+    if (options.graph == graph_mode::on && !measured.graph().active) {
+      r.graph = false;
+      r.notes.push_back(measured.graph().reason);
+    }
+    session reference(*eng, io, {strategy_kind::device, 1, graph_mode::off, oversubscription::refuse}, caps);
+    if (options.warmup) {
+      measured.warmup();
+      reference.warmup();
+    }
+
+    cell_run run(measured, reference, options);
+    run.run();
+    samples& s = run.result();
+    if (properties(strategy).uses_managed_memory)
+      count_um_traffic(measured, reference, options, r);
+    else
+      r.um_note = "no managed memory";
+
+    r.iterations = s.latency.size();
+    r.latency_us = summarize(s.latency);
+    r.fill_us = summarize(s.fill);
+    r.h2d_us = summarize(s.h2d);
+    r.compute_us = summarize(s.compute);
+    r.d2h_us = summarize(s.d2h);
+    r.cold_first_us = s.cold_first.value_or(0);
+    r.wall_seconds = std::chrono::duration<double>(s.last_done - s.start).count();
+    r.throughput_per_s = throughput_per_second(s.requests, r.wall_seconds);
+    r.relative_iqr = relative_iqr(r.latency_us);
+    r.noisy = run.hit_cap();
+    const auto path = properties(strategy).path;
+    if (path == data_path::copy || strategy == strategy_kind::managed_prefetch) {
+      r.h2d_gbps = gbps(r.input_bytes, r.h2d_us);
+      r.d2h_gbps = gbps(r.output_bytes, r.d2h_us);
+    }
+    if (strategy == strategy_kind::device) {
+      const double bare = bare_launch_and_sync_us(*eng, io, caps);
+      r.notes.push_back(fmt::format("bare engine enqueue + stream sync: {:.1f} µs median; ferry's overhead on "
+                                    "the device strategy: {:+.1f} µs", bare, r.latency_us.median - bare));
+    }
+    r.output_checked = s.checked;
+    r.output_matches = s.checked && s.all_match;
+    r.check_detail = s.all_match ? fmt::format("{} elements compared with the device reference", s.compared)
+                                 : s.mismatch;
+  } catch (const unsupported& e) {
+    r.refused = e.what();
+  } catch (const out_of_memory& e) {
+    r.refused = std::string("out of memory: ") + e.what();
+  } catch (const std::exception& e) {
+    r.refused = std::string("failed: ") + e.what();
+  }
+  return r;
+}
+
+}  // namespace ferry::bench

@@ -1,0 +1,16 @@
+// Fresh input for every request, written by the CPU as a real client would: random values of the
+// tensor's dtype (finite, moderate floats; integer indices inside the engine's index_bound).
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "ferry/engine.hpp"
+
+namespace ferry::bench {
+
+// Writes every byte of `host` with values drawn from `seed`. Fast enough (several GB/s) that
+// filling 64 MB does not dominate a benchmark's wall time.
+void fill_fresh(std::span<std::byte> host, const tensor_spec& spec, std::uint64_t seed);
+
+}  // namespace ferry::bench

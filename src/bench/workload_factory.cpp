@@ -1,0 +1,85 @@
+#include "ferry/workload_factory.hpp"
+
+#include <charconv>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "ferry/builtin.hpp"
+#include "ferry/error.hpp"
+
+namespace ferry::bench {
+
+std::size_t parse_byte_size(std::string_view text) {
+  const std::string original(text);
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || value <= 0)
+    throw invalid_argument("bad size '" + original + "': expected a positive number with an optional unit (KB, MB, GB, KiB, MiB, GiB)");
+  std::string unit(end, text.data() + text.size());
+  double scale = 1;
+  if (unit.empty() || unit == "B") scale = 1;
+  else if (unit == "KB" || unit == "kB") scale = 1e3;
+  else if (unit == "MB") scale = 1e6;
+  else if (unit == "GB") scale = 1e9;
+  else if (unit == "KiB") scale = 1024.0;
+  else if (unit == "MiB") scale = 1024.0 * 1024;
+  else if (unit == "GiB") scale = 1024.0 * 1024 * 1024;
+  else throw invalid_argument("bad size unit in '" + original + "': use B, KB, MB, GB, KiB, MiB or GiB");
+  const double bytes = std::round(value * scale);
+  if (bytes < 1) throw invalid_argument("size '" + original + "' is less than one byte");
+  return static_cast<std::size_t>(bytes);
+}
+
+shape_binding parse_shape(std::string_view text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size())
+    throw invalid_argument("bad shape '" + std::string(text) + "': expected NAME:D1xD2x..., e.g. input:16x3x224x224");
+  shape_binding b{std::string(text.substr(0, colon)), {}};
+  std::string_view dims = text.substr(colon + 1);
+  while (!dims.empty()) {
+    const auto x = dims.find('x');
+    const auto item = dims.substr(0, x);
+    std::int64_t d = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), d);
+    if (ec != std::errc() || end != item.data() + item.size() || d <= 0)
+      throw invalid_argument("bad dimension '" + std::string(item) + "' in shape '" + std::string(text) + "'");
+    b.dims.push_back(d);
+    if (x == std::string_view::npos) break;
+    dims.remove_prefix(x + 1);
+  }
+  return b;
+}
+
+workload make_workload(const workload_request& request) {
+  const std::string& spec = request.engine;
+  if (spec.rfind("trt:", 0) == 0)
+    throw unsupported("engine '" + spec + "': this build of ferry has no TensorRT backend");
+  if (spec.rfind("torch:", 0) == 0)
+    throw unsupported("engine '" + spec + "': this build of ferry has no libtorch backend");
+  if (!request.preprocess.empty() && request.preprocess != "u8-normalize")
+    throw invalid_argument("unknown preprocess stage '" + request.preprocess + "'; the only one is u8-normalize");
+
+  builtin_options options{.input_bytes = request.input_bytes, .batch = request.batch};
+  const bool images = request.preprocess == "u8-normalize";
+  normalize_options normalize{.height = request.image_height, .width = request.image_width};
+  if (images && spec.rfind("mlp", 0) != 0) {
+    // The inner engine takes the float tensor the images turn into.
+    options.input_bytes = static_cast<std::size_t>(request.batch * 3 * request.image_height *
+                                                   request.image_width) * sizeof(float);
+  }
+  // Fail now, with the message, rather than inside the first measured cell.
+  (void)make_builtin_engine(spec, options);
+
+  workload w;
+  w.label = images ? "u8-normalize+" + spec : spec;
+  w.shapes = request.shapes;
+  w.make_engine = [spec, options, images, normalize]() -> std::unique_ptr<engine> {
+    auto inner = make_builtin_engine(spec, options);
+    if (!images) return inner;
+    return with_u8_normalize(std::move(inner), normalize);
+  };
+  return w;
+}
+
+}  // namespace ferry::bench

@@ -1,0 +1,187 @@
+// The session's slot pool and the typestate handles over it.
+#include "ferry/session.hpp"
+
+#include <condition_variable>
+#include <mutex>
+
+#include <nvtx3/nvtx3.hpp>
+
+#include "session/slot.hpp"
+
+namespace ferry {
+
+struct session::state {
+  session_options options;
+  std::vector<tensor_spec> io;
+  std::vector<std::unique_ptr<detail::slot>> slots;
+  graph_status graph;
+  std::mutex mutex;
+  std::condition_variable freed;
+  std::vector<detail::slot*> free_slots;
+};
+
+namespace {
+std::size_t find_index(const std::vector<tensor_spec>& specs, std::string_view name,
+                       const char* role) {
+  for (std::size_t i = 0; i < specs.size(); ++i)
+    if (specs[i].name == name) return i;
+  std::string names;
+  for (const auto& s : specs) names += (names.empty() ? "" : ", ") + s.name;
+  throw invalid_argument("unknown " + std::string(role) + " tensor '" + std::string(name) +
+                         "'; the engine's " + role + "s are: " + names);
+}
+void check_index(std::size_t index, std::size_t count, const char* role) {
+  if (index >= count)
+    throw invalid_argument(std::string(role) + " index " + std::to_string(index) +
+                           " out of range (" + std::to_string(count) + " " + role + "s)");
+}
+}  // namespace
+
+session::session(engine& eng, std::vector<tensor_spec> concrete_io, const session_options& options,
+                 const device_caps& caps)
+    : state_(std::make_unique<state>()) {
+  if (options.inflight < 1) throw invalid_argument("inflight must be at least 1");
+  if (auto reason = unavailable_reason(options.strategy, caps))
+    throw unsupported("strategy '" + std::string(to_string(options.strategy)) +
+                      "' is not available on " + caps.name + ": " + *reason);
+  state_->options = options;
+  state_->io = std::move(concrete_io);
+  for (int i = 0; i < options.inflight; ++i)
+    state_->slots.push_back(std::make_unique<detail::slot>(i, eng, state_->io, options, caps));
+
+  if (options.graph == graph_mode::on) {
+    // All slots or none: a mix would make the timing of one run incomparable.
+    for (auto& s : state_->slots) {
+      if (auto failure = s->capture_graph()) {
+        for (auto& t : state_->slots) t->graph.reset();
+        state_->graph = {false, "CUDA graph capture failed, running without graphs: " + *failure};
+        break;
+      }
+    }
+    if (state_->graph.reason.empty()) state_->graph.active = true;
+  }
+  for (auto& s : state_->slots) state_->free_slots.push_back(s.get());
+}
+
+session::~session() {
+  // Every handle keeps the session alive by contract; by now all slots are back in the pool.
+  for (auto& s : state_->slots) {
+    try {
+      s->wait_blocking();
+    } catch (const std::exception&) {  // destructors never throw; the error was logged
+    }
+  }
+}
+
+filling_slot session::acquire() {
+  std::unique_lock lock(state_->mutex);
+  state_->freed.wait(lock, [this] { return !state_->free_slots.empty(); });
+  detail::slot* s = state_->free_slots.back();
+  state_->free_slots.pop_back();
+  return filling_slot(detail::slot_handle(s, detail::slot_release{this}));
+}
+
+std::optional<filling_slot> session::try_acquire(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(state_->mutex);
+  if (!state_->freed.wait_for(lock, timeout, [this] { return !state_->free_slots.empty(); }))
+    return std::nullopt;
+  detail::slot* s = state_->free_slots.back();
+  state_->free_slots.pop_back();
+  return filling_slot(detail::slot_handle(s, detail::slot_release{this}));
+}
+
+void session::release(detail::slot* s) noexcept {
+  {
+    std::lock_guard lock(state_->mutex);
+    state_->free_slots.push_back(s);
+  }
+  state_->freed.notify_one();
+}
+
+void session::warmup() {
+  nvtx3::scoped_range r{"ferry.warmup"};
+  // Hold every slot at once so each one runs, not the same slot N times.
+  std::vector<filling_slot> held;
+  for (int i = 0; i < slots(); ++i) held.push_back(acquire());
+  std::vector<pending_slot> pending;
+  for (auto& f : held) {
+    f.stage_resident_inputs_untimed();
+    pending.push_back(std::move(f).submit());
+  }
+  for (auto& p : pending) (void)std::move(p).wait();
+}
+
+const session_options& session::options() const noexcept { return state_->options; }
+const std::vector<tensor_spec>& session::io() const noexcept { return state_->io; }
+const graph_status& session::graph() const noexcept { return state_->graph; }
+int session::slots() const noexcept { return static_cast<int>(state_->slots.size()); }
+
+void detail::slot_release::operator()(slot* s) const noexcept {
+  if (owner != nullptr && s != nullptr) owner->release(s);
+}
+
+// ---- filling_slot ----
+
+std::span<std::byte> filling_slot::input(std::string_view name) {
+  return slot_->inputs[find_index(slot_->input_specs, name, "input")].host();
+}
+std::span<std::byte> filling_slot::input(std::size_t index) {
+  check_index(index, slot_->inputs.size(), "input");
+  return slot_->inputs[index].host();
+}
+std::size_t filling_slot::input_count() const noexcept { return slot_->inputs.size(); }
+const tensor_spec& filling_slot::input_spec(std::size_t index) const {
+  check_index(index, slot_->input_specs.size(), "input");
+  return slot_->input_specs[index];
+}
+int filling_slot::slot_index() const noexcept { return slot_->index; }
+
+void filling_slot::stage_resident_inputs_untimed() {
+  for (auto& b : slot_->inputs)
+    if (properties(b.strategy()).path == data_path::resident) b.upload_blocking(slot_->copy);
+}
+
+pending_slot filling_slot::submit() && {
+  nvtx3::scoped_range r{"ferry.submit"};
+  slot_->enqueue_pipeline();
+  return pending_slot(std::move(slot_));
+}
+
+// ---- pending_slot ----
+
+completed_slot pending_slot::wait() && {
+  slot_->wait_blocking();
+  return completed_slot(std::move(slot_));
+}
+
+pending_slot::~pending_slot() {
+  if (!slot_) return;
+  try {
+    slot_->wait_blocking();  // never hand a slot with work in flight back to the pool
+  } catch (const std::exception&) {
+  }
+}
+
+// ---- completed_slot ----
+
+std::span<const std::byte> completed_slot::output(std::string_view name) const {
+  return slot_->outputs[find_index(slot_->output_specs, name, "output")].host();
+}
+std::span<const std::byte> completed_slot::output(std::size_t index) const {
+  check_index(index, slot_->outputs.size(), "output");
+  return std::as_const(slot_->outputs[index]).host();
+}
+std::size_t completed_slot::output_count() const noexcept { return slot_->outputs.size(); }
+const tensor_spec& completed_slot::output_spec(std::size_t index) const {
+  check_index(index, slot_->output_specs.size(), "output");
+  return slot_->output_specs[index];
+}
+stage_times completed_slot::times() const { return slot_->times(); }
+int completed_slot::slot_index() const noexcept { return slot_->index; }
+
+void completed_slot::fetch_resident_outputs_untimed() {
+  for (auto& b : slot_->outputs)
+    if (properties(b.strategy()).path == data_path::resident) b.download_blocking(slot_->copy);
+}
+
+}  // namespace ferry

@@ -1,0 +1,118 @@
+#include "session/slot.hpp"
+
+#include <nvtx3/nvtx3.hpp>
+
+#include "memory/allocations.hpp"
+
+namespace ferry::detail {
+
+graph_exec::~graph_exec() { FERRY_CUDA_TRY_NOTHROW(cudaGraphExecDestroy(exec_)); }
+void graph_exec::launch(stream_ref s) const { FERRY_CUDA_TRY(cudaGraphLaunch(exec_, s.get())); }
+
+slot::slot(int slot_index, engine& eng, const std::vector<tensor_spec>& io,
+           const session_options& options, const device_caps& caps)
+    : index(slot_index), device(caps.ordinal) {
+  for (const auto& spec : io) {
+    if (spec.is_dynamic())
+      throw invalid_argument("tensor '" + spec.name +
+                             "' has a dynamic dimension; resolve shapes before making a session");
+    const bool is_input = spec.role == tensor_role::input;
+    const buffer_request request{.bytes = spec.bytes(),
+                                 .dir = is_input ? direction::input : direction::output,
+                                 .managed_policy = options.managed_policy};
+    auto buffer = io_buffer::allocate(options.strategy, request, caps);
+    (is_input ? input_specs : output_specs).push_back(spec);
+    (is_input ? inputs : outputs).push_back(std::move(buffer));
+  }
+  context = eng.make_context(io);
+  for (std::size_t i = 0; i < inputs.size(); ++i) context->bind(input_specs[i].name, inputs[i].device());
+  for (std::size_t i = 0; i < outputs.size(); ++i)
+    context->bind(output_specs[i].name, outputs[i].device());
+}
+
+void slot::enqueue_stages(bool with_timing) {
+  // Inputs go to the device on the copy stream. Outputs get to_device too: for managed-prefetch
+  // that moves their pages to the GPU before the engine writes them (the recipe's "both ways");
+  // copy strategies skip it because an output moves only device -> host.
+  if (with_timing) h2d_start.record(copy);
+  {
+    nvtx3::scoped_range r{"ferry.to_device"};
+    for (auto& b : inputs) b.to_device(copy);
+    for (auto& b : outputs) b.to_device(copy);
+  }
+  (with_timing ? h2d_end : fork).record(copy);
+  (with_timing ? h2d_end : fork).make_wait(compute);
+  if (with_timing) compute_start.record(compute);
+  {
+    nvtx3::scoped_range r{"ferry.engine"};
+    context->enqueue(compute);
+  }
+  (with_timing ? compute_end : join).record(compute);
+  (with_timing ? compute_end : join).make_wait(copy);
+  if (with_timing) d2h_start.record(copy);
+  {
+    nvtx3::scoped_range r{"ferry.to_host"};
+    for (auto& b : outputs) b.to_host(copy);
+  }
+  if (with_timing) d2h_end.record(copy);
+}
+
+void slot::enqueue_pipeline() {
+  memory::scoped_device on_device(device);
+  if (graph) {
+    h2d_start.record(copy);
+    graph->launch(copy);
+    d2h_end.record(copy);
+  } else {
+    enqueue_stages(true);
+  }
+}
+
+std::optional<std::string> slot::capture_graph() {
+  memory::scoped_device on_device(device);
+  // Thread-local capture: other clients' threads keep issuing ordinary CUDA calls meanwhile.
+  FERRY_CUDA_TRY(cudaStreamBeginCapture(copy.get(), cudaStreamCaptureModeThreadLocal));
+  std::optional<std::string> failure;
+  try {
+    enqueue_stages(false);
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  cudaGraph_t g = nullptr;
+  const cudaError_t end = cudaStreamEndCapture(copy.get(), &g);
+  (void)cudaGetLastError();
+  if (!failure && end != cudaSuccess)
+    failure = std::string("cudaStreamEndCapture: ") + cudaGetErrorName(end) + " (" +
+              cudaGetErrorString(end) + ")";
+  if (!failure) {
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t inst = cudaGraphInstantiate(&exec, g, 0);
+    (void)cudaGetLastError();
+    if (inst == cudaSuccess)
+      graph.emplace(exec);
+    else
+      failure = std::string("cudaGraphInstantiate: ") + cudaGetErrorName(inst);
+  }
+  if (g != nullptr) FERRY_CUDA_TRY_NOTHROW(cudaGraphDestroy(g));
+  return failure;
+}
+
+void slot::wait_blocking() {
+  nvtx3::scoped_range r{"ferry.wait"};
+  // d2h_end is the last work of the pipeline and the copy stream waited for compute, so the
+  // copy stream finishing means the request is complete (host functions of staged included).
+  copy.synchronize_blocking();
+}
+
+stage_times slot::times() const {
+  stage_times t;
+  t.total_ms = elapsed_ms(h2d_start, d2h_end);
+  if (!graph) {
+    t.h2d_ms = elapsed_ms(h2d_start, h2d_end);
+    t.compute_ms = elapsed_ms(compute_start, compute_end);
+    t.d2h_ms = elapsed_ms(d2h_start, d2h_end);
+  }
+  return t;
+}
+
+}  // namespace ferry::detail

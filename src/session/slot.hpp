@@ -1,0 +1,61 @@
+// One slot of a session: its buffers, streams, events, engine context and (optionally) the CUDA
+// graph of its pipeline. Internal to src/session.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ferry/buffer.hpp"
+#include "ferry/engine.hpp"
+#include "ferry/session.hpp"
+#include "ferry/stream.hpp"
+
+namespace ferry::detail {
+
+// Owning cudaGraphExec_t.
+class graph_exec {
+ public:
+  explicit graph_exec(cudaGraphExec_t exec) noexcept : exec_(exec) {}
+  ~graph_exec();
+  graph_exec(const graph_exec&) = delete;
+  graph_exec& operator=(const graph_exec&) = delete;
+  void launch(stream_ref s) const;
+
+ private:
+  cudaGraphExec_t exec_;
+};
+
+struct slot {
+  slot(int index, engine& eng, const std::vector<tensor_spec>& io, const session_options& options,
+       const device_caps& caps);
+
+  // Enqueues the whole pipeline: directly, or as the captured graph when there is one.
+  void enqueue_pipeline();
+  // Tries to capture the pipeline into a graph; returns why not when capture fails.
+  [[nodiscard]] std::optional<std::string> capture_graph();
+  void wait_blocking();
+  [[nodiscard]] stage_times times() const;
+
+  int index;
+  int device;
+  std::vector<tensor_spec> input_specs;
+  std::vector<tensor_spec> output_specs;
+  std::vector<io_buffer> inputs;
+  std::vector<io_buffer> outputs;
+  std::unique_ptr<engine_context> context;
+  stream copy;     // host<->device traffic of this slot, both ways
+  stream compute;  // the engine's work
+  // Timing events bracket each stage; fork/join events only order the two streams.
+  event h2d_start{event_timing::enabled}, h2d_end{event_timing::enabled};
+  event compute_start{event_timing::enabled}, compute_end{event_timing::enabled};
+  event d2h_start{event_timing::enabled}, d2h_end{event_timing::enabled};
+  event fork, join;
+  std::optional<graph_exec> graph;
+
+ private:
+  void enqueue_stages(bool with_timing);
+};
+
+}  // namespace ferry::detail

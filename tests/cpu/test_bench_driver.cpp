@@ -1,0 +1,131 @@
+// The benchmark driver's CPU-side pieces: sizes and shapes on the command line, fresh inputs,
+// output checks, the verdict.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "bench/input_fill.hpp"
+#include "bench/output_check.hpp"
+#include "ferry/bench.hpp"
+#include "ferry/error.hpp"
+#include "ferry/workload_factory.hpp"
+
+namespace {
+
+using ferry::bench::parse_byte_size;
+
+TEST(ByteSize, UnitsFollowTheirStandards) {
+  EXPECT_EQ(parse_byte_size("4096"), 4096U);
+  EXPECT_EQ(parse_byte_size("0.6MB"), 600000U);
+  EXPECT_EQ(parse_byte_size("19MB"), 19000000U);
+  EXPECT_EQ(parse_byte_size("64MiB"), 64U << 20);
+  EXPECT_EQ(parse_byte_size("2KiB"), 2048U);
+  EXPECT_THROW((void)parse_byte_size("MB"), ferry::invalid_argument);
+  EXPECT_THROW((void)parse_byte_size("-1MB"), ferry::invalid_argument);
+  EXPECT_THROW((void)parse_byte_size("3 parsecs"), ferry::invalid_argument);
+}
+
+TEST(Shapes, ParseNameAndDims) {
+  const auto b = ferry::bench::parse_shape("input:16x3x224x224");
+  EXPECT_EQ(b.name, "input");
+  EXPECT_EQ(b.dims, (std::vector<std::int64_t>{16, 3, 224, 224}));
+  EXPECT_THROW((void)ferry::bench::parse_shape("input"), ferry::invalid_argument);
+  EXPECT_THROW((void)ferry::bench::parse_shape("input:16x0"), ferry::invalid_argument);
+  EXPECT_THROW((void)ferry::bench::parse_shape("input:16xx3"), ferry::invalid_argument);
+}
+
+TEST(Workloads, UnknownEnginesAndStagesAreNamed) {
+  try {
+    (void)ferry::bench::make_workload({.engine = "resnet"});
+    FAIL();
+  } catch (const ferry::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("resnet"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)ferry::bench::make_workload({.engine = "trt:model.plan"}), ferry::unsupported);
+  EXPECT_THROW((void)ferry::bench::make_workload({.engine = "reduce", .preprocess = "jpeg"}),
+               ferry::invalid_argument);
+  const auto w = ferry::bench::make_workload({.engine = "reduce", .preprocess = "u8-normalize"});
+  EXPECT_EQ(w.label, "u8-normalize+reduce");
+  auto eng = w.make_engine();
+  const auto io = eng->resolve({});
+  ASSERT_FALSE(io.empty());
+  EXPECT_EQ(io.front().type, ferry::dtype::u8);  // images cross the bus as bytes
+}
+
+TEST(InputFill, FloatsAreFiniteAndFreshPerSeed) {
+  ferry::tensor_spec spec{.name = "x", .type = ferry::dtype::f32, .shape = {1001}};
+  std::vector<std::byte> a(spec.bytes()), b(spec.bytes());
+  ferry::bench::fill_fresh(a, spec, 1);
+  ferry::bench::fill_fresh(b, spec, 2);
+  EXPECT_NE(a, b);
+  for (std::size_t i = 0; i < 1001; ++i) {
+    float v;
+    std::memcpy(&v, a.data() + 4 * i, 4);
+    ASSERT_TRUE(std::isfinite(v));
+    ASSERT_GE(v, -1.0F);
+    ASSERT_LT(v, 1.0F);
+  }
+}
+
+TEST(InputFill, IndicesStayInsideTheBound) {
+  ferry::tensor_spec spec{.name = "indices", .type = ferry::dtype::i32, .shape = {4096}, .index_bound = 37};
+  std::vector<std::byte> host(spec.bytes());
+  ferry::bench::fill_fresh(host, spec, 9);
+  std::vector<int> seen(37, 0);
+  for (std::size_t i = 0; i < 4096; ++i) {
+    std::int32_t v;
+    std::memcpy(&v, host.data() + 4 * i, 4);
+    ASSERT_GE(v, 0);
+    ASSERT_LT(v, 37);
+    seen[v] = 1;
+  }
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), 37);  // spread over the whole range
+}
+
+TEST(OutputCheck, FindsTheFirstMismatchAndAcceptsRounding) {
+  ferry::tensor_spec spec{.name = "sums", .type = ferry::dtype::f32, .shape = {3}};
+  std::vector<float> ref{1.0F, 2.0F, std::nanf("")};
+  std::vector<float> got{1.0F + 1e-7F, 2.0F, std::nanf("")};
+  auto as_bytes = [](const std::vector<float>& v) { return std::as_bytes(std::span(v)); };
+  EXPECT_TRUE(ferry::bench::compare_output(as_bytes(got), as_bytes(ref), spec).matches);
+  got[1] = 2.5F;
+  const auto outcome = ferry::bench::compare_output(as_bytes(got), as_bytes(ref), spec);
+  EXPECT_FALSE(outcome.matches);
+  EXPECT_NE(outcome.first_mismatch.find("'sums'[1]"), std::string::npos) << outcome.first_mismatch;
+}
+
+ferry::bench::strategy_result cell(const std::string& strategy, double latency, double throughput) {
+  ferry::bench::strategy_result r;
+  r.strategy = strategy;
+  r.engine = "reduce";
+  r.input_bytes = 600000;
+  r.iterations = 100;
+  r.latency_us.median = latency;
+  r.throughput_per_s = throughput;
+  r.output_checked = r.output_matches = true;
+  return r;
+}
+
+TEST(Verdict, PicksTheBestHostStrategyNeverTheFloor) {
+  ferry::bench::bench_report report;
+  report.results = {cell("device", 10, 9000), cell("pinned", 50, 4000), cell("mapped", 45, 3000),
+                    cell("managed", 355, 500)};
+  auto refused = cell("system", 1, 1);
+  refused.refused = "pageableMemoryAccess=0";
+  report.results.push_back(refused);
+  auto wrong = cell("staged", 5, 1);
+  wrong.output_matches = false;  // fast but wrong never wins
+  report.results.push_back(wrong);
+
+  ferry::bench::decide_winner(report, ferry::bench::objective::latency, "advice.");
+  EXPECT_EQ(report.winner, "mapped");
+  EXPECT_EQ(report.objective, "latency");
+  EXPECT_NE(report.recommendation.find("device floor"), std::string::npos) << report.recommendation;
+  EXPECT_NE(report.recommendation.find("managed"), std::string::npos) << report.recommendation;
+  ferry::bench::decide_winner(report, ferry::bench::objective::throughput, "advice.");
+  EXPECT_EQ(report.winner, "pinned");
+}
+
+}  // namespace
