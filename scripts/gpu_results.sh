@@ -14,6 +14,7 @@ b() {  # b NAME ARGS...: one ferry bench run, every format kept
   echo "   rc=$?" | tee -a "$out/commands.txt"
 }
 nvidia-smi --query-gpu=name,driver_version,memory.used,memory.total,pcie.link.gen.current,pcie.link.width.current --format=csv > "$out/nvidia-smi.txt"
+export FERRY_CLI="$PWD/.bundle/bin/ferry"
 timeout 300 ferry_gpu_tests --gtest_brief=1 > "$out/gpu_tests.txt" 2>&1; echo "gpu tests rc=$?" | tee -a "$out/commands.txt"
 ferry_cpu_tests --gtest_brief=1 > "$out/cpu_tests.txt" 2>&1; echo "cpu tests rc=$?" | tee -a "$out/commands.txt"
 ferry info --measure > "$out/info.txt" 2>&1

@@ -54,20 +54,33 @@ void fill_fresh(std::span<std::byte> host, const tensor_spec& spec, std::uint64_
       return;
     }
     case dtype::f16:
-    case dtype::bf16:
-      // Halves in (-1, -0.5] u [0.5, 1): exponent fixed, random sign and mantissa.
-      fill_words<std::uint16_t>(host, rng, [is_bf16 = spec.type == dtype::bf16](std::uint64_t r) {
-        const auto bits = static_cast<std::uint16_t>(r);
-        return is_bf16 ? static_cast<std::uint16_t>((bits & 0x807F) | 0x3F00)
-                       : static_cast<std::uint16_t>((bits & 0x83FF) | 0x3800);
-      });
+    case dtype::bf16: {
+      // Halves of magnitude in [0.5, 1) with a random sign and mantissa, from the same
+      // vectorisable hash: exponent bits fixed, so never Inf, NaN or denormal.
+      const std::size_t n = host.size() / sizeof(std::uint16_t);
+      auto* out = reinterpret_cast<std::uint16_t*>(host.data());
+      const auto salt = static_cast<std::uint32_t>(rng.next());
+      const std::uint16_t keep = spec.type == dtype::bf16 ? 0x807F : 0x83FF;
+      const std::uint16_t exponent = spec.type == dtype::bf16 ? 0x3F00 : 0x3800;
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::uint32_t h = (static_cast<std::uint32_t>(i) ^ salt) * 2654435761U;
+        out[i] = static_cast<std::uint16_t>(((h >> 16) & keep) | exponent);
+      }
+      if (host.size() % 2 != 0) host.back() = std::byte{0};
       return;
+    }
     case dtype::boolean:
       fill_words<std::uint8_t>(host, rng, [](std::uint64_t r) { return static_cast<std::uint8_t>(r & 1); });
       return;
-    default:  // u8, i8, i32, i64 without a bound: any bit pattern is a valid value
-      fill_words<std::uint64_t>(host, rng, [](std::uint64_t r) { return r; });
+    default: {  // u8, i8, i32, i64 without a bound: any bit pattern is a valid value
+      const std::size_t n = host.size() / sizeof(std::uint32_t);
+      auto* out = reinterpret_cast<std::uint32_t*>(host.data());
+      const auto salt = static_cast<std::uint32_t>(rng.next());
+      for (std::size_t i = 0; i < n; ++i) out[i] = ((static_cast<std::uint32_t>(i) ^ salt) * 2654435761U) ^ salt;
+      for (std::size_t i = n * sizeof(std::uint32_t); i < host.size(); ++i)
+        host[i] = static_cast<std::byte>(rng.next());
       return;
+    }
   }
 }
 

@@ -11,7 +11,10 @@ void graph_exec::launch(stream_ref s) const { FERRY_CUDA_TRY(cudaGraphLaunch(exe
 
 slot::slot(int slot_index, engine& eng, const std::vector<tensor_spec>& io,
            const session_options& options, const device_caps& caps)
-    : index(slot_index), device(caps.ordinal) {
+    : index(slot_index),
+      device(caps.ordinal),
+      single_stream(properties(options.strategy).path != data_path::copy &&
+                    options.strategy != strategy_kind::managed_prefetch) {
   for (const auto& spec : io) {
     if (spec.is_dynamic())
       throw invalid_argument("tensor '" + spec.name +
@@ -34,35 +37,44 @@ void slot::enqueue_stages(bool with_timing) {
   // Inputs go to the device on the copy stream. Outputs get to_device too: for managed-prefetch
   // that moves their pages to the GPU before the engine writes them (the recipe's "both ways");
   // copy strategies skip it because an output moves only device -> host.
-  if (with_timing) h2d_start.record(copy);
+  const stream_ref xfer = transfer_stream();
+  if (with_timing) h2d_start.record(xfer);
   {
     nvtx3::scoped_range r{"ferry.to_device"};
-    for (auto& b : inputs) b.to_device(copy);
-    for (auto& b : outputs) b.to_device(copy);
+    for (auto& b : inputs) b.to_device(xfer);
+    for (auto& b : outputs) b.to_device(xfer);
   }
-  (with_timing ? h2d_end : fork).record(copy);
-  (with_timing ? h2d_end : fork).make_wait(compute);
+  if (!single_stream) {
+    (with_timing ? h2d_end : fork).record(copy);
+    (with_timing ? h2d_end : fork).make_wait(compute);
+  } else if (with_timing) {
+    h2d_end.record(compute);
+  }
   if (with_timing) compute_start.record(compute);
   {
     nvtx3::scoped_range r{"ferry.engine"};
     context->enqueue(compute);
   }
-  (with_timing ? compute_end : join).record(compute);
-  (with_timing ? compute_end : join).make_wait(copy);
-  if (with_timing) d2h_start.record(copy);
+  if (!single_stream) {
+    (with_timing ? compute_end : join).record(compute);
+    (with_timing ? compute_end : join).make_wait(copy);
+  } else if (with_timing) {
+    compute_end.record(compute);
+  }
+  if (with_timing) d2h_start.record(xfer);
   {
     nvtx3::scoped_range r{"ferry.to_host"};
-    for (auto& b : outputs) b.to_host(copy);
+    for (auto& b : outputs) b.to_host(xfer);
   }
-  if (with_timing) d2h_end.record(copy);
+  if (with_timing) d2h_end.record(xfer);
 }
 
 void slot::enqueue_pipeline() {
   memory::scoped_device on_device(device);
   if (graph) {
-    h2d_start.record(copy);
-    graph->launch(copy);
-    d2h_end.record(copy);
+    h2d_start.record(transfer_stream());
+    graph->launch(transfer_stream());
+    d2h_end.record(transfer_stream());
   } else {
     enqueue_stages(true);
   }
@@ -71,7 +83,7 @@ void slot::enqueue_pipeline() {
 std::optional<std::string> slot::capture_graph() {
   memory::scoped_device on_device(device);
   // Thread-local capture: other clients' threads keep issuing ordinary CUDA calls meanwhile.
-  FERRY_CUDA_TRY(cudaStreamBeginCapture(copy.get(), cudaStreamCaptureModeThreadLocal));
+  FERRY_CUDA_TRY(cudaStreamBeginCapture(transfer_stream().get(), cudaStreamCaptureModeThreadLocal));
   std::optional<std::string> failure;
   try {
     enqueue_stages(false);
@@ -79,7 +91,7 @@ std::optional<std::string> slot::capture_graph() {
     failure = e.what();
   }
   cudaGraph_t g = nullptr;
-  const cudaError_t end = cudaStreamEndCapture(copy.get(), &g);
+  const cudaError_t end = cudaStreamEndCapture(transfer_stream().get(), &g);
   (void)cudaGetLastError();
   if (!failure && end != cudaSuccess)
     failure = std::string("cudaStreamEndCapture: ") + cudaGetErrorName(end) + " (" +
@@ -99,9 +111,9 @@ std::optional<std::string> slot::capture_graph() {
 
 void slot::wait_blocking() {
   nvtx3::scoped_range r{"ferry.wait"};
-  // d2h_end is the last work of the pipeline and the copy stream waited for compute, so the
-  // copy stream finishing means the request is complete (host functions of staged included).
-  copy.synchronize_blocking();
+  // d2h_end is the last work of the pipeline and the transfer stream waited for compute, so it
+  // finishing means the request is complete (host functions of staged included).
+  transfer_stream().synchronize_blocking();
 }
 
 stage_times slot::times() const {

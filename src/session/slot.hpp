@@ -53,8 +53,12 @@ struct slot {
   event d2h_start{event_timing::enabled}, d2h_end{event_timing::enabled};
   event fork, join;
   std::optional<graph_exec> graph;
+  // Zero-copy, resident and hint-only managed strategies move nothing in their stream
+  // operations; their whole pipeline runs on the compute stream, sparing two cross-stream waits.
+  bool single_stream = false;
 
  private:
+  [[nodiscard]] stream_ref transfer_stream() const noexcept { return single_stream ? compute.ref() : copy.ref(); }
   void enqueue_stages(bool with_timing);
 };
 

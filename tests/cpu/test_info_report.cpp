@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <cstdio>
 #include <span>
 #include <sstream>
@@ -299,7 +300,9 @@ enum class captured { stderr_only, both };
 cli_result run_cli([[maybe_unused]] const std::string& args, [[maybe_unused]] captured stream) {
 #ifdef FERRY_CLI_PATH
   const std::string redirect = stream == captured::stderr_only ? " 2>&1 1>/dev/null" : " 2>&1";
-  const std::string command = std::string("'") + FERRY_CLI_PATH + "' " + args + redirect;
+  // FERRY_CLI overrides the build-time path, for test binaries carried to another machine.
+  const char* moved = std::getenv("FERRY_CLI");
+  const std::string command = std::string("'") + (moved ? moved : FERRY_CLI_PATH) + "' " + args + redirect;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return {-1, "popen failed"};
   std::string output;
