@@ -2,6 +2,8 @@
 // decisions ferry makes from capabilities, checked without a GPU.
 #include <gtest/gtest.h>
 
+#include "cpu/synthetic_caps.hpp"
+
 #include <string>
 
 #include "ferry/device_caps.hpp"
@@ -9,28 +11,8 @@
 
 namespace {
 
-// The project's GPU host as query_device reports it (DESIGN.md §1): an H200 on PCIe Gen5 x16.
-ferry::device_caps h200_like() {
-  ferry::device_caps caps;
-  caps.ordinal = 0;
-  caps.name = "NVIDIA H200";
-  caps.compute_major = 9;
-  caps.compute_minor = 0;
-  caps.multiprocessors = 132;
-  caps.total_memory = 150'109'880'320;
-  caps.free_memory = 149'000'000'000;
-  caps.pci_bus_id = "0000:41:00.0";
-  caps.integrated = false;
-  caps.can_map_host_memory = true;
-  caps.host_register_supported = true;
-  caps.managed_memory = true;
-  caps.concurrent_managed_access = true;
-  caps.pageable_memory_access = false;
-  caps.pageable_memory_access_uses_host_page_tables = false;
-  caps.direct_managed_mem_access_from_host = false;
-  caps.pcie = ferry::pcie_link{5, 16, 5, 16};
-  return caps;
-}
+using ferry::testing::h200_like;
+
 
 TEST(PlatformClass, DiscreteWithoutPageableAccessIsDiscretePcie) {
   EXPECT_EQ(ferry::classify(h200_like()), ferry::platform_class::discrete_pcie);

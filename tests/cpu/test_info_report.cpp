@@ -1,6 +1,8 @@
 // `ferry info` without a GPU: the static recommendations, the JSON record and its text rendering
 // built from synthetic device_caps records, and the CLI's behaviour on a machine with no GPU.
 #include <gtest/gtest.h>
+
+#include "cpu/synthetic_caps.hpp"
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -23,46 +25,13 @@ namespace {
 
 using ferry::platform_class;
 using ferry::strategy_kind;
+using ferry::testing::h200_like;
+using ferry::testing::orin_like;
 
 constexpr std::array all_platforms{platform_class::discrete_pcie, platform_class::integrated,
                                    platform_class::coherent_hmm, platform_class::coherent_ats};
 
-ferry::device_caps h200_like() {
-  ferry::device_caps caps;
-  caps.ordinal = 0;
-  caps.name = "NVIDIA H200";
-  caps.compute_major = 9;
-  caps.compute_minor = 0;
-  caps.multiprocessors = 132;
-  caps.total_memory = 150'109'880'320;
-  caps.free_memory = 149'000'000'000;
-  caps.pci_bus_id = "0000:41:00.0";
-  caps.can_map_host_memory = true;
-  caps.host_register_supported = true;
-  caps.managed_memory = true;
-  caps.concurrent_managed_access = true;
-  caps.pcie = ferry::pcie_link{5, 16, 5, 16};
-  return caps;
-}
 
-// A Jetson-like record: shared DRAM, no concurrent managed access, no PCIe link.
-ferry::device_caps orin_like() {
-  ferry::device_caps caps;
-  caps.ordinal = 1;
-  caps.name = "Orin";
-  caps.compute_major = 8;
-  caps.compute_minor = 7;
-  caps.multiprocessors = 16;
-  caps.total_memory = std::size_t{32} << 30;
-  caps.free_memory = std::size_t{20} << 30;
-  caps.pci_bus_id = "0000:00:00.0";
-  caps.integrated = true;
-  caps.can_map_host_memory = true;
-  caps.host_register_supported = false;
-  caps.managed_memory = true;
-  caps.concurrent_managed_access = false;
-  return caps;
-}
 
 // One representative record per platform class.
 ferry::device_caps record_of(platform_class platform) {

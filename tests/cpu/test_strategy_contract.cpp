@@ -7,22 +7,12 @@
 #include "ferry/buffer.hpp"
 #include "ferry/error.hpp"
 #include "ferry/strategy.hpp"
+#include "cpu/synthetic_caps.hpp"
 
 namespace {
 
 using ferry::strategy_kind;
 
-ferry::device_caps discrete_h200_like() {
-  ferry::device_caps caps;
-  caps.name = "synthetic discrete GPU";
-  caps.integrated = false;
-  caps.can_map_host_memory = true;
-  caps.host_register_supported = true;
-  caps.managed_memory = true;
-  caps.concurrent_managed_access = true;
-  caps.pageable_memory_access = false;
-  return caps;
-}
 
 std::string message_of(const std::function<void()>& f) {
   try {
@@ -62,7 +52,7 @@ TEST(StrategyNames, ListsParseInOrderWithoutDuplicates) {
 }
 
 TEST(StrategyAvailability, DiscretePcieOffersAllButSystem) {
-  const auto caps = discrete_h200_like();
+  const auto caps = ferry::testing::h200_like();
   for (auto k : ferry::all_strategies) {
     const auto reason = ferry::unavailable_reason(k, caps);
     if (k == strategy_kind::system) {
@@ -75,18 +65,18 @@ TEST(StrategyAvailability, DiscretePcieOffersAllButSystem) {
 }
 
 TEST(StrategyAvailability, EachMissingCapabilityRefusesItsStrategies) {
-  auto caps = discrete_h200_like();
+  auto caps = ferry::testing::h200_like();
   caps.can_map_host_memory = false;
   EXPECT_TRUE(ferry::unavailable_reason(strategy_kind::mapped, caps));
   EXPECT_TRUE(ferry::unavailable_reason(strategy_kind::registered_mapped, caps));
   EXPECT_FALSE(ferry::unavailable_reason(strategy_kind::registered, caps));
 
-  caps = discrete_h200_like();
+  caps = ferry::testing::h200_like();
   caps.host_register_supported = false;
   EXPECT_TRUE(ferry::unavailable_reason(strategy_kind::registered, caps));
   EXPECT_TRUE(ferry::unavailable_reason(strategy_kind::registered_mapped, caps));
 
-  caps = discrete_h200_like();
+  caps = ferry::testing::h200_like();
   caps.concurrent_managed_access = false;
   for (auto k : {strategy_kind::managed, strategy_kind::managed_prefetch, strategy_kind::managed_advise}) {
     const auto reason = ferry::unavailable_reason(k, caps);
@@ -94,36 +84,36 @@ TEST(StrategyAvailability, EachMissingCapabilityRefusesItsStrategies) {
     EXPECT_NE(reason->find("concurrentManagedAccess=0"), std::string::npos);
   }
 
-  caps = discrete_h200_like();
+  caps = ferry::testing::h200_like();
   caps.pageable_memory_access = true;
   EXPECT_FALSE(ferry::unavailable_reason(strategy_kind::system, caps));
 }
 
 TEST(StrategyAvailability, RefusalHappensBeforeAnyCudaCallAndNamesTheDevice) {
-  const auto caps = discrete_h200_like();
+  const auto caps = ferry::testing::h200_like();
   const ferry::buffer_request request{.bytes = 4096};
   EXPECT_THROW((void)ferry::io_buffer::allocate(strategy_kind::system, request, caps),
                ferry::unsupported);
   const auto msg = message_of(
       [&] { (void)ferry::io_buffer::allocate(strategy_kind::system, request, caps); });
-  EXPECT_NE(msg.find("strategy 'system' is not available on synthetic discrete GPU"),
+  EXPECT_NE(msg.find("strategy 'system' is not available on NVIDIA H200"),
             std::string::npos)
       << msg;
 }
 
 TEST(BufferRequest, ZeroBytesIsInvalid) {
   EXPECT_THROW((void)ferry::io_buffer::allocate(strategy_kind::pinned, {.bytes = 0},
-                                                discrete_h200_like()),
+                                                ferry::testing::h200_like()),
                ferry::invalid_argument);
 }
 
 TEST(BufferRequest, WrappingNeedsARegisteredStrategyAndMatchingSize) {
   std::vector<std::byte> memory(8192);
   EXPECT_THROW((void)ferry::io_buffer::wrap_registered(strategy_kind::pinned, memory,
-                                                       {.bytes = 8192}, discrete_h200_like()),
+                                                       {.bytes = 8192}, ferry::testing::h200_like()),
                ferry::invalid_argument);
   EXPECT_THROW((void)ferry::io_buffer::wrap_registered(strategy_kind::registered, memory,
-                                                       {.bytes = 4096}, discrete_h200_like()),
+                                                       {.bytes = 4096}, ferry::testing::h200_like()),
                ferry::invalid_argument);
 }
 
