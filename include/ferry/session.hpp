@@ -39,7 +39,8 @@ struct session_options {
 };
 
 // Device-side time of one request, from CUDA events (milliseconds). In graph mode the stages are
-// one graph launch, so only `total` is known and the stage fields are empty.
+// one graph launch, so only `total` is known and the stage fields are empty. Strategies that copy
+// nothing (zero-copy, resident, hint-only managed) have no h2d/d2h stages: compute is the total.
 struct stage_times {
   std::optional<float> h2d_ms;
   std::optional<float> compute_ms;
@@ -135,10 +136,11 @@ class session {
   // Like acquire(), but gives up after `timeout`.
   [[nodiscard]] std::optional<filling_slot> try_acquire(std::chrono::milliseconds timeout);
 
-  // Runs every slot's pipeline once so the first real request is not the slow one: modules load,
-  // library handles initialise, graphs instantiate, managed pages settle where the strategy
-  // wants them.
-  void warmup();
+  // Runs every slot's pipeline `rounds` times the way real requests do (the CPU writes every
+  // input page, the pipeline runs, the CPU reads every output page) so the first real request
+  // is not the slow one: modules load, library handles initialise, host mappings and managed
+  // pages settle into their steady state. Overwrites the host views.
+  void warmup(int rounds = 3);
 
   [[nodiscard]] const session_options& options() const noexcept;
   [[nodiscard]] const std::vector<tensor_spec>& io() const noexcept;

@@ -56,15 +56,22 @@ void fill_fresh(std::span<std::byte> host, const tensor_spec& spec, std::uint64_
     case dtype::f16:
     case dtype::bf16: {
       // Halves of magnitude in [0.5, 1) with a random sign and mantissa, from the same
-      // vectorisable hash: exponent bits fixed, so never Inf, NaN or denormal.
-      const std::size_t n = host.size() / sizeof(std::uint16_t);
-      auto* out = reinterpret_cast<std::uint16_t*>(host.data());
+      // vectorisable hash (exponent bits fixed: never Inf, NaN or denormal), two halves per
+      // 32-bit word so the loop runs as fast as the f32 one.
+      const std::uint32_t keep16 = spec.type == dtype::bf16 ? 0x807FU : 0x83FFU;
+      const std::uint32_t exponent16 = spec.type == dtype::bf16 ? 0x3F00U : 0x3800U;
+      const std::uint32_t keep = keep16 | (keep16 << 16);
+      const std::uint32_t exponent = exponent16 | (exponent16 << 16);
+      const std::size_t pairs = host.size() / sizeof(std::uint32_t);
+      auto* out = reinterpret_cast<std::uint32_t*>(host.data());
       const auto salt = static_cast<std::uint32_t>(rng.next());
-      const std::uint16_t keep = spec.type == dtype::bf16 ? 0x807F : 0x83FF;
-      const std::uint16_t exponent = spec.type == dtype::bf16 ? 0x3F00 : 0x3800;
-      for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t i = 0; i < pairs; ++i) {
         const std::uint32_t h = (static_cast<std::uint32_t>(i) ^ salt) * 2654435761U;
-        out[i] = static_cast<std::uint16_t>(((h >> 16) & keep) | exponent);
+        out[i] = (h & keep) | exponent;
+      }
+      if (pairs * 4 + 2 <= host.size()) {  // an odd count of halves: the last one on its own
+        const std::uint16_t last = static_cast<std::uint16_t>(exponent16 | (salt & keep16));
+        std::memcpy(host.data() + pairs * 4, &last, sizeof last);
       }
       if (host.size() % 2 != 0) host.back() = std::byte{0};
       return;

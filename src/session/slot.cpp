@@ -34,47 +34,52 @@ slot::slot(int slot_index, engine& eng, const std::vector<tensor_spec>& io,
 }
 
 void slot::enqueue_stages(bool with_timing) {
+  if (single_stream) {
+    // Nothing to copy: to_device/to_host are no-ops or stream-free hints, so only the engine is
+    // bracketed. Two events instead of six keep the floor's overhead down.
+    for (auto& b : inputs) b.to_device(compute);
+    for (auto& b : outputs) b.to_device(compute);
+    if (with_timing) compute_start.record(compute);
+    {
+      nvtx3::scoped_range r{"ferry.engine"};
+      context->enqueue(compute);
+    }
+    if (with_timing) compute_end.record(compute);
+    for (auto& b : outputs) b.to_host(compute);
+    return;
+  }
   // Inputs go to the device on the copy stream. Outputs get to_device too: for managed-prefetch
   // that moves their pages to the GPU before the engine writes them (the recipe's "both ways");
   // copy strategies skip it because an output moves only device -> host.
-  const stream_ref xfer = transfer_stream();
-  if (with_timing) h2d_start.record(xfer);
+  if (with_timing) h2d_start.record(copy);
   {
     nvtx3::scoped_range r{"ferry.to_device"};
-    for (auto& b : inputs) b.to_device(xfer);
-    for (auto& b : outputs) b.to_device(xfer);
+    for (auto& b : inputs) b.to_device(copy);
+    for (auto& b : outputs) b.to_device(copy);
   }
-  if (!single_stream) {
-    (with_timing ? h2d_end : fork).record(copy);
-    (with_timing ? h2d_end : fork).make_wait(compute);
-  } else if (with_timing) {
-    h2d_end.record(compute);
-  }
+  (with_timing ? h2d_end : fork).record(copy);
+  (with_timing ? h2d_end : fork).make_wait(compute);
   if (with_timing) compute_start.record(compute);
   {
     nvtx3::scoped_range r{"ferry.engine"};
     context->enqueue(compute);
   }
-  if (!single_stream) {
-    (with_timing ? compute_end : join).record(compute);
-    (with_timing ? compute_end : join).make_wait(copy);
-  } else if (with_timing) {
-    compute_end.record(compute);
-  }
-  if (with_timing) d2h_start.record(xfer);
+  (with_timing ? compute_end : join).record(compute);
+  (with_timing ? compute_end : join).make_wait(copy);
+  if (with_timing) d2h_start.record(copy);
   {
     nvtx3::scoped_range r{"ferry.to_host"};
-    for (auto& b : outputs) b.to_host(xfer);
+    for (auto& b : outputs) b.to_host(copy);
   }
-  if (with_timing) d2h_end.record(xfer);
+  if (with_timing) d2h_end.record(copy);
 }
 
 void slot::enqueue_pipeline() {
   memory::scoped_device on_device(device);
   if (graph) {
-    h2d_start.record(transfer_stream());
+    start_event().record(transfer_stream());
     graph->launch(transfer_stream());
-    d2h_end.record(transfer_stream());
+    end_event().record(transfer_stream());
   } else {
     enqueue_stages(true);
   }
@@ -118,8 +123,10 @@ void slot::wait_blocking() {
 
 stage_times slot::times() const {
   stage_times t;
-  t.total_ms = elapsed_ms(h2d_start, d2h_end);
-  if (!graph) {
+  t.total_ms = elapsed_ms(start_event(), end_event());
+  if (single_stream) {
+    if (!graph) t.compute_ms = t.total_ms;
+  } else if (!graph) {
     t.h2d_ms = elapsed_ms(h2d_start, h2d_end);
     t.compute_ms = elapsed_ms(compute_start, compute_end);
     t.d2h_ms = elapsed_ms(d2h_start, d2h_end);

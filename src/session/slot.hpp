@@ -59,6 +59,11 @@ struct slot {
 
  private:
   [[nodiscard]] stream_ref transfer_stream() const noexcept { return single_stream ? compute.ref() : copy.ref(); }
+  // The events that bracket a whole request on either pipeline shape.
+  [[nodiscard]] const event& start_event() const noexcept { return single_stream ? compute_start : h2d_start; }
+  [[nodiscard]] const event& end_event() const noexcept { return single_stream ? compute_end : d2h_end; }
+  [[nodiscard]] event& start_event() noexcept { return single_stream ? compute_start : h2d_start; }
+  [[nodiscard]] event& end_event() noexcept { return single_stream ? compute_end : d2h_end; }
   void enqueue_stages(bool with_timing);
 };
 
