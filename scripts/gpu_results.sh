@@ -22,7 +22,7 @@ b default
 b matrix --engine reduce,touch --size 0.6MB,4.8MB,19MB,64MB --strategy all --duration 1
 b cold --engine reduce,touch --size 19MB --strategy all --no-warmup --iterations 30
 b mlp_inflight1 --engine mlp:48x2048 --batch 1024 --strategy device,pinned,mapped,registered,managed-advise,managed-prefetch,staged --inflight 1 --objective throughput --duration 2
-b mlp_inflight3 --engine mlp:48x2048 --batch 1024 --strategy device,pinned,mapped,registered,managed-advise,managed-prefetch,staged --inflight 3 --objective throughput --duration 2
+b mlp_inflight4 --engine mlp:48x2048 --batch 1024 --strategy device,pinned,mapped,registered,managed-advise,managed-prefetch,staged --clients 2 --inflight 4 --objective throughput --duration 2
 b sparse --engine sparse:0.01,sparse:0.05,sparse:0.1,sparse:0.25,sparse:0.5,sparse:1.0 --size 64MB --strategy pinned,mapped,managed,managed-prefetch,managed-advise,device --duration 1
 b u8 --engine reduce --preprocess u8-normalize --batch 64 --strategy pinned,mapped,managed-advise,device --duration 1
 b f32_same_images --engine reduce --size 38535168 --strategy pinned,mapped,managed-advise,device --duration 1
