@@ -1,5 +1,6 @@
 // One cell of the benchmark matrix: a workload under a strategy, measured as DESIGN.md §5 asks.
 #include <atomic>
+#include <condition_variable>
 #include <deque>
 #include <limits>
 #include <chrono>
@@ -92,10 +93,19 @@ class cell_run {
     start_ = clock::now();
     samples_.start = start_;
     samples_.last_done = start_;
+    // Output checks run on their own thread: a client busy comparing 4 MB against the reference
+    // would otherwise hold back its other in-flight requests and put the check into their latency.
+    std::thread checker([this] { check_loop(); });
     std::vector<std::thread> clients;
     for (int c = 1; c < options_.clients; ++c) clients.emplace_back([this] { client(); });
     client();
     for (auto& t : clients) t.join();
+    {
+      std::lock_guard lock(checks_mutex_);
+      clients_done_ = true;
+    }
+    checks_ready_.notify_one();
+    checker.join();
   }
 
   samples& result() { return samples_; }
@@ -165,7 +175,30 @@ class cell_run {
     { auto release = std::move(done); }  // give the slot back before the reference runs
 
     record(r.seq, micros(readable - r.submitted), r.fill_us, times, readable);
-    if (check) check_against_reference(reference_, reference_mutex_, r.inputs, outputs, samples_);
+    if (check) {
+      {
+        std::lock_guard lock(checks_mutex_);
+        checks_.push_back({std::move(r.inputs), std::move(outputs)});
+      }
+      checks_ready_.notify_one();
+    }
+  }
+
+  struct pending_check {
+    std::vector<std::vector<std::byte>> inputs;
+    std::vector<std::vector<std::byte>> outputs;
+  };
+
+  void check_loop() {
+    for (;;) {
+      std::unique_lock lock(checks_mutex_);
+      checks_ready_.wait(lock, [this] { return !checks_.empty() || clients_done_; });
+      if (checks_.empty()) return;  // clients are done and every check has run
+      pending_check next = std::move(checks_.front());
+      checks_.pop_front();
+      lock.unlock();
+      check_against_reference(reference_, reference_mutex_, next.inputs, next.outputs, samples_);
+    }
   }
 
   void record(std::uint64_t seq, double latency_us, double fill_us, const stage_times& t,
@@ -211,6 +244,10 @@ class cell_run {
   stopping_rule rule_;
   samples samples_;
   std::mutex reference_mutex_;
+  std::mutex checks_mutex_;
+  std::condition_variable checks_ready_;
+  std::deque<pending_check> checks_;
+  bool clients_done_ = false;
   std::atomic<bool> stop_{false};
   std::atomic<std::uint64_t> next_{0};
   std::atomic<std::uint64_t> sink_{0};
