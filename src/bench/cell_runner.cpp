@@ -389,7 +389,8 @@ strategy_result run_cell(const workload& w, strategy_kind strategy, const run_op
       r.h2d_gbps = gbps(r.input_bytes, r.h2d_us);
       r.d2h_gbps = gbps(r.output_bytes, r.d2h_us);
     }
-    if (strategy == strategy_kind::device) {
+    // The bare baseline is one request at a time; it says nothing about queued or shared runs.
+    if (strategy == strategy_kind::device && options.clients == 1 && options.inflight == 1) {
       const double bare = bare_launch_and_sync_us(*eng, io, caps);
       r.notes.push_back(fmt::format("bare engine enqueue + stream sync: {:.1f} µs median; ferry's overhead on "
                                     "the device strategy: {:+.1f} µs", bare, r.latency_us.median - bare));
