@@ -309,9 +309,12 @@ class u8_normalize_core {
   image_feed feed_ = image_feed::batch_major;
 };
 
-class u8_normalize_engine final : public engine {
+// The engine seam forwarded to the core; Base is engine, or host_reference_engine when the
+// inner engine can also run on the CPU.
+template <class Base>
+class u8_normalize_facade : public Base {
  public:
-  explicit u8_normalize_engine(u8_normalize_core core) : core_(std::move(core)) {}
+  explicit u8_normalize_facade(u8_normalize_core core) : core_(std::move(core)) {}
   [[nodiscard]] std::string_view name() const override { return core_.name(); }
   [[nodiscard]] const std::vector<tensor_spec>& io() const override { return core_.io(); }
   [[nodiscard]] std::vector<tensor_spec> resolve(
@@ -323,23 +326,18 @@ class u8_normalize_engine final : public engine {
     return core_.make_context(concrete_io);
   }
 
- private:
+ protected:
   u8_normalize_core core_;
 };
 
-class u8_normalize_reference_engine final : public host_reference_engine {
+class u8_normalize_engine final : public u8_normalize_facade<engine> {
  public:
-  explicit u8_normalize_reference_engine(u8_normalize_core core) : core_(std::move(core)) {}
-  [[nodiscard]] std::string_view name() const override { return core_.name(); }
-  [[nodiscard]] const std::vector<tensor_spec>& io() const override { return core_.io(); }
-  [[nodiscard]] std::vector<tensor_spec> resolve(
-      std::span<const shape_binding> inputs) const override {
-    return core_.resolve(inputs);
-  }
-  [[nodiscard]] std::unique_ptr<engine_context> make_context(
-      const std::vector<tensor_spec>& concrete_io) override {
-    return core_.make_context(concrete_io);
-  }
+  using u8_normalize_facade::u8_normalize_facade;
+};
+
+class u8_normalize_reference_engine final : public u8_normalize_facade<host_reference_engine> {
+ public:
+  using u8_normalize_facade::u8_normalize_facade;
   void run_on_host(std::span<const std::span<const std::byte>> inputs,
                    std::span<const std::span<std::byte>> outputs) const override {
     core_.run_on_host(inputs, outputs);
@@ -347,9 +345,6 @@ class u8_normalize_reference_engine final : public host_reference_engine {
   [[nodiscard]] double flops_per_request(std::span<const tensor_spec> concrete_io) const override {
     return core_.flops_per_request(concrete_io);
   }
-
- private:
-  u8_normalize_core core_;
 };
 
 }  // namespace
