@@ -57,6 +57,13 @@ class engine_context {
   virtual void bind(std::string_view tensor, void* device_address) = 0;
   // Enqueues one inference on `stream`; every tensor must be bound.
   virtual void enqueue(stream_ref stream) = 0;
+  // Asks the engine to record `consumed` on the enqueue stream as soon as it has read its
+  // inputs (TensorRT's setInputConsumedEvent), earlier than the end of its work. Returns false
+  // when the engine cannot tell; ferry then records the event right after enqueue().
+  [[nodiscard]] virtual bool signal_inputs_consumed(cudaEvent_t consumed) {
+    (void)consumed;
+    return false;
+  }
 };
 
 class engine {

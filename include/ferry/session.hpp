@@ -71,6 +71,11 @@ class pending_slot {
  public:
   // Blocks until the request has finished (outputs readable on the host).
   [[nodiscard]] completed_slot wait() &&;
+  // Blocks until the inputs' host memory may be reused while the request still runs: after the
+  // copy for copy strategies, once the engine has read them for zero-copy ones (a registered
+  // client buffer can go back to its owner before the outputs are ready). The slot's own input
+  // views stay closed until the slot is filled again.
+  void wait_inputs_consumed() const;
   ~pending_slot();
   pending_slot(pending_slot&&) noexcept = default;
   pending_slot& operator=(pending_slot&&) noexcept = default;

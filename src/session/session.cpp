@@ -172,6 +172,11 @@ completed_slot pending_slot::wait() && {
   return completed_slot(std::move(slot_));
 }
 
+void pending_slot::wait_inputs_consumed() const {
+  nvtx3::scoped_range r{"ferry.wait_inputs_consumed"};
+  slot_->inputs_consumed.synchronize_blocking();
+}
+
 pending_slot::~pending_slot() {
   if (!slot_) return;
   try {

@@ -14,7 +14,8 @@ slot::slot(int slot_index, engine& eng, const std::vector<tensor_spec>& io,
     : index(slot_index),
       device(caps.ordinal),
       single_stream(properties(options.strategy).path != data_path::copy &&
-                    options.strategy != strategy_kind::managed_prefetch) {
+                    options.strategy != strategy_kind::managed_prefetch),
+      inputs_copied(properties(options.strategy).path == data_path::copy) {
   for (const auto& spec : io) {
     if (spec.is_dynamic())
       throw invalid_argument("tensor '" + spec.name +
@@ -31,6 +32,8 @@ slot::slot(int slot_index, engine& eng, const std::vector<tensor_spec>& io,
   for (std::size_t i = 0; i < inputs.size(); ++i) context->bind(input_specs[i].name, inputs[i].device());
   for (std::size_t i = 0; i < outputs.size(); ++i)
     context->bind(output_specs[i].name, outputs[i].device());
+  // Only zero-copy paths read host memory during the engine's run; copy paths free it earlier.
+  if (single_stream) engine_signals_consumed = context->signal_inputs_consumed(inputs_consumed.get());
 }
 
 void slot::enqueue_stages(bool with_timing) {
@@ -44,6 +47,7 @@ void slot::enqueue_stages(bool with_timing) {
       nvtx3::scoped_range r{"ferry.engine"};
       context->enqueue(compute);
     }
+    if (!engine_signals_consumed) inputs_consumed.record(compute);
     if (with_timing) compute_end.record(compute);
     for (auto& b : outputs) b.to_host(compute);
     return;
@@ -57,6 +61,7 @@ void slot::enqueue_stages(bool with_timing) {
     for (auto& b : inputs) b.to_device(copy);
     for (auto& b : outputs) b.to_device(copy);
   }
+  if (inputs_copied) inputs_consumed.record(copy);
   (with_timing ? h2d_end : fork).record(copy);
   (with_timing ? h2d_end : fork).make_wait(compute);
   if (with_timing) compute_start.record(compute);
@@ -64,6 +69,7 @@ void slot::enqueue_stages(bool with_timing) {
     nvtx3::scoped_range r{"ferry.engine"};
     context->enqueue(compute);
   }
+  if (!inputs_copied) inputs_consumed.record(compute);  // managed-prefetch: the engine reads the pages
   (with_timing ? compute_end : join).record(compute);
   (with_timing ? compute_end : join).make_wait(copy);
   if (with_timing) d2h_start.record(copy);

@@ -52,10 +52,16 @@ struct slot {
   event compute_start{event_timing::enabled}, compute_end{event_timing::enabled};
   event d2h_start{event_timing::enabled}, d2h_end{event_timing::enabled};
   event fork, join;
+  // When the host views of the inputs may be written again: after the copy for copy strategies,
+  // when the engine has read them for zero-copy ones (see pending_slot::wait_inputs_consumed).
+  event inputs_consumed;
+  bool engine_signals_consumed = false;
   std::optional<graph_exec> graph;
   // Zero-copy, resident and hint-only managed strategies move nothing in their stream
   // operations; their whole pipeline runs on the compute stream, sparing two cross-stream waits.
   bool single_stream = false;
+  // The engine reads a device copy of the inputs, not their host memory.
+  bool inputs_copied = false;
 
  private:
   [[nodiscard]] stream_ref transfer_stream() const noexcept { return single_stream ? compute.ref() : copy.ref(); }
