@@ -15,6 +15,7 @@
 #include "ferry/device_caps.hpp"
 #include "ferry/error.hpp"
 #include "ferry/link_bandwidth.hpp"
+#include "ferry/model_engine.hpp"
 #include "ferry/recommendation.hpp"
 #include "ferry/workload_factory.hpp"
 
@@ -114,7 +115,9 @@ void run_bench(const bench_flags& f, const std::string& command_line) {
                                       .input_bytes = bench::parse_byte_size(size),
                                       .batch = f.batch,
                                       .preprocess = f.preprocess,
-                                      .shapes = shapes};
+                                      .shapes = shapes,
+                                      .device = f.device,
+                                      .max_concurrency = f.inflight};
       const auto w = bench::make_workload(request);
       if (automatic) {
         const auto pick = bench::choose_strategy(w, goal, options);
@@ -127,8 +130,8 @@ void run_bench(const bench_flags& f, const std::string& command_line) {
           report.results.push_back(bench::run_cell(w, k, options));
         }
       }
-      // mlp and images are sized by batch, not bytes: one pass is the whole size sweep.
-      if (engine.rfind("mlp", 0) == 0 || !f.preprocess.empty()) break;
+      // mlp, images and model files are sized by batch, not bytes: one pass is the whole sweep.
+      if (engine.rfind("mlp", 0) == 0 || !f.preprocess.empty() || is_model_engine_spec(engine)) break;
     }
   }
   std::cerr << std::string(60, ' ') << '\r';

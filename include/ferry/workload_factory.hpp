@@ -20,10 +20,14 @@ struct workload_request {
   std::int64_t image_height = 224;
   std::int64_t image_width = 224;
   std::vector<shape_binding> shapes;        // --shape overrides
+  int device = 0;                           // model files load onto this GPU
+  int max_concurrency = 1;                  // model files: contexts that run at once (slots)
 };
 
-// Throws invalid_argument naming the problem (unknown engine or preprocess, bad sizes), and
-// unsupported for engine kinds this build lacks ("trt:", "torch:").
+// Built-in specs, or a model file ("trt:PATH.plan", "torch:PATH.pt2", loaded once and shared by
+// every cell; --batch binds a model's leading dynamic dim). Throws invalid_argument naming the
+// problem (unknown engine or preprocess, bad sizes, bad model file), and unsupported for engine
+// kinds this build lacks.
 [[nodiscard]] workload make_workload(const workload_request& request);
 
 // "0.6MB", "19MB", "64MiB", "4096", "1.5GB" -> bytes (KB/MB/GB are 10^3.., KiB/MiB/GiB 2^10..).

@@ -1,5 +1,6 @@
 #include "ferry/workload_factory.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -7,6 +8,7 @@
 
 #include "ferry/builtin.hpp"
 #include "ferry/error.hpp"
+#include "ferry/model_engine.hpp"
 
 namespace ferry::bench {
 
@@ -51,14 +53,65 @@ shape_binding parse_shape(std::string_view text) {
   return b;
 }
 
+namespace {
+
+// Lends a loaded model to each cell without loading it again: a model loads in seconds (weights,
+// kernels), a cell runs in a fraction of one.
+class shared_engine final : public engine {
+ public:
+  explicit shared_engine(std::shared_ptr<engine> inner) : inner_(std::move(inner)) {}
+  [[nodiscard]] std::string_view name() const override { return inner_->name(); }
+  [[nodiscard]] const std::vector<tensor_spec>& io() const override { return inner_->io(); }
+  [[nodiscard]] std::vector<tensor_spec> resolve(std::span<const shape_binding> inputs) const override {
+    return inner_->resolve(inputs);
+  }
+  [[nodiscard]] std::unique_ptr<engine_context> make_context(const std::vector<tensor_spec>& io) override {
+    return inner_->make_context(io);
+  }
+
+ private:
+  std::shared_ptr<engine> inner_;
+};
+
+// A model file's first input's leading dynamic dim is the batch: --batch binds it unless --shape
+// names that input already.
+std::vector<shape_binding> model_shapes(const engine& eng, const workload_request& request) {
+  std::vector<shape_binding> shapes = request.shapes;
+  for (const auto& spec : eng.io()) {
+    if (spec.role != tensor_role::input || !spec.is_dynamic()) continue;
+    const bool named = std::any_of(shapes.begin(), shapes.end(),
+                                   [&](const shape_binding& b) { return b.name == spec.name; });
+    if (named) continue;
+    std::vector<std::int64_t> dims = spec.shape;
+    if (!dims.empty() && dims.front() == dynamic_dim) dims.front() = request.batch;
+    if (std::any_of(dims.begin(), dims.end(), [](std::int64_t d) { return d == dynamic_dim; }))
+      throw invalid_argument("input '" + spec.name + "' of '" + request.engine +
+                             "' has dynamic dims besides the batch; give them with --shape " + spec.name + ":...");
+    shapes.push_back({spec.name, std::move(dims)});
+  }
+  return shapes;
+}
+
+workload model_workload(const workload_request& request) {
+  if (!request.preprocess.empty())
+    throw invalid_argument("--preprocess applies to built-in workloads only, not to '" + request.engine + "'");
+  std::shared_ptr<engine> loaded = load_model_engine(
+      request.engine, {.device = request.device, .max_concurrency = request.max_concurrency});
+  workload w;
+  w.label = std::string(loaded->name());
+  w.shapes = model_shapes(*loaded, request);
+  (void)loaded->resolve(w.shapes);  // a bad --shape fails now, naming the tensor
+  w.make_engine = [loaded]() -> std::unique_ptr<engine> { return std::make_unique<shared_engine>(loaded); };
+  return w;
+}
+
+}  // namespace
+
 workload make_workload(const workload_request& request) {
   const std::string& spec = request.engine;
-  if (spec.rfind("trt:", 0) == 0)
-    throw unsupported("engine '" + spec + "': this build of ferry has no TensorRT backend");
-  if (spec.rfind("torch:", 0) == 0)
-    throw unsupported("engine '" + spec + "': this build of ferry has no libtorch backend");
   if (!request.preprocess.empty() && request.preprocess != "u8-normalize")
     throw invalid_argument("unknown preprocess stage '" + request.preprocess + "'; the only one is u8-normalize");
+  if (is_model_engine_spec(spec)) return model_workload(request);
 
   builtin_options options{.input_bytes = request.input_bytes, .batch = request.batch};
   const bool images = request.preprocess == "u8-normalize";
