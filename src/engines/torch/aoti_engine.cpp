@@ -1,0 +1,153 @@
+#include "engines/torch/aoti_engine.hpp"
+
+#include <optional>
+
+#include <ATen/ATen.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <fmt/format.h>
+#include <torch/csrc/inductor/aoti_package/model_package_loader.h>
+#include <torch/version.h>
+
+#include "engines/torch/aoti_package.hpp"
+#include "ferry/error.hpp"
+
+namespace ferry {
+namespace {
+
+at::ScalarType scalar_type(dtype t) {
+  switch (t) {
+    case dtype::f32: return at::kFloat;
+    case dtype::f16: return at::kHalf;
+    case dtype::bf16: return at::kBFloat16;
+    case dtype::i8: return at::kChar;
+    case dtype::u8: return at::kByte;
+    case dtype::i32: return at::kInt;
+    case dtype::i64: return at::kLong;
+    case dtype::boolean: return at::kBool;
+  }
+  throw invalid_argument("unknown dtype");
+}
+
+// libtorch's messages carry a C++ backtrace after the first line; users need the first line.
+std::string first_line(const char* what) {
+  const std::string text(what);
+  return text.substr(0, text.find('\n'));
+}
+
+std::size_t index_of(const std::vector<tensor_spec>& io, std::string_view name) {
+  for (std::size_t i = 0; i < io.size(); ++i)
+    if (io[i].name == name) return i;
+  std::string names;
+  for (const auto& t : io) names += (names.empty() ? "" : ", ") + t.name;
+  throw invalid_argument(fmt::format("unknown tensor '{}'; the model's tensors are: {}", name, names));
+}
+
+class aoti_context final : public engine_context {
+ public:
+  aoti_context(torch::inductor::AOTIModelPackageLoader& loader, std::vector<tensor_spec> io, int device)
+      : loader_(loader), io_(std::move(io)), addresses_(io_.size(), nullptr), device_(device) {}
+
+  void bind(std::string_view tensor, void* device_address) override {
+    addresses_[index_of(io_, tensor)] = device_address;
+    inputs_.clear();  // rebuilt on the next enqueue
+  }
+
+  void enqueue(stream_ref stream) override {
+    if (inputs_.empty()) wrap_inputs();
+    // Allocations the package makes (outputs, workspaces) come from libtorch's caching allocator
+    // on the current stream: making it the slot's stream keeps their reuse stream-ordered.
+    c10::cuda::CUDAStreamGuard guard(c10::cuda::getStreamFromExternal(stream.get(), static_cast<c10::DeviceIndex>(device_)));
+    std::vector<at::Tensor> outputs;
+    try {
+      outputs = loader_.run(inputs_, stream.get());
+    } catch (const std::exception& e) {
+      throw error("AOTInductor run failed: " + first_line(e.what()));
+    }
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < io_.size(); ++i) {
+      if (io_[i].role != tensor_role::output) continue;
+      if (k >= outputs.size())
+        throw error(fmt::format("the package returned {} outputs; its description lists more (missing '{}')", outputs.size(), io_[i].name));
+      deliver(outputs[k++], io_[i], addresses_[i], stream);
+    }
+    if (k != outputs.size())
+      throw error(fmt::format("the package returned {} outputs; its description lists {}", outputs.size(), k));
+  }
+
+ private:
+  void wrap_inputs() {
+    for (std::size_t i = 0; i < io_.size(); ++i) {
+      if (addresses_[i] == nullptr) throw invalid_argument("tensor '" + io_[i].name + "' is not bound");
+      if (io_[i].role != tensor_role::input) continue;
+      // No copy: the tensor is a view of the strategy's device address (device memory, mapped
+      // host memory or managed memory alike).
+      inputs_.push_back(at::from_blob(addresses_[i], io_[i].shape,
+                                      at::TensorOptions().dtype(scalar_type(io_[i].type)).device(at::kCUDA, device_)));
+    }
+  }
+
+  static void deliver(at::Tensor out, const tensor_spec& spec, void* destination, stream_ref stream) {
+    if (out.scalar_type() != scalar_type(spec.type) || static_cast<std::size_t>(out.numel()) != spec.elements())
+      throw error(fmt::format("output '{}': the package produced {} x {}, the description says {} x {}", spec.name,
+                              out.numel(), std::string(c10::toString(out.scalar_type())), spec.elements(), to_string(spec.type)));
+    if (!out.is_contiguous()) out = out.contiguous();
+    FERRY_CUDA_TRY(cudaMemcpyAsync(destination, out.data_ptr(), spec.bytes(), cudaMemcpyDefault, stream.get()));
+  }
+
+  torch::inductor::AOTIModelPackageLoader& loader_;
+  std::vector<tensor_spec> io_;
+  std::vector<void*> addresses_;
+  std::vector<at::Tensor> inputs_;
+  int device_;
+};
+
+class aoti_engine final : public engine {
+ public:
+  aoti_engine(std::unique_ptr<torch::inductor::AOTIModelPackageLoader> loader, io_description d, int device)
+      : loader_(std::move(loader)), description_(std::move(d)), device_(device) {}
+
+  [[nodiscard]] std::string_view name() const override { return description_.name; }
+  [[nodiscard]] const std::vector<tensor_spec>& io() const override { return description_.tensors; }
+  [[nodiscard]] std::vector<tensor_spec> resolve(std::span<const shape_binding> inputs) const override {
+    return resolve_io(description_, inputs);
+  }
+  [[nodiscard]] std::unique_ptr<engine_context> make_context(const std::vector<tensor_spec>& io) override {
+    return std::make_unique<aoti_context>(*loader_, io, device_);
+  }
+
+ private:
+  std::unique_ptr<torch::inductor::AOTIModelPackageLoader> loader_;
+  io_description description_;
+  int device_;
+};
+
+}  // namespace
+
+std::unique_ptr<engine> load_aoti_engine(const std::string& path, const model_engine_options& options) {
+  aoti::check_package_file(path);
+  c10::cuda::CUDAGuard on_device(static_cast<c10::DeviceIndex>(options.device));
+  std::unique_ptr<torch::inductor::AOTIModelPackageLoader> loader;
+  try {
+    loader = std::make_unique<torch::inductor::AOTIModelPackageLoader>(
+        path, "model", /*run_single_threaded=*/false,
+        static_cast<std::size_t>(std::max(1, options.max_concurrency)),
+        static_cast<c10::DeviceIndex>(options.device));
+  } catch (const std::exception& e) {
+    throw invalid_argument(fmt::format("model file '{}' is a zip archive but not a loadable AOTInductor package "
+                                       "(corrupt, truncated, or made for another PyTorch): {}", path, first_line(e.what())));
+  }
+  std::optional<std::string> metadata;
+  const auto all = loader->get_metadata();
+  if (const auto it = all.find(std::string(aoti::io_metadata_key)); it != all.end()) metadata = it->second;
+  auto description = aoti::find_io_description(path, metadata);
+
+  int major = 0, minor = 0;
+  FERRY_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, options.device));
+  FERRY_CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, options.device));
+  if (auto why = aoti::incompatibility(description, major, minor, TORCH_VERSION))
+    throw invalid_argument(fmt::format("model file '{}' cannot run here: {}", path, *why));
+  return std::make_unique<aoti_engine>(std::move(loader), std::move(description), options.device);
+}
+
+}  // namespace ferry

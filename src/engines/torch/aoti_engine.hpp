@@ -1,0 +1,21 @@
+// libtorch AOTInductor backend: runs a .pt2 package made by torch._inductor.aoti_compile_and_package
+// (see scripts/export_model.py). Built only where Torch is found (FERRY_HAVE_TORCH).
+//
+// Inputs are ferry's device addresses wrapped as tensors without a copy; the package writes its
+// outputs into memory of its own, which one device-to-device copy on the slot's stream moves into
+// the strategy's output buffers (AOTInductor has no way to take caller-provided outputs). The
+// package is loaded once with one model runner per concurrent context, so slots really overlap.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "ferry/engine.hpp"
+#include "ferry/model_engine.hpp"
+
+namespace ferry {
+
+[[nodiscard]] std::unique_ptr<engine> load_aoti_engine(const std::string& path,
+                                                       const model_engine_options& options);
+
+}  // namespace ferry
