@@ -36,6 +36,12 @@ void read_tensors(const json& list, tensor_role role, const std::string& origin,
     spec.role = role;
     spec.name = t.at("name").get<std::string>();
     spec.type = parse_dtype_name(t.at("dtype").get<std::string>());
+    if (t.contains("index_bound")) {
+      spec.index_bound = t["index_bound"].get<std::int64_t>();
+      if (*spec.index_bound < 1 || (spec.type != dtype::i32 && spec.type != dtype::i64))
+        throw invalid_argument(fmt::format("{}: tensor '{}': index_bound needs an int32/int64 tensor and a bound >= 1",
+                                           origin, spec.name));
+    }
     std::vector<std::string> symbols;
     for (const auto& dim : t.at("shape")) {
       if (dim.is_string()) {

@@ -8,6 +8,9 @@
 //    "symbols": {"batch": {"min": 1, "max": 64}},
 //    "inputs":  [{"name": "images", "dtype": "float16", "shape": ["batch", 3, 224, 224]}],
 //    "outputs": [{"name": "logits", "dtype": "float16", "shape": ["batch", 1000]}]}
+//
+// Integer inputs that index a table (token ids) carry "index_bound": N, so benchmarks draw fresh
+// inputs in [0, N) instead of indices the model would fault on.
 #pragma once
 
 #include <cstdint>

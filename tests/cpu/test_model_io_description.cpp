@@ -26,7 +26,7 @@ const char* const resnet = R"({
 const char* const encoder = R"({
   "format": "ferry.io/1", "name": "encoder",
   "symbols": {"batch": {"min": 1, "max": 32}, "seq": {"min": 8, "max": 512}},
-  "inputs":  [{"name": "tokens", "dtype": "int64", "shape": ["batch", "seq"]},
+  "inputs":  [{"name": "tokens", "dtype": "int64", "shape": ["batch", "seq"], "index_bound": 30522},
               {"name": "mask", "dtype": "bool", "shape": ["batch", "seq"]}],
   "outputs": [{"name": "hidden", "dtype": "float16", "shape": ["batch", "seq", 768]}]})";
 
@@ -59,6 +59,8 @@ TEST(IoDescription, OutputsTakeTheInputsSymbols) {
   EXPECT_EQ(io[2].shape, (std::vector<std::int64_t>{4, 128, 768}));
   EXPECT_EQ(io[2].bytes(), 4U * 128 * 768 * 2);
   EXPECT_EQ(io[0].type, ferry::dtype::i64);
+  EXPECT_EQ(io[0].index_bound, 30522);
+  EXPECT_FALSE(io[1].index_bound.has_value());
   EXPECT_EQ(io[1].type, ferry::dtype::boolean);
 }
 

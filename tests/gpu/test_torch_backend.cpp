@@ -1,0 +1,170 @@
+// The libtorch AOTInductor backend on the GPU: packages made by scripts/export_model.py load, run
+// through ferry sessions under several strategies, and match PyTorch eager's output on the same
+// input (relative L2 error below 1e-2 in fp16). Set FERRY_TORCH_MODELS to the export folder.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <cuda_fp16.h>
+#include <nlohmann/json.hpp>
+
+#include "ferry/device_caps.hpp"
+#include "ferry/error.hpp"
+#include "ferry/model_engine.hpp"
+#include "ferry/session.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::byte> read_bytes(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::vector<char> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::byte> out(raw.size());
+  std::memcpy(out.data(), raw.data(), raw.size());
+  return out;
+}
+
+double as_double(const std::byte* p, ferry::dtype t) {
+  if (t == ferry::dtype::f16) {
+    __half h;
+    std::memcpy(&h, p, 2);
+    return static_cast<double>(__half2float(h));
+  }
+  float f;
+  std::memcpy(&f, p, 4);
+  return f;
+}
+
+// ||got - want|| / ||want||, over every element.
+double relative_l2_error(std::span<const std::byte> got, std::span<const std::byte> want, ferry::dtype t) {
+  const std::size_t width = ferry::size_of(t);
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i + width <= want.size(); i += width) {
+    const double a = as_double(got.data() + i, t), b = as_double(want.data() + i, t);
+    diff += (a - b) * (a - b);
+    norm += b * b;
+  }
+  return std::sqrt(diff / std::max(norm, 1e-30));
+}
+
+struct exported_case {
+  fs::path package;
+  std::vector<ferry::shape_binding> shapes;
+  std::vector<std::vector<std::byte>> inputs, outputs;  // in manifest order
+};
+
+exported_case read_case(const fs::path& package) {
+  exported_case c{package, {}, {}, {}};
+  const fs::path check = package.string() + ".check";
+  std::ifstream in(check / "manifest.json");
+  const auto manifest = nlohmann::json::parse(in);
+  for (const auto& t : manifest.at("inputs")) {
+    c.shapes.push_back({t.at("name"), t.at("shape").get<std::vector<std::int64_t>>()});
+    c.inputs.push_back(read_bytes(check / t.at("file").get<std::string>()));
+  }
+  for (const auto& t : manifest.at("outputs")) c.outputs.push_back(read_bytes(check / t.at("file").get<std::string>()));
+  return c;
+}
+
+std::vector<fs::path> exported_packages() {
+  std::vector<fs::path> found;
+  const char* dir = std::getenv("FERRY_TORCH_MODELS");
+  if (dir == nullptr) return found;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".pt2" && fs::exists(e.path().string() + ".check")) found.push_back(e.path());
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+// Loads a package, or says why the test cannot run here.
+std::unique_ptr<ferry::engine> load_or_skip(const fs::path& package, std::string& skip_reason) {
+  try {
+    return ferry::load_model_engine("torch:" + package.string(), {.device = 0, .max_concurrency = 2});
+  } catch (const ferry::unsupported& e) {
+    skip_reason = e.what();
+  }
+  return nullptr;
+}
+
+class TorchBackend : public ::testing::TestWithParam<ferry::strategy_kind> {};
+
+TEST_P(TorchBackend, ExportedModelsMatchEagerPyTorch) {
+  const auto packages = exported_packages();
+  if (packages.empty())
+    GTEST_SKIP() << "set FERRY_TORCH_MODELS to a folder made by scripts/export_model.py (none given or none found)";
+  const auto caps = ferry::query_device(0);
+  if (auto reason = ferry::unavailable_reason(GetParam(), caps)) GTEST_SKIP() << *reason;
+  for (const auto& package : packages) {
+    SCOPED_TRACE(package.string());
+    std::string skip;
+    auto eng = load_or_skip(package, skip);
+    if (!eng) GTEST_SKIP() << skip;
+    const auto c = read_case(package);
+    const auto io = eng->resolve(c.shapes);
+    ferry::session s(*eng, io, {.strategy = GetParam(), .inflight = 2}, caps);
+    // Two clients at once on the two slots: each must get eager's answer, so concurrent runners
+    // of the package do not mix up their buffers.
+    std::vector<double> errors(2 * c.outputs.size(), -1.0);
+    auto client = [&](int k) {
+      for (int round = 0; round < 3; ++round) {
+        auto filling = s.acquire();
+        for (std::size_t i = 0; i < c.inputs.size(); ++i) {
+          auto view = filling.input(i);
+          ASSERT_EQ(view.size(), c.inputs[i].size()) << "input " << i;
+          std::memcpy(view.data(), c.inputs[i].data(), view.size());
+        }
+        filling.stage_resident_inputs_untimed();
+        auto done = std::move(filling).submit().wait();
+        done.fetch_resident_outputs_untimed();
+        for (std::size_t o = 0; o < c.outputs.size(); ++o) {
+          ASSERT_EQ(done.output(o).size(), c.outputs[o].size()) << "output " << o;
+          errors[k * c.outputs.size() + o] = std::max(errors[k * c.outputs.size() + o],
+              relative_l2_error(done.output(o), c.outputs[o], done.output_spec(o).type));
+        }
+      }
+    };
+    std::thread other(client, 1);
+    client(0);
+    other.join();
+    for (double e : errors) {
+      EXPECT_GE(e, 0.0);
+      EXPECT_LT(e, 1e-2) << "relative L2 error against eager PyTorch";
+    }
+    std::cout << "  " << package.filename().string() << " under " << ferry::to_string(GetParam())
+              << ": worst relative L2 error " << *std::max_element(errors.begin(), errors.end()) << '\n';
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Strategies, TorchBackend,
+                         ::testing::Values(ferry::strategy_kind::pinned, ferry::strategy_kind::mapped,
+                                           ferry::strategy_kind::managed_prefetch, ferry::strategy_kind::device),
+                         [](const auto& info) {
+                           std::string n(ferry::to_string(info.param));
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
+
+// A zip archive that is not an AOTInductor package gets the loader's message, not a crash.
+TEST(TorchBackendFiles, CorruptPackageIsReportedByName) {
+  const fs::path bad = fs::temp_directory_path() / "ferry-corrupt.pt2";
+  std::ofstream(bad, std::ios::binary) << std::string("PK\x03\x04 this is no package", 26);
+  std::string skip;
+  try {
+    auto eng = load_or_skip(bad, skip);
+    if (!eng && !skip.empty()) GTEST_SKIP() << skip;
+    ADD_FAILURE() << "a corrupt package loaded";
+  } catch (const ferry::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("not a loadable AOTInductor package"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(bad.string()), std::string::npos) << e.what();
+  }
+  fs::remove(bad);
+}
+
+}  // namespace
