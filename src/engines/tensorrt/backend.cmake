@@ -2,5 +2,95 @@
 # ferry target's directory scope.
 #
 # - trt_mapping.cpp (pure logic, no TensorRT header) is always part of ferry, so CPU tests cover it.
+# - Where NvInfer.h (TensorRT >= 10) and libnvinfer are found, the backend is compiled into ferry
+#   and FERRY_HAVE_TENSORRT makes model_engine.cpp route `trt:` specs to it.
+# - FERRY_TENSORRT_COMPILE_ONLY=ON with headers but no library compiles the backend as the object
+#   library ferry_tensorrt_compile_check, linked into nothing: a check against TensorRT's public
+#   headers for machines (like CI) that cannot install TensorRT itself.
 
 target_sources(ferry PRIVATE ${CMAKE_CURRENT_LIST_DIR}/trt_mapping.cpp)
+
+set(FERRY_TENSORRT_ROOT "$ENV{FERRY_TENSORRT_ROOT}" CACHE PATH
+    "TensorRT prefix holding include/NvInfer.h and lib/libnvinfer.so (searched first)")
+option(FERRY_TENSORRT_COMPILE_ONLY
+       "Headers without libnvinfer: compile-check the TensorRT backend as an object library" OFF)
+
+# find_path/find_library cache their answers; a new root must search again.
+if(NOT "${FERRY_TENSORRT_ROOT}" STREQUAL "${_FERRY_TENSORRT_ROOT_SEARCHED}")
+  unset(FERRY_TENSORRT_INCLUDE_DIR CACHE)
+  unset(FERRY_TENSORRT_LIBRARY CACHE)
+  set(_FERRY_TENSORRT_ROOT_SEARCHED "${FERRY_TENSORRT_ROOT}" CACHE INTERNAL "")
+endif()
+
+find_path(FERRY_TENSORRT_INCLUDE_DIR NvInfer.h
+  HINTS ${FERRY_TENSORRT_ROOT}
+  PATH_SUFFIXES include
+  PATHS /usr/include/x86_64-linux-gnu /usr/local/tensorrt /opt/tensorrt
+  DOC "Folder of TensorRT's NvInfer.h")
+find_library(FERRY_TENSORRT_LIBRARY nvinfer
+  HINTS ${FERRY_TENSORRT_ROOT}
+  PATH_SUFFIXES lib lib64 targets/x86_64-linux-gnu/lib
+  PATHS /usr/lib/x86_64-linux-gnu /usr/local/tensorrt /opt/tensorrt
+  DOC "TensorRT's libnvinfer")
+mark_as_advanced(FERRY_TENSORRT_INCLUDE_DIR FERRY_TENSORRT_LIBRARY)
+
+# NV_TENSORRT_MAJOR is a number up to 10.x's early releases and a macro name (TRT_MAJOR_ENTERPRISE)
+# after; follow one level of indirection.
+function(_ferry_tensorrt_macro header name out)
+  file(STRINGS "${header}" line REGEX "^#define ${name}[ \t]+[A-Za-z0-9_]+")
+  string(REGEX REPLACE "^#define ${name}[ \t]+([A-Za-z0-9_]+).*$" "\\1" value "${line}")
+  if(value AND NOT value MATCHES "^[0-9]+$")
+    file(STRINGS "${header}" line REGEX "^#define ${value}[ \t]+[0-9]+")
+    string(REGEX REPLACE "^#define ${value}[ \t]+([0-9]+).*$" "\\1" value "${line}")
+  endif()
+  set(${out} "${value}" PARENT_SCOPE)
+endfunction()
+
+set(_ferry_trt_version "")
+if(FERRY_TENSORRT_INCLUDE_DIR AND EXISTS "${FERRY_TENSORRT_INCLUDE_DIR}/NvInferVersion.h")
+  set(_ferry_trt_header "${FERRY_TENSORRT_INCLUDE_DIR}/NvInferVersion.h")
+  _ferry_tensorrt_macro("${_ferry_trt_header}" NV_TENSORRT_MAJOR _ferry_trt_major)
+  _ferry_tensorrt_macro("${_ferry_trt_header}" NV_TENSORRT_MINOR _ferry_trt_minor)
+  _ferry_tensorrt_macro("${_ferry_trt_header}" NV_TENSORRT_PATCH _ferry_trt_patch)
+  set(_ferry_trt_version "${_ferry_trt_major}.${_ferry_trt_minor}.${_ferry_trt_patch}")
+endif()
+
+set(_ferry_trt_sources
+  ${CMAKE_CURRENT_LIST_DIR}/tensorrt_engine.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/trt_context.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/trt_io.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/trt_logger.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/trt_mapping_check.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/trt_model.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/trt_shapes.cpp)
+
+if(NOT FERRY_TENSORRT_INCLUDE_DIR)
+  message(STATUS "TensorRT backend: off (NvInfer.h not found; set FERRY_TENSORRT_ROOT)")
+elseif(NOT _ferry_trt_major OR _ferry_trt_major LESS 10)
+  message(STATUS "TensorRT backend: off (${FERRY_TENSORRT_INCLUDE_DIR} has TensorRT '${_ferry_trt_version}'; "
+                 "ferry needs 10 or newer)")
+elseif(FERRY_TENSORRT_LIBRARY)
+  target_sources(ferry PRIVATE ${_ferry_trt_sources})
+  # SYSTEM: TensorRT's headers are not ours to keep free of -Wextra warnings.
+  target_include_directories(ferry SYSTEM PRIVATE ${FERRY_TENSORRT_INCLUDE_DIR})
+  # A plain path, not an imported target, so ferry's export set stays self-contained.
+  target_link_libraries(ferry PRIVATE ${FERRY_TENSORRT_LIBRARY})
+  target_compile_definitions(ferry PRIVATE FERRY_HAVE_TENSORRT)
+  message(STATUS "TensorRT backend: on (TensorRT ${_ferry_trt_version}, ${FERRY_TENSORRT_INCLUDE_DIR}, "
+                 "${FERRY_TENSORRT_LIBRARY})")
+elseif(FERRY_TENSORRT_COMPILE_ONLY)
+  add_library(ferry_tensorrt_compile_check OBJECT ${_ferry_trt_sources})
+  target_include_directories(ferry_tensorrt_compile_check
+    PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src)
+  target_include_directories(ferry_tensorrt_compile_check SYSTEM PRIVATE ${FERRY_TENSORRT_INCLUDE_DIR})
+  # Only for cuda_runtime_api.h's include path: an object library links nothing.
+  target_link_libraries(ferry_tensorrt_compile_check PRIVATE CUDA::cudart)
+  # -Werror: this target exists to prove the code compiles cleanly against the headers.
+  target_compile_options(ferry_tensorrt_compile_check PRIVATE -Wall -Wextra -Wpedantic -Werror)
+  message(STATUS "TensorRT backend: compile check only (TensorRT ${_ferry_trt_version} headers in "
+                 "${FERRY_TENSORRT_INCLUDE_DIR}, no libnvinfer): target ferry_tensorrt_compile_check; "
+                 "ferry itself has no TensorRT backend")
+else()
+  message(STATUS "TensorRT backend: off (TensorRT ${_ferry_trt_version} headers in ${FERRY_TENSORRT_INCLUDE_DIR} "
+                 "but no libnvinfer; -DFERRY_TENSORRT_COMPILE_ONLY=ON compile-checks the backend)")
+endif()
