@@ -3,7 +3,8 @@
 # The CUDA 13 toolkit (nvcc) must already be present: it is not a Debian package.
 set -euo pipefail
 
-packages=(ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev python3 python3-venv python3-matplotlib)
+packages=(ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev python3 python3-venv python3-matplotlib
+          libcpp-httplib-dev)  # ferry serve: HTTP/REST
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -27,6 +28,15 @@ if ! cmake_ok; then
   export PATH="$FERRY_TOOLS_VENV/bin:$PATH"
   hash -r
   cmake_ok || { echo "setup: CMake >= 3.28 is still not first on PATH" >&2; exit 1; }
+fi
+
+# The serve tests drive `ferry serve` with Triton's own Python client, from PyPI, in the same
+# virtual environment.
+if ! [[ -x "$FERRY_TOOLS_VENV/bin/python" ]] ||
+   ! "$FERRY_TOOLS_VENV/bin/python" -c 'import tritonclient.http, tritonclient.grpc, numpy' 2>/dev/null; then
+  echo "setup: installing tritonclient[http,grpc] from PyPI into build-tools/venv"
+  [[ -x "$FERRY_TOOLS_VENV/bin/python" ]] || python3 -m venv "$FERRY_TOOLS_VENV"
+  "$FERRY_TOOLS_VENV/bin/pip" install -q --disable-pip-version-check 'tritonclient[http,grpc]' numpy
 fi
 
 if ! command -v nvcc >/dev/null 2>&1; then

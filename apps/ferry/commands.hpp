@@ -15,4 +15,8 @@ void add_info_command(CLI::App& app);
 // command_line is recorded in the reports so every figure says how it was produced.
 void add_bench_command(CLI::App& app, std::string command_line);
 
+// `ferry serve --model-repository DIR ...`: the KServe v2 server (apps/ferry/serve_command.cpp).
+// Starts without a GPU too, serving built-in models on the CPU.
+void add_serve_command(CLI::App& app);
+
 }  // namespace ferry::cli

@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
   std::string command_line = "ferry";
   for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
   ferry::cli::add_bench_command(app, command_line);
+  ferry::cli::add_serve_command(app);
 
   try {
     app.parse(argc, argv);  // subcommands run from their callbacks, inside parse

@@ -1,0 +1,77 @@
+#include "serve/batch_io.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "ferry/error.hpp"
+
+namespace ferry::serve {
+
+std::int64_t total_rows(std::span<const batch_item> batch) noexcept {
+  std::int64_t rows = 0;
+  for (const auto& item : batch) rows += item.plan->rows;
+  return rows;
+}
+
+std::vector<shape_binding> batch_shapes(std::span<const batch_item> batch, const model_signature& signature,
+                                        std::int64_t rows) {
+  std::vector<shape_binding> shapes;
+  const infer_request& first = *batch.front().request;
+  for (const auto& in : first.inputs) {
+    shape_binding b{in.name, in.shape};
+    if (signature.max_batch > 0) b.dims.front() = rows;
+    shapes.push_back(std::move(b));
+  }
+  return shapes;
+}
+
+void gather_input(std::span<const batch_item> batch, std::size_t index, std::span<std::byte> destination) {
+  std::size_t offset = 0;
+  for (const auto& item : batch) {
+    const auto source = item.request->inputs.at(index).data;
+    if (source.size() > destination.size() - offset)
+      throw invalid_argument("batch input '" + item.request->inputs[index].name + "' does not fit the " +
+                             std::to_string(destination.size()) + "-byte engine buffer");
+    std::memcpy(destination.data() + offset, source.data(), source.size());
+    offset += source.size();
+  }
+  std::fill(destination.begin() + static_cast<std::ptrdiff_t>(offset), destination.end(), std::byte{0});
+}
+
+void scatter_outputs(std::span<batch_item> batch, const model_signature& signature,
+                     std::span<const tensor_spec> outputs, std::span<const std::span<const std::byte>> sources) {
+  const bool batched = signature.max_batch > 0;
+  std::int64_t row = 0;
+  for (auto& item : batch) {
+    for (std::size_t k = 0; k < item.plan->outputs.size(); ++k) {
+      const std::size_t index = item.plan->outputs[k];
+      const tensor_spec& spec = outputs[index];
+      const auto source = sources[index];
+      output_tensor out{spec.name, spec.type, spec.shape, {}, std::nullopt};
+      std::span<const std::byte> slice = source;
+      if (batched) {
+        const auto engine_rows = static_cast<std::size_t>(spec.shape.front());
+        const std::size_t row_bytes = source.size() / engine_rows;
+        out.shape.front() = item.plan->rows;
+        slice = source.subspan(static_cast<std::size_t>(row) * row_bytes,
+                               static_cast<std::size_t>(item.plan->rows) * row_bytes);
+      }
+      const bool to_shm = k < item.output_destinations.size() && !item.output_destinations[k].empty();
+      if (to_shm) {
+        auto destination = item.output_destinations[k];
+        if (destination.size() < slice.size())
+          throw invalid_argument("output '" + spec.name + "' needs " + std::to_string(slice.size()) +
+                                 " bytes; its shared-memory range has " + std::to_string(destination.size()));
+        std::memcpy(destination.data(), slice.data(), slice.size());
+        out.shared_memory = item.request->outputs.at(k).shared_memory;
+        if (out.shared_memory) out.shared_memory->byte_size = slice.size();
+      } else {
+        out.data.assign(slice.begin(), slice.end());
+      }
+      item.response->outputs.push_back(std::move(out));
+    }
+    row += item.plan->rows;
+  }
+}
+
+}  // namespace ferry::serve

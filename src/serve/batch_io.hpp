@@ -1,0 +1,33 @@
+// Moving request tensors into an engine run and results back out: the one copy each way that
+// the server makes on the host (into the strategy's input buffers; out of its output buffers).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "ferry/engine.hpp"
+#include "serve/executor.hpp"
+
+namespace ferry::serve {
+
+// Rows of all items together (1 per item when the model does not batch).
+[[nodiscard]] std::int64_t total_rows(std::span<const batch_item> batch) noexcept;
+
+// The shapes the batch runs at: the first item's input shapes, leading dim = `rows` when batched.
+[[nodiscard]] std::vector<shape_binding> batch_shapes(std::span<const batch_item> batch,
+                                                      const model_signature& signature,
+                                                      std::int64_t rows);
+
+// Copies input `index` of every item, one after another, into `destination`, and zero-fills the
+// rest (padding rows when the engine runs a fixed batch larger than the requests' rows).
+// Throws invalid_argument when the items do not fit.
+void gather_input(std::span<const batch_item> batch, std::size_t index, std::span<std::byte> destination);
+
+// Gives every item its requested outputs: rows [offset, offset + item rows) of each engine output
+// (the whole output when the model does not batch). `outputs` are the concrete output specs of
+// the run (leading dim = the rows the engine ran) and `sources` their bytes, in engine order.
+void scatter_outputs(std::span<batch_item> batch, const model_signature& signature,
+                     std::span<const tensor_spec> outputs, std::span<const std::span<const std::byte>> sources);
+
+}  // namespace ferry::serve

@@ -1,0 +1,35 @@
+#include "serve/execution_platform.hpp"
+
+#include <algorithm>
+
+#include "ferry/builtin.hpp"
+#include "ferry/error.hpp"
+#include "ferry/model_engine.hpp"
+#include "serve/host_executor.hpp"
+#include "serve/session_executor.hpp"
+
+namespace ferry::serve {
+
+execution_platform detect_platform() {
+  execution_platform platform;
+  try {
+    platform.gpus = query_all_devices();
+  } catch (const no_device& e) {
+    platform.no_gpu_reason = e.what();
+  }
+  return platform;
+}
+
+std::unique_ptr<executor> make_executor(const model_config& config, const execution_platform& platform) {
+  if (!platform.gpus.empty()) return make_session_executor(config, platform.gpus);
+  if (is_model_engine_spec(config.engine))
+    throw unsupported("engine '" + config.engine + "' needs a GPU and this server runs on the CPU (" +
+                      platform.no_gpu_reason + ")");
+  builtin_options options{.input_bytes = config.input_bytes, .batch = std::max<std::int64_t>(1, config.max_batch)};
+  auto engine = make_builtin_engine(config.engine, options);
+  auto signature = make_signature(engine->io(), config.max_batch, config.name);
+  return make_host_executor(std::move(engine), std::move(signature),
+                            config.inflight * config.instances_per_gpu);
+}
+
+}  // namespace ferry::serve

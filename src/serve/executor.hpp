@@ -1,0 +1,42 @@
+// The executor seam: how a batch of requests becomes one engine run. Two implementations share
+// the scheduler: host_executor (built-in workloads computed on the CPU, for machines without a
+// GPU) and session_executor (ferry sessions on the GPUs, with the model's transfer strategy).
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ferry/engine.hpp"
+#include "serve/inference.hpp"
+#include "serve/model_signature.hpp"
+#include "serve/model_statistics.hpp"
+
+namespace ferry::serve {
+
+// One request inside a batch. Its inputs are in engine order (plan_request sorted them).
+struct batch_item {
+  const infer_request* request = nullptr;
+  const request_plan* plan = nullptr;
+  infer_response* response = nullptr;  // the executor appends the requested outputs
+  // For each entry of plan->outputs: where to write that output instead of a new buffer (a
+  // client's shared-memory range, exactly the output's size), or an empty span.
+  std::vector<std::span<std::byte>> output_destinations;
+};
+
+class executor {
+ public:
+  virtual ~executor() = default;
+  // Declared I/O (dynamic dims as dynamic_dim): what model metadata reports.
+  [[nodiscard]] virtual const std::vector<tensor_spec>& io() const = 0;
+  // How many batches may run at once (instances x slots); the scheduler starts this many workers.
+  [[nodiscard]] virtual int workers() const = 0;
+  // Where and how the model runs, for the startup log and metadata ("CPU reference", ...).
+  [[nodiscard]] virtual std::string platform() const = 0;
+  // Runs one batch on worker `worker` (0 <= worker < workers(); one call per worker at a time)
+  // and fills every item's response. Throws when the engine fails; the responses are then
+  // incomplete and must be discarded.
+  virtual batch_timing execute(std::span<batch_item> batch, int worker) = 0;
+};
+
+}  // namespace ferry::serve

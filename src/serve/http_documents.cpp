@@ -1,0 +1,78 @@
+#include "serve/http_documents.hpp"
+
+namespace ferry::serve {
+namespace {
+
+using json = nlohmann::json;
+
+json tensors_json(const std::vector<tensor_spec>& specs) {
+  json list = json::array();
+  for (const auto& t : specs)
+    list.push_back({{"name", t.name}, {"datatype", std::string(to_string(t.type))}, {"shape", t.shape}});
+  return list;
+}
+
+json stat_json(const duration_stat& s) { return {{"count", s.count}, {"ns", s.ns}}; }
+
+}  // namespace
+
+json server_metadata_json(const inference_service& service) {
+  return {{"name", std::string(server_name)}, {"version", FERRY_VERSION}, {"extensions", service.extensions()}};
+}
+
+json model_metadata_json(const served_model& model) {
+  return {{"name", model.config.name},
+          {"versions", {std::string(model_version)}},
+          {"platform", model.platform},
+          {"inputs", tensors_json(model.signature.inputs)},
+          {"outputs", tensors_json(model.signature.outputs)}};
+}
+
+json repository_index_json(const model_repository& repository) {
+  json list = json::array();
+  for (const auto& m : repository.models()) {
+    list.push_back({{"name", m->config.name},
+                    {"version", std::string(model_version)},
+                    {"state", m->ready() ? "READY" : "UNAVAILABLE"},
+                    {"reason", m->failure}});
+  }
+  return list;
+}
+
+json statistics_json(const std::vector<const served_model*>& models) {
+  json list = json::array();
+  for (const served_model* m : models) {
+    const statistics_snapshot s = m->stats->snapshot();
+    json batches = json::array();
+    for (const auto& [size, b] : s.batches)
+      batches.push_back({{"batch_size", size},
+                         {"compute_input", stat_json(b.compute_input)},
+                         {"compute_infer", stat_json(b.compute_infer)},
+                         {"compute_output", stat_json(b.compute_output)}});
+    list.push_back({{"name", m->config.name},
+                    {"version", std::string(model_version)},
+                    {"last_inference", s.last_inference_ms},
+                    {"inference_count", s.inference_count},
+                    {"execution_count", s.execution_count},
+                    {"inference_stats",
+                     {{"success", stat_json(s.success)},
+                      {"fail", stat_json(s.fail)},
+                      {"queue", stat_json(s.queue)},
+                      {"compute_input", stat_json(s.compute_input)},
+                      {"compute_infer", stat_json(s.compute_infer)},
+                      {"compute_output", stat_json(s.compute_output)},
+                      {"cache_hit", stat_json({})},
+                      {"cache_miss", stat_json({})}}},
+                    {"batch_stats", std::move(batches)}});
+  }
+  return {{"model_stats", std::move(list)}};
+}
+
+json shm_status_json(const std::vector<shm_region_status>& regions) {
+  json list = json::array();
+  for (const auto& r : regions)
+    list.push_back({{"name", r.name}, {"key", r.key}, {"offset", r.offset}, {"byte_size", r.byte_size}});
+  return list;
+}
+
+}  // namespace ferry::serve

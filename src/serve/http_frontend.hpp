@@ -1,0 +1,41 @@
+// The KServe v2 HTTP/REST front end (cpp-httplib): health, metadata, inference with the binary
+// tensor data extension, statistics, the repository index, system shared memory and /metrics.
+// Every error answers with the protocol's status and {"error": "..."}; the server keeps serving.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "serve/http_infer_codec.hpp"
+#include "serve/inference_service.hpp"
+
+namespace ferry::serve {
+
+struct http_options {
+  std::string host = "0.0.0.0";
+  int port = 8000;  // 0: any free port (bind() returns it)
+  int threads = 64;  // connections served at once (cpp-httplib keeps one thread per connection)
+  std::size_t max_body_bytes = std::size_t{1} << 30;  // larger bodies get 413
+  http_limits limits;
+};
+
+class http_frontend {
+ public:
+  http_frontend(inference_service& service, const http_options& options);
+  ~http_frontend();
+  http_frontend(const http_frontend&) = delete;
+  http_frontend& operator=(const http_frontend&) = delete;
+
+  // Binds the listening socket and returns the port. Throws ferry::error when it cannot.
+  [[nodiscard]] int bind();
+  // Serves until stop(); blocking.
+  void serve_blocking();
+  void stop();
+
+ private:
+  struct state;
+  std::unique_ptr<state> state_;
+};
+
+}  // namespace ferry::serve

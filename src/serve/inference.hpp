@@ -1,0 +1,74 @@
+// One inference request and its response, as every front end (HTTP, gRPC) hands them to the
+// scheduler: protocol-neutral, tensors as typed bytes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ferry/engine.hpp"
+
+namespace ferry::serve {
+
+// A tensor's bytes in a client's registered shared-memory region (the shared-memory extensions).
+struct shm_ref {
+  std::string region;
+  std::size_t offset = 0;
+  std::size_t byte_size = 0;
+};
+
+struct input_tensor {
+  std::string name;
+  dtype type = dtype::f32;
+  std::vector<std::int64_t> shape;
+  // The tensor's bytes, row-major. Points into memory the front end keeps alive until the
+  // response is ready: the HTTP body, a gRPC message, a shared-memory region, or `storage`.
+  std::span<const std::byte> data;
+  // Set when the client put the tensor in a shared-memory region; `data` then points there once
+  // the region has been looked up and the range checked.
+  std::optional<shm_ref> shared_memory;
+};
+
+struct requested_output {
+  std::string name;
+  // Write the output here instead of returning it in the response.
+  std::optional<shm_ref> shared_memory;
+};
+
+struct infer_request {
+  std::string model;
+  std::string version;  // empty: the model's only version
+  std::string id;       // echoed in the response
+  std::vector<input_tensor> inputs;
+  std::vector<requested_output> outputs;  // what to return; empty: every output
+  // Bytes decoded from a text form (JSON "data"), owned here; inputs[i].data may point into it.
+  // A deque, so growing it never moves what earlier inputs point at.
+  std::deque<std::vector<std::byte>> storage;
+};
+
+struct output_tensor {
+  std::string name;
+  dtype type = dtype::f32;
+  std::vector<std::int64_t> shape;
+  std::vector<std::byte> data;  // empty when written to shared memory
+  std::optional<shm_ref> shared_memory;  // where the output was written instead
+};
+
+struct infer_response {
+  std::string model;
+  std::string version;
+  std::string id;
+  std::vector<output_tensor> outputs;
+};
+
+// Elements of a concrete shape (every dim >= 0).
+[[nodiscard]] std::size_t element_count(std::span<const std::int64_t> shape) noexcept;
+
+// "[2,3,4]", for messages.
+[[nodiscard]] std::string shape_text(std::span<const std::int64_t> shape);
+
+}  // namespace ferry::serve

@@ -1,0 +1,49 @@
+// What every front end (HTTP, gRPC) asks of the server: health, model lookup with the protocol's
+// errors, and inference (look the model up, check the request, queue it).
+#pragma once
+
+#include <future>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "serve/inference.hpp"
+#include "serve/model_repository.hpp"
+
+namespace ferry::serve {
+
+class shm_registry;
+
+inline constexpr std::string_view server_name = "ferry";
+
+class inference_service {
+ public:
+  // `system_shm` is null when client shared memory is not allowed (--allow-client-shm).
+  inference_service(const model_repository& repository, shm_registry* system_shm);
+
+  // Live once constructed; ready once every model has been loaded (or has failed, in which case
+  // only that model is not ready: readiness is per model, as with Triton's non-strict mode).
+  [[nodiscard]] bool live() const noexcept { return true; }
+  [[nodiscard]] bool ready() const noexcept { return true; }
+
+  // The protocol extensions this server speaks, for server metadata.
+  [[nodiscard]] std::vector<std::string> extensions() const;
+
+  // Throws request_error(not_found) for an unknown model or a version other than model_version.
+  [[nodiscard]] const served_model& find(std::string_view name, std::string_view version) const;
+  // As find(), and throws request_error(unavailable) with the load failure when not ready.
+  [[nodiscard]] const served_model& find_ready(std::string_view name, std::string_view version) const;
+
+  // Checks the request and queues it. Throws request_error for a bad request; the future holds
+  // the response or the request_error of a failed run.
+  [[nodiscard]] std::future<infer_response> infer(infer_request request);
+
+  [[nodiscard]] const model_repository& repository() const noexcept { return repository_; }
+  [[nodiscard]] shm_registry* system_shm() const noexcept { return system_shm_; }
+
+ private:
+  const model_repository& repository_;
+  shm_registry* system_shm_;
+};
+
+}  // namespace ferry::serve

@@ -1,0 +1,103 @@
+#include "serve/model_config.hpp"
+
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "ferry/error.hpp"
+#include "ferry/workload_factory.hpp"
+
+namespace ferry::serve {
+namespace {
+
+using json = nlohmann::json;
+
+class config_reader {
+ public:
+  config_reader(const json& doc, std::string model) : doc_(doc), model_(std::move(model)) {}
+
+  [[noreturn]] void fail(const std::string& problem) const {
+    throw invalid_argument("model '" + model_ + "': " + std::string(model_config_file) + ": " + problem);
+  }
+
+  [[nodiscard]] const json* find(const char* key) const {
+    const auto it = doc_.find(key);
+    return it == doc_.end() ? nullptr : &*it;
+  }
+
+  [[nodiscard]] std::string text(const char* key) const {
+    const json& v = *find(key);
+    if (!v.is_string()) fail(std::string("'") + key + "' must be a string, got " + v.dump());
+    return v.get<std::string>();
+  }
+
+  [[nodiscard]] std::int64_t integer(const char* key, std::int64_t lo, std::int64_t hi) const {
+    const json& v = *find(key);
+    if (!v.is_number_integer())
+      fail(std::string("'") + key + "' must be an integer, got " + v.dump());
+    const auto n = v.get<std::int64_t>();
+    if (n < lo || n > hi)
+      fail(std::string("'") + key + "' must be in [" + std::to_string(lo) + ", " +
+           std::to_string(hi) + "], got " + std::to_string(n));
+    return n;
+  }
+
+ private:
+  const json& doc_;
+  std::string model_;
+};
+
+}  // namespace
+
+model_config parse_model_config(std::string_view json_text, std::string model_name) {
+  model_config config;
+  config.name = std::move(model_name);
+  json doc;
+  try {
+    doc = json::parse(json_text);
+  } catch (const json::parse_error& e) {
+    throw invalid_argument("model '" + config.name + "': " + std::string(model_config_file) +
+                           " is not valid JSON: " + e.what());
+  }
+  const config_reader read(doc, config.name);
+  if (!doc.is_object()) read.fail("expected a JSON object");
+  for (const auto& [key, value] : doc.items()) {
+    if (key != "engine" && key != "strategy" && key != "inflight" && key != "instances_per_gpu" &&
+        key != "max_batch" && key != "batch_delay_us" && key != "input_size")
+      read.fail("unknown key '" + key +
+                "' (known: engine, strategy, inflight, instances_per_gpu, max_batch, "
+                "batch_delay_us, input_size)");
+  }
+  if (read.find("engine") == nullptr) read.fail("'engine' is missing (e.g. \"mlp:2x256\", \"touch\")");
+  config.engine = read.text("engine");
+  if (config.engine.empty()) read.fail("'engine' is empty");
+  if (read.find("strategy") != nullptr) {
+    try {
+      config.strategy = parse_strategy(read.text("strategy"));
+    } catch (const invalid_argument& e) {
+      read.fail(e.what());
+    }
+  }
+  constexpr std::int64_t int_max = std::numeric_limits<int>::max();
+  if (read.find("inflight") != nullptr) config.inflight = static_cast<int>(read.integer("inflight", 1, 64));
+  if (read.find("instances_per_gpu") != nullptr)
+    config.instances_per_gpu = static_cast<int>(read.integer("instances_per_gpu", 1, 64));
+  if (read.find("max_batch") != nullptr) config.max_batch = read.integer("max_batch", 0, int_max);
+  if (read.find("batch_delay_us") != nullptr)
+    config.batch_delay = std::chrono::microseconds(read.integer("batch_delay_us", 0, 10'000'000));
+  if (const json* size = read.find("input_size")) {
+    if (size->is_number_integer()) {
+      config.input_bytes = static_cast<std::size_t>(
+          read.integer("input_size", 1, std::numeric_limits<std::int64_t>::max()));
+    } else {
+      try {
+        config.input_bytes = bench::parse_byte_size(read.text("input_size"));
+      } catch (const invalid_argument& e) {
+        read.fail(std::string("'input_size': ") + e.what());
+      }
+    }
+  }
+  return config;
+}
+
+}  // namespace ferry::serve

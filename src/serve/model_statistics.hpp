@@ -1,0 +1,61 @@
+// Per-model counters of the statistics extension, in Triton's terms:
+//   success / fail   requests and their whole time in the server (queue + compute)
+//   queue            time from arrival until a worker took the request's batch
+//   compute_input    gathering request tensors into the engine's input buffers (and, on a GPU,
+//                    until the inputs are on the device)
+//   compute_infer    the engine run
+//   compute_output   scattering outputs back into each request's response
+// A batch's compute times count once per request in it (as Triton counts them); execution_count
+// counts engine runs and inference_count counts batch rows, so their ratio is the mean batch.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <mutex>
+
+namespace ferry::serve {
+
+struct duration_stat {
+  std::uint64_t count = 0;
+  std::uint64_t ns = 0;
+  void add(std::uint64_t n, std::uint64_t times = 1) {
+    count += times;
+    ns += n * times;
+  }
+};
+
+struct batch_timing {
+  std::uint64_t compute_input_ns = 0;
+  std::uint64_t compute_infer_ns = 0;
+  std::uint64_t compute_output_ns = 0;
+};
+
+struct statistics_snapshot {
+  std::uint64_t last_inference_ms = 0;  // Unix time of the last request, milliseconds
+  std::uint64_t inference_count = 0;
+  std::uint64_t execution_count = 0;
+  duration_stat success, fail, queue, compute_input, compute_infer, compute_output;
+  struct per_batch_size {
+    duration_stat compute_input, compute_infer, compute_output;
+  };
+  std::map<std::int64_t, per_batch_size> batches;  // by batch size (rows)
+};
+
+class model_statistics {
+ public:
+  // One engine run of `rows` rows from `requests` requests.
+  void record_execution(std::int64_t rows, std::size_t requests, const batch_timing& timing);
+  // One request answered; queue_ns and total_ns are its own times.
+  void record_success(std::int64_t rows, std::uint64_t queue_ns, std::uint64_t total_ns);
+  void record_failure(std::uint64_t total_ns);
+
+  [[nodiscard]] statistics_snapshot snapshot() const;
+
+ private:
+  void touch_last_inference();
+  mutable std::mutex mutex_;
+  statistics_snapshot stats_;
+};
+
+}  // namespace ferry::serve

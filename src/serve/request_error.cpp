@@ -1,0 +1,17 @@
+#include "serve/request_error.hpp"
+
+namespace ferry::serve {
+
+int http_status(error_status status) noexcept {
+  switch (status) {
+    case error_status::bad_request: return 400;
+    case error_status::not_found: return 404;
+    case error_status::unavailable: return 503;
+    case error_status::forbidden: return 403;
+    case error_status::payload_too_large: return 413;
+    case error_status::internal: return 500;
+  }
+  return 500;
+}
+
+}  // namespace ferry::serve

@@ -1,0 +1,37 @@
+// The error a request can meet, carrying the status the KServe v2 protocol answers it with.
+//
+// Front ends turn it into an HTTP status and {"error": "..."} or a gRPC status; the message
+// always names the problem (the model, the tensor, the expected and the received value).
+#pragma once
+
+#include <string>
+
+#include "ferry/error.hpp"
+
+namespace ferry::serve {
+
+enum class error_status {
+  bad_request,        // malformed or inconsistent request: HTTP 400, gRPC INVALID_ARGUMENT
+  not_found,          // unknown model, version, region: HTTP 404, gRPC NOT_FOUND
+  unavailable,        // the model exists but is not ready: HTTP 503, gRPC UNAVAILABLE
+  forbidden,          // an extension switched off on this server: HTTP 403, gRPC PERMISSION_DENIED
+  payload_too_large,  // a size limit of the server: HTTP 413, gRPC RESOURCE_EXHAUSTED
+  internal,           // the engine failed: HTTP 500, gRPC INTERNAL
+};
+
+class request_error : public ferry::error {
+ public:
+  request_error(error_status status, const std::string& message) : error(message), status_(status) {}
+  [[nodiscard]] error_status status() const noexcept { return status_; }
+
+ private:
+  error_status status_;
+};
+
+[[nodiscard]] inline request_error bad_request(const std::string& message) {
+  return {error_status::bad_request, message};
+}
+
+[[nodiscard]] int http_status(error_status status) noexcept;
+
+}  // namespace ferry::serve

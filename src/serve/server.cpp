@@ -1,0 +1,55 @@
+#include "serve/server.hpp"
+
+#include <csignal>
+#include <iostream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "serve/execution_platform.hpp"
+#include "serve/inference_service.hpp"
+#include "serve/model_repository.hpp"
+#include "serve/shm_registry.hpp"
+
+namespace ferry::serve {
+namespace {
+
+// Blocks SIGINT/SIGTERM in this thread and every thread started after it, so sigwait receives
+// them instead of a random worker.
+sigset_t block_stop_signals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
+}  // namespace
+
+void run_server(const server_options& options) {
+  const sigset_t signals = block_stop_signals();
+  const execution_platform platform = detect_platform();
+  if (platform.gpus.empty())
+    std::cout << "ferry serve: " << platform.no_gpu_reason
+              << "; running built-in models on the CPU (host reference), model files are unavailable\n";
+  const model_repository repository(options.model_repository, platform, std::cout);
+  std::unique_ptr<shm_registry> shm;
+  if (options.allow_client_shm)
+    shm = std::make_unique<shm_registry>(platform.gpus.empty() ? cuda_registration::off : cuda_registration::on);
+  inference_service service(repository, shm.get());
+
+  http_frontend http(service, options.http);
+  const int http_port = http.bind();
+  std::thread http_thread([&http] { http.serve_blocking(); });
+  std::cout << fmt::format("ferry serve: HTTP on {}:{}\n", options.http.host, http_port);
+  std::cout << "ferry serve: serving" << std::endl;
+
+  int received = 0;
+  sigwait(&signals, &received);
+  std::cout << "ferry serve: stopping (" << (received == SIGINT ? "SIGINT" : "SIGTERM") << ")\n" << std::flush;
+  http.stop();
+  http_thread.join();
+}
+
+}  // namespace ferry::serve

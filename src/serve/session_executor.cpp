@@ -1,0 +1,126 @@
+#include "serve/session_executor.hpp"
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "ferry/builtin.hpp"
+#include "ferry/error.hpp"
+#include "ferry/model_engine.hpp"
+#include "ferry/session.hpp"
+#include "serve/batch_io.hpp"
+
+namespace ferry::serve {
+namespace {
+
+std::uint64_t ns_since(std::chrono::steady_clock::time_point start) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+}
+
+std::uint64_t ms_to_ns(const std::optional<float>& ms) {
+  return ms ? static_cast<std::uint64_t>(static_cast<double>(*ms) * 1e6) : 0;
+}
+
+std::unique_ptr<engine> make_engine(const model_config& config, int device) {
+  if (is_model_engine_spec(config.engine))
+    return load_model_engine(config.engine,
+                             {.device = device, .max_concurrency = config.inflight * config.instances_per_gpu});
+  builtin_options options{.input_bytes = config.input_bytes, .batch = std::max<std::int64_t>(1, config.max_batch)};
+  return make_builtin_engine(config.engine, options);
+}
+
+// The concrete I/O every session of the model binds: the declared shapes, batch = max_batch.
+std::vector<tensor_spec> concrete_io(const engine& eng, const model_signature& signature) {
+  std::vector<shape_binding> shapes;
+  for (const auto& in : signature.inputs) {
+    shape_binding b{in.name, in.shape};
+    if (signature.max_batch > 0) b.dims.front() = signature.max_batch;
+    shapes.push_back(std::move(b));
+  }
+  return eng.resolve(shapes);
+}
+
+struct instance {
+  int device = 0;
+  std::unique_ptr<session> s;
+};
+
+class session_executor final : public executor {
+ public:
+  explicit session_executor(const model_config& config, const std::vector<device_caps>& gpus)
+      : inflight_(config.inflight) {
+    for (const auto& caps : gpus) {
+      FERRY_CUDA_TRY(cudaSetDevice(caps.ordinal));
+      engines_.push_back(make_engine(config, caps.ordinal));
+      engine& eng = *engines_.back();
+      if (io_.empty()) {
+        io_ = eng.io();
+        signature_ = make_signature(io_, config.max_batch, config.name);
+      }
+      const auto io = concrete_io(eng, signature_);
+      const session_options options{.strategy = config.strategy, .inflight = config.inflight};
+      for (int i = 0; i < config.instances_per_gpu; ++i) {
+        instances_.push_back({caps.ordinal, std::make_unique<session>(eng, io, options, caps)});
+        instances_.back().s->warmup();
+      }
+      gpu_names_ += (gpu_names_.empty() ? "" : ", ") + fmt::format("GPU {} ({})", caps.ordinal, caps.name);
+    }
+    platform_ = fmt::format("ferry_gpu: {}, strategy {}, {} instance(s) x {} slot(s)", gpu_names_,
+                            to_string(config.strategy), instances_.size(), inflight_);
+  }
+
+  [[nodiscard]] const std::vector<tensor_spec>& io() const override { return io_; }
+  [[nodiscard]] int workers() const override { return static_cast<int>(instances_.size()) * inflight_; }
+  [[nodiscard]] std::string platform() const override { return platform_; }
+
+  batch_timing execute(std::span<batch_item> batch, int worker) override {
+    instance& inst = instances_.at(static_cast<std::size_t>(worker / inflight_));
+    FERRY_CUDA_TRY(cudaSetDevice(inst.device));
+    batch_timing timing;
+    auto start = std::chrono::steady_clock::now();
+    filling_slot slot = inst.s->acquire();
+    for (std::size_t i = 0; i < slot.input_count(); ++i) gather_input(batch, i, slot.input(i));
+    slot.stage_resident_inputs_untimed();
+    timing.compute_input_ns = ns_since(start);
+
+    start = std::chrono::steady_clock::now();
+    completed_slot done = std::move(slot).submit().wait();
+    done.fetch_resident_outputs_untimed();
+    const std::uint64_t run_ns = ns_since(start);
+    const stage_times stages = done.times();
+    const std::uint64_t h2d = ms_to_ns(stages.h2d_ms);
+    const std::uint64_t d2h = ms_to_ns(stages.d2h_ms);
+    // The copies are part of moving inputs in and outputs out, as Triton counts them.
+    timing.compute_input_ns += h2d;
+    timing.compute_infer_ns = run_ns > h2d + d2h ? run_ns - h2d - d2h : run_ns;
+
+    start = std::chrono::steady_clock::now();
+    std::vector<tensor_spec> outputs;
+    std::vector<std::span<const std::byte>> sources;
+    for (std::size_t i = 0; i < done.output_count(); ++i) {
+      outputs.push_back(done.output_spec(i));
+      sources.push_back(done.output(i));
+    }
+    scatter_outputs(batch, signature_, outputs, sources);
+    timing.compute_output_ns = ns_since(start) + d2h;
+    return timing;
+  }
+
+ private:
+  int inflight_;
+  std::vector<tensor_spec> io_;
+  model_signature signature_;
+  std::string gpu_names_, platform_;
+  std::vector<std::unique_ptr<engine>> engines_;  // outlive the sessions (destroyed after them)
+  std::vector<instance> instances_;
+};
+
+}  // namespace
+
+std::unique_ptr<executor> make_session_executor(const model_config& config, const std::vector<device_caps>& gpus) {
+  return std::make_unique<session_executor>(config, gpus);
+}
+
+}  // namespace ferry::serve

@@ -1,0 +1,24 @@
+// Runs a model on the GPUs through ferry sessions: per GPU one engine and `instances_per_gpu`
+// sessions of `inflight` slots each, with the model's transfer strategy. Each scheduler worker
+// owns one slot's worth of work at a time (acquire -> fill -> submit -> wait -> read), so a
+// session keeps `inflight` requests in flight and the copy of one overlaps the compute of another.
+//
+// A batched model runs at a fixed batch of max_batch rows (sessions bind concrete shapes once);
+// a smaller batch is zero-padded and only its own rows are returned.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "ferry/device_caps.hpp"
+#include "serve/executor.hpp"
+#include "serve/model_config.hpp"
+
+namespace ferry::serve {
+
+// Builds the engines (one per GPU) and sessions and warms every slot up. Throws what engine
+// loading or session construction throws (invalid_argument, unsupported, cuda_error).
+[[nodiscard]] std::unique_ptr<executor> make_session_executor(const model_config& config,
+                                                              const std::vector<device_caps>& gpus);
+
+}  // namespace ferry::serve

@@ -1,0 +1,156 @@
+#include "serve/shm_registry.hpp"
+
+#include <cuda_runtime_api.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "ferry/error.hpp"
+#include "serve/request_error.hpp"
+
+namespace ferry::serve {
+
+// One mapped region; unmapped (and unregistered from CUDA) when the last user lets go.
+struct shm_registry::region {
+  shm_region_status status;
+  void* mapping = nullptr;
+  std::size_t mapping_bytes = 0;
+  std::byte* data = nullptr;  // mapping + the offset's remainder within a page
+  bool cuda_registered = false;
+
+  ~region() {
+    if (cuda_registered) FERRY_CUDA_TRY_NOTHROW(cudaHostUnregister(mapping));
+    if (mapping != nullptr) munmap(mapping, mapping_bytes);
+  }
+};
+
+namespace {
+
+std::string os_error(const char* call) { return std::string(call) + ": " + std::strerror(errno); }
+
+std::span<std::byte> range_of(const std::string& region, std::span<std::byte> bytes, const shm_ref& ref,
+                              const std::string& tensor) {
+  if (ref.offset > bytes.size() || ref.byte_size > bytes.size() - ref.offset)
+    throw bad_request(tensor + ": shared-memory range [" + std::to_string(ref.offset) + ", " +
+                      std::to_string(ref.offset) + " + " + std::to_string(ref.byte_size) + ") is outside region '" +
+                      region + "' of " + std::to_string(bytes.size()) + " bytes");
+  return bytes.subspan(ref.offset, ref.byte_size);
+}
+
+}  // namespace
+
+void shm_registry::register_region(const std::string& name, const std::string& key, std::size_t offset,
+                                   std::size_t byte_size) {
+  if (name.empty()) throw bad_request("a shared-memory region needs a name");
+  if (byte_size == 0) throw bad_request("shared-memory region '" + name + "': byte_size is 0");
+  {
+    const std::lock_guard lock(mutex_);
+    if (regions_.count(name) != 0)
+      throw bad_request("shared-memory region '" + name + "' is already registered; unregister it first");
+  }
+  auto r = std::make_shared<region>();
+  r->status = {name, key, offset, byte_size};
+  const int fd = shm_open(key.c_str(), O_RDWR, 0);
+  if (fd < 0) throw bad_request("shared-memory region '" + name + "': cannot open key '" + key + "': " + os_error("shm_open"));
+  struct stat info {};
+  if (fstat(fd, &info) != 0) {
+    const std::string why = os_error("fstat");
+    close(fd);
+    throw bad_request("shared-memory region '" + name + "': " + why);
+  }
+  const auto object_bytes = static_cast<std::size_t>(info.st_size);
+  if (offset > object_bytes || byte_size > object_bytes - offset) {
+    close(fd);
+    throw bad_request("shared-memory region '" + name + "': offset " + std::to_string(offset) + " + byte_size " +
+                      std::to_string(byte_size) + " exceeds the " + std::to_string(object_bytes) + " bytes of '" +
+                      key + "'");
+  }
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const std::size_t aligned_offset = offset / page * page;
+  r->mapping_bytes = byte_size + (offset - aligned_offset);
+  void* p = mmap(nullptr, r->mapping_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(aligned_offset));
+  const std::string map_error = p == MAP_FAILED ? os_error("mmap") : "";
+  close(fd);  // the mapping keeps the object alive
+  if (p == MAP_FAILED) throw bad_request("shared-memory region '" + name + "': " + map_error);
+  r->mapping = p;
+  r->data = static_cast<std::byte*>(p) + (offset - aligned_offset);
+  if (cuda_ == cuda_registration::on) {
+    // Pinned for DMA: copies out of the region need no staging buffer. A failure is reported,
+    // never silently served from pageable memory.
+    const cudaError_t rc = cudaHostRegister(r->mapping, r->mapping_bytes, cudaHostRegisterDefault);
+    if (rc != cudaSuccess) {
+      (void)cudaGetLastError();
+      throw request_error(error_status::internal, "shared-memory region '" + name +
+                                                      "': cudaHostRegister failed: " + cudaGetErrorString(rc));
+    }
+    r->cuda_registered = true;
+  }
+  const std::lock_guard lock(mutex_);
+  if (!regions_.emplace(name, std::move(r)).second)
+    throw bad_request("shared-memory region '" + name + "' is already registered; unregister it first");
+}
+
+void shm_registry::unregister_region(const std::string& name) {
+  const std::lock_guard lock(mutex_);
+  if (regions_.erase(name) == 0)
+    throw request_error(error_status::not_found, "no shared-memory region '" + name + "' is registered");
+}
+
+void shm_registry::unregister_all() {
+  const std::lock_guard lock(mutex_);
+  regions_.clear();
+}
+
+std::vector<shm_region_status> shm_registry::status(const std::string& name) const {
+  const std::lock_guard lock(mutex_);
+  std::vector<shm_region_status> list;
+  if (!name.empty()) {
+    const auto it = regions_.find(name);
+    if (it == regions_.end())
+      throw request_error(error_status::not_found, "no shared-memory region '" + name + "' is registered");
+    list.push_back(it->second->status);
+    return list;
+  }
+  for (const auto& [n, r] : regions_) list.push_back(r->status);
+  return list;
+}
+
+void shm_registry::resolve(infer_request& request, std::vector<std::span<std::byte>>& outputs,
+                           std::vector<std::shared_ptr<const void>>& pins) const {
+  const std::lock_guard lock(mutex_);
+  const auto lookup = [&](const shm_ref& ref, const std::string& tensor) {
+    const auto it = regions_.find(ref.region);
+    if (it == regions_.end())
+      throw request_error(error_status::not_found,
+                          tensor + ": shared-memory region '" + ref.region + "' is not registered");
+    pins.push_back(it->second);
+    return range_of(ref.region, std::span(it->second->data, it->second->status.byte_size), ref, tensor);
+  };
+  for (auto& in : request.inputs)
+    if (in.shared_memory) in.data = lookup(*in.shared_memory, "input '" + in.name + "'");
+  outputs.clear();
+  for (const auto& out : request.outputs)
+    outputs.push_back(out.shared_memory ? lookup(*out.shared_memory, "output '" + out.name + "'")
+                                        : std::span<std::byte>{});
+}
+
+void check_output_ranges(const model_signature& signature, const request_plan& plan, const infer_request& request,
+                         const std::vector<std::span<std::byte>>& outputs) {
+  for (std::size_t k = 0; k < outputs.size() && k < plan.outputs.size(); ++k) {
+    if (!request.outputs[k].shared_memory) continue;
+    const tensor_spec& spec = signature.outputs[plan.outputs[k]];
+    std::vector<std::int64_t> shape = spec.shape;
+    if (signature.max_batch > 0) shape.front() = plan.rows;
+    const std::size_t needed = element_count(shape) * size_of(spec.type);
+    if (outputs[k].size() < needed)
+      throw bad_request("output '" + spec.name + "' of shape " + shape_text(shape) + " needs " +
+                        std::to_string(needed) + " bytes; its shared-memory range has " +
+                        std::to_string(outputs[k].size()));
+  }
+}
+
+}  // namespace ferry::serve

@@ -1,0 +1,62 @@
+// The system shared-memory extension: clients register POSIX shared-memory regions
+// (shm_open keys) by name, then point inputs and outputs at ranges of them instead of sending
+// bytes. Registering maps the region once; on a GPU it is also registered with CUDA
+// (cudaHostRegister), so copies from it run as pinned DMA. Every offset and byte size is checked
+// against the region before a request is queued.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "serve/inference.hpp"
+#include "serve/model_signature.hpp"
+
+namespace ferry::serve {
+
+enum class cuda_registration { off, on };
+
+struct shm_region_status {
+  std::string name;
+  std::string key;
+  std::size_t offset = 0;
+  std::size_t byte_size = 0;
+};
+
+class shm_registry {
+ public:
+  explicit shm_registry(cuda_registration cuda) : cuda_(cuda) {}
+
+  // Maps [offset, offset + byte_size) of the POSIX shared-memory object `key` as region `name`.
+  // Throws request_error: bad_request for a name already registered, a zero size, a range beyond
+  // the object's size, or an object that cannot be opened or mapped (with the OS's reason).
+  void register_region(const std::string& name, const std::string& key, std::size_t offset, std::size_t byte_size);
+  // Unregisters one region (not_found when unknown); requests still using it keep it mapped.
+  void unregister_region(const std::string& name);
+  void unregister_all();
+  // Every region, or the one named (not_found when unknown).
+  [[nodiscard]] std::vector<shm_region_status> status(const std::string& name = {}) const;
+
+  // Points each shared-memory input's data at its range, and returns in `outputs` one range per
+  // entry of request.outputs (empty for outputs returned in the response). Regions used are
+  // added to `pins`. Throws request_error: not_found for an unregistered region, bad_request for
+  // a range outside its region.
+  void resolve(infer_request& request, std::vector<std::span<std::byte>>& outputs,
+               std::vector<std::shared_ptr<const void>>& pins) const;
+
+ private:
+  struct region;
+  cuda_registration cuda_;
+  mutable std::mutex mutex_;
+  std::map<std::string, std::shared_ptr<region>> regions_;
+};
+
+// Checks that every shared-memory output range can hold its output. Throws request_error(bad_request).
+void check_output_ranges(const model_signature& signature, const request_plan& plan, const infer_request& request,
+                         const std::vector<std::span<std::byte>>& outputs);
+
+}  // namespace ferry::serve

@@ -1,0 +1,61 @@
+// `ferry serve` model configs: what parses, and that every mistake names the model and the key.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "ferry/error.hpp"
+#include "serve/model_config.hpp"
+
+namespace {
+
+using ferry::serve::parse_model_config;
+
+std::string failure(const std::string& text) {
+  try {
+    (void)parse_model_config(text, "m");
+  } catch (const ferry::invalid_argument& e) {
+    return e.what();
+  }
+  return "no exception";
+}
+
+TEST(ServeConfig, ParsesEveryKey) {
+  const auto c = parse_model_config(
+      R"({"engine": "mlp:2x256", "strategy": "mapped", "inflight": 3, "instances_per_gpu": 2,
+          "max_batch": 16, "batch_delay_us": 500, "input_size": "4KiB"})",
+      "mlp");
+  EXPECT_EQ(c.name, "mlp");
+  EXPECT_EQ(c.engine, "mlp:2x256");
+  EXPECT_EQ(c.strategy, ferry::strategy_kind::mapped);
+  EXPECT_EQ(c.inflight, 3);
+  EXPECT_EQ(c.instances_per_gpu, 2);
+  EXPECT_EQ(c.max_batch, 16);
+  EXPECT_EQ(c.batch_delay.count(), 500);
+  EXPECT_EQ(c.input_bytes, 4096U);
+}
+
+TEST(ServeConfig, DefaultsAndIntegerSizes) {
+  const auto c = parse_model_config(R"({"engine": "touch", "input_size": 8000})", "t");
+  EXPECT_EQ(c.strategy, ferry::strategy_kind::pinned);
+  EXPECT_EQ(c.inflight, 2);
+  EXPECT_EQ(c.instances_per_gpu, 1);
+  EXPECT_EQ(c.max_batch, 0);
+  EXPECT_EQ(c.batch_delay.count(), 0);
+  EXPECT_EQ(c.input_bytes, 8000U);
+}
+
+TEST(ServeConfig, RefusesMistakesNamingThem) {
+  EXPECT_NE(failure("{").find("not valid JSON"), std::string::npos);
+  EXPECT_NE(failure("[]").find("JSON object"), std::string::npos);
+  EXPECT_NE(failure("{}").find("'engine' is missing"), std::string::npos);
+  EXPECT_NE(failure(R"({"engine": 3})").find("'engine' must be a string"), std::string::npos);
+  EXPECT_NE(failure(R"({"engine": "touch", "inflght": 2})").find("unknown key 'inflght'"), std::string::npos);
+  EXPECT_NE(failure(R"({"engine": "touch", "inflight": 0})").find("'inflight' must be in [1, 64]"), std::string::npos);
+  EXPECT_NE(failure(R"({"engine": "touch", "max_batch": -1})").find("'max_batch'"), std::string::npos);
+  EXPECT_NE(failure(R"({"engine": "touch", "max_batch": 1.5})").find("must be an integer"), std::string::npos);
+  EXPECT_NE(failure(R"({"engine": "touch", "strategy": "fast"})").find("fast"), std::string::npos);
+  EXPECT_NE(failure(R"({"engine": "touch", "input_size": "lots"})").find("'input_size'"), std::string::npos);
+  EXPECT_EQ(failure(R"({"engine": "touch", "inflight": 0})").rfind("model 'm': config.json: ", 0), 0U);
+}
+
+}  // namespace

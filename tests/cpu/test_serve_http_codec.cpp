@@ -1,0 +1,177 @@
+// The KServe v2 HTTP inference body with the binary tensor data extension, both ways, and every
+// error path of the parser.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "serve/http_infer_codec.hpp"
+#include "serve/request_error.hpp"
+
+namespace {
+
+using namespace ferry::serve;
+using json = nlohmann::json;
+
+std::string with_binary(const json& header, const std::string& blobs, std::string& length) {
+  const std::string text = header.dump();
+  length = std::to_string(text.size());
+  return text + blobs;
+}
+
+std::string floats(std::initializer_list<float> values) {
+  std::string bytes(values.size() * sizeof(float), '\0');
+  std::memcpy(bytes.data(), std::data(values), bytes.size());
+  return bytes;
+}
+
+// Runs `call`, expects request_error with `status`, returns its message.
+std::string error_of(const std::function<void()>& call, error_status status) {
+  try {
+    call();
+  } catch (const request_error& e) {
+    EXPECT_EQ(e.status(), status) << e.what();
+    return e.what();
+  }
+  return "no exception";
+}
+
+TEST(ServeHttpCodec, ParsesJsonData) {
+  const std::string body = R"({"id": "r1", "inputs": [
+      {"name": "a", "shape": [2, 2], "datatype": "FP32", "data": [[1, 2], [3.5, -4]]},
+      {"name": "b", "shape": [3], "datatype": "BOOL", "data": [true, false, true]},
+      {"name": "c", "shape": [2], "datatype": "INT64", "data": [-9007199254740993, 7]}],
+      "outputs": [{"name": "y", "parameters": {"binary_data": true}}, {"name": "z"}]})";
+  const auto parsed = parse_http_infer_request(body, std::nullopt, {});
+  const auto& r = parsed.request;
+  EXPECT_EQ(r.id, "r1");
+  ASSERT_EQ(r.inputs.size(), 3U);
+  EXPECT_EQ(r.inputs[0].shape, (std::vector<std::int64_t>{2, 2}));
+  ASSERT_EQ(r.inputs[0].data.size(), 16U);
+  float a[4];
+  std::memcpy(a, r.inputs[0].data.data(), 16);
+  EXPECT_EQ(a[2], 3.5F);
+  EXPECT_EQ(a[3], -4.0F);
+  EXPECT_EQ(r.inputs[1].type, ferry::dtype::boolean);
+  EXPECT_EQ(static_cast<int>(r.inputs[1].data[1]), 0);
+  std::int64_t c0 = 0;
+  std::memcpy(&c0, r.inputs[2].data.data(), 8);
+  EXPECT_EQ(c0, -9007199254740993LL);  // exact, not through a double
+  ASSERT_EQ(r.outputs.size(), 2U);
+  EXPECT_EQ(parsed.binary_outputs, (std::vector<bool>{true, false}));
+}
+
+TEST(ServeHttpCodec, ParsesBinaryDataInInputOrder) {
+  std::string length;
+  const json header = {{"inputs",
+                        {{{"name", "a"}, {"shape", {2}}, {"datatype", "FP32"}, {"parameters", {{"binary_data_size", 8}}}},
+                         {{"name", "b"}, {"shape", {1}}, {"datatype", "FP32"}, {"data", {5}}},
+                         {{"name", "c"}, {"shape", {1}}, {"datatype", "FP32"}, {"parameters", {{"binary_data_size", 4}}}}}},
+                       {"parameters", {{"binary_data_output", true}}}};
+  const std::string body = with_binary(header, floats({1, 2}) + floats({3}), length);
+  const auto parsed = parse_http_infer_request(body, length, {});
+  const auto& in = parsed.request.inputs;
+  EXPECT_TRUE(parsed.binary_by_default);
+  float v = 0;
+  std::memcpy(&v, in[0].data.data() + 4, 4);
+  EXPECT_EQ(v, 2.0F);
+  std::memcpy(&v, in[2].data.data(), 4);
+  EXPECT_EQ(v, 3.0F);
+  // Binary inputs point into the body: no copy.
+  EXPECT_EQ(reinterpret_cast<const char*>(in[0].data.data()), body.data() + std::stoul(length));
+}
+
+TEST(ServeHttpCodec, RefusesBadBodies) {
+  std::string length;
+  const json one_binary = {{"inputs", {{{"name", "a"}, {"shape", {2}}, {"datatype", "FP32"},
+                                        {"parameters", {{"binary_data_size", 8}}}}}}};
+  const auto parse = [](const std::string& body, std::optional<std::string> len, http_limits limits = {}) {
+    return [=] {
+      (void)parse_http_infer_request(body, len ? std::optional<std::string_view>(*len) : std::nullopt, limits);
+    };
+  };
+  const auto bad = error_status::bad_request;
+  std::string body = with_binary(one_binary, floats({1}), length);
+  EXPECT_NE(error_of(parse(body, length), bad).find("truncated binary data: input 'a' needs 8 bytes"), std::string::npos);
+  body = with_binary(one_binary, floats({1, 2, 3}), length);
+  EXPECT_NE(error_of(parse(body, length), bad).find("4 bytes after"), std::string::npos);
+  EXPECT_NE(error_of(parse(body, "x12"), bad).find("not a byte count"), std::string::npos);
+  EXPECT_NE(error_of(parse(body, std::to_string(body.size() + 1)), bad).find("the body has only"), std::string::npos);
+  EXPECT_NE(error_of(parse(body, length, http_limits{.max_inference_header_bytes = 10}), error_status::payload_too_large)
+                .find("exceeds the server's limit of 10"),
+            std::string::npos);
+  EXPECT_NE(error_of(parse(body, std::nullopt), bad).find("malformed JSON"), std::string::npos);
+  EXPECT_NE(error_of(parse(one_binary.dump(), std::nullopt), bad).find("no Inference-Header-Content-Length"),
+            std::string::npos);
+  EXPECT_NE(error_of(parse(R"({"inputs": []})", std::nullopt), bad).find("non-empty \"inputs\""), std::string::npos);
+  EXPECT_NE(error_of(parse(R"({"inputs": [{"name": "a", "shape": [1], "datatype": "BYTES", "data": ["x"]}]})", std::nullopt), bad)
+                .find("datatype 'BYTES'"),
+            std::string::npos);
+  EXPECT_NE(error_of(parse(R"({"inputs": [{"name": "a", "shape": [-1], "datatype": "FP32", "data": [1]}]})", std::nullopt), bad)
+                .find("non-negative"),
+            std::string::npos);
+  EXPECT_NE(error_of(parse(R"({"inputs": [{"name": "a", "shape": [1], "datatype": "FP32"}]})", std::nullopt), bad)
+                .find("input 'a' has no data"),
+            std::string::npos);
+  EXPECT_NE(error_of(parse(R"({"inputs": [{"name": "a", "shape": [2], "datatype": "INT8", "data": [1, 300]}]})", std::nullopt), bad)
+                .find("element 1 (300) is out of range"),
+            std::string::npos);
+  EXPECT_NE(error_of(parse(R"({"inputs": [{"name": "a", "shape": [1], "datatype": "INT32", "data": [1.5]}]})", std::nullopt), bad)
+                .find("not an integer"),
+            std::string::npos);
+  EXPECT_NE(error_of(parse(R"({"inputs": [{"name": "a", "shape": [1], "datatype": "FP32", "data": [1],
+                                "parameters": {"unknown": 1}}]})", std::nullopt), bad)
+                .find("parameter \"unknown\""),
+            std::string::npos);
+  EXPECT_NE(error_of(parse(R"({"inputs": [{"name": "a", "shape": [4294967296, 4294967296, 4294967296], "datatype": "FP32",
+                                "data": [1]}]})", std::nullopt), bad)
+                .find("too many elements"),
+            std::string::npos);
+}
+
+TEST(ServeHttpCodec, ParsesSharedMemoryReferences) {
+  const std::string body = R"({"inputs": [{"name": "a", "shape": [4], "datatype": "FP32",
+      "parameters": {"shared_memory_region": "in", "shared_memory_offset": 64, "shared_memory_byte_size": 16}}],
+      "outputs": [{"name": "y", "parameters": {"shared_memory_region": "out", "shared_memory_byte_size": 16}}]})";
+  const auto parsed = parse_http_infer_request(body, std::nullopt, {});
+  ASSERT_TRUE(parsed.request.inputs[0].shared_memory.has_value());
+  EXPECT_EQ(parsed.request.inputs[0].shared_memory->region, "in");
+  EXPECT_EQ(parsed.request.inputs[0].shared_memory->offset, 64U);
+  EXPECT_EQ(parsed.request.inputs[0].shared_memory->byte_size, 16U);
+  ASSERT_TRUE(parsed.request.outputs[0].shared_memory.has_value());
+  EXPECT_EQ(parsed.request.outputs[0].shared_memory->offset, 0U);
+}
+
+TEST(ServeHttpCodec, EncodesJsonAndBinaryOutputs) {
+  infer_response response{"m", "1", "r7", {}};
+  const std::string y = floats({1.5F, -2});
+  response.outputs.push_back({"y", ferry::dtype::f32, {2}, {}, std::nullopt});
+  response.outputs[0].data.resize(8);
+  std::memcpy(response.outputs[0].data.data(), y.data(), 8);
+  response.outputs.push_back(response.outputs[0]);
+  response.outputs[1].name = "z";
+
+  const auto plain = encode_http_infer_response(response, {false, false});
+  EXPECT_FALSE(plain.header_length.has_value());
+  const json doc = json::parse(plain.body);
+  EXPECT_EQ(doc["id"], "r7");
+  EXPECT_EQ(doc["model_name"], "m");
+  EXPECT_EQ(doc["outputs"][0]["data"], json({1.5, -2.0}));
+  EXPECT_EQ(doc["outputs"][0]["shape"], json({2}));
+
+  const auto binary = encode_http_infer_response(response, {false, true});
+  ASSERT_TRUE(binary.header_length.has_value());
+  const json header = json::parse(binary.body.substr(0, *binary.header_length));
+  EXPECT_EQ(header["outputs"][1]["parameters"]["binary_data_size"], 8);
+  EXPECT_FALSE(header["outputs"][1].contains("data"));
+  EXPECT_EQ(binary.body.substr(*binary.header_length), y);
+
+  EXPECT_EQ(binary_choices({"z"}, {true}, false, response), (std::vector<bool>{false, true}));
+  EXPECT_EQ(binary_choices({}, {}, true, response), (std::vector<bool>{true, true}));
+}
+
+}  // namespace

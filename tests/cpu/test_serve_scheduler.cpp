@@ -1,0 +1,141 @@
+// The per-model scheduler with a scripted executor: batches form under load, a failing request
+// fails alone (its batch-mates are retried and answered), and a slow batch holds one worker, not
+// the queue.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <future>
+#include <thread>
+#include <vector>
+
+#include "serve/batch_io.hpp"
+#include "serve/model_scheduler.hpp"
+#include "serve/request_error.hpp"
+
+namespace {
+
+using namespace ferry::serve;
+using namespace std::chrono_literals;
+using ferry::dtype;
+using ferry::dynamic_dim;
+using ferry::tensor_role;
+using ferry::tensor_spec;
+
+constexpr float fail_marker = -1.0F;
+constexpr float slow_marker = -2.0F;
+
+// y = x + 1000 per row. A row holding fail_marker makes the whole run throw; slow_marker sleeps.
+class scripted_executor final : public executor {
+ public:
+  explicit scripted_executor(int workers) : workers_(workers) {}
+  [[nodiscard]] const std::vector<tensor_spec>& io() const override { return io_; }
+  [[nodiscard]] int workers() const override { return workers_; }
+  [[nodiscard]] std::string platform() const override { return "scripted"; }
+  batch_timing execute(std::span<batch_item> batch, int /*worker*/) override {
+    ++runs;
+    const std::int64_t rows = total_rows(batch);
+    largest_batch = std::max<std::int64_t>(largest_batch, rows);
+    std::vector<float> x(static_cast<std::size_t>(rows));
+    gather_input(batch, 0, std::as_writable_bytes(std::span(x)));
+    for (float v : x) {
+      if (v == fail_marker) throw std::runtime_error("scripted failure");
+      if (v == slow_marker) std::this_thread::sleep_for(300ms);
+    }
+    for (float& v : x) v += 1000;
+    const std::vector<tensor_spec> out{{"y", dtype::f32, {rows}, tensor_role::output, std::nullopt}};
+    const std::vector<std::span<const std::byte>> sources{std::as_bytes(std::span(x))};
+    scatter_outputs(batch, signature(), out, sources);
+    return {};
+  }
+  [[nodiscard]] model_signature signature() const { return make_signature(io_, 8, "m"); }
+
+  std::atomic<int> runs{0};
+  std::atomic<std::int64_t> largest_batch{0};
+
+ private:
+  int workers_;
+  std::vector<tensor_spec> io_{{"x", dtype::f32, {dynamic_dim}, tensor_role::input, std::nullopt},
+                               {"y", dtype::f32, {dynamic_dim}, tensor_role::output, std::nullopt}};
+};
+
+struct client_request {
+  std::vector<float> x;
+  std::future<infer_response> answer;
+};
+
+std::future<infer_response> send(model_scheduler& s, const model_signature& sig, std::vector<float>& x) {
+  submission work;
+  work.request.model = "m";
+  work.request.inputs.push_back({"x", dtype::f32, {static_cast<std::int64_t>(x.size())},
+                                 std::as_bytes(std::span(x)), std::nullopt});
+  work.plan = plan_request(sig, work.request);
+  return s.submit(std::move(work));
+}
+
+std::vector<float> values(const infer_response& r) {
+  std::vector<float> v(r.outputs.at(0).data.size() / sizeof(float));
+  std::memcpy(v.data(), r.outputs[0].data.data(), v.size() * sizeof(float));
+  return v;
+}
+
+TEST(ServeScheduler, BatchesUnderLoadAndAnswersEachRequestWithItsOwnRows) {
+  auto exec = std::make_shared<scripted_executor>(1);
+  const auto sig = exec->signature();
+  model_statistics stats;
+  model_scheduler scheduler("m", "1", exec, sig, {8, 20ms}, stats);
+  std::vector<client_request> requests(24);
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    requests[i].x.assign(1 + i % 3, static_cast<float>(i));
+    requests[i].answer = send(scheduler, sig, requests[i].x);
+  }
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const infer_response r = requests[i].answer.get();
+    EXPECT_EQ(values(r), std::vector<float>(requests[i].x.size(), static_cast<float>(i) + 1000)) << i;
+    EXPECT_EQ(r.outputs[0].shape, (std::vector<std::int64_t>{static_cast<std::int64_t>(requests[i].x.size())}));
+  }
+  EXPECT_LT(exec->runs.load(), 24);
+  EXPECT_LE(exec->largest_batch.load(), 8);
+  const auto s = stats.snapshot();
+  EXPECT_EQ(s.success.count, 24U);
+  EXPECT_EQ(s.execution_count, static_cast<std::uint64_t>(exec->runs.load()));
+}
+
+TEST(ServeScheduler, AFailingRequestFailsAloneItsBatchMatesAreAnswered) {
+  auto exec = std::make_shared<scripted_executor>(1);
+  const auto sig = exec->signature();
+  model_statistics stats;
+  model_scheduler scheduler("m", "1", exec, sig, {8, 30ms}, stats);
+  std::vector<float> good1{1}, bad{fail_marker}, good2{2, 3};
+  auto a = send(scheduler, sig, good1);
+  auto b = send(scheduler, sig, bad);
+  auto c = send(scheduler, sig, good2);
+  EXPECT_EQ(values(a.get()), (std::vector<float>{1001}));
+  try {
+    (void)b.get();
+    ADD_FAILURE() << "the failing request succeeded";
+  } catch (const request_error& e) {
+    EXPECT_EQ(e.status(), error_status::internal);
+    EXPECT_NE(std::string(e.what()).find("scripted failure"), std::string::npos);
+  }
+  EXPECT_EQ(values(c.get()), (std::vector<float>{1002, 1003}));
+  EXPECT_EQ(stats.snapshot().fail.count, 1U);
+}
+
+TEST(ServeScheduler, ASlowBatchDoesNotHoldTheQueue) {
+  auto exec = std::make_shared<scripted_executor>(2);
+  const auto sig = exec->signature();
+  model_statistics stats;
+  model_scheduler scheduler("m", "1", exec, sig, {8, 0us}, stats);
+  std::vector<float> slow{slow_marker};
+  auto s = send(scheduler, sig, slow);
+  std::this_thread::sleep_for(20ms);  // the slow one is running on a worker
+  std::vector<float> quick{5};
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(values(send(scheduler, sig, quick).get()), (std::vector<float>{1005}));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 200ms);
+  EXPECT_EQ(values(s.get()), (std::vector<float>{slow_marker + 1000}));
+}
+
+}  // namespace

@@ -1,0 +1,100 @@
+"""Starts `ferry serve` on free ports for a test module and stops it afterwards.
+
+The binary comes from FERRY_BIN (set by ctest), the model repository from tests/serve/models.
+The server prints the ports it bound ("HTTP on HOST:PORT", "gRPC on HOST:PORT"), then
+"ferry serve: serving", so tests never race for a port.
+"""
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODELS = os.path.join(HERE, "models")
+
+
+class FerryServer:
+    def __init__(self, *extra_args, repository=MODELS):
+        binary = os.environ.get("FERRY_BIN")
+        if not binary:
+            raise RuntimeError("FERRY_BIN is not set (run these tests through ctest)")
+        args = [binary, "serve", "--model-repository", repository, "--host", "127.0.0.1",
+                "--http-port", "0", *extra_args]
+        self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.log = []
+        self.http_port = None
+        self.grpc_port = None
+        ports_seen = threading.Event()
+
+        def read_output():
+            for line in self.process.stdout:
+                self.log.append(line.rstrip("\n"))
+                m = re.search(r"HTTP on [^ ]+:(\d+)", line)
+                if m:
+                    self.http_port = int(m.group(1))
+                m = re.search(r"gRPC on [^ ]+:(\d+)", line)
+                if m:
+                    self.grpc_port = int(m.group(1))
+                if "ferry serve: serving" in line:
+                    ports_seen.set()
+            ports_seen.set()
+
+        self.reader = threading.Thread(target=read_output, daemon=True)
+        self.reader.start()
+        if not ports_seen.wait(60) or self.http_port is None:
+            self.stop()
+            raise RuntimeError("ferry serve did not start:\n" + "\n".join(self.log))
+
+    @property
+    def http_url(self):
+        return f"127.0.0.1:{self.http_port}"
+
+    @property
+    def grpc_url(self):
+        return f"127.0.0.1:{self.grpc_port}"
+
+    def alive(self):
+        return self.process.poll() is None
+
+    def stop(self):
+        """Stops the server with SIGTERM; returns its exit code."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.reader.join(5)
+        return self.process.returncode
+
+
+class ServerTestCase(unittest.TestCase):
+    """One server for all tests of a class; each test checks it is still alive afterwards."""
+
+    server_args = ()
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = FerryServer(*cls.server_args)
+
+    @classmethod
+    def tearDownClass(cls):
+        code = cls.server.stop()
+        if code != 0:
+            raise AssertionError(f"ferry serve exited with {code}:\n" + "\n".join(cls.server.log))
+
+    def tearDown(self):
+        self.assertTrue(self.server.alive(), "ferry serve died:\n" + "\n".join(self.server.log))
+
+
+def wait_for(predicate, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return False
