@@ -5,13 +5,13 @@
 #include <ATen/ATen.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
-#include <fmt/format.h>
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 #include <torch/version.h>
 
 #include "engines/torch/aoti_package.hpp"
 #include "ferry/error.hpp"
 
+// No fmt here: libtorch ships its own fmt headers, which would shadow the system's in this file.
 namespace ferry {
 namespace {
 
@@ -40,7 +40,7 @@ std::size_t index_of(const std::vector<tensor_spec>& io, std::string_view name) 
     if (io[i].name == name) return i;
   std::string names;
   for (const auto& t : io) names += (names.empty() ? "" : ", ") + t.name;
-  throw invalid_argument(fmt::format("unknown tensor '{}'; the model's tensors are: {}", name, names));
+  throw invalid_argument("unknown tensor '" + std::string(name) + "'; the model's tensors are: " + names);
 }
 
 class aoti_context final : public engine_context {
@@ -68,11 +68,13 @@ class aoti_context final : public engine_context {
     for (std::size_t i = 0; i < io_.size(); ++i) {
       if (io_[i].role != tensor_role::output) continue;
       if (k >= outputs.size())
-        throw error(fmt::format("the package returned {} outputs; its description lists more (missing '{}')", outputs.size(), io_[i].name));
+        throw error("the package returned " + std::to_string(outputs.size()) +
+                    " outputs; its description lists more (missing '" + io_[i].name + "')");
       deliver(outputs[k++], io_[i], addresses_[i], stream);
     }
     if (k != outputs.size())
-      throw error(fmt::format("the package returned {} outputs; its description lists {}", outputs.size(), k));
+      throw error("the package returned " + std::to_string(outputs.size()) + " outputs; its description lists " +
+                  std::to_string(k));
   }
 
  private:
@@ -89,8 +91,9 @@ class aoti_context final : public engine_context {
 
   static void deliver(at::Tensor out, const tensor_spec& spec, void* destination, stream_ref stream) {
     if (out.scalar_type() != scalar_type(spec.type) || static_cast<std::size_t>(out.numel()) != spec.elements())
-      throw error(fmt::format("output '{}': the package produced {} x {}, the description says {} x {}", spec.name,
-                              out.numel(), std::string(c10::toString(out.scalar_type())), spec.elements(), to_string(spec.type)));
+      throw error("output '" + spec.name + "': the package produced " + std::to_string(out.numel()) + " x " +
+                  c10::toString(out.scalar_type()) + ", the description says " + std::to_string(spec.elements()) +
+                  " x " + std::string(to_string(spec.type)));
     if (!out.is_contiguous()) out = out.contiguous();
     FERRY_CUDA_TRY(cudaMemcpyAsync(destination, out.data_ptr(), spec.bytes(), cudaMemcpyDefault, stream.get()));
   }
@@ -134,8 +137,8 @@ std::unique_ptr<engine> load_aoti_engine(const std::string& path, const model_en
         static_cast<std::size_t>(std::max(1, options.max_concurrency)),
         static_cast<c10::DeviceIndex>(options.device));
   } catch (const std::exception& e) {
-    throw invalid_argument(fmt::format("model file '{}' is a zip archive but not a loadable AOTInductor package "
-                                       "(corrupt, truncated, or made for another PyTorch): {}", path, first_line(e.what())));
+    throw invalid_argument("model file '" + path + "' is a zip archive but not a loadable AOTInductor package " +
+                           "(corrupt, truncated, or made for another PyTorch): " + first_line(e.what()));
   }
   std::optional<std::string> metadata;
   const auto all = loader->get_metadata();
@@ -146,7 +149,7 @@ std::unique_ptr<engine> load_aoti_engine(const std::string& path, const model_en
   FERRY_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, options.device));
   FERRY_CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, options.device));
   if (auto why = aoti::incompatibility(description, major, minor, TORCH_VERSION))
-    throw invalid_argument(fmt::format("model file '{}' cannot run here: {}", path, *why));
+    throw invalid_argument("model file '" + path + "' cannot run here: " + *why);
   return std::make_unique<aoti_engine>(std::move(loader), std::move(description), options.device);
 }
 
