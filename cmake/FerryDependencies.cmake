@@ -9,8 +9,13 @@ endif()
 if(FERRY_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()
-# `ferry serve`: cpp-httplib (libcpp-httplib-dev; Debian ships it as a shared library, found
-# through pkg-config) and POSIX threads.
-find_package(PkgConfig REQUIRED)
-pkg_check_modules(cpp_httplib REQUIRED IMPORTED_TARGET cpp-httplib)
-find_package(Threads REQUIRED)
+if(FERRY_BUILD_SERVE)
+  # `ferry serve`: cpp-httplib (libcpp-httplib-dev; Debian ships it as a shared library, found
+  # through pkg-config), gRPC and protobuf (libgrpc++-dev, libprotobuf-dev, protobuf-compiler,
+  # protobuf-compiler-grpc) and POSIX threads.
+  find_package(PkgConfig REQUIRED)
+  pkg_check_modules(cpp_httplib REQUIRED IMPORTED_TARGET cpp-httplib)
+  find_package(Protobuf REQUIRED)
+  find_package(gRPC CONFIG REQUIRED)
+  find_package(Threads REQUIRED)
+endif()

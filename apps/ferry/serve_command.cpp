@@ -9,21 +9,24 @@ namespace ferry::cli {
 
 void add_serve_command(CLI::App& app) {
   auto options = std::make_shared<serve::server_options>();
-  auto* cmd = app.add_subcommand("serve", "serve a model repository over the KServe v2 protocol (HTTP/REST)");
+  auto* cmd = app.add_subcommand("serve", "serve a model repository over the KServe v2 protocol (HTTP/REST and gRPC)");
   cmd->add_option("--model-repository", options->model_repository,
                   "folder with one sub-folder per model, each holding a config.json")
       ->required()
       ->check(CLI::ExistingDirectory);
   cmd->add_option("--http-port", options->http.port, "HTTP/REST port (0: any free port, printed at start)")
       ->check(CLI::Range(0, 65535));
-  cmd->add_option("--grpc-port", options->grpc_port, "gRPC port (0: any free port, printed at start)")
+  cmd->add_option("--grpc-port", options->grpc.port, "gRPC port (0: any free port, printed at start)")
       ->check(CLI::Range(0, 65535));
-  cmd->add_option("--host", options->http.host, "address to listen on");
+  cmd->add_option("--host", options->http.host, "address to listen on (HTTP and gRPC)");
   cmd->add_option("--http-threads", options->http.threads, "HTTP connections served at once")
       ->check(CLI::Range(1, 4096));
   cmd->add_flag("--allow-client-shm", options->allow_client_shm,
                 "let clients register shared-memory regions and point tensors at them");
-  cmd->callback([options] { serve::run_server(*options); });
+  cmd->callback([options] {
+    options->grpc.host = options->http.host;
+    serve::run_server(*options);
+  });
 }
 
 }  // namespace ferry::cli

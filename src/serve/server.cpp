@@ -43,11 +43,15 @@ void run_server(const server_options& options) {
   const int http_port = http.bind();
   std::thread http_thread([&http] { http.serve_blocking(); });
   std::cout << fmt::format("ferry serve: HTTP on {}:{}\n", options.http.host, http_port);
+  grpc_frontend grpc(service, options.grpc);
+  const int grpc_port = grpc.start();
+  std::cout << fmt::format("ferry serve: gRPC on {}:{}\n", options.grpc.host, grpc_port);
   std::cout << "ferry serve: serving" << std::endl;
 
   int received = 0;
   sigwait(&signals, &received);
   std::cout << "ferry serve: stopping (" << (received == SIGINT ? "SIGINT" : "SIGTERM") << ")\n" << std::flush;
+  grpc.stop();
   http.stop();
   http_thread.join();
 }

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string>
 
+#include "serve/grpc_frontend.hpp"
 #include "serve/http_frontend.hpp"
 
 namespace ferry::serve {
@@ -12,12 +13,13 @@ namespace ferry::serve {
 struct server_options {
   std::filesystem::path model_repository;
   http_options http;
-  int grpc_port = 8001;  // 0: any free port; -1: no gRPC front end
+  grpc_options grpc;
   bool allow_client_shm = false;
 };
 
 // Runs the server until SIGINT/SIGTERM. Prints one line per model, a notice when it runs on the
-// CPU, and "HTTP on HOST:PORT" (the bound port, also when asked for port 0). Throws ferry::error
+// CPU, and "HTTP on HOST:PORT" and "gRPC on HOST:PORT" (the bound ports, also when asked for
+// port 0), then "serving". Throws ferry::error
 // when the repository cannot be read or a port cannot be bound.
 void run_server(const server_options& options);
 

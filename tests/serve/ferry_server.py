@@ -22,7 +22,7 @@ class FerryServer:
         if not binary:
             raise RuntimeError("FERRY_BIN is not set (run these tests through ctest)")
         args = [binary, "serve", "--model-repository", repository, "--host", "127.0.0.1",
-                "--http-port", "0", *extra_args]
+                "--http-port", "0", "--grpc-port", "0", *extra_args]
         self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.log = []
         self.http_port = None

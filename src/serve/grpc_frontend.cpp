@@ -1,0 +1,241 @@
+#include "serve/grpc_frontend.hpp"
+
+#include <grpcpp/grpcpp.h>
+
+#include "kserve_v2.grpc.pb.h"
+#include "serve/grpc_infer_codec.hpp"
+#include "serve/request_error.hpp"
+#include "serve/shm_registry.hpp"
+
+namespace ferry::serve {
+namespace {
+
+using grpc::ServerContext;
+using grpc::Status;
+using grpc::StatusCode;
+
+StatusCode grpc_code(error_status status) {
+  switch (status) {
+    case error_status::bad_request: return StatusCode::INVALID_ARGUMENT;
+    case error_status::not_found: return StatusCode::NOT_FOUND;
+    case error_status::unavailable: return StatusCode::UNAVAILABLE;
+    case error_status::forbidden: return StatusCode::PERMISSION_DENIED;
+    case error_status::payload_too_large: return StatusCode::RESOURCE_EXHAUSTED;
+    case error_status::internal: return StatusCode::INTERNAL;
+  }
+  return StatusCode::INTERNAL;
+}
+
+// Runs an RPC body, turning every exception into the protocol's status.
+template <typename F>
+Status guarded(F body) {
+  try {
+    body();
+    return Status::OK;
+  } catch (const request_error& e) {
+    return {grpc_code(e.status()), e.what()};
+  } catch (const ferry::invalid_argument& e) {
+    return {StatusCode::INVALID_ARGUMENT, e.what()};
+  } catch (const std::exception& e) {
+    return {StatusCode::INTERNAL, e.what()};
+  }
+}
+
+void fill(inference::StatisticDuration* out, const duration_stat& s) {
+  out->set_count(s.count);
+  out->set_ns(s.ns);
+}
+
+class service_impl final : public inference::GRPCInferenceService::Service {
+ public:
+  explicit service_impl(inference_service& service) : service_(service) {}
+
+  Status ServerLive(ServerContext*, const inference::ServerLiveRequest*, inference::ServerLiveResponse* r) override {
+    r->set_live(service_.live());
+    return Status::OK;
+  }
+
+  Status ServerReady(ServerContext*, const inference::ServerReadyRequest*, inference::ServerReadyResponse* r) override {
+    r->set_ready(service_.ready());
+    return Status::OK;
+  }
+
+  Status ModelReady(ServerContext*, const inference::ModelReadyRequest* q, inference::ModelReadyResponse* r) override {
+    return guarded([&] { r->set_ready(service_.find(q->name(), q->version()).ready()); });
+  }
+
+  Status ServerMetadata(ServerContext*, const inference::ServerMetadataRequest*,
+                        inference::ServerMetadataResponse* r) override {
+    r->set_name(std::string(server_name));
+    r->set_version(FERRY_VERSION);
+    for (const auto& e : service_.extensions()) r->add_extensions(e);
+    return Status::OK;
+  }
+
+  Status ModelMetadata(ServerContext*, const inference::ModelMetadataRequest* q,
+                       inference::ModelMetadataResponse* r) override {
+    return guarded([&] {
+      const served_model& m = service_.find_ready(q->name(), q->version());
+      r->set_name(m.config.name);
+      r->add_versions(std::string(model_version));
+      r->set_platform(m.platform);
+      const auto add = [](auto* list, const std::vector<tensor_spec>& specs) {
+        for (const auto& t : specs) {
+          auto* meta = list->Add();
+          meta->set_name(t.name);
+          meta->set_datatype(std::string(to_string(t.type)));
+          for (const auto d : t.shape) meta->add_shape(d);
+        }
+      };
+      add(r->mutable_inputs(), m.signature.inputs);
+      add(r->mutable_outputs(), m.signature.outputs);
+    });
+  }
+
+  Status ModelInfer(ServerContext*, const inference::ModelInferRequest* q, inference::ModelInferResponse* r) override {
+    // The request message outlives the inference: this handler waits for the response.
+    return guarded([&] { to_grpc(service_.infer(from_grpc(*q)).get(), *r); });
+  }
+
+  Status ModelStatistics(ServerContext*, const inference::ModelStatisticsRequest* q,
+                         inference::ModelStatisticsResponse* r) override {
+    return guarded([&] {
+      std::vector<const served_model*> models;
+      if (q->name().empty()) {
+        for (const auto& m : service_.repository().models()) models.push_back(m.get());
+      } else {
+        models.push_back(&service_.find(q->name(), q->version()));
+      }
+      for (const served_model* m : models) {
+        const statistics_snapshot s = m->stats->snapshot();
+        auto* out = r->add_model_stats();
+        out->set_name(m->config.name);
+        out->set_version(std::string(model_version));
+        out->set_last_inference(s.last_inference_ms);
+        out->set_inference_count(s.inference_count);
+        out->set_execution_count(s.execution_count);
+        auto* inference = out->mutable_inference_stats();
+        fill(inference->mutable_success(), s.success);
+        fill(inference->mutable_fail(), s.fail);
+        fill(inference->mutable_queue(), s.queue);
+        fill(inference->mutable_compute_input(), s.compute_input);
+        fill(inference->mutable_compute_infer(), s.compute_infer);
+        fill(inference->mutable_compute_output(), s.compute_output);
+        fill(inference->mutable_cache_hit(), {});
+        fill(inference->mutable_cache_miss(), {});
+        for (const auto& [size, b] : s.batches) {
+          auto* batch = out->add_batch_stats();
+          batch->set_batch_size(static_cast<std::uint64_t>(size));
+          fill(batch->mutable_compute_input(), b.compute_input);
+          fill(batch->mutable_compute_infer(), b.compute_infer);
+          fill(batch->mutable_compute_output(), b.compute_output);
+        }
+      }
+    });
+  }
+
+  Status RepositoryIndex(ServerContext*, const inference::RepositoryIndexRequest* q,
+                         inference::RepositoryIndexResponse* r) override {
+    for (const auto& m : service_.repository().models()) {
+      if (q->ready() && !m->ready()) continue;
+      auto* entry = r->add_models();
+      entry->set_name(m->config.name);
+      entry->set_version(std::string(model_version));
+      entry->set_state(m->ready() ? "READY" : "UNAVAILABLE");
+      entry->set_reason(m->failure);
+    }
+    return Status::OK;
+  }
+
+  Status SystemSharedMemoryStatus(ServerContext*, const inference::SystemSharedMemoryStatusRequest* q,
+                                  inference::SystemSharedMemoryStatusResponse* r) override {
+    return guarded([&] {
+      for (const auto& region : system_shm().status(q->name())) {
+        auto& s = (*r->mutable_regions())[region.name];
+        s.set_name(region.name);
+        s.set_key(region.key);
+        s.set_offset(region.offset);
+        s.set_byte_size(region.byte_size);
+      }
+    });
+  }
+
+  Status SystemSharedMemoryRegister(ServerContext*, const inference::SystemSharedMemoryRegisterRequest* q,
+                                    inference::SystemSharedMemoryRegisterResponse*) override {
+    return guarded([&] { system_shm().register_region(q->name(), q->key(), q->offset(), q->byte_size()); });
+  }
+
+  Status SystemSharedMemoryUnregister(ServerContext*, const inference::SystemSharedMemoryUnregisterRequest* q,
+                                      inference::SystemSharedMemoryUnregisterResponse*) override {
+    return guarded([&] {
+      if (q->name().empty())
+        system_shm().unregister_all();
+      else
+        system_shm().unregister_region(q->name());
+    });
+  }
+
+  Status CudaSharedMemoryStatus(ServerContext*, const inference::CudaSharedMemoryStatusRequest*,
+                                inference::CudaSharedMemoryStatusResponse*) override {
+    return no_cuda_shm();
+  }
+  Status CudaSharedMemoryRegister(ServerContext*, const inference::CudaSharedMemoryRegisterRequest*,
+                                  inference::CudaSharedMemoryRegisterResponse*) override {
+    return no_cuda_shm();
+  }
+  Status CudaSharedMemoryUnregister(ServerContext*, const inference::CudaSharedMemoryUnregisterRequest*,
+                                    inference::CudaSharedMemoryUnregisterResponse*) override {
+    return no_cuda_shm();
+  }
+
+ private:
+  shm_registry& system_shm() const {
+    if (service_.system_shm() == nullptr)
+      throw request_error(error_status::forbidden,
+                          "system shared memory is not allowed on this server (start it with --allow-client-shm)");
+    return *service_.system_shm();
+  }
+
+  static Status no_cuda_shm() {
+    return {StatusCode::UNIMPLEMENTED, "CUDA shared memory is not supported by this server yet"};
+  }
+
+  inference_service& service_;
+};
+
+}  // namespace
+
+struct grpc_frontend::state {
+  grpc_options options;
+  service_impl impl;
+  std::unique_ptr<grpc::Server> server;
+  state(inference_service& s, const grpc_options& o) : options(o), impl(s) {}
+};
+
+grpc_frontend::grpc_frontend(inference_service& service, const grpc_options& options)
+    : state_(std::make_unique<state>(service, options)) {}
+
+grpc_frontend::~grpc_frontend() { stop(); }
+
+int grpc_frontend::start() {
+  const auto& o = state_->options;
+  grpc::ServerBuilder builder;
+  int port = 0;
+  const std::string address = o.host + ":" + std::to_string(o.port);
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &port);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(std::min<std::size_t>(o.max_message_bytes, INT32_MAX)));
+  builder.SetMaxSendMessageSize(static_cast<int>(std::min<std::size_t>(o.max_message_bytes, INT32_MAX)));
+  builder.RegisterService(&state_->impl);
+  state_->server = builder.BuildAndStart();
+  if (!state_->server || port == 0) throw error("gRPC: cannot bind to " + address + " (in use?)");
+  return port;
+}
+
+void grpc_frontend::stop() {
+  if (state_->server) {
+    state_->server->Shutdown();
+    state_->server.reset();
+  }
+}
+
+}  // namespace ferry::serve
