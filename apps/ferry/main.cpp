@@ -42,7 +42,9 @@ int main(int argc, char** argv) {
   std::string command_line = "ferry";
   for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
   ferry::cli::add_bench_command(app, command_line);
+#ifdef FERRY_HAVE_SERVE
   ferry::cli::add_serve_command(app);
+#endif
 
   try {
     app.parse(argc, argv);  // subcommands run from their callbacks, inside parse
