@@ -1,0 +1,133 @@
+"""The system shared-memory extension with Triton's client and its shared_memory utilities:
+register/status/unregister over HTTP and gRPC, inputs read from and outputs written to client
+regions (with offsets), and every bad range, key or name refused with the server still serving."""
+import os
+import unittest
+
+import numpy as np
+import tritonclient.grpc as grpcclient
+import tritonclient.http as httpclient
+import tritonclient.utils.shared_memory as shm
+from tritonclient.utils import InferenceServerException
+
+import references as ref
+from ferry_server import ServerTestCase
+
+TOUCH_BYTES = ref.TOUCH_ELEMENTS * 4
+
+
+class SystemSharedMemory(ServerTestCase):
+    server_args = ("--allow-client-shm",)
+
+    def setUp(self):
+        self.http = httpclient.InferenceServerClient(self.server.http_url)
+        self.grpc = grpcclient.InferenceServerClient(self.server.grpc_url)
+        tag = f"{os.getpid()}_{self._testMethodName}"
+        # One region for inputs and one for outputs, each with room for two tensors.
+        self.input_key, self.output_key = f"/ferry_in_{tag}", f"/ferry_out_{tag}"
+        self.input_region = shm.create_shared_memory_region("in", self.input_key, 2 * TOUCH_BYTES)
+        self.output_region = shm.create_shared_memory_region("out", self.output_key, 2 * TOUCH_BYTES)
+
+    def tearDown(self):
+        self.http.unregister_system_shared_memory()
+        shm.destroy_shared_memory_region(self.input_region)
+        shm.destroy_shared_memory_region(self.output_region)
+        super().tearDown()
+
+    def register(self, client):
+        client.register_system_shared_memory("in", self.input_key, 2 * TOUCH_BYTES)
+        client.register_system_shared_memory("out", self.output_key, 2 * TOUCH_BYTES)
+
+    def test_extension_is_announced(self):
+        self.assertIn("system_shared_memory", self.http.get_server_metadata()["extensions"])
+
+    def test_register_status_unregister(self):
+        self.register(self.http)
+        status = {r["name"]: r for r in self.http.get_system_shared_memory_status()}
+        self.assertEqual(status["in"]["key"], self.input_key)
+        self.assertEqual(int(status["in"]["byte_size"]), 2 * TOUCH_BYTES)
+        grpc_status = self.grpc.get_system_shared_memory_status(as_json=True)["regions"]
+        self.assertEqual(set(grpc_status), {"in", "out"})
+        self.grpc.unregister_system_shared_memory("in")
+        self.assertEqual([r["name"] for r in self.http.get_system_shared_memory_status()], ["out"])
+        with self.assertRaises(InferenceServerException) as e:
+            self.http.unregister_system_shared_memory("in")
+        self.assertIn("no shared-memory region 'in'", e.exception.message())
+
+    def run_touch(self, module, client, x_offset, y_offset):
+        x = ref.random_f32(np.random.default_rng(x_offset + y_offset), ref.TOUCH_ELEMENTS)
+        shm.set_shared_memory_region(self.input_region, [x], offset=x_offset)
+        inp = module.InferInput("input", [ref.TOUCH_ELEMENTS], "FP32")
+        inp.set_shared_memory("in", TOUCH_BYTES, offset=x_offset)
+        out = module.InferRequestedOutput("output")
+        out.set_shared_memory("out", TOUCH_BYTES, offset=y_offset)
+        result = client.infer("touch", [inp], outputs=[out])
+        y = shm.get_contents_as_numpy(self.output_region, np.float32, [ref.TOUCH_ELEMENTS], offset=y_offset)
+        np.testing.assert_allclose(y, ref.touch(x), rtol=1e-6)
+        return result
+
+    def test_infer_through_shared_memory_http(self):
+        self.register(self.http)
+        result = self.run_touch(httpclient, self.http, 0, 0)
+        params = result.get_output("output")["parameters"]
+        self.assertEqual(params["shared_memory_region"], "out")
+        self.assertEqual(params["shared_memory_byte_size"], TOUCH_BYTES)
+        self.run_touch(httpclient, self.http, TOUCH_BYTES, TOUCH_BYTES)
+
+    def test_infer_through_shared_memory_grpc(self):
+        self.register(self.grpc)
+        self.run_touch(grpcclient, self.grpc, 0, TOUCH_BYTES)
+        self.run_touch(grpcclient, self.grpc, TOUCH_BYTES, 0)
+
+    def test_shared_memory_input_with_output_in_the_response(self):
+        self.register(self.http)
+        rows = ref.random_rows(np.random.default_rng(5), 2)
+        shm.set_shared_memory_region(self.input_region, [rows], offset=64)
+        inp = httpclient.InferInput("input", [2, ref.MLP_WIDTH], "FP16")
+        inp.set_shared_memory("in", rows.nbytes, offset=64)
+        got = self.http.infer("mlp_single", [inp]).as_numpy("output")
+        direct = httpclient.InferInput("input", [2, ref.MLP_WIDTH], "FP16")
+        direct.set_data_from_numpy(rows)
+        np.testing.assert_array_equal(got, self.http.infer("mlp_single", [direct]).as_numpy("output"))
+
+    def expect_error(self, call, needle):
+        with self.assertRaises(InferenceServerException) as e:
+            call()
+        self.assertIn(needle, e.exception.message())
+
+    def test_bad_regions_and_ranges(self):
+        self.register(self.http)
+        for client in (self.http, self.grpc):
+            with self.subTest(client=type(client).__module__):
+                self.expect_error(lambda: client.register_system_shared_memory("in", self.input_key, 16),
+                                  "already registered")
+                self.expect_error(lambda: client.register_system_shared_memory("x", "/ferry_no_such_key", 16),
+                                  "cannot open key")
+                self.expect_error(lambda: client.register_system_shared_memory("x", self.input_key, 16,
+                                                                              offset=2 * TOUCH_BYTES),
+                                  "exceeds the")
+                self.expect_error(lambda: client.register_system_shared_memory("x", self.input_key, 0), "byte_size is 0")
+        module_client = ((httpclient, self.http), (grpcclient, self.grpc))
+        for module, client in module_client:
+            def infer(region="in", size=TOUCH_BYTES, offset=0, out=None):
+                inp = module.InferInput("input", [ref.TOUCH_ELEMENTS], "FP32")
+                inp.set_shared_memory(region, size, offset=offset)
+                outputs = None
+                if out:
+                    o = module.InferRequestedOutput("output")
+                    o.set_shared_memory(*out)
+                    outputs = [o]
+                return client.infer("touch", [inp], outputs=outputs)
+            with self.subTest(client=module.__name__):
+                self.expect_error(lambda: infer(region="nope"), "region 'nope' is not registered")
+                self.expect_error(lambda: infer(offset=TOUCH_BYTES + 4), "outside region 'in'")
+                self.expect_error(lambda: infer(offset=2**62), "outside region 'in'")
+                self.expect_error(lambda: infer(size=TOUCH_BYTES - 4), "needs 4096 bytes")
+                self.expect_error(lambda: infer(out=("out", TOUCH_BYTES - 4, 0)), "its shared-memory range has 4092")
+                self.expect_error(lambda: infer(out=("out", TOUCH_BYTES, TOUCH_BYTES + 8)), "outside region 'out'")
+        self.http.unregister_system_shared_memory("in")
+        self.expect_error(lambda: self.run_touch(httpclient, self.http, 0, 0), "region 'in' is not registered")
+
+
+if __name__ == "__main__":
+    unittest.main()
