@@ -5,6 +5,7 @@
 #include "kserve_v2.grpc.pb.h"
 #include "serve/grpc_infer_codec.hpp"
 #include "serve/request_error.hpp"
+#include "serve/cuda_shm_registry.hpp"
 #include "serve/shm_registry.hpp"
 
 namespace ferry::serve {
@@ -21,6 +22,7 @@ StatusCode grpc_code(error_status status) {
     case error_status::unavailable: return StatusCode::UNAVAILABLE;
     case error_status::forbidden: return StatusCode::PERMISSION_DENIED;
     case error_status::payload_too_large: return StatusCode::RESOURCE_EXHAUSTED;
+    case error_status::not_implemented: return StatusCode::UNIMPLEMENTED;
     case error_status::internal: return StatusCode::INTERNAL;
   }
   return StatusCode::INTERNAL;
@@ -175,17 +177,29 @@ class service_impl final : public inference::GRPCInferenceService::Service {
     });
   }
 
-  Status CudaSharedMemoryStatus(ServerContext*, const inference::CudaSharedMemoryStatusRequest*,
-                                inference::CudaSharedMemoryStatusResponse*) override {
-    return no_cuda_shm();
+  Status CudaSharedMemoryStatus(ServerContext*, const inference::CudaSharedMemoryStatusRequest* q,
+                                inference::CudaSharedMemoryStatusResponse* r) override {
+    return guarded([&] {
+      for (const auto& region : cuda_shm().status(q->name())) {
+        auto& s = (*r->mutable_regions())[region.name];
+        s.set_name(region.name);
+        s.set_device_id(static_cast<std::uint64_t>(region.device_id));
+        s.set_byte_size(region.byte_size);
+      }
+    });
   }
-  Status CudaSharedMemoryRegister(ServerContext*, const inference::CudaSharedMemoryRegisterRequest*,
+  Status CudaSharedMemoryRegister(ServerContext*, const inference::CudaSharedMemoryRegisterRequest* q,
                                   inference::CudaSharedMemoryRegisterResponse*) override {
-    return no_cuda_shm();
+    return guarded([&] { cuda_shm().register_region(q->name(), q->raw_handle(), q->device_id(), q->byte_size()); });
   }
-  Status CudaSharedMemoryUnregister(ServerContext*, const inference::CudaSharedMemoryUnregisterRequest*,
+  Status CudaSharedMemoryUnregister(ServerContext*, const inference::CudaSharedMemoryUnregisterRequest* q,
                                     inference::CudaSharedMemoryUnregisterResponse*) override {
-    return no_cuda_shm();
+    return guarded([&] {
+      if (q->name().empty())
+        cuda_shm().unregister_all();
+      else
+        cuda_shm().unregister_region(q->name());
+    });
   }
 
  private:
@@ -196,8 +210,11 @@ class service_impl final : public inference::GRPCInferenceService::Service {
     return *service_.system_shm();
   }
 
-  static Status no_cuda_shm() {
-    return {StatusCode::UNIMPLEMENTED, "CUDA shared memory is not supported by this server yet"};
+  cuda_shm_registry& cuda_shm() const {
+    if (service_.cuda_shm() == nullptr)
+      throw request_error(error_status::forbidden,
+                          "CUDA shared memory is not allowed on this server (start it with --allow-client-shm)");
+    return *service_.cuda_shm();
   }
 
   inference_service& service_;

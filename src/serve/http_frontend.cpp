@@ -7,6 +7,7 @@
 #include "serve/http_documents.hpp"
 #include "serve/metrics_text.hpp"
 #include "serve/request_error.hpp"
+#include "serve/cuda_shm_registry.hpp"
 #include "serve/shm_registry.hpp"
 
 namespace ferry::serve {
@@ -150,6 +151,53 @@ struct http_frontend::state {
     return *service.system_shm();
   }
 
+  cuda_shm_registry& cuda_shm() const {
+    if (service.cuda_shm() == nullptr)
+      throw request_error(error_status::forbidden,
+                          "CUDA shared memory is not allowed on this server (start it with --allow-client-shm)");
+    return *service.cuda_shm();
+  }
+
+  void cuda_shm_routes() {
+    auto& svr = server;
+    const auto status = [](const std::vector<cuda_shm_region_status>& regions) {
+      json list = json::array();
+      for (const auto& r : regions)
+        list.push_back({{"name", r.name}, {"device_id", r.device_id}, {"byte_size", r.byte_size}});
+      return list;
+    };
+    svr.Get("/v2/cudasharedmemory/status", guarded([this, status](const auto&, auto& res) {
+      send_json(res, status(cuda_shm().status()));
+    }));
+    svr.Get(R"(/v2/cudasharedmemory/region/([^/]+)/status)", guarded([this, status](const httplib::Request& req, auto& res) {
+      send_json(res, status(cuda_shm().status(req.matches[1])));
+    }));
+    svr.Post(R"(/v2/cudasharedmemory/region/([^/]+)/register)", guarded([this](const httplib::Request& req, auto& res) {
+      cuda_shm_registry& registry = cuda_shm();
+      const json body = parse_json_body(req);
+      const auto handle = body.find("raw_handle");
+      if (handle == body.end() || !handle->is_object() || !handle->contains("b64") || !(*handle)["b64"].is_string())
+        throw bad_request("register: \"raw_handle\": {\"b64\": ...} is missing");
+      const auto device = body.find("device_id");
+      const auto byte_size = body.find("byte_size");
+      if (device == body.end() || !device->is_number_integer())
+        throw bad_request("register: \"device_id\" (an integer) is missing");
+      if (byte_size == body.end() || !byte_size->is_number_unsigned())
+        throw bad_request("register: \"byte_size\" (a non-negative integer) is missing");
+      registry.register_region(req.matches[1], decode_base64((*handle)["b64"].get<std::string>()),
+                               device->get<std::int64_t>(), byte_size->get<std::size_t>());
+      res.status = 200;
+    }));
+    svr.Post(R"(/v2/cudasharedmemory/region/([^/]+)/unregister)", guarded([this](const httplib::Request& req, auto& res) {
+      cuda_shm().unregister_region(req.matches[1]);
+      res.status = 200;
+    }));
+    svr.Post("/v2/cudasharedmemory/unregister", guarded([this](const auto&, auto& res) {
+      cuda_shm().unregister_all();
+      res.status = 200;
+    }));
+  }
+
   void shm_routes() {
     auto& svr = server;
     svr.Get("/v2/systemsharedmemory/status", guarded([this](const auto&, auto& res) {
@@ -182,11 +230,7 @@ struct http_frontend::state {
       system_shm().unregister_all();
       res.status = 200;
     }));
-    const auto cuda_shm = guarded([](const auto&, auto&) {
-      throw request_error(error_status::forbidden, "CUDA shared memory is not supported by this server yet");
-    });
-    svr.Get(R"(/v2/cudasharedmemory(/.*)?)", cuda_shm);
-    svr.Post(R"(/v2/cudasharedmemory(/.*)?)", cuda_shm);
+    cuda_shm_routes();
   }
 };
 

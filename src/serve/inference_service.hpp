@@ -13,13 +13,14 @@
 namespace ferry::serve {
 
 class shm_registry;
+class cuda_shm_registry;
 
 inline constexpr std::string_view server_name = "ferry";
 
 class inference_service {
  public:
-  // `system_shm` is null when client shared memory is not allowed (--allow-client-shm).
-  inference_service(const model_repository& repository, shm_registry* system_shm);
+  // The registries are null when client shared memory is not allowed (--allow-client-shm).
+  inference_service(const model_repository& repository, shm_registry* system_shm, cuda_shm_registry* cuda_shm);
 
   // Live once constructed; ready once every model has been loaded (or has failed, in which case
   // only that model is not ready: readiness is per model, as with Triton's non-strict mode).
@@ -40,10 +41,12 @@ class inference_service {
 
   [[nodiscard]] const model_repository& repository() const noexcept { return repository_; }
   [[nodiscard]] shm_registry* system_shm() const noexcept { return system_shm_; }
+  [[nodiscard]] cuda_shm_registry* cuda_shm() const noexcept { return cuda_shm_; }
 
  private:
   const model_repository& repository_;
   shm_registry* system_shm_;
+  cuda_shm_registry* cuda_shm_;
 };
 
 }  // namespace ferry::serve

@@ -9,6 +9,7 @@
 #include "serve/execution_platform.hpp"
 #include "serve/inference_service.hpp"
 #include "serve/model_repository.hpp"
+#include "serve/cuda_shm_registry.hpp"
 #include "serve/shm_registry.hpp"
 
 namespace ferry::serve {
@@ -35,9 +36,12 @@ void run_server(const server_options& options) {
               << "; running built-in models on the CPU (host reference), model files are unavailable\n";
   const model_repository repository(options.model_repository, platform, std::cout);
   std::unique_ptr<shm_registry> shm;
-  if (options.allow_client_shm)
+  std::unique_ptr<cuda_shm_registry> cuda_shm;
+  if (options.allow_client_shm) {
     shm = std::make_unique<shm_registry>(platform.gpus.empty() ? cuda_registration::off : cuda_registration::on);
-  inference_service service(repository, shm.get());
+    cuda_shm = std::make_unique<cuda_shm_registry>(static_cast<int>(platform.gpus.size()), platform.no_gpu_reason);
+  }
+  inference_service service(repository, shm.get(), cuda_shm.get());
 
   http_frontend http(service, options.http);
   const int http_port = http.bind();

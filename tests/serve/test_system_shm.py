@@ -1,6 +1,7 @@
 """The system shared-memory extension with Triton's client and its shared_memory utilities:
 register/status/unregister over HTTP and gRPC, inputs read from and outputs written to client
 regions (with offsets), and every bad range, key or name refused with the server still serving."""
+import base64
 import os
 import unittest
 
@@ -127,6 +128,28 @@ class SystemSharedMemory(ServerTestCase):
                 self.expect_error(lambda: infer(out=("out", TOUCH_BYTES, TOUCH_BYTES + 8)), "outside region 'out'")
         self.http.unregister_system_shared_memory("in")
         self.expect_error(lambda: self.run_touch(httpclient, self.http, 0, 0), "region 'in' is not registered")
+
+
+class CudaSharedMemory(ServerTestCase):
+    """Register/status/unregister; without a GPU registering is refused, saying why. (Serving
+    tensors from CUDA regions is refused by name on any machine, see cuda_shm_registry.hpp.)"""
+
+    server_args = ("--allow-client-shm",)
+
+    def test_register_refused_or_handle_checked(self):
+        on_cpu = any("on the CPU" in line for line in self.server.log)
+        for client in (httpclient.InferenceServerClient(self.server.http_url),
+                       grpcclient.InferenceServerClient(self.server.grpc_url)):
+            with self.subTest(client=type(client).__module__):
+                with self.assertRaises(InferenceServerException) as e:
+                    # As tritonclient.utils.cuda_shared_memory.get_raw_handle gives it: base64.
+                    client.register_cuda_shared_memory("c", base64.b64encode(b"\0" * 64).decode(), 0, 1024)
+                expected = "needs a GPU" if on_cpu else "cudaIpcOpenMemHandle failed"  # a handle of zeros
+                self.assertIn(expected, e.exception.message())
+                with self.assertRaises(InferenceServerException) as e:
+                    client.unregister_cuda_shared_memory("c")
+                self.assertIn("no CUDA shared-memory region 'c'", e.exception.message())
+        self.assertEqual(httpclient.InferenceServerClient(self.server.http_url).get_cuda_shared_memory_status(), [])
 
 
 if __name__ == "__main__":

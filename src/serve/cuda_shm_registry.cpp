@@ -1,0 +1,126 @@
+#include "serve/cuda_shm_registry.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <cstring>
+
+#include "ferry/error.hpp"
+#include "serve/request_error.hpp"
+
+namespace ferry::serve {
+
+struct cuda_shm_registry::region {
+  cuda_shm_region_status status;
+  void* device_pointer = nullptr;
+
+  ~region() {
+    if (device_pointer == nullptr) return;
+    const cudaError_t set = cudaSetDevice(static_cast<int>(status.device_id));
+    if (set != cudaSuccess) ::ferry::detail::log_cuda_error(set, "cudaSetDevice", __FILE__, __LINE__);
+    FERRY_CUDA_TRY_NOTHROW(cudaIpcCloseMemHandle(device_pointer));
+  }
+};
+
+cuda_shm_registry::cuda_shm_registry(int gpus, std::string no_gpu_reason)
+    : gpus_(gpus), no_gpu_reason_(std::move(no_gpu_reason)) {}
+
+cuda_shm_registry::~cuda_shm_registry() = default;
+
+void cuda_shm_registry::register_region(const std::string& name, std::string_view raw_handle, std::int64_t device_id,
+                                        std::size_t byte_size) {
+  const std::string who = "CUDA shared-memory region '" + name + "'";
+  if (gpus_ == 0)
+    throw request_error(error_status::unavailable,
+                        who + ": CUDA shared memory needs a GPU and this server runs on the CPU (" + no_gpu_reason_ + ")");
+  if (name.empty()) throw bad_request("a CUDA shared-memory region needs a name");
+  if (byte_size == 0) throw bad_request(who + ": byte_size is 0");
+  if (raw_handle.size() != sizeof(cudaIpcMemHandle_t))
+    throw bad_request(who + ": raw_handle has " + std::to_string(raw_handle.size()) + " bytes, a cudaIpcMemHandle_t has " +
+                      std::to_string(sizeof(cudaIpcMemHandle_t)));
+  if (device_id < 0 || device_id >= gpus_)
+    throw bad_request(who + ": device_id " + std::to_string(device_id) + " is not one of this server's " +
+                      std::to_string(gpus_) + " GPU(s)");
+  {
+    const std::lock_guard lock(mutex_);
+    if (regions_.count(name) != 0) throw bad_request(who + " is already registered; unregister it first");
+  }
+  auto r = std::make_shared<region>();
+  r->status = {name, device_id, byte_size};
+  cudaIpcMemHandle_t handle;
+  std::memcpy(&handle, raw_handle.data(), sizeof handle);
+  FERRY_CUDA_TRY(cudaSetDevice(static_cast<int>(device_id)));
+  const cudaError_t rc = cudaIpcOpenMemHandle(&r->device_pointer, handle, cudaIpcMemLazyEnablePeerAccess);
+  if (rc != cudaSuccess) {
+    (void)cudaGetLastError();
+    r->device_pointer = nullptr;
+    throw bad_request(who + ": cudaIpcOpenMemHandle failed: " + cudaGetErrorName(rc) + " (" + cudaGetErrorString(rc) + ")");
+  }
+  const std::lock_guard lock(mutex_);
+  if (!regions_.emplace(name, std::move(r)).second) throw bad_request(who + " is already registered; unregister it first");
+}
+
+void cuda_shm_registry::unregister_region(const std::string& name) {
+  const std::lock_guard lock(mutex_);
+  if (regions_.erase(name) == 0)
+    throw request_error(error_status::not_found, "no CUDA shared-memory region '" + name + "' is registered");
+}
+
+void cuda_shm_registry::unregister_all() {
+  const std::lock_guard lock(mutex_);
+  regions_.clear();
+}
+
+std::vector<cuda_shm_region_status> cuda_shm_registry::status(const std::string& name) const {
+  const std::lock_guard lock(mutex_);
+  std::vector<cuda_shm_region_status> list;
+  if (!name.empty()) {
+    const auto it = regions_.find(name);
+    if (it == regions_.end())
+      throw request_error(error_status::not_found, "no CUDA shared-memory region '" + name + "' is registered");
+    list.push_back(it->second->status);
+    return list;
+  }
+  for (const auto& [n, r] : regions_) list.push_back(r->status);
+  return list;
+}
+
+bool cuda_shm_registry::contains(const std::string& name) const {
+  const std::lock_guard lock(mutex_);
+  return regions_.count(name) != 0;
+}
+
+std::string decode_base64(std::string_view text) {
+  const auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  if (text.size() % 4 != 0) throw bad_request("base64 text of " + std::to_string(text.size()) + " characters is not a multiple of 4");
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); i += 4) {
+    int v[4];
+    int pad = 0;
+    for (int k = 0; k < 4; ++k) {
+      const char c = text[i + static_cast<std::size_t>(k)];
+      const bool last_group = i + 4 == text.size();
+      if (c == '=' && last_group && k >= 2 && (k == 3 || text[i + 3] == '=')) {
+        v[k] = 0;
+        ++pad;
+        continue;
+      }
+      v[k] = value(c);
+      if (v[k] < 0 || pad > 0) throw bad_request("malformed base64 at character " + std::to_string(i + static_cast<std::size_t>(k)));
+    }
+    const std::uint32_t bits = (static_cast<std::uint32_t>(v[0]) << 18) | (static_cast<std::uint32_t>(v[1]) << 12) |
+                               (static_cast<std::uint32_t>(v[2]) << 6) | static_cast<std::uint32_t>(v[3]);
+    out += static_cast<char>((bits >> 16) & 0xFF);
+    if (pad < 2) out += static_cast<char>((bits >> 8) & 0xFF);
+    if (pad < 1) out += static_cast<char>(bits & 0xFF);
+  }
+  return out;
+}
+
+}  // namespace ferry::serve

@@ -1,0 +1,142 @@
+// Shared-memory registries without a GPU: POSIX regions map and every range is checked; CUDA
+// regions are refused, saying why; base64 raw handles decode.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <functional>
+#include <string>
+
+#include "serve/cuda_shm_registry.hpp"
+#include "serve/request_error.hpp"
+#include "serve/shm_registry.hpp"
+
+namespace {
+
+using namespace ferry::serve;
+
+std::string error_of(const std::function<void()>& call, error_status status) {
+  try {
+    call();
+  } catch (const request_error& e) {
+    EXPECT_EQ(e.status(), status) << e.what();
+    return e.what();
+  }
+  return "no exception";
+}
+
+// A POSIX shared-memory object of `bytes` bytes, unlinked at the end of the test.
+class posix_object {
+ public:
+  explicit posix_object(std::size_t bytes) : key_("/ferry_test_" + std::to_string(getpid())) {
+    const int fd = shm_open(key_.c_str(), O_CREAT | O_RDWR, 0600);
+    EXPECT_GE(fd, 0);
+    EXPECT_EQ(ftruncate(fd, static_cast<off_t>(bytes)), 0);
+    data_ = static_cast<std::byte*>(mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+    bytes_ = bytes;
+    close(fd);
+  }
+  ~posix_object() {
+    munmap(data_, bytes_);
+    shm_unlink(key_.c_str());
+  }
+  [[nodiscard]] const std::string& key() const { return key_; }
+  [[nodiscard]] std::byte* data() const { return data_; }
+
+ private:
+  std::string key_;
+  std::byte* data_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+TEST(ServeSystemShm, RegistersResolvesAndChecksRanges) {
+  const posix_object object(8192);
+  shm_registry registry(cuda_registration::off);
+  registry.register_region("r", object.key(), 4096, 4096);  // the second page only
+  ASSERT_EQ(registry.status().size(), 1U);
+  EXPECT_EQ(registry.status("r")[0].offset, 4096U);
+
+  std::memcpy(object.data() + 4096 + 16, "ferry", 5);
+  infer_request request;
+  request.inputs.push_back({"x", ferry::dtype::u8, {5}, {}, shm_ref{"r", 16, 5}});
+  request.outputs.push_back({"y", shm_ref{"r", 100, 8}});
+  request.outputs.push_back({"z", std::nullopt});
+  std::vector<std::span<std::byte>> outputs;
+  std::vector<std::shared_ptr<const void>> pins;
+  registry.resolve(request, outputs, pins);
+  EXPECT_EQ(std::memcmp(request.inputs[0].data.data(), "ferry", 5), 0);
+  ASSERT_EQ(outputs.size(), 2U);
+  ASSERT_EQ(outputs[0].size(), 8U);
+  std::memcpy(outputs[0].data(), "outputs!", 8);  // the registry's mapping is the client's memory
+  EXPECT_EQ(std::memcmp(object.data() + 4096 + 100, "outputs!", 8), 0);
+  EXPECT_TRUE(outputs[1].empty());
+  EXPECT_EQ(pins.size(), 2U);
+
+  const auto resolve = [&](shm_ref ref) {
+    return [&registry, ref] {
+      infer_request q;
+      q.inputs.push_back({"x", ferry::dtype::u8, {1}, {}, ref});
+      std::vector<std::span<std::byte>> o;
+      std::vector<std::shared_ptr<const void>> p;
+      registry.resolve(q, o, p);
+    };
+  };
+  const auto bad = error_status::bad_request;
+  EXPECT_NE(error_of(resolve({"r", 4000, 97}), bad).find("outside region 'r' of 4096 bytes"), std::string::npos);
+  EXPECT_NE(error_of(resolve({"r", SIZE_MAX, 2}), bad).find("outside"), std::string::npos);
+  EXPECT_NE(error_of(resolve({"r", 1, SIZE_MAX}), bad).find("outside"), std::string::npos);
+  EXPECT_NE(error_of(resolve({"q", 0, 1}), error_status::not_found).find("'q' is not registered"), std::string::npos);
+
+  EXPECT_NE(error_of([&] { registry.register_region("r", object.key(), 0, 16); }, bad).find("already registered"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { registry.register_region("s", object.key(), 8000, 512); }, bad).find("exceeds the 8192 bytes"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { registry.register_region("s", "/ferry_no_such_key", 0, 16); }, bad).find("cannot open key"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { registry.register_region("s", object.key(), 0, 0); }, bad).find("byte_size is 0"),
+            std::string::npos);
+
+  registry.unregister_region("r");
+  EXPECT_TRUE(registry.status().empty());
+  // The pinned request still reads its (still mapped) bytes after the unregister.
+  EXPECT_EQ(std::memcmp(request.inputs[0].data.data(), "ferry", 5), 0);
+  EXPECT_NE(error_of([&] { registry.unregister_region("r"); }, error_status::not_found).find("no shared-memory region 'r'"),
+            std::string::npos);
+}
+
+TEST(ServeCudaShm, RefusesRegistrationWithoutAGpuSayingWhy) {
+  cuda_shm_registry registry(0, "no CUDA device: test");
+  const std::string handle(64, '\0');
+  EXPECT_NE(error_of([&] { registry.register_region("c", handle, 0, 64); }, error_status::unavailable)
+                .find("needs a GPU and this server runs on the CPU (no CUDA device: test)"),
+            std::string::npos);
+  EXPECT_TRUE(registry.status().empty());
+  EXPECT_FALSE(registry.contains("c"));
+  EXPECT_EQ(error_of([&] { registry.unregister_region("c"); }, error_status::not_found).find("no CUDA"), 0U);
+}
+
+TEST(ServeCudaShm, ChecksHandleAndDeviceBeforeCallingCuda) {
+  cuda_shm_registry registry(1, "");
+  EXPECT_NE(error_of([&] { registry.register_region("c", std::string(10, 'x'), 0, 64); }, error_status::bad_request)
+                .find("raw_handle has 10 bytes"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { registry.register_region("c", std::string(64, 'x'), 3, 64); }, error_status::bad_request)
+                .find("device_id 3"),
+            std::string::npos);
+}
+
+TEST(ServeBase64, DecodesAndRefusesMalformedText) {
+  EXPECT_EQ(decode_base64(""), "");
+  EXPECT_EQ(decode_base64("Zg=="), "f");
+  EXPECT_EQ(decode_base64("Zm8="), "fo");
+  EXPECT_EQ(decode_base64("Zm9v"), "foo");
+  EXPECT_EQ(decode_base64("AP8A/w=="), std::string("\x00\xff\x00\xff", 4));
+  EXPECT_THROW((void)decode_base64("Zm9"), request_error);
+  EXPECT_THROW((void)decode_base64("Zm=v"), request_error);
+  EXPECT_THROW((void)decode_base64("Z!9v"), request_error);
+}
+
+}  // namespace
