@@ -8,4 +8,4 @@ cd "$(dirname "$0")/.."
 torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
 cmake -S . -B build-torch -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DCMAKE_PREFIX_PATH="$torch_prefix" "$@"
-cmake --build build-torch --target ferry_cli ferry_gpu_tests ferry_cpu_tests
+cmake --build build-torch --target ferry_cli ferry_gpu_tests

@@ -117,8 +117,11 @@ void session::warmup(int rounds) {
     for (int i = 0; i < slots(); ++i) held.push_back(acquire());
     std::vector<pending_slot> pending;
     for (auto& f : held) {
-      // Finite, non-zero values: engines should not see garbage even when it is not timed.
-      for (std::size_t i = 0; i < f.input_count(); ++i) std::memset(f.input(i).data(), 0x3C, f.input(i).size());
+      // Finite, non-zero values: engines should not see garbage even when it is not timed. Index
+      // inputs (token ids, rows) get 0, the one index every table has: an out-of-range id would
+      // trip a device-side assert in a real model.
+      for (std::size_t i = 0; i < f.input_count(); ++i)
+        std::memset(f.input(i).data(), f.input_spec(i).index_bound ? 0 : 0x3C, f.input(i).size());
       f.stage_resident_inputs_untimed();
       pending.push_back(std::move(f).submit());
     }
