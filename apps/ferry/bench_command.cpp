@@ -117,7 +117,8 @@ void run_bench(const bench_flags& f, const std::string& command_line) {
                                       .preprocess = f.preprocess,
                                       .shapes = shapes,
                                       .device = f.device,
-                                      .max_concurrency = f.inflight};
+                                      // +1: output checks run a reference session alongside
+                                      .max_concurrency = f.inflight + 1};
       const auto w = bench::make_workload(request);
       if (automatic) {
         const auto pick = bench::choose_strategy(w, goal, options);
