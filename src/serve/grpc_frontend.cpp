@@ -239,6 +239,8 @@ int grpc_frontend::start() {
   grpc::ServerBuilder builder;
   int port = 0;
   const std::string address = o.host + ":" + std::to_string(o.port);
+  // No SO_REUSEPORT: a second server on the same port must fail, not share it silently.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &port);
   builder.SetMaxReceiveMessageSize(static_cast<int>(std::min<std::size_t>(o.max_message_bytes, INT32_MAX)));
   builder.SetMaxSendMessageSize(static_cast<int>(std::min<std::size_t>(o.max_message_bytes, INT32_MAX)));

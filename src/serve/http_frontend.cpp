@@ -242,6 +242,12 @@ http_frontend::http_frontend(inference_service& service, const http_options& opt
   svr.set_payload_max_length(options.max_body_bytes);
   svr.set_keep_alive_max_count(1'000'000);  // clients keep their connections; no reconnect every 5 requests
   svr.set_tcp_nodelay(true);
+  // cpp-httplib's default also sets SO_REUSEPORT, which lets a second server bind the same port
+  // and silently take half the connections; a port in use must be an error instead.
+  svr.set_socket_options([](socket_t sock) {
+    const int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   state_->routes();
 }
 

@@ -15,7 +15,7 @@ namespace ferry::serve {
 struct http_options {
   std::string host = "0.0.0.0";
   int port = 8000;  // 0: any free port (bind() returns it)
-  int threads = 64;  // connections served at once (cpp-httplib keeps one thread per connection)
+  int threads = 128;  // connections served at once (cpp-httplib keeps one thread per connection)
   std::size_t max_body_bytes = std::size_t{1} << 30;  // larger bodies get 413
   http_limits limits;
 };

@@ -43,12 +43,13 @@ void run_server(const server_options& options) {
   }
   inference_service service(repository, shm.get(), cuda_shm.get());
 
+  // Both ports are bound before anything serves, so a port in use fails the start cleanly.
   http_frontend http(service, options.http);
   const int http_port = http.bind();
-  std::thread http_thread([&http] { http.serve_blocking(); });
-  std::cout << fmt::format("ferry serve: HTTP on {}:{}\n", options.http.host, http_port);
   grpc_frontend grpc(service, options.grpc);
   const int grpc_port = grpc.start();
+  std::thread http_thread([&http] { http.serve_blocking(); });
+  std::cout << fmt::format("ferry serve: HTTP on {}:{}\n", options.http.host, http_port);
   std::cout << fmt::format("ferry serve: gRPC on {}:{}\n", options.grpc.host, grpc_port);
   std::cout << "ferry serve: serving" << std::endl;
 
