@@ -28,6 +28,7 @@ slot::slot(int slot_index, engine& eng, const std::vector<tensor_spec>& io,
     (is_input ? input_specs : output_specs).push_back(spec);
     (is_input ? inputs : outputs).push_back(std::move(buffer));
   }
+  caller_inputs.resize(inputs.size());
   context = eng.make_context(io);
   for (std::size_t i = 0; i < inputs.size(); ++i) context->bind(input_specs[i].name, inputs[i].device());
   for (std::size_t i = 0; i < outputs.size(); ++i)
@@ -40,7 +41,7 @@ void slot::enqueue_stages(bool with_timing) {
   if (single_stream) {
     // Nothing to copy: to_device/to_host are no-ops or stream-free hints, so only the engine is
     // bracketed. Two events instead of six keep the floor's overhead down.
-    for (auto& b : inputs) b.to_device(compute);
+    for (std::size_t i = 0; i < inputs.size(); ++i) input_to_device(i, compute);
     for (auto& b : outputs) b.to_device(compute);
     if (with_timing) compute_start.record(compute);
     {
@@ -58,7 +59,7 @@ void slot::enqueue_stages(bool with_timing) {
   if (with_timing) h2d_start.record(copy);
   {
     nvtx3::scoped_range r{"ferry.to_device"};
-    for (auto& b : inputs) b.to_device(copy);
+    for (std::size_t i = 0; i < inputs.size(); ++i) input_to_device(i, copy);
     for (auto& b : outputs) b.to_device(copy);
   }
   if (inputs_copied) inputs_consumed.record(copy);
@@ -78,6 +79,55 @@ void slot::enqueue_stages(bool with_timing) {
     for (auto& b : outputs) b.to_host(copy);
   }
   if (with_timing) d2h_end.record(copy);
+}
+
+void slot::input_to_device(std::size_t i, stream_ref s) {
+  const auto& caller = caller_inputs[i];
+  if (!caller) {
+    inputs[i].to_device(s);
+    return;
+  }
+  if (caller->device_view != nullptr) return;  // zero-copy: the engine reads the caller's memory
+  FERRY_CUDA_TRY(cudaMemcpyAsync(inputs[i].device(), caller->host, inputs[i].bytes(), cudaMemcpyHostToDevice, s.get()));
+}
+
+void slot::use_caller_input(std::size_t i, std::span<const std::byte> memory) {
+  const tensor_spec& spec = input_specs[i];
+  if (memory.size() != inputs[i].bytes())
+    throw invalid_argument("input '" + spec.name + "': caller memory is " + std::to_string(memory.size()) +
+                           " bytes, the tensor is " + std::to_string(inputs[i].bytes()));
+  const auto path = properties(inputs[i].strategy()).path;
+  if (path == data_path::migrate)
+    throw unsupported("input '" + spec.name + "': strategy '" + std::string(to_string(inputs[i].strategy())) +
+                      "' reads managed pages, which caller memory is not; use pinned, registered or mapped");
+  if (graph)
+    throw unsupported("input '" + spec.name + "': this slot runs as a captured CUDA graph, whose addresses are fixed");
+  // Both ends of the range: registration covers whole ranges, so a hit at each end means the
+  // caller registered (at least) this memory.
+  for (const std::byte* p : {memory.data(), memory.data() + memory.size() - 1}) {
+    cudaPointerAttributes attributes{};
+    const cudaError_t status = cudaPointerGetAttributes(&attributes, p);
+    (void)cudaGetLastError();
+    if (status != cudaSuccess || attributes.type != cudaMemoryTypeHost)
+      throw invalid_argument("input '" + spec.name + "': caller memory is not page-locked by cudaHostRegister or "
+                             "cudaMallocHost, so the GPU cannot read it without a staging copy");
+  }
+  slot::caller_input caller{memory.data(), nullptr};
+  if (path == data_path::zero_copy) {
+    void* view = nullptr;
+    FERRY_CUDA_TRY(cudaHostGetDevicePointer(&view, const_cast<std::byte*>(memory.data()), 0));
+    context->bind(spec.name, view);
+    caller.device_view = view;
+  }
+  caller_inputs[i] = caller;
+}
+
+void slot::forget_caller_inputs() {
+  for (std::size_t i = 0; i < caller_inputs.size(); ++i) {
+    if (caller_inputs[i] && caller_inputs[i]->device_view != nullptr)
+      context->bind(input_specs[i].name, inputs[i].device());
+    caller_inputs[i].reset();
+  }
 }
 
 void slot::enqueue_pipeline() {

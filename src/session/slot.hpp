@@ -62,6 +62,16 @@ struct slot {
   bool single_stream = false;
   // The engine reads a device copy of the inputs, not their host memory.
   bool inputs_copied = false;
+  // Caller memory feeding an input for the current request (filling_slot::use_caller_input):
+  // the source of its DMA, or (zero-copy) the address the engine is bound to instead of the
+  // slot's own buffer. Cleared, and the engine bound back, when the slot is filled again.
+  struct caller_input {
+    const std::byte* host = nullptr;
+    void* device_view = nullptr;  // zero-copy only
+  };
+  std::vector<std::optional<caller_input>> caller_inputs;
+  void use_caller_input(std::size_t index, std::span<const std::byte> memory);
+  void forget_caller_inputs();
 
  private:
   [[nodiscard]] stream_ref transfer_stream() const noexcept { return single_stream ? compute.ref() : copy.ref(); }
@@ -71,6 +81,8 @@ struct slot {
   [[nodiscard]] event& start_event() noexcept { return single_stream ? compute_start : h2d_start; }
   [[nodiscard]] event& end_event() noexcept { return single_stream ? compute_end : d2h_end; }
   void enqueue_stages(bool with_timing);
+  // An input's to_device: the strategy's own, or the DMA from caller memory standing in for it.
+  void input_to_device(std::size_t i, stream_ref s);
 };
 
 }  // namespace ferry::detail
