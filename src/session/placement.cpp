@@ -1,0 +1,48 @@
+#include "ferry/placement.hpp"
+
+#include <string>
+
+#include "ferry/error.hpp"
+
+namespace ferry {
+
+namespace {
+void require_consistent(std::span<const replica_load> loads) {
+  if (loads.empty()) throw invalid_argument("placement: no replicas to choose from");
+  for (const auto& l : loads)
+    if (l.total < 1 || l.busy < 0 || l.busy > l.total)
+      throw invalid_argument("placement: replica on GPU " + std::to_string(l.device) + " reports " +
+                             std::to_string(l.busy) + " of " + std::to_string(l.total) + " slots in use");
+}
+
+bool has_free_slot(const replica_load& l) { return l.busy < l.total; }
+}  // namespace
+
+std::optional<std::size_t> placement_policy::pick(std::span<const replica_load> loads,
+                                                  std::optional<int> preferred_device) {
+  require_consistent(loads);
+  const std::size_t n = loads.size();
+  bool only_idle = false;
+  if (preferred_device) {
+    std::optional<std::size_t> preferred;
+    for (std::size_t i = 0; i < n; ++i)
+      if (loads[i].device == *preferred_device) preferred = i;
+    if (!preferred)
+      throw invalid_argument("placement: GPU " + std::to_string(*preferred_device) +
+                             " has no replica in this set");
+    if (has_free_slot(loads[*preferred])) return preferred;  // rule 1
+    only_idle = true;                                        // rule 2
+  }
+  // Rule 3: the least busy eligible replica, searching from next_ so ties rotate.
+  std::optional<std::size_t> best;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t i = (next_ + k) % n;
+    const auto& l = loads[i];
+    if (!has_free_slot(l) || (only_idle && l.busy != 0)) continue;
+    if (!best || l.busy < loads[*best].busy) best = i;
+  }
+  if (best) next_ = (*best + 1) % n;
+  return best;  // nullopt: rule 4
+}
+
+}  // namespace ferry
