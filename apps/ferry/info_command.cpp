@@ -12,6 +12,7 @@
 #include "ferry/device_caps.hpp"
 #include "ferry/info_report.hpp"
 #include "ferry/link_bandwidth.hpp"
+#include "ferry/peer_access.hpp"
 
 namespace ferry::cli {
 
@@ -29,7 +30,18 @@ void run_info(const info_options& options) {
       measured.emplace(caps.ordinal, measure_link_bandwidth_blocking(caps.ordinal));
   }
 
-  const nlohmann::json info = build_info_json(versions, devices, measured);
+  // With two GPUs or more: which pairs reach each other directly, peer access switched on where
+  // allowed (ferry's replicas rely on it being on), and with --measure the copy rate each way.
+  std::vector<peer_link> peers;
+  if (devices.size() >= 2) {
+    std::vector<int> ordinals;
+    for (const auto& caps : devices) ordinals.push_back(caps.ordinal);
+    peers = enable_peer_access(ordinals);
+    if (options.link == link_measurement::measure)
+      for (auto& link : peers) link.bandwidth = measure_peer_bandwidth_blocking(link.from, link.to);
+  }
+
+  const nlohmann::json info = build_info_json(versions, devices, measured, peers);
   if (options.format == info_format::json)
     fmt::print("{}\n", info.dump(2));
   else
@@ -50,7 +62,8 @@ void add_info_command(CLI::App& app) {
   CLI::App* info = app.add_subcommand(
       "info", "Show each GPU's capabilities, which strategies work (or why not), what to use");
   info->add_flag("--measure", flags->measure,
-                 "Also measure the pinned H2D/D2H link peak (256 MiB copies, under a second)");
+                 "Also measure the pinned H2D/D2H link peak (256 MiB copies, under a second) and, with "
+                 "2+ GPUs, the peer copy bandwidth of every pair both ways");
   info->add_flag("--json", flags->json, "Print JSON instead of text");
   flags->device_option =
       info->add_option("--device", flags->device, "Report only this GPU (ordinal)")

@@ -14,6 +14,7 @@
 
 #include "ferry/device_caps.hpp"
 #include "ferry/link_bandwidth.hpp"
+#include "ferry/peer_access.hpp"
 
 namespace ferry {
 
@@ -47,11 +48,15 @@ using link_measurements = std::map<int, link_bandwidth>;
 //                        "reasoning"},
 //     "link_bandwidth": {"bytes", "repetitions", "h2d_gbps_median", "h2d_gbps_best",
 //                        "d2h_gbps_median", "d2h_gbps_best"} | null
-//   }]
+//   }],
+//   "peer_access": [{"from", "to", "can_access": bool, "enabled": bool, "error": string | null,
+//                    "bandwidth": {"bytes", "repetitions", "gbps_median", "gbps_best"} | null}]
 // }
+// "peer_access" (every ordered pair, from enable_peer_access) is present only with 2+ devices.
 [[nodiscard]] nlohmann::json build_info_json(const cuda_versions& versions,
                                              const std::vector<device_caps>& devices,
-                                             const link_measurements& measured = {});
+                                             const link_measurements& measured = {},
+                                             const std::vector<peer_link>& peers = {});
 
 // Aligned, compact text for a terminal, rendered from build_info_json's record.
 [[nodiscard]] std::string render_info_text(const nlohmann::json& info);

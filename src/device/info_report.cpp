@@ -71,6 +71,24 @@ json link_json(const link_bandwidth& link) {
   };
 }
 
+json peer_json(const peer_link& link) {
+  json bandwidth = nullptr;
+  if (link.bandwidth) {
+    bandwidth = {{"bytes", link.bandwidth->bytes},
+                 {"repetitions", link.bandwidth->repetitions},
+                 {"gbps_median", link.bandwidth->gbps_median},
+                 {"gbps_best", link.bandwidth->gbps_best}};
+  }
+  return {
+      {"from", link.from},
+      {"to", link.to},
+      {"can_access", link.can_access},
+      {"enabled", link.enabled},
+      {"error", link.error.empty() ? json(nullptr) : json(link.error)},
+      {"bandwidth", std::move(bandwidth)},
+  };
+}
+
 json device_json(const device_caps& caps, const link_measurements& measured) {
   json capabilities = json::object();
   for (const auto& flag : capability_flags) capabilities[std::string(flag.key)] = caps.*flag.member;
@@ -235,6 +253,32 @@ void append_device(std::string& out, const json& dev) {
   append_field(out, "link peak", link_text(dev.at("link_bandwidth")));
 }
 
+std::string peer_text(const json& link) {
+  std::string access;
+  if (link.at("enabled").get<bool>())
+    access = "peer access enabled";
+  else if (link.at("can_access").get<bool>())
+    access = "peer access possible but not enabled: " + link.at("error").get<std::string>();
+  else
+    access = "no peer access (cudaDeviceCanAccessPeer=0; copies are staged through the host)";
+  const json& bw = link.at("bandwidth");
+  if (bw.is_null()) return access + "; copy bandwidth not measured (ferry info --measure)";
+  return fmt::format("{}; cudaMemcpyPeerAsync {:.1f} GB/s median, {:.1f} best ({} copies of {} MiB)", access,
+                     bw.at("gbps_median").get<double>(), bw.at("gbps_best").get<double>(),
+                     bw.at("repetitions").get<int>(), bw.at("bytes").get<std::size_t>() >> 20);
+}
+
+void append_peers(std::string& out, const json& peers) {
+  out += "Peer access (GPU to GPU)\n";
+  if (peers.empty()) {
+    out += "  not queried\n";
+    return;
+  }
+  for (const auto& link : peers)
+    append_field(out, fmt::format("GPU {} -> GPU {}", link.at("from").get<int>(), link.at("to").get<int>()),
+                 peer_text(link));
+}
+
 }  // namespace
 
 cuda_versions query_cuda_versions() {
@@ -250,15 +294,22 @@ std::string format_cuda_version(int version) {
 }
 
 json build_info_json(const cuda_versions& versions, const std::vector<device_caps>& devices,
-                     const link_measurements& measured) {
+                     const link_measurements& measured, const std::vector<peer_link>& peers) {
   json all_devices = json::array();
   for (const auto& caps : devices) all_devices.push_back(device_json(caps, measured));
-  return {
+  json info = {
       {"cuda",
        {{"driver", format_cuda_version(versions.driver)},
         {"runtime", format_cuda_version(versions.runtime)}}},
       {"devices", std::move(all_devices)},
   };
+  // Peer access only means something between two GPUs or more; one-GPU reports stay as they were.
+  if (devices.size() >= 2) {
+    json links = json::array();
+    for (const auto& link : peers) links.push_back(peer_json(link));
+    info["peer_access"] = std::move(links);
+  }
+  return info;
 }
 
 std::string render_info_text(const json& info) {
@@ -269,6 +320,10 @@ std::string render_info_text(const json& info) {
   for (const auto& dev : info.at("devices")) {
     out += '\n';
     append_device(out, dev);
+  }
+  if (const auto peers = info.find("peer_access"); peers != info.end()) {
+    out += '\n';
+    append_peers(out, *peers);
   }
   return out;
 }

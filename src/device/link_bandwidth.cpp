@@ -7,6 +7,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "device/bandwidth_summary.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/error.hpp"
 #include "ferry/stream.hpp"
@@ -20,17 +21,7 @@ constexpr std::size_t minimum_bytes = std::size_t{8} << 20;
 
 enum class copy_direction { host_to_device, device_to_host };
 
-struct series_summary {
-  double median_gbps;
-  double best_gbps;
-};
-
-series_summary summarize(std::vector<double> gbps) {
-  std::sort(gbps.begin(), gbps.end());
-  const std::size_t n = gbps.size();
-  const double median = n % 2 == 1 ? gbps[n / 2] : (gbps[n / 2 - 1] + gbps[n / 2]) / 2.0;
-  return {median, gbps.back()};
-}
+using series_summary = device::bandwidth_summary;
 
 // Warm-up copies first, then one timed copy per event pair. Each copy is timed on its own (not
 // a batch divided by the count) so the median and best describe single copies, as a request
@@ -58,7 +49,7 @@ series_summary time_copies(copy_direction dir, void* host, void* device, std::si
     const double seconds = static_cast<double>(elapsed_ms(start, stop)) * 1e-3;
     gbps.push_back(static_cast<double>(bytes) / seconds / 1e9);
   }
-  return summarize(std::move(gbps));
+  return device::summarize_bandwidth(std::move(gbps));
 }
 
 }  // namespace
