@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -100,6 +101,8 @@ class filling_slot {
   // Enqueues to_device, the engine and to_host on the slot's streams and hands the slot on.
   [[nodiscard]] pending_slot submit() &&;
   [[nodiscard]] int slot_index() const noexcept;
+  // The GPU this slot's buffers, streams and engine context live on (its session's device).
+  [[nodiscard]] int device() const noexcept;
 
  private:
   friend class session;
@@ -118,6 +121,7 @@ class completed_slot {
   // For the `device` strategy: copies outputs back, blocking and untimed, for checks.
   void fetch_resident_outputs_untimed();
   [[nodiscard]] int slot_index() const noexcept;
+  [[nodiscard]] int device() const noexcept;
 
  private:
   friend class pending_slot;
@@ -128,8 +132,10 @@ class completed_slot {
 class session {
  public:
   // Allocates every slot's buffers with the strategy, binds them to a context per slot, and
-  // (graph_mode::on) captures each slot's pipeline. Throws unsupported when the strategy is not
-  // available or a buffer cannot be made, invalid_argument when the I/O is not concrete.
+  // (graph_mode::on) captures each slot's pipeline. Everything is made on caps.ordinal (the
+  // calling thread's current device is restored afterwards), so `eng` must be able to make
+  // contexts on that GPU. Throws unsupported when the strategy is not available or a buffer
+  // cannot be made, invalid_argument when the I/O is not concrete.
   session(engine& eng, std::vector<tensor_spec> concrete_io, const session_options& options,
           const device_caps& caps);
   ~session();
@@ -151,6 +157,16 @@ class session {
   [[nodiscard]] const std::vector<tensor_spec>& io() const noexcept;
   [[nodiscard]] const graph_status& graph() const noexcept;
   [[nodiscard]] int slots() const noexcept;
+  // The GPU the session runs on (caps.ordinal at construction).
+  [[nodiscard]] int device() const noexcept;
+  // Slots handed out and not yet back in the pool, at the moment of the call.
+  [[nodiscard]] int slots_in_use() const;
+
+  // Called every time a slot returns to the pool, on the releasing thread, after the session's
+  // own lock is dropped (so the listener may call slots_in_use()). A pool spanning several
+  // sessions (replica_set) uses it to wait for whichever session frees a slot first. Set it
+  // before the first acquire; it replaces any earlier listener.
+  void set_release_listener(std::function<void()> listener);
 
  private:
   friend struct detail::slot_release;

@@ -28,6 +28,16 @@ struct io_buffer::impl {
 
 namespace {
 
+// Host memory is pinned or registered "portable": page-locked for every GPU of the process, not
+// only the one current at allocation. A replica set allocates each session's buffers with that
+// session's GPU current, but host memory outlives that choice (a registered client buffer, a
+// shared region) and another GPU may copy from it or map it; without the flag it would be
+// pageable memory as far as the other GPUs are concerned (slow copies, failed mappings).
+constexpr unsigned int pinned_flags = cudaHostAllocPortable;
+constexpr unsigned int mapped_flags = cudaHostAllocMapped | cudaHostAllocPortable;
+constexpr unsigned int register_flags = cudaHostRegisterPortable;
+constexpr unsigned int register_mapped_flags = cudaHostRegisterMapped | cudaHostRegisterPortable;
+
 void require_available(strategy_kind strategy, const device_caps& caps) {
   if (auto reason = unavailable_reason(strategy, caps))
     throw unsupported("strategy '" + std::string(to_string(strategy)) + "' is not available on " +
@@ -51,11 +61,11 @@ decltype(io_buffer::impl::body) make_registered(strategy_kind strategy, std::spa
                                                 memory::pageable_memory owned,
                                                 const buffer_request& request) {
   if (strategy == strategy_kind::registered) {
-    auto registration = memory::register_host(view, cudaHostRegisterDefault);
+    auto registration = memory::register_host(view, register_flags);
     return copy_buffer(copy_buffer::registered_host{std::move(owned), std::move(registration)},
                        view, memory::allocate_device(request.bytes), request.dir);
   }
-  auto registration = memory::register_host(view, cudaHostRegisterMapped);
+  auto registration = memory::register_host(view, register_mapped_flags);
   void* device_view = memory::mapped_device_pointer(view.data());
   memory::require_device_alignment(device_view, "registered-mapped caller memory");
   return zero_copy_buffer(copy_buffer::registered_host{std::move(owned), std::move(registration)},
@@ -68,6 +78,7 @@ io_buffer io_buffer::allocate(strategy_kind strategy, const buffer_request& requ
                               const device_caps& caps) {
   require_request(request);
   require_available(strategy, caps);
+  // Device memory (cudaMalloc) belongs to the current device: make it the buffer's own GPU.
   memory::scoped_device on_device(caps.ordinal);
   const std::size_t n = request.bytes;
 
@@ -79,16 +90,16 @@ io_buffer io_buffer::allocate(strategy_kind strategy, const buffer_request& requ
         return copy_buffer(std::move(host), view, memory::allocate_device(n), request.dir);
       }
       case strategy_kind::pinned: {
-        auto host = memory::allocate_pinned(n, cudaHostAllocDefault);
+        auto host = memory::allocate_pinned(n, pinned_flags);
         auto view = host.span();
         return copy_buffer(std::move(host), view, memory::allocate_device(n), request.dir);
       }
       case strategy_kind::staged:
         return staged_buffer(memory::allocate_pageable(n),
-                             memory::allocate_pinned(n, cudaHostAllocDefault),
+                             memory::allocate_pinned(n, pinned_flags),
                              memory::allocate_device(n), request.dir);
       case strategy_kind::mapped: {
-        auto host = memory::allocate_pinned(n, cudaHostAllocMapped);
+        auto host = memory::allocate_pinned(n, mapped_flags);
         auto view = host.span();
         void* device_view = memory::mapped_device_pointer(host.get());
         return zero_copy_buffer(std::move(host), view, device_view);
@@ -107,6 +118,8 @@ io_buffer io_buffer::allocate(strategy_kind strategy, const buffer_request& requ
         if (auto refusal = managed_request_refusal(n, query_free_memory(caps.ordinal),
                                                    request.managed_policy))
           throw unsupported("strategy '" + std::string(to_string(strategy)) + "': " + *refusal);
+        // Prefetches and accessed-by advice target the buffer's own GPU (caps.ordinal), never
+        // device 0: on a multi-GPU host each replica's pages must end up where it computes.
         return managed_buffer(memory::allocate_managed(n), managed_mode_of(strategy), request.dir,
                               caps.ordinal);
       }
@@ -116,7 +129,7 @@ io_buffer io_buffer::allocate(strategy_kind strategy, const buffer_request& requ
         return zero_copy_buffer(std::move(host), view, view.data());
       }
       case strategy_kind::device:
-        return resident_buffer(memory::allocate_pinned(n, cudaHostAllocDefault),
+        return resident_buffer(memory::allocate_pinned(n, pinned_flags),
                                memory::allocate_device(n));
     }
     throw invalid_argument("unknown strategy");

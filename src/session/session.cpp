@@ -8,11 +8,13 @@
 
 #include <nvtx3/nvtx3.hpp>
 
+#include "memory/allocations.hpp"
 #include "session/slot.hpp"
 
 namespace ferry {
 
 struct session::state {
+  int device = 0;
   session_options options;
   std::vector<tensor_spec> io;
   std::vector<std::unique_ptr<detail::slot>> slots;
@@ -20,6 +22,7 @@ struct session::state {
   std::mutex mutex;
   std::condition_variable freed;
   std::vector<detail::slot*> free_slots;
+  std::function<void()> release_listener;
 };
 
 namespace {
@@ -55,8 +58,12 @@ session::session(engine& eng, std::vector<tensor_spec> concrete_io, const sessio
   if (auto reason = unavailable_reason(options.strategy, caps))
     throw unsupported("strategy '" + std::string(to_string(options.strategy)) +
                       "' is not available on " + caps.name + ": " + *reason);
+  state_->device = caps.ordinal;
   state_->options = options;
   state_->io = std::move(concrete_io);
+  // Streams, events, buffers and the engine's contexts belong to the device current when they
+  // are made; on a multi-GPU host that must be this session's GPU, whatever the caller's is.
+  memory::scoped_device on_device(caps.ordinal);
   for (int i = 0; i < options.inflight; ++i)
     state_->slots.push_back(std::make_unique<detail::slot>(i, eng, state_->io, options, caps));
 
@@ -81,6 +88,14 @@ session::~session() {
       s->wait_blocking();
     } catch (const std::exception&) {  // destructors never throw; the error was logged
     }
+  }
+  // Engine contexts free their device resources (cuBLAS handles, workspaces) on destruction;
+  // let them do it on their own GPU.
+  try {
+    memory::scoped_device on_device(state_->device);
+    state_->slots.clear();
+  } catch (const std::exception&) {  // cudaSetDevice failed and was logged; free them anyway
+    state_->slots.clear();
   }
 }
 
@@ -107,6 +122,21 @@ void session::release(detail::slot* s) noexcept {
     state_->free_slots.push_back(s);
   }
   state_->freed.notify_one();
+  if (state_->release_listener) {
+    try {
+      state_->release_listener();
+    } catch (const std::exception&) {  // a release never throws; listeners only notify
+    }
+  }
+}
+
+int session::slots_in_use() const {
+  std::lock_guard lock(state_->mutex);
+  return static_cast<int>(state_->slots.size() - state_->free_slots.size());
+}
+
+void session::set_release_listener(std::function<void()> listener) {
+  state_->release_listener = std::move(listener);
 }
 
 void session::warmup(int rounds) {
@@ -136,6 +166,7 @@ const session_options& session::options() const noexcept { return state_->option
 const std::vector<tensor_spec>& session::io() const noexcept { return state_->io; }
 const graph_status& session::graph() const noexcept { return state_->graph; }
 int session::slots() const noexcept { return static_cast<int>(state_->slots.size()); }
+int session::device() const noexcept { return state_->device; }
 
 void detail::slot_release::operator()(slot* s) const noexcept {
   if (owner != nullptr && s != nullptr) owner->release(s);
@@ -156,8 +187,10 @@ const tensor_spec& filling_slot::input_spec(std::size_t index) const {
   return slot_->input_specs[index];
 }
 int filling_slot::slot_index() const noexcept { return slot_->index; }
+int filling_slot::device() const noexcept { return slot_->device; }
 
 void filling_slot::stage_resident_inputs_untimed() {
+  memory::scoped_device on_device(slot_->device);
   for (auto& b : slot_->inputs)
     if (properties(b.strategy()).path == data_path::resident) b.upload_blocking(slot_->copy);
 }
@@ -204,8 +237,10 @@ const tensor_spec& completed_slot::output_spec(std::size_t index) const {
 }
 stage_times completed_slot::times() const { return slot_->times(); }
 int completed_slot::slot_index() const noexcept { return slot_->index; }
+int completed_slot::device() const noexcept { return slot_->device; }
 
 void completed_slot::fetch_resident_outputs_untimed() {
+  memory::scoped_device on_device(slot_->device);
   for (auto& b : slot_->outputs)
     if (properties(b.strategy()).path == data_path::resident) b.download_blocking(slot_->copy);
 }
