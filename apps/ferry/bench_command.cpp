@@ -13,6 +13,7 @@
 #include "ferry/bench.hpp"
 #include "ferry/bench_report.hpp"
 #include "ferry/device_caps.hpp"
+#include "ferry/device_set.hpp"
 #include "ferry/error.hpp"
 #include "ferry/link_bandwidth.hpp"
 #include "ferry/model_engine.hpp"
@@ -38,6 +39,7 @@ struct bench_flags {
   std::string objective = "latency";
   std::string json, csv, md, plot;
   int device = 0;
+  std::string devices;  // --devices; empty: just --device
   bool allow_oversubscription = false;
   bool no_um_counters = false;
   bool no_link_measure = false;
@@ -68,9 +70,17 @@ std::filesystem::path plot_script() {
   throw invalid_argument("--plot: cannot find plot_bench.py (set FERRY_PLOT_SCRIPT)");
 }
 
-bench::machine_info describe_machine(const device_caps& caps, bool measure) {
+// The GPUs of the run: --devices LIST, else the single --device.
+std::vector<int> chosen_devices(const bench_flags& f, bool device_given) {
+  if (f.devices.empty()) return {f.device};
+  if (device_given) throw invalid_argument("give either --device or --devices, not both");
+  return parse_device_set(f.devices, cuda_device_count());
+}
+
+// Described by the first GPU of the run (the link peak too); several GPUs are named in gpu_name.
+bench::machine_info describe_machine(const device_caps& caps, const std::vector<int>& devices, bool measure) {
   bench::machine_info m;
-  m.gpu_name = caps.name;
+  m.gpu_name = devices.size() > 1 ? fmt::format("{} (GPUs {})", caps.name, format_device_set(devices)) : caps.name;
   m.platform = std::string(to_string(classify(caps)));
   if (caps.pcie) m.pcie = fmt::format("Gen{} x{}", caps.pcie->current_generation, caps.pcie->current_width);
   FERRY_CUDA_TRY(cudaDriverGetVersion(&m.driver_version));
@@ -83,12 +93,14 @@ bench::machine_info describe_machine(const device_caps& caps, bool measure) {
   return m;
 }
 
-void run_bench(const bench_flags& f, const std::string& command_line) {
-  const device_caps caps = query_device(f.device);  // no GPU: no_device, exit 2
+void run_bench(const bench_flags& f, bool device_given, const std::string& command_line) {
+  if (cuda_device_count() == 0) throw no_device(no_device_reason());  // no GPU: exit 2
+  const std::vector<int> devices = chosen_devices(f, device_given);
+  const device_caps caps = query_device(devices.front());
   const auto goal = f.objective == "throughput" ? bench::objective::throughput : bench::objective::latency;
 
   bench::run_options options;
-  options.device = f.device;
+  options.devices = devices;
   options.inflight = f.inflight;
   options.clients = f.clients;
   options.graph = f.graph ? graph_mode::on : graph_mode::off;
@@ -102,7 +114,7 @@ void run_bench(const bench_flags& f, const std::string& command_line) {
   bench::bench_report report;
   report.date = utc_now();
   report.command = command_line;
-  report.machine = describe_machine(caps, !f.no_link_measure);
+  report.machine = describe_machine(caps, devices, !f.no_link_measure);
 
   std::vector<shape_binding> shapes;
   for (const auto& s : f.shapes) shapes.push_back(bench::parse_shape(s));
@@ -116,7 +128,7 @@ void run_bench(const bench_flags& f, const std::string& command_line) {
                                       .batch = f.batch,
                                       .preprocess = f.preprocess,
                                       .shapes = shapes,
-                                      .device = f.device,
+                                      .devices = devices,
                                       // +1: output checks run a reference session alongside
                                       .max_concurrency = f.inflight + 1};
       const auto w = bench::make_workload(request);
@@ -175,12 +187,17 @@ void add_bench_command(CLI::App& app, std::string command_line) {
   cmd->add_option("--csv", flags->csv, "write the CSV report here");
   cmd->add_option("--md", flags->md, "write the markdown report here");
   cmd->add_option("--plot", flags->plot, "render latency/throughput plots here (.png or .svg)");
-  cmd->add_option("--device", flags->device, "GPU ordinal")->check(CLI::NonNegativeNumber);
+  auto* device_option = cmd->add_option("--device", flags->device, "GPU ordinal")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--devices", flags->devices,
+                  "GPUs to spread requests over: 0,1 or all (one engine replica with --inflight slots on each; "
+                  "requests go to the least-loaded GPU)");
   cmd->add_flag("--allow-oversubscription", flags->allow_oversubscription,
                 "let managed buffers exceed free device memory (can stall a shared GPU)");
   cmd->add_flag("--no-um-counters", flags->no_um_counters, "do not collect CUPTI unified-memory counters");
   cmd->add_flag("--no-link-measure", flags->no_link_measure, "skip measuring the pinned link peak");
-  cmd->callback([flags, line = std::move(command_line)] { run_bench(*flags, line); });
+  cmd->callback([flags, device_option, line = std::move(command_line)] {
+    run_bench(*flags, device_option->count() > 0, line);
+  });
 }
 
 }  // namespace ferry::cli

@@ -23,13 +23,17 @@ enum class objective { latency, throughput };
 // What one measured cell runs: an engine and the concrete shapes to feed it.
 struct workload {
   std::string label;                      // as shown in reports ("reduce", "u8-normalize+reduce")
-  std::function<std::unique_ptr<engine>()> make_engine;
+  // The engine for one GPU, called with that GPU current (an engine's contexts live on one
+  // device, so a multi-GPU run makes one replica per GPU).
+  std::function<std::unique_ptr<engine>(int device)> make_engine;
   std::vector<shape_binding> shapes;      // empty: the engine's defaults
 };
 
 struct run_options {
-  int device = 0;
-  int inflight = 1;
+  // The GPUs to spread requests over: one engine replica with `inflight` slots on each, requests
+  // to the least-loaded one (replica_set). One GPU runs exactly the single-session path.
+  std::vector<int> devices{0};
+  int inflight = 1;  // slots per GPU
   int clients = 1;
   graph_mode graph = graph_mode::off;
   bool warmup = true;

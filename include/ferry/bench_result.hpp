@@ -38,6 +38,9 @@ struct strategy_result {
   std::size_t output_bytes = 0;   // per request, all outputs together
   int inflight = 1;
   int clients = 1;
+  // GPUs the requests were spread over, one replica of `inflight` slots on each. Empty or one
+  // entry: a single-GPU run, whose reports look as they always did.
+  std::vector<int> devices;
   bool graph = false;
   bool warmed_up = true;
 

@@ -20,7 +20,7 @@ struct workload_request {
   std::int64_t image_height = 224;
   std::int64_t image_width = 224;
   std::vector<shape_binding> shapes;        // --shape overrides
-  int device = 0;                           // model files load onto this GPU
+  std::vector<int> devices{0};              // model files load onto each of these GPUs
   int max_concurrency = 1;                  // model files: contexts that run at once (slots)
 };
 

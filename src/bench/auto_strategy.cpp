@@ -13,7 +13,9 @@ calibration choose_strategy(const workload& w, objective goal, const run_options
   brief.max_seconds = 0.4;
   brief.check_every = 16;
   calibration out;
-  const device_caps caps = query_device(options.device);
+  // Availability is decided per GPU; with several, each must offer the strategy (run_cell refuses
+  // it otherwise), and the first one's capabilities stand for the set.
+  const device_caps caps = query_device(options.devices.at(0));
   const strategy_result* best = nullptr;
   for (auto k : all_strategies) {
     // The floor is not a way to feed host inputs, so it is never the pick.

@@ -2,9 +2,11 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <barrier>
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -14,11 +16,14 @@
 #include "bench/input_fill.hpp"
 #include "bench/output_check.hpp"
 #include "bench/um_counters.hpp"
+#include "memory/allocations.hpp"
 #include "ferry/bench.hpp"
 #include "ferry/bench_stats.hpp"
 #include "ferry/buffer.hpp"
 #include "ferry/device_caps.hpp"
+#include "ferry/device_set.hpp"
 #include "ferry/error.hpp"
+#include "ferry/replica_set.hpp"
 
 namespace ferry::bench {
 namespace {
@@ -83,13 +88,34 @@ void check_against_reference(session& reference, std::mutex& reference_mutex,
   }
 }
 
+// Where a cell's requests get their slots: one session, or a replica_set over several GPUs.
+// Each GPU has its own device-strategy reference session, on that GPU's engine replica, so every
+// output is checked on the GPU that produced it.
+struct cell_target {
+  std::function<filling_slot()> acquire;              // the slot for the next request
+  std::function<filling_slot(int device)> acquire_on;  // a slot on that GPU (per-thread warm-up)
+  std::vector<int> devices;
+  int total_slots = 1;
+  strategy_kind strategy = strategy_kind::pinned;
+  std::map<int, session*> references;                 // by GPU
+};
+
+cell_target single_session_target(session& measured, session& reference, int device) {
+  return {.acquire = [&measured] { return measured.acquire(); },
+          .acquire_on = [&measured](int) { return measured.acquire(); },
+          .devices = {device},
+          .total_slots = measured.slots(),
+          .strategy = measured.options().strategy,
+          .references = {{device, &reference}}};
+}
+
 class cell_run {
  public:
-  cell_run(session& s, session& reference, const run_options& options)
-      : session_(s),
-        reference_(reference),
+  cell_run(const cell_target& target, const run_options& options)
+      : target_(target),
         options_(options),
-        resident_(properties(s.options().strategy).path == data_path::resident) {
+        resident_(properties(target.strategy).path == data_path::resident) {
+    for (const auto& [device, reference] : target.references) (void)reference_mutex_[device];
     rule_.min_seconds = options.min_seconds;
     rule_.max_seconds = options.max_seconds;
     rule_.min_iterations = 20;
@@ -148,7 +174,8 @@ class cell_run {
   // A closed-loop client that keeps up to `depth` requests in flight: it fills and submits
   // request k+1 while request k is still on the GPU, which is what --inflight buys.
   void client() {
-    const auto depth = static_cast<std::size_t>(std::max(1, options_.inflight / options_.clients));
+    // Slots of every GPU together, shared out among the clients (one GPU: --inflight / --clients).
+    const auto depth = static_cast<std::size_t>(std::max(1, target_.total_slots / options_.clients));
     std::deque<in_flight> queue;
     while (!stop_.load(std::memory_order_relaxed)) {
       queue.push_back(start_request(next_.fetch_add(1)));
@@ -161,27 +188,32 @@ class cell_run {
   }
 
   void warm_reference_on_this_thread() {
-    std::lock_guard lock(reference_mutex_);
-    auto filling = reference_.acquire();
-    for (std::size_t i = 0; i < filling.input_count(); ++i)
-      fill_fresh(filling.input(i), filling.input_spec(i), ~std::uint64_t{0} - 7 - i);
-    filling.stage_resident_inputs_untimed();
-    (void)std::move(filling).submit().wait();
+    for (const auto& [device, reference] : target_.references) {
+      std::lock_guard lock(reference_mutex_.at(device));
+      auto filling = reference->acquire();
+      for (std::size_t i = 0; i < filling.input_count(); ++i)
+        fill_fresh(filling.input(i), filling.input_spec(i), ~std::uint64_t{0} - 7 - i);
+      filling.stage_resident_inputs_untimed();
+      (void)std::move(filling).submit().wait();
+    }
   }
 
+  // Once per GPU: a client thread may be handed a slot of any of them.
   void warm_this_thread() {
     nvtx3::scoped_range range{"ferry.client_warmup"};
-    auto filling = session_.acquire();
-    for (std::size_t i = 0; i < filling.input_count(); ++i)
-      fill_fresh(filling.input(i), filling.input_spec(i), ~std::uint64_t{0} - i);
-    filling.stage_resident_inputs_untimed();
-    auto done = std::move(filling).submit().wait();
-    if (!resident_) sink_ += read_outputs(done);
+    for (const int device : target_.devices) {
+      auto filling = target_.acquire_on(device);
+      for (std::size_t i = 0; i < filling.input_count(); ++i)
+        fill_fresh(filling.input(i), filling.input_spec(i), ~std::uint64_t{0} - i);
+      filling.stage_resident_inputs_untimed();
+      auto done = std::move(filling).submit().wait();
+      if (!resident_) sink_ += read_outputs(done);
+    }
   }
 
   in_flight start_request(std::uint64_t seq) {
     nvtx3::scoped_range range{"ferry.fill_and_submit"};
-    auto filling = session_.acquire();
+    auto filling = target_.acquire();
     const auto fill_start = clock::now();
     for (std::size_t i = 0; i < filling.input_count(); ++i)
       fill_fresh(filling.input(i), filling.input_spec(i), seq * 131 + i);
@@ -209,6 +241,7 @@ class cell_run {
     const stage_times times = done.times();
 
     const bool check = !r.inputs.empty();
+    const int device = done.device();
     std::vector<std::vector<std::byte>> outputs;
     if (check) {
       done.fetch_resident_outputs_untimed();
@@ -221,13 +254,14 @@ class cell_run {
     if (check) {
       {
         std::lock_guard lock(checks_mutex_);
-        checks_.push_back({std::move(r.inputs), std::move(outputs)});
+        checks_.push_back({device, std::move(r.inputs), std::move(outputs)});
       }
       checks_ready_.notify_one();
     }
   }
 
   struct pending_check {
+    int device;  // checked against the reference on the GPU that ran it
     std::vector<std::vector<std::byte>> inputs;
     std::vector<std::vector<std::byte>> outputs;
   };
@@ -240,7 +274,8 @@ class cell_run {
       pending_check next = std::move(checks_.front());
       checks_.pop_front();
       lock.unlock();
-      check_against_reference(reference_, reference_mutex_, next.inputs, next.outputs, samples_);
+      check_against_reference(*target_.references.at(next.device), reference_mutex_.at(next.device),
+                              next.inputs, next.outputs, samples_);
     }
   }
 
@@ -280,13 +315,12 @@ class cell_run {
     }
   }
 
-  session& session_;
-  session& reference_;
+  const cell_target& target_;
   const run_options& options_;
   bool resident_;
   stopping_rule rule_;
   samples samples_;
-  std::mutex reference_mutex_;
+  std::map<int, std::mutex> reference_mutex_;  // one per reference session
   std::mutex checks_mutex_;
   std::condition_variable checks_ready_;
   std::deque<pending_check> checks_;
@@ -300,14 +334,13 @@ class cell_run {
 
 // CUPTI's counters slow migrations down, so they run over extra requests after the timed ones
 // and the result is per request.
-void count_um_traffic(session& measured, session& reference, const run_options& options,
-                      strategy_result& r) {
+void count_um_traffic(const cell_target& target, const run_options& options, strategy_result& r) {
   if (!options.um_counters) {
     r.um_note = "unified-memory counters off (--no-um-counters)";
     return;
   }
   constexpr std::size_t counted_requests = 16;
-  auto counters = um_counter_session::start(options.device);
+  auto counters = um_counter_session::start(target.devices.front());  // process-wide anyway
   if (!counters.available()) {
     r.um_note = counters.reason();
     return;
@@ -315,7 +348,7 @@ void count_um_traffic(session& measured, session& reference, const run_options& 
   run_options extra = options;
   extra.iterations = counted_requests;
   extra.check_every = std::numeric_limits<std::size_t>::max();
-  cell_run counted(measured, reference, extra);
+  cell_run counted(target, extra);
   counted.run();
   // CUPTI can deliver a flush's records late; keep taking until a take adds nothing.
   std::optional<um_traffic> total = counters.take();
@@ -378,70 +411,144 @@ double gbps(std::size_t bytes, const sample_stats& stage) {
 
 }  // namespace
 
+namespace {
+
+// Measures `target` and fills the statistics of `r` (shared by the one-GPU and replica paths).
+void measure(const cell_target& target, strategy_kind strategy, const run_options& options, strategy_result& r) {
+  cell_run run(target, options);
+  run.run();
+  samples& s = run.result();
+  if (properties(strategy).uses_managed_memory)
+    count_um_traffic(target, options, r);
+  else
+    r.um_note = "no managed memory";
+
+  r.iterations = s.latency.size();
+  r.latency_us = summarize(s.latency);
+  r.fill_us = summarize(s.fill);
+  r.h2d_us = summarize(s.h2d);
+  r.compute_us = summarize(s.compute);
+  r.d2h_us = summarize(s.d2h);
+  r.cold_first_us = s.cold_first.value_or(0);
+  r.wall_seconds = std::chrono::duration<double>(s.last_done - s.start).count();
+  r.throughput_per_s = throughput_per_second(s.requests, r.wall_seconds);
+  r.relative_iqr = relative_iqr(r.latency_us);
+  r.noisy = run.hit_cap();
+  const auto path = properties(strategy).path;
+  if (path == data_path::copy || strategy == strategy_kind::managed_prefetch) {
+    r.h2d_gbps = gbps(r.input_bytes, r.h2d_us);
+    r.d2h_gbps = gbps(r.output_bytes, r.d2h_us);
+  }
+  r.output_checked = s.checked;
+  r.output_matches = s.checked && s.all_match;
+  r.check_detail = s.all_match ? fmt::format("{} elements compared with the device reference", s.compared)
+                               : s.mismatch;
+}
+
+void add_io_bytes(const std::vector<tensor_spec>& io, strategy_result& r) {
+  for (const auto& t : io) (t.role == tensor_role::input ? r.input_bytes : r.output_bytes) += t.bytes();
+}
+
+// One GPU: one session and its reference, as ferry has always measured.
+void run_on_one_gpu(const workload& w, strategy_kind strategy, const run_options& options, strategy_result& r) {
+  const int device = options.devices.front();
+  const device_caps caps = query_device(device);
+  std::unique_ptr<engine> eng;
+  {
+    memory::scoped_device on_device(device);
+    eng = w.make_engine(device);
+  }
+  const auto io = eng->resolve(w.shapes);
+  add_io_bytes(io, r);
+  if (auto reason = unavailable_reason(strategy, caps)) {
+    r.refused = *reason;
+    return;
+  }
+
+  session measured(*eng, io, {strategy, options.inflight, options.graph, options.managed_policy}, caps);
+  if (options.graph == graph_mode::on && !measured.graph().active) {
+    r.graph = false;
+    r.notes.push_back(measured.graph().reason);
+  }
+  session reference(*eng, io, {strategy_kind::device, 1, graph_mode::off, oversubscription::refuse}, caps);
+  if (options.warmup) {
+    // The measured session last, so nothing else runs between its warm-up and its first request.
+    reference.warmup();
+    measured.warmup();
+  }
+  measure(single_session_target(measured, reference, device), strategy, options, r);
+  // The bare baseline is one request at a time; it says nothing about queued or shared runs.
+  if (strategy == strategy_kind::device && options.clients == 1 && options.inflight == 1) {
+    memory::scoped_device on_device(device);
+    const double bare = bare_launch_and_sync_us(*eng, io, caps);
+    r.notes.push_back(fmt::format("bare engine enqueue + stream sync: {:.1f} µs median; ferry's overhead on "
+                                  "the device strategy: {:+.1f} µs", bare, r.latency_us.median - bare));
+  }
+}
+
+// Several GPUs: a replica_set spreads the requests, each GPU checks its own outputs.
+void run_on_replicas(const workload& w, strategy_kind strategy, const run_options& options, strategy_result& r) {
+  std::vector<device_caps> caps;
+  for (const int d : options.devices) {
+    caps.push_back(query_device(d));
+    if (auto reason = unavailable_reason(strategy, caps.back())) {
+      r.refused = "GPU " + std::to_string(d) + ": " + *reason;
+      return;
+    }
+  }
+  replica_set measured(caps, w.make_engine, w.shapes,
+                       {strategy, options.inflight, options.graph, options.managed_policy});
+  add_io_bytes(measured.io(), r);
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    if (options.graph == graph_mode::on && !measured.replica(i).graph().active) {
+      r.graph = false;
+      r.notes.push_back(fmt::format("GPU {}: {}", caps[i].ordinal, measured.replica(i).graph().reason));
+    }
+  }
+  std::vector<std::unique_ptr<session>> references;
+  cell_target target{.acquire = [&measured] { return measured.acquire(); },
+                     .acquire_on = [&measured](int d) { return measured.acquire_on(d); },
+                     .devices = options.devices,
+                     .total_slots = options.inflight * static_cast<int>(measured.size()),
+                     .strategy = strategy,
+                     .references = {}};
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    references.push_back(std::make_unique<session>(
+        measured.engine_of(i), measured.io(),
+        session_options{strategy_kind::device, 1, graph_mode::off, oversubscription::refuse}, caps[i]));
+    target.references.emplace(caps[i].ordinal, references.back().get());
+  }
+  if (options.warmup) {
+    for (auto& ref : references) ref->warmup();
+    measured.warmup();
+  }
+  const auto before = measured.acquisitions();
+  measure(target, strategy, options, r);
+  // How the load was spread: each GPU's share of the requests (warm-ups and checks excluded).
+  const auto after = measured.acquisitions();
+  std::string shares;
+  for (std::size_t i = 0; i < after.size(); ++i)
+    shares += fmt::format("{}GPU {}: {}", i ? ", " : "", caps[i].ordinal, after[i] - before[i]);
+  r.notes.push_back("requests per GPU: " + shares);
+}
+
+}  // namespace
+
 strategy_result run_cell(const workload& w, strategy_kind strategy, const run_options& options) {
   strategy_result r;
   r.strategy = std::string(to_string(strategy));
   r.engine = w.label;
   r.inflight = options.inflight;
   r.clients = options.clients;
+  r.devices = options.devices;
   r.graph = options.graph == graph_mode::on;
   r.warmed_up = options.warmup;
   try {
-    const device_caps caps = query_device(options.device);
-    auto eng = w.make_engine();
-    const auto io = eng->resolve(w.shapes);
-    for (const auto& t : io) (t.role == tensor_role::input ? r.input_bytes : r.output_bytes) += t.bytes();
-    if (auto reason = unavailable_reason(strategy, caps)) {
-      r.refused = *reason;
-      return r;
-    }
-
-    session measured(*eng, io, {strategy, options.inflight, options.graph, options.managed_policy}, caps);
-    if (options.graph == graph_mode::on && !measured.graph().active) {
-      r.graph = false;
-      r.notes.push_back(measured.graph().reason);
-    }
-    session reference(*eng, io, {strategy_kind::device, 1, graph_mode::off, oversubscription::refuse}, caps);
-    if (options.warmup) {
-      // The measured session last, so nothing else runs between its warm-up and its first request.
-      reference.warmup();
-      measured.warmup();
-    }
-
-    cell_run run(measured, reference, options);
-    run.run();
-    samples& s = run.result();
-    if (properties(strategy).uses_managed_memory)
-      count_um_traffic(measured, reference, options, r);
+    if (options.devices.empty()) throw invalid_argument("no GPU to run on");
+    if (options.devices.size() == 1)
+      run_on_one_gpu(w, strategy, options, r);
     else
-      r.um_note = "no managed memory";
-
-    r.iterations = s.latency.size();
-    r.latency_us = summarize(s.latency);
-    r.fill_us = summarize(s.fill);
-    r.h2d_us = summarize(s.h2d);
-    r.compute_us = summarize(s.compute);
-    r.d2h_us = summarize(s.d2h);
-    r.cold_first_us = s.cold_first.value_or(0);
-    r.wall_seconds = std::chrono::duration<double>(s.last_done - s.start).count();
-    r.throughput_per_s = throughput_per_second(s.requests, r.wall_seconds);
-    r.relative_iqr = relative_iqr(r.latency_us);
-    r.noisy = run.hit_cap();
-    const auto path = properties(strategy).path;
-    if (path == data_path::copy || strategy == strategy_kind::managed_prefetch) {
-      r.h2d_gbps = gbps(r.input_bytes, r.h2d_us);
-      r.d2h_gbps = gbps(r.output_bytes, r.d2h_us);
-    }
-    // The bare baseline is one request at a time; it says nothing about queued or shared runs.
-    if (strategy == strategy_kind::device && options.clients == 1 && options.inflight == 1) {
-      const double bare = bare_launch_and_sync_us(*eng, io, caps);
-      r.notes.push_back(fmt::format("bare engine enqueue + stream sync: {:.1f} µs median; ferry's overhead on "
-                                    "the device strategy: {:+.1f} µs", bare, r.latency_us.median - bare));
-    }
-    r.output_checked = s.checked;
-    r.output_matches = s.checked && s.all_match;
-    r.check_detail = s.all_match ? fmt::format("{} elements compared with the device reference", s.compared)
-                                 : s.mismatch;
+      run_on_replicas(w, strategy, options, r);
   } catch (const unsupported& e) {
     r.refused = e.what();
   } catch (const out_of_memory& e) {

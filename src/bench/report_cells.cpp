@@ -97,6 +97,7 @@ std::string strategy_cell(const strategy_result& r) {
   std::vector<std::string> settings;
   if (r.inflight != 1) settings.push_back(fmt::format("inflight {}", r.inflight));
   if (r.clients != 1) settings.push_back(fmt::format("clients {}", r.clients));
+  if (r.devices.size() > 1) settings.push_back(fmt::format("{} GPUs", r.devices.size()));
   if (r.graph) settings.emplace_back("graph");
   if (!r.warmed_up) settings.emplace_back("no warm-up");
   if (settings.empty()) return r.strategy;

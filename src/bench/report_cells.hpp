@@ -41,7 +41,8 @@ inline constexpr std::size_t identity_columns = 3;
 // "engine / input / strategy", naming a result in notes under a table.
 [[nodiscard]] std::string result_label(const strategy_result& result);
 
-// The strategy and, when not the defaults, its run settings: "pinned [inflight 2, graph]".
+// The strategy and, when not the defaults, its run settings: "pinned [inflight 2, graph]",
+// "pinned [inflight 4, clients 8, 2 GPUs]".
 [[nodiscard]] std::string strategy_cell(const strategy_result& result);
 
 // Display width of UTF-8 text in terminal columns: one per code point (ferry's tables only use

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ferry/bench_report.hpp"
+#include "ferry/device_set.hpp"
 
 namespace ferry::bench {
 
@@ -47,6 +48,7 @@ csv_fields fields_of(const strategy_result& r) {
   f.emplace_back("output_bytes", number(std::uint64_t{r.output_bytes}));
   f.emplace_back("inflight", number(r.inflight));
   f.emplace_back("clients", number(r.clients));
+  f.emplace_back("devices", format_device_set(r.devices));
   f.emplace_back("graph", flag(r.graph));
   f.emplace_back("warmed_up", flag(r.warmed_up));
   f.emplace_back("refused", r.refused.value_or(""));

@@ -38,6 +38,7 @@ json result_to_json(const strategy_result& r) {
       {"output_bytes", r.output_bytes},
       {"inflight", r.inflight},
       {"clients", r.clients},
+      {"devices", r.devices},
       {"graph", r.graph},
       {"warmed_up", r.warmed_up},
       {"refused", r.refused ? json(*r.refused) : json(nullptr)},
@@ -130,6 +131,7 @@ strategy_result result_from_json(const json& j) {
   r.output_bytes = field<std::size_t>(j, "output_bytes");
   r.inflight = field<int>(j, "inflight", defaults.inflight);
   r.clients = field<int>(j, "clients", defaults.clients);
+  r.devices = field<std::vector<int>>(j, "devices", defaults.devices);  // absent before multi-GPU runs
   r.graph = field<bool>(j, "graph", defaults.graph);
   r.warmed_up = field<bool>(j, "warmed_up", defaults.warmed_up);
   if (const auto it = j.find("refused"); it != j.end() && !it->is_null()) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -95,13 +96,23 @@ std::vector<shape_binding> model_shapes(const engine& eng, const workload_reques
 workload model_workload(const workload_request& request) {
   if (!request.preprocess.empty())
     throw invalid_argument("--preprocess applies to built-in workloads only, not to '" + request.engine + "'");
-  std::shared_ptr<engine> loaded = load_model_engine(
-      request.engine, {.device = request.device, .max_concurrency = request.max_concurrency});
+  if (request.devices.empty()) throw invalid_argument("no GPU to load '" + request.engine + "' onto");
+  // A model's contexts live on the GPU it was loaded on: one load per GPU of the run, all up front
+  // so a bad file fails before any cell runs.
+  std::map<int, std::shared_ptr<engine>> loaded;
+  for (const int device : request.devices)
+    loaded.emplace(device, load_model_engine(request.engine, {.device = device, .max_concurrency = request.max_concurrency}));
+  const engine& first = *loaded.begin()->second;
   workload w;
-  w.label = std::string(loaded->name());
-  w.shapes = model_shapes(*loaded, request);
-  (void)loaded->resolve(w.shapes);  // a bad --shape fails now, naming the tensor
-  w.make_engine = [loaded]() -> std::unique_ptr<engine> { return std::make_unique<shared_engine>(loaded); };
+  w.label = std::string(first.name());
+  w.shapes = model_shapes(first, request);
+  (void)first.resolve(w.shapes);  // a bad --shape fails now, naming the tensor
+  w.make_engine = [loaded, label = request.engine](int device) -> std::unique_ptr<engine> {
+    const auto found = loaded.find(device);
+    if (found == loaded.end())
+      throw invalid_argument("'" + label + "' was not loaded onto GPU " + std::to_string(device));
+    return std::make_unique<shared_engine>(found->second);
+  };
   return w;
 }
 
@@ -127,7 +138,9 @@ workload make_workload(const workload_request& request) {
   workload w;
   w.label = images ? "u8-normalize+" + spec : spec;
   w.shapes = request.shapes;
-  w.make_engine = [spec, options, images, normalize]() -> std::unique_ptr<engine> {
+  // Built-in engines make their device state in make_context, on the GPU current then: the
+  // device argument needs no handling here.
+  w.make_engine = [spec, options, images, normalize](int /*device*/) -> std::unique_ptr<engine> {
     auto inner = make_builtin_engine(spec, options);
     if (!images) return inner;
     return with_u8_normalize(std::move(inner), normalize);

@@ -48,7 +48,7 @@ TEST(Workloads, UnknownEnginesAndStagesAreNamed) {
                ferry::invalid_argument);
   const auto w = ferry::bench::make_workload({.engine = "reduce", .preprocess = "u8-normalize"});
   EXPECT_EQ(w.label, "u8-normalize+reduce");
-  auto eng = w.make_engine();
+  auto eng = w.make_engine(0);
   const auto io = eng->resolve({});
   ASSERT_FALSE(io.empty());
   EXPECT_EQ(io.front().type, ferry::dtype::u8);  // images cross the bus as bytes
