@@ -17,6 +17,7 @@
 #include "ferry/error.hpp"
 #include "ferry/link_bandwidth.hpp"
 #include "ferry/model_engine.hpp"
+#include "ferry/placement_cost.hpp"
 #include "ferry/recommendation.hpp"
 #include "ferry/workload_factory.hpp"
 
@@ -43,6 +44,7 @@ struct bench_flags {
   bool allow_oversubscription = false;
   bool no_um_counters = false;
   bool no_link_measure = false;
+  bool placement = false;
 };
 
 std::string utc_now() {
@@ -93,11 +95,45 @@ bench::machine_info describe_machine(const device_caps& caps, const std::vector<
   return m;
 }
 
+// `--placement`: for every engine and size, the request with its data on each GPU of the set, run
+// on each GPU of the set: what running where the data is saves.
+void run_placement(const bench_flags& f, const std::vector<int>& devices, const std::vector<shape_binding>& shapes) {
+  if (devices.size() < 2) throw invalid_argument("--placement needs two GPUs or more (--devices 0,1 or all)");
+  std::vector<bench::placement_cost> results;
+  for (const auto& engine : f.engines) {
+    for (const auto& size : f.sizes) {
+      const auto w = bench::make_workload({.engine = engine,
+                                           .input_bytes = bench::parse_byte_size(size),
+                                           .batch = f.batch,
+                                           .preprocess = f.preprocess,
+                                           .shapes = shapes,
+                                           .devices = devices,
+                                           .max_concurrency = 2});
+      for (const int data : devices)
+        for (const int run : devices) {
+          std::cerr << fmt::format("  {} {} data on GPU {}, run on GPU {}...\r", w.label, size, data, run) << std::flush;
+          results.push_back(bench::measure_placement_cost(w, data, run, f.iterations > 0 ? static_cast<int>(f.iterations) : 200));
+        }
+      if (engine.rfind("mlp", 0) == 0 || !f.preprocess.empty() || is_model_engine_spec(engine)) break;
+    }
+  }
+  std::cerr << std::string(60, ' ') << '\r';
+  std::cout << bench::render_placement_table(results);
+  if (!f.json.empty()) write_file(f.json, bench::placement_costs_to_json(results).dump(2) + "\n");
+}
+
 void run_bench(const bench_flags& f, bool device_given, const std::string& command_line) {
   if (cuda_device_count() == 0) throw no_device(no_device_reason());  // no GPU: exit 2
   const std::vector<int> devices = chosen_devices(f, device_given);
   const device_caps caps = query_device(devices.front());
   const auto goal = f.objective == "throughput" ? bench::objective::throughput : bench::objective::latency;
+
+  if (f.placement) {
+    std::vector<shape_binding> shapes;
+    for (const auto& s : f.shapes) shapes.push_back(bench::parse_shape(s));
+    run_placement(f, devices, shapes);
+    return;
+  }
 
   bench::run_options options;
   options.devices = devices;
@@ -195,6 +231,9 @@ void add_bench_command(CLI::App& app, std::string command_line) {
                 "let managed buffers exceed free device memory (can stall a shared GPU)");
   cmd->add_flag("--no-um-counters", flags->no_um_counters, "do not collect CUPTI unified-memory counters");
   cmd->add_flag("--no-link-measure", flags->no_link_measure, "skip measuring the pinned link peak");
+  cmd->add_flag("--placement", flags->placement,
+                "instead of strategies: with --devices, what running where the data is saves (inputs and "
+                "outputs on one GPU, the engine on each GPU; peer copies timed); --json writes its results");
   cmd->callback([flags, device_option, line = std::move(command_line)] {
     run_bench(*flags, device_option->count() > 0, line);
   });

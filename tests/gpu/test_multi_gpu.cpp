@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <iostream>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -20,6 +21,8 @@
 #include "ferry/builtin.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/peer_access.hpp"
+#include "ferry/placement_cost.hpp"
+#include "ferry/workload_factory.hpp"
 #include "ferry/replica_set.hpp"
 #include "ferry/session.hpp"
 #include "memory/allocations.hpp"
@@ -254,6 +257,26 @@ TEST(MultiGpu, PeerAccessIsReportedAndEnabledIdempotently) {
   EXPECT_GT(bw.gbps_median, 1.0);
   EXPECT_GE(bw.gbps_best, bw.gbps_median);
   EXPECT_THROW((void)ferry::measure_peer_bandwidth_blocking(0, 0), ferry::invalid_argument);
+}
+
+// The placement probe: run where the data is, or away from it through peer copies. Both give the
+// engine's answer; only the remote run pays for peer copies, so it is slower.
+TEST(MultiGpu, RunningAwayFromTheDataCostsPeerCopies) {
+  FERRY_REQUIRE_GPUS(2);
+  const auto w = ferry::bench::make_workload({.engine = "touch", .input_bytes = std::size_t{32} << 20});
+  const auto local = ferry::bench::measure_placement_cost(w, 1, 1, 30);
+  const auto away = ferry::bench::measure_placement_cost(w, 1, 0, 30);
+  EXPECT_TRUE(local.outputs_match) << local.check_detail;
+  EXPECT_TRUE(away.outputs_match) << away.check_detail;
+  EXPECT_FALSE(local.peer_in_us.has_value());
+  ASSERT_TRUE(away.peer_in_us.has_value());
+  ASSERT_TRUE(away.peer_out_us.has_value());
+  // 32 MB each way over any GPU link takes far longer than touch's pass over 32 MB in HBM.
+  EXPECT_GT(away.total_us.median, local.total_us.median) << "local " << local.total_us.median << " µs, away "
+                                                         << away.total_us.median << " µs";
+  std::cout << "[ placement ] touch 32 MB, data on GPU 1: local " << local.total_us.median << " µs, on GPU 0 "
+            << away.total_us.median << " µs (peer in " << away.peer_in_us->median << ", out "
+            << away.peer_out_us->median << ")\n";
 }
 
 // A replica set on one GPU behaves like its session: every slot is that GPU's.
