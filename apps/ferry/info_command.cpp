@@ -31,7 +31,8 @@ void run_info(const info_options& options) {
   }
 
   // With two GPUs or more: which pairs reach each other directly, peer access switched on where
-  // allowed (ferry's replicas rely on it being on), and with --measure the copy rate each way.
+  // allowed (as a replica set does, so the measured rate is the direct one, not one staged through
+  // the host), and with --measure the copy rate each way.
   std::vector<peer_link> peers;
   if (devices.size() >= 2) {
     std::vector<int> ordinals;

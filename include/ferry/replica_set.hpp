@@ -22,6 +22,7 @@
 
 #include "ferry/device_caps.hpp"
 #include "ferry/engine.hpp"
+#include "ferry/peer_access.hpp"
 #include "ferry/session.hpp"
 
 namespace ferry {
@@ -32,7 +33,9 @@ using engine_factory = std::function<std::unique_ptr<engine>(int device)>;
 class replica_set {
  public:
   // One replica per entry of `devices` (distinct ordinals, at least one), each resolving `shapes`
-  // on its own engine; every replica must resolve to the same concrete I/O. Throws
+  // on its own engine; every replica must resolve to the same concrete I/O. With two GPUs or
+  // more, peer access is enabled between them where the topology allows (peer_links() says
+  // where), so a request that runs away from its data copies it directly, not through the host. Throws
   // invalid_argument for an empty or repeated device list or replicas that disagree on the I/O,
   // and whatever session's constructor throws (unsupported strategy, buffers that cannot be made).
   replica_set(const std::vector<device_caps>& devices, const engine_factory& make_engine,
@@ -61,6 +64,8 @@ class replica_set {
   [[nodiscard]] const std::vector<tensor_spec>& io() const noexcept;
   // Slots handed out so far by each replica, in replica order (how the load was spread).
   [[nodiscard]] std::vector<std::uint64_t> acquisitions() const;
+  // Peer access between the set's GPUs, every ordered pair (empty for one GPU).
+  [[nodiscard]] const std::vector<peer_link>& peer_links() const noexcept;
 
  private:
   [[nodiscard]] filling_slot acquire_with(std::optional<int> preferred_device);

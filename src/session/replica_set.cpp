@@ -45,6 +45,7 @@ struct replica_set::state {
   std::vector<tensor_spec> io;
   std::vector<gpu_replica> replicas;
   placement_policy policy;
+  std::vector<peer_link> peers;
   // Guards the placement decision and the counters; released slots notify `freed` so a request
   // waiting for "any replica" wakes whichever GPU frees first.
   std::mutex mutex;
@@ -60,6 +61,7 @@ replica_set::replica_set(const std::vector<device_caps>& devices, const engine_f
       throw invalid_argument("a replica set got GPU " + std::to_string(caps.ordinal) + " twice");
     state_->devices.push_back(caps.ordinal);
   }
+  if (state_->devices.size() >= 2) state_->peers = enable_peer_access(state_->devices);
   state_->replicas.reserve(devices.size());
   for (const auto& caps : devices) {
     gpu_replica r;
@@ -136,6 +138,8 @@ std::size_t replica_set::index_of(int device) const {
   throw invalid_argument("GPU " + std::to_string(device) + " is not in this replica set (GPUs " +
                          format_device_set(state_->devices) + ")");
 }
+
+const std::vector<peer_link>& replica_set::peer_links() const noexcept { return state_->peers; }
 
 std::vector<std::uint64_t> replica_set::acquisitions() const {
   std::lock_guard lock(state_->mutex);

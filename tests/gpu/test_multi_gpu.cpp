@@ -199,6 +199,9 @@ TEST(MultiGpu, AcquireOnRunsOnTheDeviceAskedFor) {
   auto done = std::move(filling).submit().wait();
   EXPECT_EQ(done.device(), 1);
   EXPECT_THROW((void)set.acquire_on(7), ferry::invalid_argument);
+  // The set turned peer access on between its GPUs wherever the topology allows it.
+  ASSERT_EQ(set.peer_links().size(), 2U);
+  for (const auto& link : set.peer_links()) EXPECT_EQ(link.enabled, link.can_access) << link.error;
 }
 
 // Managed-prefetch buffers of the replica on GPU d end up on GPU d, not on device 0.
