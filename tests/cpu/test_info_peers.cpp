@@ -21,12 +21,21 @@ std::vector<ferry::device_caps> two_h200() {
   return {a, b};
 }
 
+ferry::peer_link link(int from, int to, bool can_access, bool enabled, std::string error = {}) {
+  ferry::peer_link l;
+  l.from = from;
+  l.to = to;
+  l.can_access = can_access;
+  l.enabled = enabled;
+  l.error = std::move(error);
+  return l;
+}
+
 std::vector<ferry::peer_link> measured_pair() {
-  ferry::peer_link forward{.from = 0, .to = 1, .can_access = true, .enabled = true};
+  auto forward = link(0, 1, true, true);
   forward.bandwidth = ferry::peer_bandwidth{.gbps_median = 51.25, .gbps_best = 52.5,
                                             .bytes = std::size_t{256} << 20, .repetitions = 10};
-  ferry::peer_link back{.from = 1, .to = 0, .can_access = true, .enabled = false,
-                        .error = "cudaDeviceEnablePeerAccess(0) on GPU 1: cudaErrorTooManyPeers (x)"};
+  auto back = link(1, 0, true, false, "cudaDeviceEnablePeerAccess(0) on GPU 1: cudaErrorTooManyPeers (x)");
   return {forward, back};
 }
 
@@ -73,7 +82,7 @@ TEST(InfoPeers, TextShowsEachDirectionWithItsRateOrWhyNot) {
 }
 
 TEST(InfoPeers, PairsWithoutAccessSayTheHostStagesTheCopies) {
-  const std::vector<ferry::peer_link> none{{.from = 0, .to = 1}, {.from = 1, .to = 0}};
+  const std::vector<ferry::peer_link> none{link(0, 1, false, false), link(1, 0, false, false)};
   const std::string text = ferry::render_info_text(ferry::build_info_json({13000, 13000}, two_h200(), {}, none));
   EXPECT_NE(text.find("cudaDeviceCanAccessPeer=0"), std::string::npos) << text;
 }

@@ -266,7 +266,10 @@ TEST(MultiGpu, PeerAccessIsReportedAndEnabledIdempotently) {
 // engine's answer; only the remote run pays for peer copies, so it is slower.
 TEST(MultiGpu, RunningAwayFromTheDataCostsPeerCopies) {
   FERRY_REQUIRE_GPUS(2);
-  const auto w = ferry::bench::make_workload({.engine = "touch", .input_bytes = std::size_t{32} << 20});
+  ferry::bench::workload_request request;
+  request.engine = "touch";
+  request.input_bytes = std::size_t{32} << 20;
+  const auto w = ferry::bench::make_workload(request);
   const auto local = ferry::bench::measure_placement_cost(w, 1, 1, 30);
   const auto away = ferry::bench::measure_placement_cost(w, 1, 0, 30);
   EXPECT_TRUE(local.outputs_match) << local.check_detail;
