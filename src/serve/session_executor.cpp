@@ -23,6 +23,18 @@ std::uint64_t ms_to_ns(const std::optional<float>& ms) {
   return ms ? static_cast<std::uint64_t>(static_cast<double>(*ms) * 1e6) : 0;
 }
 
+// A lone request whose input sits in a client's registered shared-memory region, at exactly the
+// engine's size, is read from there: one DMA (copy strategies) or none (zero-copy), no staging
+// memcpy. Batches, padded inputs and managed strategies (whose engine reads managed pages) take
+// the gather path.
+std::optional<std::span<const std::byte>> registered_input(std::span<const batch_item> batch, std::size_t index,
+                                                           std::size_t bytes, strategy_kind strategy) {
+  if (batch.size() != 1 || properties(strategy).path == data_path::migrate) return std::nullopt;
+  const input_tensor& in = batch.front().request->inputs.at(index);
+  if (!in.shared_memory || in.data.size() != bytes) return std::nullopt;
+  return in.data;
+}
+
 std::unique_ptr<engine> make_engine(const model_config& config, int device) {
   if (is_model_engine_spec(config.engine))
     return load_model_engine(config.engine,
@@ -81,7 +93,12 @@ class session_executor final : public executor {
     batch_timing timing;
     auto start = std::chrono::steady_clock::now();
     filling_slot slot = inst.s->acquire();
-    for (std::size_t i = 0; i < slot.input_count(); ++i) gather_input(batch, i, slot.input(i));
+    for (std::size_t i = 0; i < slot.input_count(); ++i) {
+      if (const auto direct = registered_input(batch, i, slot.input(i).size(), inst.s->options().strategy))
+        slot.use_caller_input(i, *direct);
+      else
+        gather_input(batch, i, slot.input(i));
+    }
     slot.stage_resident_inputs_untimed();
     timing.compute_input_ns = ns_since(start);
 

@@ -104,6 +104,7 @@ filling_slot session::acquire() {
   state_->freed.wait(lock, [this] { return !state_->free_slots.empty(); });
   detail::slot* s = state_->free_slots.back();
   state_->free_slots.pop_back();
+  s->forget_caller_inputs();  // the last request's caller memory is not this one's
   return filling_slot(detail::slot_handle(s, detail::slot_release{this}));
 }
 
@@ -113,6 +114,7 @@ std::optional<filling_slot> session::try_acquire(std::chrono::milliseconds timeo
     return std::nullopt;
   detail::slot* s = state_->free_slots.back();
   state_->free_slots.pop_back();
+  s->forget_caller_inputs();  // the last request's caller memory is not this one's
   return filling_slot(detail::slot_handle(s, detail::slot_release{this}));
 }
 
@@ -188,6 +190,12 @@ const tensor_spec& filling_slot::input_spec(std::size_t index) const {
 }
 int filling_slot::slot_index() const noexcept { return slot_->index; }
 int filling_slot::device() const noexcept { return slot_->device; }
+
+void filling_slot::use_caller_input(std::size_t index, std::span<const std::byte> registered_memory) {
+  check_index(index, slot_->inputs.size(), "input");
+  memory::scoped_device on_device(slot_->device);
+  slot_->use_caller_input(index, registered_memory);
+}
 
 void filling_slot::stage_resident_inputs_untimed() {
   memory::scoped_device on_device(slot_->device);

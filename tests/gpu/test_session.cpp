@@ -9,6 +9,7 @@
 #include "ferry/bench.hpp"
 #include "ferry/builtin.hpp"
 #include "ferry/device_caps.hpp"
+#include "ferry/error.hpp"
 #include "ferry/session.hpp"
 #include "ferry/workload_factory.hpp"
 
@@ -88,6 +89,62 @@ TEST_P(SessionOnEveryStrategy, InputsMayBeOverwrittenOnceConsumed) {
       wrong += results[i] != static_cast<float>(round + static_cast<int>(i % 13)) * 2.0F + 1.0F;
     EXPECT_EQ(wrong, 0U) << "round " << round;
   }
+}
+
+// A request can read its input straight from the caller's registered memory (a client's shared
+// memory region): the answer is the caller's data, the slot's own host view is left alone, and
+// the next request without caller memory reads the slot's own buffer again.
+TEST_P(SessionOnEveryStrategy, CallerMemoryFeedsAnInputWithoutStaging) {
+  auto eng = ferry::make_builtin_engine("touch", {.input_bytes = std::size_t{1} << 20});
+  ferry::session s(*eng, eng->resolve({}), {.strategy = GetParam(), .inflight = 1}, caps_);
+  const std::size_t n = (std::size_t{1} << 20) / sizeof(float);
+  std::vector<float> caller(n);
+  for (std::size_t i = 0; i < n; ++i) caller[i] = static_cast<float>(i % 11) + 100.0F;
+  auto expect_output = [&](ferry::completed_slot& done, float base, const char* what) {
+    done.fetch_resident_outputs_untimed();
+    const auto* out = reinterpret_cast<const float*>(done.output(0).data());
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) wrong += out[i] != (static_cast<float>(i % 11) + base) * 2.0F + 1.0F;
+    EXPECT_EQ(wrong, 0U) << what;
+  };
+  const bool managed = ferry::properties(GetParam()).uses_managed_memory;
+  FERRY_CUDA_TRY(cudaHostRegister(caller.data(), n * sizeof(float), cudaHostRegisterDefault));
+  for (int round = 0; round < 2; ++round) {
+    auto filling = s.acquire();
+    auto own = filling.input(0);
+    auto* own_values = reinterpret_cast<float*>(own.data());
+    for (std::size_t i = 0; i < n; ++i) own_values[i] = static_cast<float>(i % 11) + 5.0F;
+    filling.stage_resident_inputs_untimed();
+    const auto memory = std::as_bytes(std::span<const float>(caller));
+    if (managed) {
+      EXPECT_THROW(filling.use_caller_input(0, memory), ferry::unsupported);
+      (void)std::move(filling).submit().wait();
+      continue;
+    }
+    filling.use_caller_input(0, memory);
+    auto done = std::move(filling).submit().wait();
+    expect_output(done, 100.0F, "caller memory");
+    EXPECT_EQ(reinterpret_cast<const float*>(done.output(0).data())[0] == 0.0F, false);
+  }
+  {  // the next request without caller memory reads the slot's own view again
+    auto filling = s.acquire();
+    auto* own_values = reinterpret_cast<float*>(filling.input(0).data());
+    for (std::size_t i = 0; i < n; ++i) own_values[i] = static_cast<float>(i % 11) + 7.0F;
+    filling.stage_resident_inputs_untimed();
+    auto done = std::move(filling).submit().wait();
+    expect_output(done, 7.0F, "own buffer after caller memory");
+  }
+  {  // wrong size and unregistered memory are refused by name
+    auto filling = s.acquire();
+    std::vector<float> unregistered(n);
+    if (!managed) {
+      EXPECT_THROW(filling.use_caller_input(0, std::as_bytes(std::span<const float>(caller).first(n - 1))),
+                   ferry::invalid_argument);
+      EXPECT_THROW(filling.use_caller_input(0, std::as_bytes(std::span<const float>(unregistered))),
+                   ferry::invalid_argument);
+    }
+  }
+  FERRY_CUDA_TRY(cudaHostUnregister(caller.data()));
 }
 
 TEST_P(SessionOnEveryStrategy, GraphsGiveTheSameAnswersOrSayWhyNot) {
