@@ -99,13 +99,16 @@ class filling_slot {
   // A no-op for every other strategy.
   void stage_resident_inputs_untimed();
   // Feeds input `index` of this request from the caller's own memory instead of the slot's host
-  // view: no staging copy. The memory must be page-locked by cudaHostRegister (or cudaMallocHost)
-  // and exactly the input's size, and it must stay untouched until wait_inputs_consumed() or
-  // wait() returns. Copy strategies DMA from it straight into the slot's device buffer; zero-copy
-  // strategies bind the engine to it in place; the device strategy copies it to device memory.
-  // Throws invalid_argument for the wrong size or memory CUDA has not registered, and
-  // unsupported for managed strategies (their engine reads managed pages, which caller memory is
-  // not) and for a slot running as a captured CUDA graph (whose addresses are fixed).
+  // view: no staging copy. The memory must be exactly the input's size and stay untouched until
+  // wait_inputs_consumed() or wait() returns, and it must be either
+  //  - host memory page-locked by cudaHostRegister (or cudaMallocHost): copy strategies DMA from
+  //    it straight into the slot's device buffer, zero-copy strategies bind the engine to it in
+  //    place, the device strategy copies it to device memory; or
+  //  - device memory on the slot's GPU (e.g. a CUDA IPC handle): the engine reads it in place,
+  //    under any strategy, with no device-to-device copy.
+  // Throws invalid_argument for the wrong size, unregistered host memory or another GPU's memory,
+  // and unsupported for host memory under managed strategies (their engine reads managed pages)
+  // and for a slot running as a captured CUDA graph (whose addresses are fixed).
   void use_caller_input(std::size_t index, std::span<const std::byte> registered_memory);
   // Enqueues to_device, the engine and to_host on the slot's streams and hands the slot on.
   [[nodiscard]] pending_slot submit() &&;

@@ -62,7 +62,9 @@ void slot::enqueue_stages(bool with_timing) {
     for (std::size_t i = 0; i < inputs.size(); ++i) input_to_device(i, copy);
     for (auto& b : outputs) b.to_device(copy);
   }
-  if (inputs_copied) inputs_consumed.record(copy);
+  // Inputs read in place from caller memory are consumed only once the engine has run.
+  const bool consumed_after_copy = inputs_copied && !reads_caller_memory_in_place();
+  if (consumed_after_copy) inputs_consumed.record(copy);
   (with_timing ? h2d_end : fork).record(copy);
   (with_timing ? h2d_end : fork).make_wait(compute);
   if (with_timing) compute_start.record(compute);
@@ -70,7 +72,7 @@ void slot::enqueue_stages(bool with_timing) {
     nvtx3::scoped_range r{"ferry.engine"};
     context->enqueue(compute);
   }
-  if (!inputs_copied) inputs_consumed.record(compute);  // managed-prefetch: the engine reads the pages
+  if (!consumed_after_copy) inputs_consumed.record(compute);  // the engine read host or caller memory
   (with_timing ? compute_end : join).record(compute);
   (with_timing ? compute_end : join).make_wait(copy);
   if (with_timing) d2h_start.record(copy);
@@ -96,22 +98,32 @@ void slot::use_caller_input(std::size_t i, std::span<const std::byte> memory) {
   if (memory.size() != inputs[i].bytes())
     throw invalid_argument("input '" + spec.name + "': caller memory is " + std::to_string(memory.size()) +
                            " bytes, the tensor is " + std::to_string(inputs[i].bytes()));
+  if (graph)
+    throw unsupported("input '" + spec.name + "': this slot runs as a captured CUDA graph, whose addresses are fixed");
+  // Both ends of the range: registrations and allocations are whole ranges, so the same kind of
+  // memory at each end means the caller's range is (at least) that memory.
+  cudaPointerAttributes first{}, last{};
+  const bool known = cudaPointerGetAttributes(&first, memory.data()) == cudaSuccess &&
+                     cudaPointerGetAttributes(&last, memory.data() + memory.size() - 1) == cudaSuccess;
+  (void)cudaGetLastError();
+  if (known && first.type == cudaMemoryTypeDevice && last.type == cudaMemoryTypeDevice) {
+    // Device memory (a CUDA IPC handle opened by a server, another engine's output): the engine
+    // reads it where it is, whatever the strategy; no device-to-device copy.
+    if (first.device != device)
+      throw invalid_argument("input '" + spec.name + "': caller memory is on GPU " + std::to_string(first.device) +
+                             ", this slot runs on GPU " + std::to_string(device));
+    void* in_place = const_cast<std::byte*>(memory.data());
+    context->bind(spec.name, in_place);
+    caller_inputs[i] = caller_input{nullptr, in_place};
+    return;
+  }
   const auto path = properties(inputs[i].strategy()).path;
   if (path == data_path::migrate)
     throw unsupported("input '" + spec.name + "': strategy '" + std::string(to_string(inputs[i].strategy())) +
                       "' reads managed pages, which caller memory is not; use pinned, registered or mapped");
-  if (graph)
-    throw unsupported("input '" + spec.name + "': this slot runs as a captured CUDA graph, whose addresses are fixed");
-  // Both ends of the range: registration covers whole ranges, so a hit at each end means the
-  // caller registered (at least) this memory.
-  for (const std::byte* p : {memory.data(), memory.data() + memory.size() - 1}) {
-    cudaPointerAttributes attributes{};
-    const cudaError_t status = cudaPointerGetAttributes(&attributes, p);
-    (void)cudaGetLastError();
-    if (status != cudaSuccess || attributes.type != cudaMemoryTypeHost)
-      throw invalid_argument("input '" + spec.name + "': caller memory is not page-locked by cudaHostRegister or "
-                             "cudaMallocHost, so the GPU cannot read it without a staging copy");
-  }
+  if (!known || first.type != cudaMemoryTypeHost || last.type != cudaMemoryTypeHost)
+    throw invalid_argument("input '" + spec.name + "': caller memory is neither device memory nor page-locked by "
+                           "cudaHostRegister or cudaMallocHost, so the GPU cannot read it without a staging copy");
   slot::caller_input caller{memory.data(), nullptr};
   if (path == data_path::zero_copy) {
     void* view = nullptr;
@@ -120,6 +132,12 @@ void slot::use_caller_input(std::size_t i, std::span<const std::byte> memory) {
     caller.device_view = view;
   }
   caller_inputs[i] = caller;
+}
+
+bool slot::reads_caller_memory_in_place() const noexcept {
+  for (const auto& c : caller_inputs)
+    if (c && c->device_view != nullptr) return true;
+  return false;
 }
 
 void slot::forget_caller_inputs() {

@@ -72,6 +72,7 @@ struct slot {
   std::vector<std::optional<caller_input>> caller_inputs;
   void use_caller_input(std::size_t index, std::span<const std::byte> memory);
   void forget_caller_inputs();
+  [[nodiscard]] bool reads_caller_memory_in_place() const noexcept;
 
  private:
   [[nodiscard]] stream_ref transfer_stream() const noexcept { return single_stream ? compute.ref() : copy.ref(); }
