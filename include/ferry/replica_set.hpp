@@ -49,6 +49,11 @@ class replica_set {
   // A filling slot for data that lives on `device` (see the header comment for when it runs
   // elsewhere). Throws invalid_argument when `device` is not in the set.
   [[nodiscard]] filling_slot acquire_on(int device);
+  // Data-following placement for data the caller has not located: acquire_on the GPU that holds
+  // [data, data+bytes) (data_location.hpp: device memory, managed pages prefetched there), and
+  // acquire() when no GPU of the set holds it (host memory, pages on the CPU, another GPU), since
+  // it must cross a link wherever the request runs.
+  [[nodiscard]] filling_slot acquire_for(const void* data, std::size_t bytes);
 
   // Warms every replica's session (session::warmup).
   void warmup(int rounds = 3);

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string>
 
+#include "ferry/data_location.hpp"
 #include "ferry/device_set.hpp"
 #include "ferry/error.hpp"
 #include "ferry/placement.hpp"
@@ -99,6 +100,12 @@ filling_slot replica_set::acquire() { return acquire_with(std::nullopt); }
 filling_slot replica_set::acquire_on(int device) {
   (void)index_of(device);  // an unknown device is the caller's mistake, named now
   return acquire_with(device);
+}
+
+filling_slot replica_set::acquire_for(const void* data, std::size_t bytes) {
+  const auto holder = gpu_holding(data, bytes);
+  const bool in_set = holder && std::find(state_->devices.begin(), state_->devices.end(), *holder) != state_->devices.end();
+  return acquire_with(in_set ? holder : std::nullopt);
 }
 
 filling_slot replica_set::acquire_with(std::optional<int> preferred_device) {

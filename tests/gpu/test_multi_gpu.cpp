@@ -19,6 +19,7 @@
 
 #include "bench/input_fill.hpp"
 #include "ferry/builtin.hpp"
+#include "ferry/data_location.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/peer_access.hpp"
 #include "ferry/placement_cost.hpp"
@@ -260,6 +261,43 @@ TEST(MultiGpu, PeerAccessIsReportedAndEnabledIdempotently) {
   EXPECT_GT(bw.gbps_median, 1.0);
   EXPECT_GE(bw.gbps_best, bw.gbps_median);
   EXPECT_THROW((void)ferry::measure_peer_bandwidth_blocking(0, 0), ferry::invalid_argument);
+}
+
+// Where data lives, as the driver reports it: device memory on its GPU, managed pages where they
+// were prefetched, host memory on none; acquire_for follows it.
+TEST(MultiGpu, DataLocationFindsTheGpuHoldingTheInput) {
+  FERRY_REQUIRE_GPUS(2);
+  const std::size_t bytes = std::size_t{1} << 20;
+  const auto on_one = [&] {
+    ferry::memory::scoped_device on_device(1);
+    return ferry::memory::allocate_device(bytes);
+  }();
+  EXPECT_EQ(ferry::gpu_holding(on_one.get(), bytes), 1);
+  const auto pinned = ferry::memory::allocate_pinned(bytes, cudaHostAllocPortable);
+  EXPECT_FALSE(ferry::gpu_holding(pinned.get(), bytes).has_value());
+  std::vector<std::byte> pageable(bytes);
+  EXPECT_FALSE(ferry::gpu_holding(pageable.data(), bytes).has_value());
+  const auto managed = ferry::memory::allocate_managed(bytes);
+  cudaMemLocation gpu1{};
+  gpu1.type = cudaMemLocationTypeDevice;
+  gpu1.id = 1;
+  {
+    ferry::memory::scoped_device on_device(1);
+    FERRY_CUDA_TRY(cudaMemPrefetchAsync(managed.get(), bytes, gpu1, 0, nullptr));
+    FERRY_CUDA_TRY(cudaDeviceSynchronize());
+  }
+  EXPECT_EQ(ferry::gpu_holding(managed.get(), bytes), 1);
+
+  const auto gpus = first_gpus(2);
+  ferry::replica_set set(gpus, builtin_factory("touch", {.input_bytes = bytes}), {},
+                         {.strategy = strategy_kind::pinned, .inflight = 2});
+  auto follows = set.acquire_for(on_one.get(), bytes);
+  EXPECT_EQ(follows.device(), 1);
+  auto also = set.acquire_for(managed.get(), bytes);
+  EXPECT_EQ(also.device(), 1);
+  // Host data is on no GPU: the least-loaded one (GPU 0, idle) takes it.
+  auto anywhere = set.acquire_for(pinned.get(), bytes);
+  EXPECT_EQ(anywhere.device(), 0);
 }
 
 // The placement probe: run where the data is, or away from it through peer copies. Both give the
