@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "bench/input_fill.hpp"
+#include "ferry/bench.hpp"
 #include "ferry/builtin.hpp"
 #include "ferry/data_location.hpp"
 #include "ferry/device_caps.hpp"
@@ -321,6 +322,57 @@ TEST(MultiGpu, RunningAwayFromTheDataCostsPeerCopies) {
   std::cout << "[ placement ] touch 32 MB, data on GPU 1: local " << local.total_us.median << " µs, on GPU 0 "
             << away.total_us.median << " µs (peer in " << away.peer_in_us->median << ", out "
             << away.peer_out_us->median << ")\n";
+}
+
+// `ferry bench --devices 0,1`: one cell spread over both GPUs, every checked output matching the
+// reference on its own GPU, both GPUs taking requests.
+TEST(MultiGpu, BenchCellSpreadsOverBothGpusAndChecksEachOnItsOwn) {
+  FERRY_REQUIRE_GPUS(2);
+  ferry::bench::workload_request request;
+  request.engine = "mlp:4x512";
+  request.batch = 64;
+  request.devices = {0, 1};
+  const auto w = ferry::bench::make_workload(request);
+  for (const auto strategy : {strategy_kind::pinned, strategy_kind::managed_prefetch, strategy_kind::device}) {
+    ferry::bench::run_options options;
+    options.devices = {0, 1};
+    options.inflight = 2;
+    options.clients = 4;
+    options.iterations = 300;
+    options.check_every = 8;
+    options.um_counters = false;
+    const auto r = ferry::bench::run_cell(w, strategy, options);
+    ASSERT_FALSE(r.refused.has_value()) << *r.refused;
+    EXPECT_EQ(r.devices, (std::vector<int>{0, 1}));
+    EXPECT_TRUE(r.output_checked);
+    EXPECT_TRUE(r.output_matches) << r.check_detail;
+    const auto note = std::find_if(r.notes.begin(), r.notes.end(),
+                                   [](const std::string& n) { return n.starts_with("requests per GPU"); });
+    ASSERT_NE(note, r.notes.end());
+    EXPECT_EQ(note->find(": 0,"), std::string::npos) << *note;  // neither GPU idle
+    EXPECT_FALSE(note->ends_with(": 0")) << *note;
+  }
+}
+
+// One GPU that is not GPU 0: the single-session path with everything on GPU 1.
+TEST(MultiGpu, BenchCellOnGpuOneAlone) {
+  FERRY_REQUIRE_GPUS(2);
+  ferry::bench::workload_request request;
+  request.engine = "touch";
+  request.input_bytes = std::size_t{4} << 20;
+  request.devices = {1};
+  const auto w = ferry::bench::make_workload(request);
+  for (const auto strategy : {strategy_kind::pinned, strategy_kind::mapped, strategy_kind::managed_advise}) {
+    ferry::bench::run_options options;
+    options.devices = {1};
+    options.inflight = 2;
+    options.iterations = 100;
+    options.check_every = 8;
+    options.um_counters = false;
+    const auto r = ferry::bench::run_cell(w, strategy, options);
+    ASSERT_FALSE(r.refused.has_value()) << *r.refused;
+    EXPECT_TRUE(r.output_matches) << ferry::to_string(strategy) << ": " << r.check_detail;
+  }
 }
 
 // A replica set on one GPU behaves like its session: every slot is that GPU's.
