@@ -1,11 +1,28 @@
 #include "serve/batch_io.hpp"
 
+#include <cuda_runtime_api.h>
+
 #include <algorithm>
 #include <cstring>
 
 #include "ferry/error.hpp"
 
 namespace ferry::serve {
+namespace {
+
+// A system region is host memory: one memcpy. A CUDA region is device memory: one blocking
+// cudaMemcpy from the output's host view, because a completed slot exposes its outputs only
+// there (the session API has no view of its device output buffers), and the copy must have
+// landed before the response tells the client the output is ready.
+void write_to_destination(const output_destination& destination, std::span<const std::byte> bytes) {
+  if (!destination.cuda_device) {
+    std::memcpy(destination.bytes.data(), bytes.data(), bytes.size());
+    return;
+  }
+  FERRY_CUDA_TRY(cudaMemcpy(destination.bytes.data(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+}
+
+}  // namespace
 
 std::int64_t total_rows(std::span<const batch_item> batch) noexcept {
   std::int64_t rows = 0;
@@ -28,7 +45,11 @@ std::vector<shape_binding> batch_shapes(std::span<const batch_item> batch, const
 void gather_input(std::span<const batch_item> batch, std::size_t index, std::span<std::byte> destination) {
   std::size_t offset = 0;
   for (const auto& item : batch) {
-    const auto source = item.request->inputs.at(index).data;
+    const input_tensor& in = item.request->inputs.at(index);
+    if (in.cuda_device)
+      throw invalid_argument("input '" + in.name + "' is in GPU " + std::to_string(*in.cuda_device) +
+                             "'s memory (a CUDA shared-memory region), which a copy on the host cannot read");
+    const auto source = in.data;
     if (source.size() > destination.size() - offset)
       throw invalid_argument("batch input '" + item.request->inputs[index].name + "' does not fit the " +
                              std::to_string(destination.size()) + "-byte engine buffer");
@@ -58,11 +79,11 @@ void scatter_outputs(std::span<batch_item> batch, const model_signature& signatu
       }
       const bool to_shm = k < item.output_destinations.size() && !item.output_destinations[k].empty();
       if (to_shm) {
-        auto destination = item.output_destinations[k];
-        if (destination.size() < slice.size())
+        const output_destination& destination = item.output_destinations[k];
+        if (destination.bytes.size() < slice.size())
           throw invalid_argument("output '" + spec.name + "' needs " + std::to_string(slice.size()) +
-                                 " bytes; its shared-memory range has " + std::to_string(destination.size()));
-        std::memcpy(destination.data(), slice.data(), slice.size());
+                                 " bytes; its shared-memory range has " + std::to_string(destination.bytes.size()));
+        write_to_destination(destination, slice);
         out.shared_memory = item.request->outputs.at(k).shared_memory;
         if (out.shared_memory) out.shared_memory->byte_size = slice.size();
       } else {

@@ -21,12 +21,15 @@ namespace ferry::serve {
 
 // Copies input `index` of every item, one after another, into `destination`, and zero-fills the
 // rest (padding rows when the engine runs a fixed batch larger than the requests' rows).
-// Throws invalid_argument when the items do not fit.
+// Throws invalid_argument when the items do not fit or an input is device memory (a CUDA
+// shared-memory region, which only the GPU executor's device gather reads).
 void gather_input(std::span<const batch_item> batch, std::size_t index, std::span<std::byte> destination);
 
 // Gives every item its requested outputs: rows [offset, offset + item rows) of each engine output
 // (the whole output when the model does not batch). `outputs` are the concrete output specs of
 // the run (leading dim = the rows the engine ran) and `sources` their bytes, in engine order.
+// An output with a shared-memory destination is written there (with cudaMemcpy for a CUDA
+// region) instead of into the response.
 void scatter_outputs(std::span<batch_item> batch, const model_signature& signature,
                      std::span<const tensor_spec> outputs, std::span<const std::span<const std::byte>> sources);
 

@@ -6,6 +6,7 @@
 
 #include "ferry/error.hpp"
 #include "serve/request_error.hpp"
+#include "serve/shm_range.hpp"
 
 namespace ferry::serve {
 
@@ -55,6 +56,16 @@ void cuda_shm_registry::register_region(const std::string& name, std::string_vie
     r->device_pointer = nullptr;
     throw bad_request(who + ": cudaIpcOpenMemHandle failed: " + cudaGetErrorName(rc) + " (" + cudaGetErrorString(rc) + ")");
   }
+  // The client states byte_size; its last byte must be device memory of the same GPU, or a
+  // request could make the engine read past the exported allocation. (An IPC mapping covers
+  // the whole allocation, so a byte_size within it passes.)
+  cudaPointerAttributes last{};
+  const cudaError_t query =
+      cudaPointerGetAttributes(&last, static_cast<const std::byte*>(r->device_pointer) + (byte_size - 1));
+  (void)cudaGetLastError();
+  if (query != cudaSuccess || last.type != cudaMemoryTypeDevice || last.device != static_cast<int>(device_id))
+    throw bad_request(who + ": byte_size " + std::to_string(byte_size) +
+                      " reaches past the device memory the handle exports");
   const std::lock_guard lock(mutex_);
   if (!regions_.emplace(name, std::move(r)).second) throw bad_request(who + " is already registered; unregister it first");
 }
@@ -87,6 +98,20 @@ std::vector<cuda_shm_region_status> cuda_shm_registry::status(const std::string&
 bool cuda_shm_registry::contains(const std::string& name) const {
   const std::lock_guard lock(mutex_);
   return regions_.count(name) != 0;
+}
+
+cuda_shm_range cuda_shm_registry::lookup(const shm_ref& ref, const std::string& tensor,
+                                         std::vector<std::shared_ptr<const void>>& pins) const {
+  const std::lock_guard lock(mutex_);
+  const auto it = regions_.find(ref.region);
+  if (it == regions_.end())
+    throw request_error(error_status::not_found,
+                        tensor + ": CUDA shared-memory region '" + ref.region + "' is not registered");
+  const region& r = *it->second;
+  const std::span<std::byte> whole(static_cast<std::byte*>(r.device_pointer), r.status.byte_size);
+  const cuda_shm_range range{checked_range(ref, whole, tensor), static_cast<int>(r.status.device_id)};
+  pins.push_back(it->second);
+  return range;
 }
 
 std::string decode_base64(std::string_view text) {

@@ -2,9 +2,9 @@
 // register the handle by name; the server opens it once (cudaIpcOpenMemHandle) and closes it on
 // unregister. Without a GPU there is nothing to open: registering is refused, saying why.
 //
-// Tensors in CUDA shared memory are not served yet: binding them without a device-to-device
-// copy needs a session that binds caller device memory per request, which ferry's session does
-// not offer; a request pointing at such a region is refused by name rather than copied.
+// A request's tensor in such a region is looked up as device memory (the opened pointer + the
+// checked offset); the GPU executor binds an input there in place (session_executor.cpp) and
+// copies an output there once the request completes.
 #pragma once
 
 #include <cstddef>
@@ -12,11 +12,20 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "serve/inference.hpp"
+
 namespace ferry::serve {
+
+// A checked range of a CUDA region: device memory on `device`, never to be read by the CPU.
+struct cuda_shm_range {
+  std::span<std::byte> bytes;
+  int device = 0;
+};
 
 struct cuda_shm_region_status {
   std::string name;
@@ -41,6 +50,14 @@ class cuda_shm_registry {
   void unregister_all();
   [[nodiscard]] std::vector<cuda_shm_region_status> status(const std::string& name = {}) const;
   [[nodiscard]] bool contains(const std::string& name) const;
+  // Whether regions can be registered at all (the server has a GPU).
+  [[nodiscard]] bool available() const noexcept { return gpus_ > 0; }
+
+  // The checked device range `ref` names, its region added to `pins` so the IPC mapping stays
+  // open until the request is answered. Throws request_error: not_found for an unregistered
+  // region, bad_request for a range outside it (both naming `tensor`).
+  [[nodiscard]] cuda_shm_range lookup(const shm_ref& ref, const std::string& tensor,
+                                      std::vector<std::shared_ptr<const void>>& pins) const;
 
  private:
   struct region;

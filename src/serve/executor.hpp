@@ -20,8 +20,8 @@ struct batch_item {
   const request_plan* plan = nullptr;
   infer_response* response = nullptr;  // the executor appends the requested outputs
   // For each entry of plan->outputs: where to write that output instead of a new buffer (a
-  // client's shared-memory range, exactly the output's size), or an empty span.
-  std::vector<std::span<std::byte>> output_destinations;
+  // client's shared-memory range, at least the output's size), or an empty destination.
+  std::vector<output_destination> output_destinations;
 };
 
 class executor {

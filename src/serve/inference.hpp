@@ -31,12 +31,24 @@ struct input_tensor {
   // Set when the client put the tensor in a shared-memory region; `data` then points there once
   // the region has been looked up and the range checked.
   std::optional<shm_ref> shared_memory;
+  // Set when that region is a CUDA shared-memory region: `data` is then device memory on this
+  // GPU (the region's opened IPC pointer + offset), which only a GPU executor may read.
+  std::optional<int> cuda_device;
 };
 
 struct requested_output {
   std::string name;
   // Write the output here instead of returning it in the response.
   std::optional<shm_ref> shared_memory;
+};
+
+// Where a requested output goes instead of the response, once its shared-memory region has been
+// looked up and the range checked: host memory (a system region) or one GPU's memory (a CUDA
+// region).
+struct output_destination {
+  std::span<std::byte> bytes;      // empty: the output goes in the response
+  std::optional<int> cuda_device;  // set: `bytes` is device memory on this GPU
+  [[nodiscard]] bool empty() const noexcept { return bytes.empty(); }
 };
 
 struct infer_request {

@@ -2,9 +2,10 @@
 
 #include <algorithm>
 
-#include "serve/request_error.hpp"
 #include "serve/cuda_shm_registry.hpp"
+#include "serve/request_error.hpp"
 #include "serve/shm_registry.hpp"
+#include "serve/shm_resolution.hpp"
 
 namespace ferry::serve {
 
@@ -12,29 +13,10 @@ inference_service::inference_service(const model_repository& repository, shm_reg
                                      cuda_shm_registry* cuda_shm)
     : repository_(repository), system_shm_(system_shm), cuda_shm_(cuda_shm) {}
 
-namespace {
-
-// A tensor in a CUDA shared-memory region would need the session to bind device memory per
-// request; rather than copy it through the host, such a request is refused by name.
-void refuse_cuda_regions(const infer_request& request, const cuda_shm_registry* cuda) {
-  if (cuda == nullptr) return;
-  const auto refuse = [&](const std::string& tensor, const shm_ref& ref) {
-    if (cuda->contains(ref.region))
-      throw request_error(error_status::not_implemented,
-                          tensor + " is in CUDA shared-memory region '" + ref.region +
-                              "'; ferry serve registers CUDA regions but cannot serve tensors from them yet");
-  };
-  for (const auto& in : request.inputs)
-    if (in.shared_memory) refuse("input '" + in.name + "'", *in.shared_memory);
-  for (const auto& out : request.outputs)
-    if (out.shared_memory) refuse("output '" + out.name + "'", *out.shared_memory);
-}
-
-}  // namespace
-
 std::vector<std::string> inference_service::extensions() const {
   std::vector<std::string> list{"binary_tensor_data", "statistics", "model_repository"};
   if (system_shm_ != nullptr) list.emplace_back("system_shared_memory");
+  if (cuda_shm_ != nullptr && cuda_shm_->available()) list.emplace_back("cuda_shared_memory");
   return list;
 }
 
@@ -69,8 +51,7 @@ std::future<infer_response> inference_service::infer(infer_request request) {
       throw request_error(error_status::forbidden,
                           "the request uses shared memory, which this server does not allow (start it with "
                           "--allow-client-shm)");
-    refuse_cuda_regions(request, cuda_shm_);
-    system_shm_->resolve(request, work.output_destinations, work.pinned_regions);
+    resolve_shared_memory(request, *system_shm_, cuda_shm_, work.output_destinations, work.pinned_regions);
   }
   work.plan = plan_request(model.signature, request);
   if (uses_shm) check_output_ranges(model.signature, work.plan, request, work.output_destinations);

@@ -24,7 +24,7 @@ namespace ferry::serve {
 struct submission {
   infer_request request;
   request_plan plan;
-  std::vector<std::span<std::byte>> output_destinations;  // see batch_item
+  std::vector<output_destination> output_destinations;  // see batch_item
   // Keeps the shared-memory regions the request reads or writes mapped until it is answered,
   // even when a client unregisters them meanwhile.
   std::vector<std::shared_ptr<const void>> pinned_regions;

@@ -4,12 +4,16 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <optional>
 
+#include "ferry/buffer.hpp"
 #include "ferry/builtin.hpp"
 #include "ferry/error.hpp"
 #include "ferry/model_engine.hpp"
 #include "ferry/session.hpp"
+#include "ferry/stream.hpp"
 #include "serve/batch_io.hpp"
+#include "serve/input_routing.hpp"
 
 namespace ferry::serve {
 namespace {
@@ -21,18 +25,6 @@ std::uint64_t ns_since(std::chrono::steady_clock::time_point start) {
 
 std::uint64_t ms_to_ns(const std::optional<float>& ms) {
   return ms ? static_cast<std::uint64_t>(static_cast<double>(*ms) * 1e6) : 0;
-}
-
-// A lone request whose input sits in a client's registered shared-memory region, at exactly the
-// engine's size, is read from there: one DMA (copy strategies) or none (zero-copy), no staging
-// memcpy. Batches, padded inputs and managed strategies (whose engine reads managed pages) take
-// the gather path.
-std::optional<std::span<const std::byte>> registered_input(std::span<const batch_item> batch, std::size_t index,
-                                                           std::size_t bytes, strategy_kind strategy) {
-  if (batch.size() != 1 || properties(strategy).path == data_path::migrate) return std::nullopt;
-  const input_tensor& in = batch.front().request->inputs.at(index);
-  if (!in.shared_memory || in.data.size() != bytes) return std::nullopt;
-  return in.data;
 }
 
 std::unique_ptr<engine> make_engine(const model_config& config, int device) {
@@ -55,9 +47,38 @@ std::vector<tensor_spec> concrete_io(const engine& eng, const model_signature& s
 }
 
 struct instance {
-  int device = 0;
+  device_caps caps;
   std::unique_ptr<session> s;
 };
+
+// A worker's device memory for inputs gathered on the GPU (input_route::gather_on_device): one
+// buffer per engine input, made the first time a batch needs it, and a stream for the copies.
+// One worker runs one batch at a time and waits for it, so its buffers are free again when the
+// next batch starts.
+struct device_gather_space {
+  std::optional<stream> copies;
+  std::vector<std::optional<io_buffer>> inputs;
+};
+
+// Copies input `index` of every item, one after another, into `destination` (device memory on
+// the current GPU) on `copies`: device-to-device from CUDA regions, host-to-device from the
+// others; zero-fills the rest (padding rows) and waits, so the engine may read it from any stream.
+void gather_input_on_device(std::span<const batch_item> batch, std::size_t index, std::span<std::byte> destination,
+                            stream_ref copies) {
+  std::size_t offset = 0;
+  for (const auto& item : batch) {
+    const input_tensor& in = item.request->inputs.at(index);
+    if (in.data.size() > destination.size() - offset)
+      throw invalid_argument("batch input '" + in.name + "' does not fit the " + std::to_string(destination.size()) +
+                             "-byte engine buffer");
+    const cudaMemcpyKind kind = in.cuda_device ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice;
+    FERRY_CUDA_TRY(cudaMemcpyAsync(destination.data() + offset, in.data.data(), in.data.size(), kind, copies.get()));
+    offset += in.data.size();
+  }
+  if (offset < destination.size())
+    FERRY_CUDA_TRY(cudaMemsetAsync(destination.data() + offset, 0, destination.size() - offset, copies.get()));
+  copies.synchronize_blocking();
+}
 
 class session_executor final : public executor {
  public:
@@ -74,11 +95,12 @@ class session_executor final : public executor {
       const auto io = concrete_io(eng, signature_);
       const session_options options{.strategy = config.strategy, .inflight = config.inflight};
       for (int i = 0; i < config.instances_per_gpu; ++i) {
-        instances_.push_back({caps.ordinal, std::make_unique<session>(eng, io, options, caps)});
+        instances_.push_back({caps, std::make_unique<session>(eng, io, options, caps)});
         instances_.back().s->warmup();
       }
       gpu_names_ += (gpu_names_.empty() ? "" : ", ") + fmt::format("GPU {} ({})", caps.ordinal, caps.name);
     }
+    gather_spaces_.resize(static_cast<std::size_t>(workers()));
     platform_ = fmt::format("ferry_gpu: {}, strategy {}, {} instance(s) x {} slot(s)", gpu_names_,
                             to_string(config.strategy), instances_.size(), inflight_);
   }
@@ -89,15 +111,25 @@ class session_executor final : public executor {
 
   batch_timing execute(std::span<batch_item> batch, int worker) override {
     instance& inst = instances_.at(static_cast<std::size_t>(worker / inflight_));
-    FERRY_CUDA_TRY(cudaSetDevice(inst.device));
+    FERRY_CUDA_TRY(cudaSetDevice(inst.caps.ordinal));
+    check_cuda_inputs_on(batch, inst.caps.ordinal);
     batch_timing timing;
     auto start = std::chrono::steady_clock::now();
     filling_slot slot = inst.s->acquire();
     for (std::size_t i = 0; i < slot.input_count(); ++i) {
-      if (const auto direct = registered_input(batch, i, slot.input(i).size(), inst.s->options().strategy))
-        slot.use_caller_input(i, *direct);
-      else
-        gather_input(batch, i, slot.input(i));
+      const std::size_t bytes = slot.input(i).size();
+      switch (route_input(batch, i, bytes, inst.s->options().strategy)) {
+        case input_route::caller_host:
+        case input_route::caller_device:
+          slot.use_caller_input(i, batch.front().request->inputs[i].data);
+          break;
+        case input_route::gather_on_device:
+          slot.use_caller_input(i, gathered_on_device(batch, i, bytes, inst, worker));
+          break;
+        case input_route::gather_on_host:
+          gather_input(batch, i, slot.input(i));
+          break;
+      }
     }
     slot.stage_resident_inputs_untimed();
     timing.compute_input_ns = ns_since(start);
@@ -126,12 +158,27 @@ class session_executor final : public executor {
   }
 
  private:
+  // Input `index` of the batch, gathered into worker `worker`'s device buffer for it.
+  std::span<const std::byte> gathered_on_device(std::span<const batch_item> batch, std::size_t index,
+                                                std::size_t bytes, const instance& inst, int worker) {
+    device_gather_space& space = gather_spaces_.at(static_cast<std::size_t>(worker));
+    if (!space.copies) space.copies.emplace();
+    if (space.inputs.size() <= index) space.inputs.resize(index + 1);
+    auto& buffer = space.inputs[index];
+    if (!buffer)
+      buffer = io_buffer::allocate(strategy_kind::device, {.bytes = bytes, .dir = direction::input}, inst.caps);
+    const std::span<std::byte> device(static_cast<std::byte*>(buffer->device()), bytes);
+    gather_input_on_device(batch, index, device, *space.copies);
+    return device;
+  }
+
   int inflight_;
   std::vector<tensor_spec> io_;
   model_signature signature_;
   std::string gpu_names_, platform_;
   std::vector<std::unique_ptr<engine>> engines_;  // outlive the sessions (destroyed after them)
   std::vector<instance> instances_;
+  std::vector<device_gather_space> gather_spaces_;  // one per worker
 };
 
 }  // namespace

@@ -5,6 +5,13 @@
 //
 // A batched model runs at a fixed batch of max_batch rows (sessions bind concrete shapes once);
 // a smaller batch is zero-padded and only its own rows are returned.
+//
+// Inputs take the route input_routing.hpp decides: a lone request's shared-memory range that is
+// exactly the tensor is read in place (one DMA from a system region; no copy at all from a CUDA
+// region, whose device memory the engine is bound to); merged or padded runs are gathered, on
+// the host, or, when a CUDA region is involved, into a device buffer of the worker. A CUDA
+// region must be on the GPU of the instance that runs the request. Outputs asked into a CUDA
+// region are copied there once the request has completed (batch_io.cpp says why).
 #pragma once
 
 #include <memory>

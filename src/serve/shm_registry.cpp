@@ -11,6 +11,7 @@
 
 #include "ferry/error.hpp"
 #include "serve/request_error.hpp"
+#include "serve/shm_range.hpp"
 
 namespace ferry::serve {
 
@@ -31,15 +32,6 @@ struct shm_registry::region {
 namespace {
 
 std::string os_error(const char* call) { return std::string(call) + ": " + std::strerror(errno); }
-
-std::span<std::byte> range_of(const std::string& region, std::span<std::byte> bytes, const shm_ref& ref,
-                              const std::string& tensor) {
-  if (ref.offset > bytes.size() || ref.byte_size > bytes.size() - ref.offset)
-    throw bad_request(tensor + ": shared-memory range [" + std::to_string(ref.offset) + ", " +
-                      std::to_string(ref.offset) + " + " + std::to_string(ref.byte_size) + ") is outside region '" +
-                      region + "' of " + std::to_string(bytes.size()) + " bytes");
-  return bytes.subspan(ref.offset, ref.byte_size);
-}
 
 }  // namespace
 
@@ -119,38 +111,20 @@ std::vector<shm_region_status> shm_registry::status(const std::string& name) con
   return list;
 }
 
-void shm_registry::resolve(infer_request& request, std::vector<std::span<std::byte>>& outputs,
-                           std::vector<std::shared_ptr<const void>>& pins) const {
+std::span<std::byte> shm_registry::lookup(const shm_ref& ref, const std::string& tensor,
+                                          std::vector<std::shared_ptr<const void>>& pins) const {
   const std::lock_guard lock(mutex_);
-  const auto lookup = [&](const shm_ref& ref, const std::string& tensor) {
-    const auto it = regions_.find(ref.region);
-    if (it == regions_.end())
-      throw request_error(error_status::not_found,
-                          tensor + ": shared-memory region '" + ref.region + "' is not registered");
-    pins.push_back(it->second);
-    return range_of(ref.region, std::span(it->second->data, it->second->status.byte_size), ref, tensor);
-  };
-  for (auto& in : request.inputs)
-    if (in.shared_memory) in.data = lookup(*in.shared_memory, "input '" + in.name + "'");
-  outputs.clear();
-  for (const auto& out : request.outputs)
-    outputs.push_back(out.shared_memory ? lookup(*out.shared_memory, "output '" + out.name + "'")
-                                        : std::span<std::byte>{});
+  const auto it = regions_.find(ref.region);
+  if (it == regions_.end())
+    throw request_error(error_status::not_found, tensor + ": shared-memory region '" + ref.region + "' is not registered");
+  const auto range = checked_range(ref, std::span(it->second->data, it->second->status.byte_size), tensor);
+  pins.push_back(it->second);
+  return range;
 }
 
-void check_output_ranges(const model_signature& signature, const request_plan& plan, const infer_request& request,
-                         const std::vector<std::span<std::byte>>& outputs) {
-  for (std::size_t k = 0; k < outputs.size() && k < plan.outputs.size(); ++k) {
-    if (!request.outputs[k].shared_memory) continue;
-    const tensor_spec& spec = signature.outputs[plan.outputs[k]];
-    std::vector<std::int64_t> shape = spec.shape;
-    if (signature.max_batch > 0) shape.front() = plan.rows;
-    const std::size_t needed = element_count(shape) * size_of(spec.type);
-    if (outputs[k].size() < needed)
-      throw bad_request("output '" + spec.name + "' of shape " + shape_text(shape) + " needs " +
-                        std::to_string(needed) + " bytes; its shared-memory range has " +
-                        std::to_string(outputs[k].size()));
-  }
+bool shm_registry::contains(const std::string& name) const {
+  const std::lock_guard lock(mutex_);
+  return regions_.count(name) != 0;
 }
 
 }  // namespace ferry::serve

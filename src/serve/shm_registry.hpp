@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "serve/inference.hpp"
-#include "serve/model_signature.hpp"
 
 namespace ferry::serve {
 
@@ -41,12 +40,12 @@ class shm_registry {
   // Every region, or the one named (not_found when unknown).
   [[nodiscard]] std::vector<shm_region_status> status(const std::string& name = {}) const;
 
-  // Points each shared-memory input's data at its range, and returns in `outputs` one range per
-  // entry of request.outputs (empty for outputs returned in the response). Regions used are
-  // added to `pins`. Throws request_error: not_found for an unregistered region, bad_request for
-  // a range outside its region.
-  void resolve(infer_request& request, std::vector<std::span<std::byte>>& outputs,
-               std::vector<std::shared_ptr<const void>>& pins) const;
+  // The checked range `ref` names in its region, which is added to `pins` so it stays mapped until
+  // the request is answered. Throws request_error: not_found for an unregistered region,
+  // bad_request for a range outside it (both naming `tensor`).
+  [[nodiscard]] std::span<std::byte> lookup(const shm_ref& ref, const std::string& tensor,
+                                            std::vector<std::shared_ptr<const void>>& pins) const;
+  [[nodiscard]] bool contains(const std::string& name) const;
 
  private:
   struct region;
@@ -54,9 +53,5 @@ class shm_registry {
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<region>> regions_;
 };
-
-// Checks that every shared-memory output range can hold its output. Throws request_error(bad_request).
-void check_output_ranges(const model_signature& signature, const request_plan& plan, const infer_request& request,
-                         const std::vector<std::span<std::byte>>& outputs);
 
 }  // namespace ferry::serve

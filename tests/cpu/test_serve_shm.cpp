@@ -13,6 +13,7 @@
 #include "serve/cuda_shm_registry.hpp"
 #include "serve/request_error.hpp"
 #include "serve/shm_registry.hpp"
+#include "serve/shm_resolution.hpp"
 
 namespace {
 
@@ -64,13 +65,15 @@ TEST(ServeSystemShm, RegistersResolvesAndChecksRanges) {
   request.inputs.push_back({"x", ferry::dtype::u8, {5}, {}, shm_ref{"r", 16, 5}});
   request.outputs.push_back({"y", shm_ref{"r", 100, 8}});
   request.outputs.push_back({"z", std::nullopt});
-  std::vector<std::span<std::byte>> outputs;
+  std::vector<output_destination> outputs;
   std::vector<std::shared_ptr<const void>> pins;
-  registry.resolve(request, outputs, pins);
+  resolve_shared_memory(request, registry, nullptr, outputs, pins);
   EXPECT_EQ(std::memcmp(request.inputs[0].data.data(), "ferry", 5), 0);
+  EXPECT_FALSE(request.inputs[0].cuda_device.has_value());
   ASSERT_EQ(outputs.size(), 2U);
-  ASSERT_EQ(outputs[0].size(), 8U);
-  std::memcpy(outputs[0].data(), "outputs!", 8);  // the registry's mapping is the client's memory
+  ASSERT_EQ(outputs[0].bytes.size(), 8U);
+  EXPECT_FALSE(outputs[0].cuda_device.has_value());
+  std::memcpy(outputs[0].bytes.data(), "outputs!", 8);  // the registry's mapping is the client's memory
   EXPECT_EQ(std::memcmp(object.data() + 4096 + 100, "outputs!", 8), 0);
   EXPECT_TRUE(outputs[1].empty());
   EXPECT_EQ(pins.size(), 2U);
@@ -79,9 +82,9 @@ TEST(ServeSystemShm, RegistersResolvesAndChecksRanges) {
     return [&registry, ref] {
       infer_request q;
       q.inputs.push_back({"x", ferry::dtype::u8, {1}, {}, ref});
-      std::vector<std::span<std::byte>> o;
+      std::vector<output_destination> o;
       std::vector<std::shared_ptr<const void>> p;
-      registry.resolve(q, o, p);
+      resolve_shared_memory(q, registry, nullptr, o, p);
     };
   };
   const auto bad = error_status::bad_request;

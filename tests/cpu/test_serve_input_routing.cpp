@@ -1,0 +1,150 @@
+// Where each input of a batch goes on a GPU (in place or gathered, on the host or the device),
+// the GPU check for CUDA regions, and the range check every shared-memory tensor passes: pure
+// logic, tested without a GPU (device ranges here are host bytes that are never read).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ferry/buffer.hpp"
+#include "ferry/error.hpp"
+#include "serve/batch_io.hpp"
+#include "serve/cuda_shm_registry.hpp"
+#include "serve/input_routing.hpp"
+#include "serve/request_error.hpp"
+#include "serve/shm_range.hpp"
+#include "serve/shm_registry.hpp"
+#include "serve/shm_resolution.hpp"
+
+namespace {
+
+using namespace ferry::serve;
+using ferry::strategy_kind;
+
+// 256-byte aligned backing memory for fake ranges.
+struct aligned_bytes {
+  alignas(ferry::device_alignment) std::byte data[4096]{};
+};
+
+// One request with a single input of `bytes` bytes at `data`, optionally in a (fake) region.
+struct one_request {
+  infer_request request;
+  request_plan plan;
+  infer_response response;
+  one_request(std::byte* data, std::size_t bytes, bool shm, std::optional<int> cuda_device) {
+    input_tensor in{"x", ferry::dtype::u8, {static_cast<std::int64_t>(bytes)}, std::span<const std::byte>(data, bytes),
+                    std::nullopt, cuda_device};
+    if (shm || cuda_device) in.shared_memory = shm_ref{"r", 0, bytes};
+    request.inputs.push_back(std::move(in));
+  }
+  [[nodiscard]] batch_item item() { return {&request, &plan, &response, {}}; }
+};
+
+input_route route(std::vector<one_request*> requests, std::size_t tensor_bytes,
+                  strategy_kind strategy = strategy_kind::pinned) {
+  std::vector<batch_item> batch;
+  for (auto* r : requests) batch.push_back(r->item());
+  return route_input(batch, 0, tensor_bytes, strategy);
+}
+
+TEST(ServeInputRouting, LoneExactSystemShmInputIsReadInPlaceExceptUnderManagedStrategies) {
+  aligned_bytes memory;
+  one_request shm(memory.data, 64, true, std::nullopt);
+  EXPECT_EQ(route({&shm}, 64), input_route::caller_host);
+  EXPECT_EQ(route({&shm}, 64, strategy_kind::mapped), input_route::caller_host);
+  EXPECT_EQ(route({&shm}, 64, strategy_kind::managed_prefetch), input_route::gather_on_host);
+  EXPECT_EQ(route({&shm}, 128), input_route::gather_on_host);  // padded
+  one_request body(memory.data, 64, false, std::nullopt);
+  EXPECT_EQ(route({&body}, 64), input_route::gather_on_host);  // bytes in the request body
+  EXPECT_EQ(route({&shm, &body}, 128), input_route::gather_on_host);  // merged
+}
+
+TEST(ServeInputRouting, LoneExactAlignedCudaShmInputIsBoundInPlaceUnderEveryStrategy) {
+  aligned_bytes memory;
+  one_request cuda(memory.data, 64, true, 0);
+  for (const auto strategy : ferry::all_strategies)
+    EXPECT_EQ(route({&cuda}, 64, strategy), input_route::caller_device) << ferry::to_string(strategy);
+}
+
+TEST(ServeInputRouting, CudaShmInputThatIsMergedPaddedOrMisalignedIsGatheredOnTheDevice) {
+  aligned_bytes memory;
+  one_request cuda(memory.data, 64, true, 0);
+  one_request body(memory.data + 1024, 64, false, std::nullopt);
+  EXPECT_EQ(route({&cuda}, 128), input_route::gather_on_device);          // padded rows
+  EXPECT_EQ(route({&cuda, &body}, 128), input_route::gather_on_device);   // merged, CUDA first
+  EXPECT_EQ(route({&body, &cuda}, 128), input_route::gather_on_device);   // merged, CUDA second
+  one_request misaligned(memory.data + 16, 64, true, 0);
+  EXPECT_EQ(route({&misaligned}, 64), input_route::gather_on_device);
+}
+
+TEST(ServeInputRouting, CudaInputsMustBeOnTheInstancesGpu) {
+  aligned_bytes memory;
+  one_request on_one(memory.data, 64, true, 1);
+  one_request on_host(memory.data, 64, true, std::nullopt);
+  std::vector<batch_item> batch{on_host.item(), on_one.item()};
+  EXPECT_NO_THROW(check_cuda_inputs_on(batch, 1));
+  try {
+    check_cuda_inputs_on(batch, 0);
+    ADD_FAILURE() << "no exception";
+  } catch (const ferry::invalid_argument& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("input 'x' is in CUDA shared-memory region 'r' on GPU 1"), std::string::npos) << message;
+    EXPECT_NE(message.find("runs on GPU 0"), std::string::npos) << message;
+  }
+}
+
+TEST(ServeInputRouting, HostGatherRefusesDeviceMemoryByName) {
+  aligned_bytes memory;
+  one_request cuda(memory.data, 64, true, 0);
+  std::vector<batch_item> batch{cuda.item()};
+  std::vector<std::byte> destination(64);
+  try {
+    gather_input(batch, 0, destination);
+    ADD_FAILURE() << "no exception";
+  } catch (const ferry::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("input 'x' is in GPU 0's memory"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ServeShmRange, ChecksEveryRangeWithoutOverflow) {
+  aligned_bytes memory;
+  const std::span<std::byte> region(memory.data, 1000);
+  const auto range = checked_range({"r", 100, 24}, region, "input 'x'");
+  EXPECT_EQ(range.data(), memory.data + 100);
+  EXPECT_EQ(range.size(), 24U);
+  EXPECT_EQ(checked_range({"r", 1000, 0}, region, "input 'x'").size(), 0U);
+  for (const shm_ref bad : {shm_ref{"r", 990, 11}, shm_ref{"r", 1001, 0}, shm_ref{"r", SIZE_MAX, 2},
+                            shm_ref{"r", 2, SIZE_MAX}}) {
+    try {
+      (void)checked_range(bad, region, "output 'y'");
+      ADD_FAILURE() << "no exception for offset " << bad.offset;
+    } catch (const request_error& e) {
+      EXPECT_EQ(e.status(), error_status::bad_request);
+      EXPECT_NE(std::string(e.what()).find("output 'y': shared-memory range"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("outside region 'r' of 1000 bytes"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(ServeShmResolution, RegionsRegisteredNowhereAreNotFoundWithACudaRegistryToo) {
+  const shm_registry system(cuda_registration::off);
+  const cuda_shm_registry cuda(0, "no CUDA device: test");
+  infer_request request;
+  request.inputs.push_back({"x", ferry::dtype::u8, {4}, {}, shm_ref{"nowhere", 0, 4}});
+  std::vector<output_destination> outputs;
+  std::vector<std::shared_ptr<const void>> pins;
+  try {
+    resolve_shared_memory(request, system, &cuda, outputs, pins);
+    ADD_FAILURE() << "no exception";
+  } catch (const request_error& e) {
+    EXPECT_EQ(e.status(), error_status::not_found);
+    EXPECT_NE(std::string(e.what()).find("input 'x': shared-memory region 'nowhere' is not registered"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(pins.empty());
+}
+
+}  // namespace
