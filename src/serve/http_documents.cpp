@@ -12,6 +12,18 @@ json tensors_json(const std::vector<tensor_spec>& specs) {
   return list;
 }
 
+// Triton's model-configuration tensors: TYPE_ datatypes and dims without the batch dim, which
+// max_batch_size stands for.
+json config_tensors_json(const std::vector<tensor_spec>& specs, bool batched) {
+  json list = json::array();
+  for (const auto& t : specs) {
+    std::vector<std::int64_t> dims = t.shape;
+    if (batched && !dims.empty()) dims.erase(dims.begin());
+    list.push_back({{"name", t.name}, {"data_type", "TYPE_" + std::string(to_string(t.type))}, {"dims", dims}});
+  }
+  return list;
+}
+
 json stat_json(const duration_stat& s) { return {{"count", s.count}, {"ns", s.ns}}; }
 
 }  // namespace
@@ -26,6 +38,18 @@ json model_metadata_json(const served_model& model) {
           {"platform", model.platform},
           {"inputs", tensors_json(model.signature.inputs)},
           {"outputs", tensors_json(model.signature.outputs)}};
+}
+
+json model_config_json(const served_model& model) {
+  const bool batched = model.signature.max_batch > 0;
+  json config = {{"name", model.config.name},
+                 {"platform", model.platform},
+                 {"backend", "ferry"},
+                 {"max_batch_size", model.signature.max_batch},
+                 {"input", config_tensors_json(model.signature.inputs, batched)},
+                 {"output", config_tensors_json(model.signature.outputs, batched)}};
+  if (batched) config["dynamic_batching"] = {{"max_queue_delay_microseconds", model.config.batch_delay.count()}};
+  return config;
 }
 
 json repository_index_json(const model_repository& repository) {

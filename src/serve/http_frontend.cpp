@@ -128,6 +128,12 @@ struct http_frontend::state {
     svr.Get(R"(/v2/models/([^/]+))", metadata);
     svr.Get(R"(/v2/models/([^/]+)/versions/([^/]+))", metadata);
 
+    const auto config = guarded([this](const httplib::Request& req, httplib::Response& res) {
+      send_json(res, model_config_json(service.find_ready(std::string(req.matches[1]), version_of(req))));
+    });
+    svr.Get(R"(/v2/models/([^/]+)/config)", config);
+    svr.Get(R"(/v2/models/([^/]+)/versions/([^/]+)/config)", config);
+
     const auto infer_route = guarded([this](const httplib::Request& req, httplib::Response& res) { infer(req, res); });
     svr.Post(R"(/v2/models/([^/]+)/infer)", infer_route);
     svr.Post(R"(/v2/models/([^/]+)/versions/([^/]+)/infer)", infer_route);

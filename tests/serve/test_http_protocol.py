@@ -29,6 +29,19 @@ class HttpProtocol(ServerTestCase):
         self.assertIn("statistics", meta["extensions"])
         self.assertNotIn("system_shared_memory", meta["extensions"])  # not without --allow-client-shm
 
+    def test_model_config(self):
+        # Triton's configuration document, which perf_analyzer reads before sending anything.
+        config = self.client.get_model_config("mlp_batched")
+        self.assertEqual(config["name"], "mlp_batched")
+        self.assertEqual(config["max_batch_size"], 8)
+        self.assertEqual(config["input"], [{"name": "input", "data_type": "TYPE_FP16", "dims": [ref.MLP_WIDTH]}])
+        self.assertEqual(config["output"], [{"name": "output", "data_type": "TYPE_FP16", "dims": [ref.MLP_WIDTH]}])
+        self.assertEqual(config["dynamic_batching"], {"max_queue_delay_microseconds": 2000})
+        touch = self.client.get_model_config("touch", model_version="1")
+        self.assertEqual(touch["max_batch_size"], 0)
+        self.assertEqual(touch["input"][0]["dims"], [ref.TOUCH_ELEMENTS])
+        self.assertNotIn("dynamic_batching", touch)
+
     def test_model_metadata(self):
         meta = self.client.get_model_metadata("mlp_batched")
         self.assertEqual(meta["name"], "mlp_batched")
