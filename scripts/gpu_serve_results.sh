@@ -19,7 +19,7 @@
 # The command lines it runs (MODEL, C, PROTOCOL and SHM vary; models in OUTDIR/models):
 #   ferry serve --model-repository OUTDIR/models --host 127.0.0.1 --http-port 0 --grpc-port 0 --allow-client-shm
 #   perf_analyzer -m MODEL -i PROTOCOL -u 127.0.0.1:PORT --concurrency-range C:C
-#       --shared-memory none|system|cuda --output-shared-memory-size 4800000
+#       --shared-memory none|system|cuda [--output-shared-memory-size 4800000 with shared memory]
 #       --measurement-interval 1000 --max-trials 4 --stability-percentage 20 -f OUTDIR/perf/NAME.csv
 #   ferry bench --engine mlp:24x2048 --batch 16 --strategy pinned --inflight 2 --clients C
 #       --duration 1.5 --no-link-measure --json OUTDIR/bench/NAME.json --csv OUTDIR/bench/NAME.csv
@@ -148,13 +148,23 @@ perf_matrix() {
         local name=$model-$protocol-$shm-c$c
         echo "perf_analyzer $model $protocol shm=$shm c=$c"
         # 4.8 MB: the largest output (touch's) fits every model's output region.
-        LD_LIBRARY_PATH=$pa_libs timeout 60 "$pa" -m "$model" -i "$protocol" -u "127.0.0.1:$port" \
-          --concurrency-range "$c:$c" --shared-memory "$shm" --output-shared-memory-size 4800000 \
+        local shm_args=(--shared-memory "$shm")
+        [[ $shm != none ]] && shm_args+=(--output-shared-memory-size 4800000)
+        LD_LIBRARY_PATH=$pa_libs timeout 40 "$pa" -m "$model" -i "$protocol" -u "127.0.0.1:$port" \
+          --concurrency-range "$c:$c" "${shm_args[@]}" \
           --measurement-interval 1000 --max-trials 4 --stability-percentage 20 \
           -f "$out/perf/$name.csv" > "$out/perf/$name.txt" 2>&1
-        echo "rc=$?" >> "$out/perf/$name.txt"
+        local rc=$?
+        echo "rc=$rc" >> "$out/perf/$name.txt"
         grep -E "Throughput|Avg latency|p99 latency|rc=" "$out/perf/$name.txt" | tr '\n' ' '
         echo
+        # A first run that fails (a missing endpoint, a refused model) fails them all: say so
+        # once and spend the time on the rest.
+        if [[ $rc != 0 && $shm == none && $c == 1 ]]; then
+          echo "skipping $model over $protocol: its first run failed (rc=$rc, see perf/$name.txt)" \
+            | tee -a "$out/perf/skipped.txt"
+          continue 3
+        fi
       done
     done
     curl -s "127.0.0.1:$http_port/v2/models/$model/stats" > "$out/perf/stats_${model}_$protocol.json"

@@ -115,6 +115,32 @@ class CudaSharedMemory(ServerTestCase):
         self.assertEqual(from_region.shape, (3, ref.MLP_WIDTH))
         np.testing.assert_array_equal(from_region, from_body)
 
+    def test_batch_merging_a_cuda_input_with_a_body_input(self):
+        """Two requests sent together join one mlp_batched run (its batching delay is 2 ms): one
+        from a CUDA region, one in the request body; each must get its own rows' answer."""
+        rng = np.random.default_rng(13)
+        from_device, from_body = ref.random_rows(rng, 2), ref.random_rows(rng, 3)
+        expected = []
+        for rows in (from_device, from_body):
+            inp = httpclient.InferInput("input", list(rows.shape), "FP16")
+            inp.set_data_from_numpy(rows)
+            expected.append(self.http.infer("mlp_batched", [inp]).as_numpy("output"))
+        inputs = self.region(self.http, "rows", from_device.nbytes)
+        cudashm.set_shared_memory_region(inputs, [from_device])
+        device_input = httpclient.InferInput("input", list(from_device.shape), "FP16")
+        device_input.set_shared_memory("rows", from_device.nbytes)
+        body_input = httpclient.InferInput("input", list(from_body.shape), "FP16")
+        body_input.set_data_from_numpy(from_body)
+        client = httpclient.InferenceServerClient(self.server.http_url, concurrency=2)
+        for _ in range(5):  # timing decides whether they merge; either way the answers must hold
+            pending = [client.async_infer("mlp_batched", [device_input]),
+                       client.async_infer("mlp_batched", [body_input])]
+            for result, want in zip(pending, expected):
+                # Rows at another position of the batch may round differently in FP16.
+                np.testing.assert_allclose(result.get_result().as_numpy("output").astype(np.float32),
+                                           want.astype(np.float32), rtol=1e-2, atol=1e-3)
+        client.close()
+
     def test_bad_ranges_and_unknown_regions_are_refused(self):
         self.region(self.http, "small", 1024)
         inp = httpclient.InferInput("input", [ref.TOUCH_ELEMENTS], "FP32")
