@@ -16,9 +16,13 @@
 # On the GPU host, before using them:
 #   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
 #     --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
-#   scripts/fetch_gpu_wheels.sh          (here; re-running replaces .whl/)
+#   scripts/fetch_gpu_wheels.sh [--without-cuda-bindings]      (here; re-running replaces .whl/)
+# --without-cuda-bindings saves 12 MB of the carry limit; test_cuda_shm then skips, saying so
+# (unless the host has cuda-bindings of its own).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+with_cuda_bindings=1
+[[ ${1:-} == --without-cuda-bindings ]] && with_cuda_bindings=0
 
 wheels=(
   perf-analyzer==2.60.0
@@ -27,8 +31,8 @@ wheels=(
   geventhttpclient==2.6.1 gevent==26.9.0 greenlet==3.3.2 zope.event==6.2 zope.interface==8.7
   brotli==1.2.1 certifi==2026.10.19.post1
   grpcio==1.85.3 protobuf==6.33.6 typing_extensions==4.16.0
-  "cuda-bindings==13.0.*" "cuda-pathfinder>=1.1,<2"
 )
+((with_cuda_bindings)) && wheels+=("cuda-bindings==13.0.*" "cuda-pathfinder>=1.1,<2")
 # pip matches manylinux tags exactly: list every glibc level up to the host's (2.39; perf-analyzer
 # ships only manylinux_2_38).
 platforms=()

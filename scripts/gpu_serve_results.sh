@@ -14,7 +14,9 @@
 # the working tree included; the whole .bundle with its test binaries would not fit):
 #   run carry=[".bundle/lib", ".bundle/bin/ferry", ".whl"] timeout_s=600
 #       command="scripts/gpu_serve_results.sh out/serve $OUT/serve.tgz"
-# If the 10-minute limit cuts it short, run the rest with SET, e.g. "bench suite".
+# If the 10-minute limit cuts it short, run the rest with SET, e.g. "bench suite". If the call is
+# refused for size, `scripts/fetch_gpu_wheels.sh --without-cuda-bindings` saves 12 MB (only
+# test_cuda_shm needs them; it then skips, saying why).
 #
 # The command lines it runs (MODEL, C, PROTOCOL and SHM vary; models in OUTDIR/models):
 #   ferry serve --model-repository OUTDIR/models --host 127.0.0.1 --http-port 0 --grpc-port 0 --allow-client-shm
