@@ -17,7 +17,7 @@ bool aligned_for_binding(const std::byte* p) noexcept {
 }  // namespace
 
 input_route route_input(std::span<const batch_item> batch, std::size_t index, std::size_t tensor_bytes,
-                        strategy_kind strategy) noexcept {
+                        strategy_kind strategy) {
   const bool any_on_device = std::any_of(batch.begin(), batch.end(), [&](const batch_item& item) {
     return item.request->inputs.at(index).cuda_device.has_value();
   });

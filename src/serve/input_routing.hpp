@@ -29,7 +29,7 @@ enum class input_route {
 // `strategy`. Host ranges are not read in place under managed strategies (their engine reads
 // managed pages); device ranges are, under every strategy.
 [[nodiscard]] input_route route_input(std::span<const batch_item> batch, std::size_t index, std::size_t tensor_bytes,
-                                      strategy_kind strategy) noexcept;
+                                      strategy_kind strategy);
 
 // A CUDA region is read on the GPU the run is on (no peer reads behind the client's back).
 // Throws invalid_argument naming the tensor, the region and both GPUs when an input of the batch
