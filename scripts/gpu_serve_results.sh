@@ -177,8 +177,7 @@ if wanted perf-http || wanted perf-grpc; then
   step "ferry serve"
   if start_server; then
     wanted perf-http && { step "perf_analyzer over HTTP"; perf_matrix http "$http_port"; }
-    # perf_analyzer asks gRPC servers for the model configuration (ModelConfig); ferry serve
-    # answers it over HTTP only so far, so these runs say so in their logs until the RPC exists.
+    # perf_analyzer asks gRPC servers for the model configuration first (the ModelConfig RPC).
     wanted perf-grpc && { step "perf_analyzer over gRPC"; perf_matrix grpc "$grpc_port"; }
     curl -s "127.0.0.1:$http_port/metrics" > "$out/metrics.txt"
     stop_server

@@ -43,6 +43,21 @@ Status guarded(F body) {
   }
 }
 
+// Triton's TYPE_ enum for a tensor's dtype.
+inference::DataType config_data_type(dtype t) {
+  switch (t) {
+    case dtype::f32: return inference::TYPE_FP32;
+    case dtype::f16: return inference::TYPE_FP16;
+    case dtype::bf16: return inference::TYPE_BF16;
+    case dtype::i8: return inference::TYPE_INT8;
+    case dtype::u8: return inference::TYPE_UINT8;
+    case dtype::i32: return inference::TYPE_INT32;
+    case dtype::i64: return inference::TYPE_INT64;
+    case dtype::boolean: return inference::TYPE_BOOL;
+  }
+  return inference::TYPE_INVALID;
+}
+
 void fill(inference::StatisticDuration* out, const duration_stat& s) {
   out->set_count(s.count);
   out->set_ns(s.ns);
@@ -91,6 +106,40 @@ class service_impl final : public inference::GRPCInferenceService::Service {
       };
       add(r->mutable_inputs(), m.signature.inputs);
       add(r->mutable_outputs(), m.signature.outputs);
+    });
+  }
+
+  // The same configuration as HTTP's GET /v2/models/NAME/config (model_config_json).
+  Status ModelConfig(ServerContext*, const inference::ModelConfigRequest* q,
+                     inference::ModelConfigResponse* r) override {
+    return guarded([&] {
+      const served_model& m = service_.find_ready(q->name(), q->version());
+      const bool batched = m.signature.max_batch > 0;
+      auto* config = r->mutable_config();
+      config->set_name(m.config.name);
+      config->set_platform(m.platform);
+      config->set_backend("ferry");
+      config->set_max_batch_size(static_cast<std::int32_t>(m.signature.max_batch));
+      const auto dims_of = [batched](const tensor_spec& t) {
+        std::vector<std::int64_t> dims = t.shape;
+        if (batched && !dims.empty()) dims.erase(dims.begin());
+        return dims;
+      };
+      for (const auto& t : m.signature.inputs) {
+        auto* in = config->add_input();
+        in->set_name(t.name);
+        in->set_data_type(config_data_type(t.type));
+        for (const auto d : dims_of(t)) in->add_dims(d);
+      }
+      for (const auto& t : m.signature.outputs) {
+        auto* out = config->add_output();
+        out->set_name(t.name);
+        out->set_data_type(config_data_type(t.type));
+        for (const auto d : dims_of(t)) out->add_dims(d);
+      }
+      if (batched)
+        config->mutable_dynamic_batching()->set_max_queue_delay_microseconds(
+            static_cast<std::uint64_t>(m.config.batch_delay.count()));
     });
   }
 

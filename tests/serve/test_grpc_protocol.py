@@ -47,6 +47,20 @@ class GrpcProtocol(ServerTestCase):
         self.assertTrue(self.client.is_model_ready("touch"))
         self.assertFalse(self.client.is_model_ready("broken_engine"))
 
+    def test_model_config(self):
+        # The same document as HTTP's /config; perf_analyzer asks for it first over gRPC too.
+        config = self.client.get_model_config("mlp_batched", as_json=True)["config"]
+        self.assertEqual(config["name"], "mlp_batched")
+        self.assertEqual(config["max_batch_size"], 8)
+        self.assertEqual(config["input"], [{"name": "input", "data_type": "TYPE_FP16", "dims": [str(ref.MLP_WIDTH)]}])
+        self.assertEqual(config["output"], [{"name": "output", "data_type": "TYPE_FP16", "dims": [str(ref.MLP_WIDTH)]}])
+        self.assertEqual(config["dynamic_batching"], {"max_queue_delay_microseconds": "2000"})
+        touch = self.client.get_model_config("touch", as_json=True)["config"]
+        self.assertNotIn("max_batch_size", touch)  # 0: no batch dim, left out as proto3 defaults are
+        self.assertEqual(touch["input"], [{"name": "input", "data_type": "TYPE_FP32", "dims": [str(ref.TOUCH_ELEMENTS)]}])
+        self.expect_error(lambda: self.client.get_model_config("no_such_model"), "NOT_FOUND", "no_such_model")
+        self.expect_error(lambda: self.client.get_model_config("broken_engine"), "UNAVAILABLE", "nonsense")
+
     def test_broken_and_unknown_models(self):
         self.expect_error(lambda: self.client.is_model_ready("no_such_model"), "NOT_FOUND", "no_such_model")
         self.expect_error(lambda: self.client.get_model_metadata("broken_config"), "UNAVAILABLE", "inflght")
