@@ -98,3 +98,25 @@ def wait_for(predicate, timeout=10.0):
             return True
         time.sleep(0.01)
     return False
+
+
+def run_clients(count, body):
+    """Runs body(index) on `count` threads at once and returns what went wrong, one line per
+    failing client naming it, so a load test can assert the list is empty."""
+    failures = []
+    lock = threading.Lock()
+
+    def guarded(index):
+        try:
+            body(index)
+        except Exception as e:  # reported by the caller, with the client that saw it
+            with lock:
+                failures.append(f"client {index}: {type(e).__name__}: {e}")
+
+    threads = [threading.Thread(target=guarded, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    return failures
+

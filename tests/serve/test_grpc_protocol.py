@@ -1,7 +1,6 @@
 """KServe v2 over gRPC with Triton's own client: health, metadata, ModelInfer with
 raw_input_contents / raw_output_contents and typed contents, statistics, the repository index,
 every bad request (with the server still serving afterwards), and concurrent clients."""
-import threading
 import unittest
 
 import grpc
@@ -11,7 +10,7 @@ from tritonclient.grpc import service_pb2, service_pb2_grpc
 from tritonclient.utils import InferenceServerException
 
 import references as ref
-from ferry_server import ServerTestCase
+from ferry_server import ServerTestCase, run_clients
 
 
 class GrpcProtocol(ServerTestCase):
@@ -170,33 +169,24 @@ class GrpcProtocol(ServerTestCase):
             one = grpcclient.InferInput("input", [1, ref.MLP_WIDTH], "FP16")
             one.set_data_from_numpy(rows[i:i + 1])
             expected.append(self.client.infer("mlp_single", [one]).as_numpy("output")[0])
-        failures = []
 
         def loop(index):
             client = grpcclient.InferenceServerClient(self.server.grpc_url)
             local = np.random.default_rng(2000 + index)
-            try:
-                for r in range(20):
-                    if r % 2:
-                        pick = local.choice(rows.shape[0], 1 + r % 3, replace=False)
-                        inp = grpcclient.InferInput("input", [pick.size, ref.MLP_WIDTH], "FP16")
-                        inp.set_data_from_numpy(rows[pick])
-                        got = client.infer("mlp_batched", [inp]).as_numpy("output")
-                        np.testing.assert_array_equal(got, np.stack([expected[i] for i in pick]))
-                    else:
-                        x = ref.random_f32(local, ref.TOUCH_ELEMENTS)
-                        inp = grpcclient.InferInput("input", [x.size], "FP32")
-                        inp.set_data_from_numpy(x)
-                        np.testing.assert_allclose(client.infer("touch", [inp]).as_numpy("output"), ref.touch(x), rtol=1e-6)
-            except Exception as e:
-                failures.append(f"client {index}: {type(e).__name__}: {e}")
+            for r in range(20):
+                if r % 2:
+                    pick = local.choice(rows.shape[0], 1 + r % 3, replace=False)
+                    inp = grpcclient.InferInput("input", [pick.size, ref.MLP_WIDTH], "FP16")
+                    inp.set_data_from_numpy(rows[pick])
+                    got = client.infer("mlp_batched", [inp]).as_numpy("output")
+                    np.testing.assert_array_equal(got, np.stack([expected[i] for i in pick]))
+                else:
+                    x = ref.random_f32(local, ref.TOUCH_ELEMENTS)
+                    inp = grpcclient.InferInput("input", [x.size], "FP32")
+                    inp.set_data_from_numpy(x)
+                    np.testing.assert_allclose(client.infer("touch", [inp]).as_numpy("output"), ref.touch(x), rtol=1e-6)
 
-        threads = [threading.Thread(target=loop, args=(i,)) for i in range(16)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(300)
-        self.assertEqual(failures, [])
+        self.assertEqual(run_clients(16, loop), [])
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ import numpy as np
 import tritonclient.http as httpclient
 
 import references as ref
-from ferry_server import ServerTestCase
+from ferry_server import ServerTestCase, run_clients
 
 CLIENTS = 16
 REQUESTS_PER_CLIENT = 24
@@ -26,45 +26,35 @@ class HttpLoad(ServerTestCase):
             expected_rows.append(reference_client.infer("mlp_single", [inp]).as_numpy("output")[0])
         before = reference_client.get_inference_statistics("mlp_batched")["model_stats"][0]
 
-        failures = []
         counts = {"mlp": 0, "touch": 0}
         lock = threading.Lock()
 
         def client_loop(index):
             client = httpclient.InferenceServerClient(self.server.http_url)
             local = np.random.default_rng(1000 + index)
-            try:
-                for r in range(REQUESTS_PER_CLIENT):
-                    if (index + r) % 2 == 0:
-                        # 1-3 distinct rows of this client's own: batched with other clients' rows.
-                        n = 1 + (r % 3)
-                        pick = local.choice(rows.shape[0], n, replace=False)
-                        inp = httpclient.InferInput("input", [n, ref.MLP_WIDTH], "FP16")
-                        inp.set_data_from_numpy(rows[pick], binary_data=(r % 4 != 0))
-                        out = httpclient.InferRequestedOutput("output", binary_data=(r % 3 != 0))
-                        got = client.infer("mlp_batched", [inp], outputs=[out], request_id=f"{index}-{r}")
-                        self.assertEqual(got.get_response()["id"], f"{index}-{r}")
-                        np.testing.assert_array_equal(got.as_numpy("output"), np.stack([expected_rows[i] for i in pick]))
-                        key = "mlp"
-                    else:
-                        x = ref.random_f32(local, ref.TOUCH_ELEMENTS)
-                        inp = httpclient.InferInput("input", [ref.TOUCH_ELEMENTS], "FP32")
-                        inp.set_data_from_numpy(x, binary_data=(r % 4 != 1))
-                        got = client.infer("touch", [inp])
-                        np.testing.assert_allclose(got.as_numpy("output"), ref.touch(x), rtol=1e-6)
-                        key = "touch"
-                    with lock:
-                        counts[key] += 1
-            except Exception as e:  # reported below, with the client that saw it
+            for r in range(REQUESTS_PER_CLIENT):
+                if (index + r) % 2 == 0:
+                    # 1-3 distinct rows of this client's own: batched with other clients' rows.
+                    n = 1 + (r % 3)
+                    pick = local.choice(rows.shape[0], n, replace=False)
+                    inp = httpclient.InferInput("input", [n, ref.MLP_WIDTH], "FP16")
+                    inp.set_data_from_numpy(rows[pick], binary_data=(r % 4 != 0))
+                    out = httpclient.InferRequestedOutput("output", binary_data=(r % 3 != 0))
+                    got = client.infer("mlp_batched", [inp], outputs=[out], request_id=f"{index}-{r}")
+                    self.assertEqual(got.get_response()["id"], f"{index}-{r}")
+                    np.testing.assert_array_equal(got.as_numpy("output"), np.stack([expected_rows[i] for i in pick]))
+                    key = "mlp"
+                else:
+                    x = ref.random_f32(local, ref.TOUCH_ELEMENTS)
+                    inp = httpclient.InferInput("input", [ref.TOUCH_ELEMENTS], "FP32")
+                    inp.set_data_from_numpy(x, binary_data=(r % 4 != 1))
+                    got = client.infer("touch", [inp])
+                    np.testing.assert_allclose(got.as_numpy("output"), ref.touch(x), rtol=1e-6)
+                    key = "touch"
                 with lock:
-                    failures.append(f"client {index}: {type(e).__name__}: {e}")
+                    counts[key] += 1
 
-        threads = [threading.Thread(target=client_loop, args=(i,)) for i in range(CLIENTS)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(300)
-        self.assertEqual(failures, [])
+        self.assertEqual(run_clients(CLIENTS, client_loop), [])
         self.assertEqual(counts["mlp"] + counts["touch"], CLIENTS * REQUESTS_PER_CLIENT)
 
         stats = reference_client.get_inference_statistics("mlp_batched")["model_stats"][0]

@@ -8,14 +8,13 @@ import os
 import shutil
 import sys
 import tempfile
-import threading
 import unittest
 
 import numpy as np
 import tritonclient.http as httpclient
 
 import references as ref
-from ferry_server import FerryServer
+from ferry_server import FerryServer, run_clients
 
 STRATEGIES = ["pageable", "staged", "pinned", "mapped", "registered", "registered-mapped", "managed",
               "managed-prefetch", "managed-advise", "system", "device"]
@@ -83,27 +82,18 @@ class Strategies(unittest.TestCase):
         client = httpclient.InferenceServerClient(self.server.http_url)
         models = [m["name"] for m in client.get_model_repository_index()
                   if m["state"] == "READY" and m["name"].startswith("touch")]
-        failures = []
 
         def loop(index):
             c = httpclient.InferenceServerClient(self.server.http_url)
             local = np.random.default_rng(500 + index)
-            try:
-                for r in range(12):
-                    model = models[(index + r) % len(models)]
-                    x = ref.random_f32(local, ref.TOUCH_ELEMENTS)
-                    inp = httpclient.InferInput("input", [x.size], "FP32")
-                    inp.set_data_from_numpy(x)
-                    np.testing.assert_allclose(c.infer(model, [inp]).as_numpy("output"), ref.touch(x), rtol=1e-6)
-            except Exception as e:
-                failures.append(f"client {index}: {type(e).__name__}: {e}")
+            for r in range(12):
+                model = models[(index + r) % len(models)]
+                x = ref.random_f32(local, ref.TOUCH_ELEMENTS)
+                inp = httpclient.InferInput("input", [x.size], "FP32")
+                inp.set_data_from_numpy(x)
+                np.testing.assert_allclose(c.infer(model, [inp]).as_numpy("output"), ref.touch(x), rtol=1e-6)
 
-        threads = [threading.Thread(target=loop, args=(i,)) for i in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(300)
-        self.assertEqual(failures, [])
+        self.assertEqual(run_clients(8, loop), [])
 
 
 if __name__ == "__main__":
