@@ -8,20 +8,13 @@
 
 #include "serve/grpc_infer_codec.hpp"
 #include "serve/request_error.hpp"
+#include "serve_errors.hpp"
 
 namespace {
 
 using namespace ferry::serve;
 
-std::string error_of(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const request_error& e) {
-    EXPECT_EQ(e.status(), error_status::bad_request) << e.what();
-    return e.what();
-  }
-  return "no exception";
-}
+using ferry::serve::testing::error_of;
 
 inference::InferParameter string_param(const std::string& s) {
   inference::InferParameter p;

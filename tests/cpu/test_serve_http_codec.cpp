@@ -11,6 +11,7 @@
 
 #include "serve/http_infer_codec.hpp"
 #include "serve/request_error.hpp"
+#include "serve_errors.hpp"
 
 namespace {
 
@@ -30,15 +31,7 @@ std::string floats(std::initializer_list<float> values) {
 }
 
 // Runs `call`, expects request_error with `status`, returns its message.
-std::string error_of(const std::function<void()>& call, error_status status) {
-  try {
-    call();
-  } catch (const request_error& e) {
-    EXPECT_EQ(e.status(), status) << e.what();
-    return e.what();
-  }
-  return "no exception";
-}
+using ferry::serve::testing::error_of;
 
 TEST(ServeHttpCodec, ParsesJsonData) {
   const std::string body = R"({"id": "r1", "inputs": [

@@ -11,6 +11,7 @@
 #include "serve/batch_io.hpp"
 #include "serve/model_signature.hpp"
 #include "serve/request_error.hpp"
+#include "serve_errors.hpp"
 
 namespace {
 
@@ -40,15 +41,7 @@ struct owned_request {
   }
 };
 
-std::string error_of(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const request_error& e) {
-    EXPECT_EQ(e.status(), error_status::bad_request) << e.what();
-    return e.what();
-  }
-  return "no exception";
-}
+using ferry::serve::testing::error_of;
 
 TEST(ServeSignature, BatchingNeedsADynamicLeadingDim) {
   EXPECT_NO_THROW((void)make_signature(batched_io(), 8, "m"));

@@ -12,6 +12,7 @@
 
 #include "serve/cuda_shm_registry.hpp"
 #include "serve/request_error.hpp"
+#include "serve_errors.hpp"
 #include "serve/shm_registry.hpp"
 #include "serve/shm_resolution.hpp"
 
@@ -19,15 +20,7 @@ namespace {
 
 using namespace ferry::serve;
 
-std::string error_of(const std::function<void()>& call, error_status status) {
-  try {
-    call();
-  } catch (const request_error& e) {
-    EXPECT_EQ(e.status(), status) << e.what();
-    return e.what();
-  }
-  return "no exception";
-}
+using ferry::serve::testing::error_of;
 
 // A POSIX shared-memory object of `bytes` bytes, unlinked at the end of the test.
 class posix_object {
