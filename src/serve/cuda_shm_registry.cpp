@@ -41,10 +41,7 @@ void cuda_shm_registry::register_region(const std::string& name, std::string_vie
   if (device_id < 0 || device_id >= gpus_)
     throw bad_request(who + ": device_id " + std::to_string(device_id) + " is not one of this server's " +
                       std::to_string(gpus_) + " GPU(s)");
-  {
-    const std::lock_guard lock(mutex_);
-    if (regions_.count(name) != 0) throw bad_request(who + " is already registered; unregister it first");
-  }
+  regions_.check_free(name);
   auto r = std::make_shared<region>();
   r->status = {name, device_id, byte_size};
   cudaIpcMemHandle_t handle;
@@ -66,51 +63,22 @@ void cuda_shm_registry::register_region(const std::string& name, std::string_vie
   if (query != cudaSuccess || last.type != cudaMemoryTypeDevice || last.device != static_cast<int>(device_id))
     throw bad_request(who + ": byte_size " + std::to_string(byte_size) +
                       " reaches past the device memory the handle exports");
-  const std::lock_guard lock(mutex_);
-  if (!regions_.emplace(name, std::move(r)).second) throw bad_request(who + " is already registered; unregister it first");
+  regions_.insert(name, std::move(r));
 }
 
-void cuda_shm_registry::unregister_region(const std::string& name) {
-  const std::lock_guard lock(mutex_);
-  if (regions_.erase(name) == 0)
-    throw request_error(error_status::not_found, "no CUDA shared-memory region '" + name + "' is registered");
-}
-
-void cuda_shm_registry::unregister_all() {
-  const std::lock_guard lock(mutex_);
-  regions_.clear();
-}
-
+void cuda_shm_registry::unregister_region(const std::string& name) { regions_.erase(name); }
+void cuda_shm_registry::unregister_all() { regions_.clear(); }
 std::vector<cuda_shm_region_status> cuda_shm_registry::status(const std::string& name) const {
-  const std::lock_guard lock(mutex_);
-  std::vector<cuda_shm_region_status> list;
-  if (!name.empty()) {
-    const auto it = regions_.find(name);
-    if (it == regions_.end())
-      throw request_error(error_status::not_found, "no CUDA shared-memory region '" + name + "' is registered");
-    list.push_back(it->second->status);
-    return list;
-  }
-  for (const auto& [n, r] : regions_) list.push_back(r->status);
-  return list;
+  return regions_.status(name);
 }
-
-bool cuda_shm_registry::contains(const std::string& name) const {
-  const std::lock_guard lock(mutex_);
-  return regions_.count(name) != 0;
-}
+bool cuda_shm_registry::contains(const std::string& name) const { return regions_.contains(name); }
 
 cuda_shm_range cuda_shm_registry::lookup(const shm_ref& ref, const std::string& tensor,
                                          std::vector<std::shared_ptr<const void>>& pins) const {
-  const std::lock_guard lock(mutex_);
-  const auto it = regions_.find(ref.region);
-  if (it == regions_.end())
-    throw request_error(error_status::not_found,
-                        tensor + ": CUDA shared-memory region '" + ref.region + "' is not registered");
-  const region& r = *it->second;
-  const std::span<std::byte> whole(static_cast<std::byte*>(r.device_pointer), r.status.byte_size);
-  const cuda_shm_range range{checked_range(ref, whole, tensor), static_cast<int>(r.status.device_id)};
-  pins.push_back(it->second);
+  auto r = regions_.find(ref.region, tensor);
+  const std::span<std::byte> whole(static_cast<std::byte*>(r->device_pointer), r->status.byte_size);
+  const cuda_shm_range range{checked_range(ref, whole, tensor), static_cast<int>(r->status.device_id)};
+  pins.push_back(std::move(r));
   return range;
 }
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "serve/inference.hpp"
+#include "serve/region_table.hpp"
 
 namespace ferry::serve {
 
@@ -63,8 +64,7 @@ class cuda_shm_registry {
   struct region;
   int gpus_;
   std::string no_gpu_reason_;
-  mutable std::mutex mutex_;
-  std::map<std::string, std::shared_ptr<region>> regions_;
+  region_table<region, cuda_shm_region_status> regions_{"CUDA shared-memory region"};
 };
 
 // Decodes standard base64 (RFC 4648, with padding), as the HTTP extension sends raw handles.

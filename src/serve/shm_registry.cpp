@@ -39,11 +39,7 @@ void shm_registry::register_region(const std::string& name, const std::string& k
                                    std::size_t byte_size) {
   if (name.empty()) throw bad_request("a shared-memory region needs a name");
   if (byte_size == 0) throw bad_request("shared-memory region '" + name + "': byte_size is 0");
-  {
-    const std::lock_guard lock(mutex_);
-    if (regions_.count(name) != 0)
-      throw bad_request("shared-memory region '" + name + "' is already registered; unregister it first");
-  }
+  regions_.check_free(name);
   auto r = std::make_shared<region>();
   r->status = {name, key, offset, byte_size};
   const int fd = shm_open(key.c_str(), O_RDWR, 0);
@@ -81,50 +77,20 @@ void shm_registry::register_region(const std::string& name, const std::string& k
     }
     r->cuda_registered = true;
   }
-  const std::lock_guard lock(mutex_);
-  if (!regions_.emplace(name, std::move(r)).second)
-    throw bad_request("shared-memory region '" + name + "' is already registered; unregister it first");
+  regions_.insert(name, std::move(r));
 }
 
-void shm_registry::unregister_region(const std::string& name) {
-  const std::lock_guard lock(mutex_);
-  if (regions_.erase(name) == 0)
-    throw request_error(error_status::not_found, "no shared-memory region '" + name + "' is registered");
-}
-
-void shm_registry::unregister_all() {
-  const std::lock_guard lock(mutex_);
-  regions_.clear();
-}
-
-std::vector<shm_region_status> shm_registry::status(const std::string& name) const {
-  const std::lock_guard lock(mutex_);
-  std::vector<shm_region_status> list;
-  if (!name.empty()) {
-    const auto it = regions_.find(name);
-    if (it == regions_.end())
-      throw request_error(error_status::not_found, "no shared-memory region '" + name + "' is registered");
-    list.push_back(it->second->status);
-    return list;
-  }
-  for (const auto& [n, r] : regions_) list.push_back(r->status);
-  return list;
-}
+void shm_registry::unregister_region(const std::string& name) { regions_.erase(name); }
+void shm_registry::unregister_all() { regions_.clear(); }
+std::vector<shm_region_status> shm_registry::status(const std::string& name) const { return regions_.status(name); }
+bool shm_registry::contains(const std::string& name) const { return regions_.contains(name); }
 
 std::span<std::byte> shm_registry::lookup(const shm_ref& ref, const std::string& tensor,
                                           std::vector<std::shared_ptr<const void>>& pins) const {
-  const std::lock_guard lock(mutex_);
-  const auto it = regions_.find(ref.region);
-  if (it == regions_.end())
-    throw request_error(error_status::not_found, tensor + ": shared-memory region '" + ref.region + "' is not registered");
-  const auto range = checked_range(ref, std::span(it->second->data, it->second->status.byte_size), tensor);
-  pins.push_back(it->second);
+  auto r = regions_.find(ref.region, tensor);
+  const auto range = checked_range(ref, std::span(r->data, r->status.byte_size), tensor);
+  pins.push_back(std::move(r));
   return range;
-}
-
-bool shm_registry::contains(const std::string& name) const {
-  const std::lock_guard lock(mutex_);
-  return regions_.count(name) != 0;
 }
 
 }  // namespace ferry::serve

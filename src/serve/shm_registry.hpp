@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "serve/inference.hpp"
+#include "serve/region_table.hpp"
 
 namespace ferry::serve {
 
@@ -50,8 +51,7 @@ class shm_registry {
  private:
   struct region;
   cuda_registration cuda_;
-  mutable std::mutex mutex_;
-  std::map<std::string, std::shared_ptr<region>> regions_;
+  region_table<region, shm_region_status> regions_{"shared-memory region"};
 };
 
 }  // namespace ferry::serve
