@@ -187,14 +187,19 @@ class cell_run {
     for (auto& r : queue) finish_request(std::move(r));
   }
 
+  // One untimed request through `filling`, fresh inputs from `seed`: the CPU writes them, the
+  // pipeline runs, and the caller gets the completed slot to read.
+  static completed_slot run_untimed(filling_slot filling, std::uint64_t seed) {
+    for (std::size_t i = 0; i < filling.input_count(); ++i)
+      fill_fresh(filling.input(i), filling.input_spec(i), seed - i);
+    filling.stage_resident_inputs_untimed();
+    return std::move(filling).submit().wait();
+  }
+
   void warm_reference_on_this_thread() {
     for (const auto& [device, reference] : target_.references) {
       std::lock_guard lock(reference_mutex_.at(device));
-      auto filling = reference->acquire();
-      for (std::size_t i = 0; i < filling.input_count(); ++i)
-        fill_fresh(filling.input(i), filling.input_spec(i), ~std::uint64_t{0} - 7 - i);
-      filling.stage_resident_inputs_untimed();
-      (void)std::move(filling).submit().wait();
+      (void)run_untimed(reference->acquire(), ~std::uint64_t{0} - 7);
     }
   }
 
@@ -202,11 +207,7 @@ class cell_run {
   void warm_this_thread() {
     nvtx3::scoped_range range{"ferry.client_warmup"};
     for (const int device : target_.devices) {
-      auto filling = target_.acquire_on(device);
-      for (std::size_t i = 0; i < filling.input_count(); ++i)
-        fill_fresh(filling.input(i), filling.input_spec(i), ~std::uint64_t{0} - i);
-      filling.stage_resident_inputs_untimed();
-      auto done = std::move(filling).submit().wait();
+      const auto done = run_untimed(target_.acquire_on(device), ~std::uint64_t{0});
       if (!resident_) sink_ += read_outputs(done);
     }
   }
