@@ -106,7 +106,10 @@ class filling_slot {
   //    place, the device strategy copies it to device memory; or
   //  - device memory on the slot's GPU (e.g. a CUDA IPC handle): the engine reads it in place,
   //    under any strategy, with no device-to-device copy.
-  // Throws invalid_argument for the wrong size, unregistered host memory or another GPU's memory,
+  // Memory read in place (device memory; host memory under zero-copy strategies) must be
+  // device_alignment (256-byte) aligned, as engines bind it.
+  // Throws invalid_argument for the wrong size, unregistered host memory, another GPU's memory or
+  // a misaligned in-place address,
   // and unsupported for host memory under managed strategies (their engine reads managed pages)
   // and for a slot running as a captured CUDA graph (whose addresses are fixed).
   void use_caller_input(std::size_t index, std::span<const std::byte> registered_memory);

@@ -28,7 +28,10 @@ input_route route_input(std::span<const batch_item> batch, std::size_t index, st
     // Engines (TensorRT first) need 256-byte aligned bindings; a client's offset may not be.
     return exact && aligned_for_binding(first.data.data()) ? input_route::caller_device
                                                            : input_route::gather_on_device;
-  if (exact && properties(strategy).path != data_path::migrate) return input_route::caller_host;
+  const data_path path = properties(strategy).path;
+  // Zero-copy strategies bind the engine to the host range itself, so it must be aligned too.
+  if (exact && path != data_path::migrate && (path != data_path::zero_copy || aligned_for_binding(first.data.data())))
+    return input_route::caller_host;
   return input_route::gather_on_host;
 }
 

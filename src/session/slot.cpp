@@ -2,6 +2,9 @@
 
 #include <nvtx3/nvtx3.hpp>
 
+#include <cstdint>
+#include <string>
+
 #include "memory/allocations.hpp"
 
 namespace ferry::detail {
@@ -93,6 +96,18 @@ void slot::input_to_device(std::size_t i, stream_ref s) {
   FERRY_CUDA_TRY(cudaMemcpyAsync(inputs[i].device(), caller->host, inputs[i].bytes(), cudaMemcpyHostToDevice, s.get()));
 }
 
+namespace {
+
+// Caller memory the engine is bound to in place must meet the binding alignment (TensorRT's 256
+// bytes); checked here so the slot is left as it was and the message says what to change.
+void require_bindable(const tensor_spec& spec, const void* address) {
+  if (reinterpret_cast<std::uintptr_t>(address) % device_alignment != 0)
+    throw invalid_argument("input '" + spec.name + "': caller memory would be read in place, but its address is not " +
+                           std::to_string(device_alignment) + "-byte aligned; start the tensor at an aligned offset");
+}
+
+}  // namespace
+
 void slot::use_caller_input(std::size_t i, std::span<const std::byte> memory) {
   const tensor_spec& spec = input_specs[i];
   if (memory.size() != inputs[i].bytes())
@@ -113,6 +128,7 @@ void slot::use_caller_input(std::size_t i, std::span<const std::byte> memory) {
       throw invalid_argument("input '" + spec.name + "': caller memory is on GPU " + std::to_string(first.device) +
                              ", this slot runs on GPU " + std::to_string(device));
     void* in_place = const_cast<std::byte*>(memory.data());
+    require_bindable(spec, in_place);
     context->bind(spec.name, in_place);
     caller_inputs[i] = caller_input{nullptr, in_place};
     return;
@@ -128,6 +144,7 @@ void slot::use_caller_input(std::size_t i, std::span<const std::byte> memory) {
   if (path == data_path::zero_copy) {
     void* view = nullptr;
     FERRY_CUDA_TRY(cudaHostGetDevicePointer(&view, const_cast<std::byte*>(memory.data()), 0));
+    require_bindable(spec, view);
     context->bind(spec.name, view);
     caller.device_view = view;
   }

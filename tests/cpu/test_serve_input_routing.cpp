@@ -61,6 +61,15 @@ TEST(ServeInputRouting, LoneExactSystemShmInputIsReadInPlaceExceptUnderManagedSt
   EXPECT_EQ(route({&shm, &body}, 128), input_route::gather_on_host);  // merged
 }
 
+TEST(ServeInputRouting, MisalignedSystemShmInputIsGatheredUnderZeroCopyButDmaedUnderCopies) {
+  aligned_bytes memory;
+  one_request misaligned(memory.data + 16, 64, true, std::nullopt);
+  // Copy strategies DMA from any address; zero-copy ones would bind the engine to it.
+  EXPECT_EQ(route({&misaligned}, 64, strategy_kind::pinned), input_route::caller_host);
+  EXPECT_EQ(route({&misaligned}, 64, strategy_kind::mapped), input_route::gather_on_host);
+  EXPECT_EQ(route({&misaligned}, 64, strategy_kind::registered_mapped), input_route::gather_on_host);
+}
+
 TEST(ServeInputRouting, LoneExactAlignedCudaShmInputIsBoundInPlaceUnderEveryStrategy) {
   aligned_bytes memory;
   one_request cuda(memory.data, 64, true, 0);
