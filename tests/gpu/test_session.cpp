@@ -35,24 +35,31 @@ void run_clients(ferry::session& s, int clients, int requests_per_client, std::a
   std::vector<std::thread> threads;
   for (int c = 0; c < clients; ++c) {
     threads.emplace_back([&, c] {
-      for (int r = 0; r < requests_per_client; ++r) {
-        const float tag = static_cast<float>(c * 1000 + r);
-        auto filling = s.acquire();
-        auto in = filling.input(0);
-        auto* values = reinterpret_cast<float*>(in.data());
-        const std::size_t n = in.size() / sizeof(float);
-        for (std::size_t i = 0; i < n; ++i) values[i] = tag + static_cast<float>(i % 7);
-        filling.stage_resident_inputs_untimed();
-        auto done = std::move(filling).submit().wait();
-        done.fetch_resident_outputs_untimed();
-        const auto out = done.output(0);
-        const auto* results = reinterpret_cast<const float*>(out.data());
-        for (std::size_t i = 0; i < n; ++i) {
-          if (results[i] != (tag + static_cast<float>(i % 7)) * 2.0F + 1.0F) {
-            ++wrong;
-            break;
+      // An exception must not escape the thread (std::terminate would end the whole suite):
+      // it counts as a wrong answer and its message is reported.
+      try {
+        for (int r = 0; r < requests_per_client; ++r) {
+          const float tag = static_cast<float>(c * 1000 + r);
+          auto filling = s.acquire();
+          auto in = filling.input(0);
+          auto* values = reinterpret_cast<float*>(in.data());
+          const std::size_t n = in.size() / sizeof(float);
+          for (std::size_t i = 0; i < n; ++i) values[i] = tag + static_cast<float>(i % 7);
+          filling.stage_resident_inputs_untimed();
+          auto done = std::move(filling).submit().wait();
+          done.fetch_resident_outputs_untimed();
+          const auto out = done.output(0);
+          const auto* results = reinterpret_cast<const float*>(out.data());
+          for (std::size_t i = 0; i < n; ++i) {
+            if (results[i] != (tag + static_cast<float>(i % 7)) * 2.0F + 1.0F) {
+              ++wrong;
+              break;
+            }
           }
         }
+      } catch (const std::exception& e) {
+        ++wrong;
+        ADD_FAILURE() << "client " << c << ": " << e.what();
       }
     });
   }
