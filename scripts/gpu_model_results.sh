@@ -6,6 +6,8 @@
 # still returns what it measured.
 #   scripts/gpu_model_results.sh [OUTDIR] [TARBALL] [SET]
 # SET: all (default) or a space-separated list of bench names below (e.g. "encoder-s128 smoke").
+# FERRY_EXPORT_MODELS (default "resnet50 encoder-s128 encoder-s384") limits the exports, which
+# take ~100 s of the host's CPUs, to the models the SET needs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-out/models}
@@ -22,7 +24,7 @@ step() {
 step "build and export"
 (scripts/gpu_build_torch.sh -DFERRY_BUILD_SERVE=OFF > "$out/build.log" 2>&1; echo "build rc=$?" >> "$out/build.log") &
 export TORCHINDUCTOR_COMPILE_THREADS=5
-for m in resnet50 encoder-s128 encoder-s384; do
+for m in ${FERRY_EXPORT_MODELS:-resnet50 encoder-s128 encoder-s384}; do
   [[ -e models/$m.pt2.check/manifest.json ]] && continue
   (timeout 420 python3 scripts/export_model.py --out models "$m" > "$out/export-$m.log" 2>&1
    echo "export rc=$?" >> "$out/export-$m.log") &

@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 #include <barrier>
+#include <latch>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -136,12 +137,20 @@ class cell_run {
     // The checker runs the reference engine on its own thread, so it warms that thread too: its
     // first reference run would otherwise hold the engine (one AOTInductor runner per slot) for
     // the ~50 ms of libtorch's per-thread set-up while a measured request waits.
-    std::thread checker([this, &ready] {
+    //
+    // The checker warms up first and the clients after it, so the last client to finish its
+    // warm-up completes the barrier and starts at once: its first request follows its warm-up
+    // with no gap in which the CPU core or the GPU could idle down (a concurrent reference
+    // warm-up also evicted the measured request's data from the GPU's L2 just before it ran).
+    std::latch reference_warm(1);
+    std::thread checker([this, &ready, &reference_warm] {
       if (options_.warmup) warm_reference_on_this_thread();
+      reference_warm.count_down();
       ready.arrive_and_wait();
       check_loop();
     });
-    auto client_thread = [this, &ready] {
+    auto client_thread = [this, &ready, &reference_warm] {
+      reference_warm.wait();
       if (options_.warmup) warm_this_thread();
       ready.arrive_and_wait();
       client();
