@@ -1,8 +1,11 @@
 // The executor seam: how a batch of requests becomes one engine run. Two implementations share
 // the scheduler: host_executor (built-in workloads computed on the CPU, for machines without a
 // GPU) and session_executor (ferry sessions on the GPUs, with the model's transfer strategy).
+// worker_device tells the scheduler which GPU each worker runs on, so a request whose input
+// already sits in one GPU's memory is run by a worker of that GPU (model_scheduler.hpp).
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -31,6 +34,8 @@ class executor {
   [[nodiscard]] virtual const std::vector<tensor_spec>& io() const = 0;
   // How many batches may run at once (instances x slots); the scheduler starts this many workers.
   [[nodiscard]] virtual int workers() const = 0;
+  // The GPU worker `worker` runs its batches on; none for an executor that runs on the host.
+  [[nodiscard]] virtual std::optional<int> worker_device(int /*worker*/) const { return std::nullopt; }
   // Where and how the model runs, for the startup log and metadata ("CPU reference", ...).
   [[nodiscard]] virtual std::string platform() const = 0;
   // Runs one batch on worker `worker` (0 <= worker < workers(); one call per worker at a time)

@@ -1,6 +1,9 @@
 #include "serve/model_scheduler.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <exception>
+#include <iterator>
 
 #include "ferry/error.hpp"
 #include "serve/request_error.hpp"
@@ -16,7 +19,9 @@ std::uint64_t ns_between(steady_time a, steady_time b) {
 
 struct model_scheduler::job {
   submission work;
+  std::optional<int> gpu;  // set: only this GPU's workers may run it (its CUDA inputs are there)
   infer_response response;
+  std::exception_ptr failure;  // set: the run failed, answer with this instead
   std::promise<infer_response> promise;
   steady_time arrived;
   steady_time started;
@@ -29,17 +34,31 @@ model_scheduler::model_scheduler(std::string model, std::string version, std::sh
       exec_(std::move(exec)),
       signature_(std::move(signature)),
       rules_(rules),
-      stats_(stats) {
+      stats_(stats),
+      up_(exec_->workers()) {
   const int n = exec_->workers();
+  for (int i = 0; i < n; ++i) {
+    const std::optional<int> device = exec_->worker_device(i);
+    auto found = std::find(group_devices_.begin(), group_devices_.end(), device);
+    if (found == group_devices_.end()) {
+      group_devices_.push_back(device);
+      loads_.emplace_back();
+      wake_.emplace_back();
+      if (device) gpus_.push_back(*device);
+      found = std::prev(group_devices_.end());
+    }
+    group_of_.push_back(static_cast<std::size_t>(found - group_devices_.begin()));
+  }
   for (int i = 0; i < n; ++i) workers_.emplace_back([this, i] { work(i); });
+  up_.wait();
 }
 
 model_scheduler::~model_scheduler() {
   {
     const std::lock_guard lock(mutex_);
     stopping_ = true;
+    for (auto& w : wake_) w.notify_all();
   }
-  arrived_.notify_all();
   for (auto& t : workers_) t.join();
   for (auto& j : queue_)
     j->promise.set_exception(std::make_exception_ptr(
@@ -48,15 +67,15 @@ model_scheduler::~model_scheduler() {
 
 std::future<infer_response> model_scheduler::submit(submission work) {
   auto j = std::make_unique<job>();
+  // Refused now, not queued: no worker would ever take it.
+  j->gpu = required_gpu(work.request, gpus_, model_);
   j->work = std::move(work);
   j->arrived = std::chrono::steady_clock::now();
   auto future = j->promise.get_future();
-  {
-    const std::lock_guard lock(mutex_);
-    if (stopping_) throw request_error(error_status::unavailable, "model '" + model_ + "' is shutting down");
-    queue_.push_back(std::move(j));
-  }
-  arrived_.notify_one();
+  const std::lock_guard lock(mutex_);
+  if (stopping_) throw request_error(error_status::unavailable, "model '" + model_ + "' is shutting down");
+  queue_.push_back(std::move(j));
+  offer_work();
   return future;
 }
 
@@ -65,42 +84,85 @@ std::size_t model_scheduler::pending() const {
   return queue_.size();
 }
 
-void model_scheduler::work(int worker) {
-  std::vector<queued_request> view;
-  for (;;) {
-    std::vector<std::unique_ptr<job>> batch;
-    {
-      std::unique_lock lock(mutex_);
-      for (;;) {
-        if (stopping_) return;
-        view.clear();
-        for (const auto& j : queue_) view.push_back({j->work.plan.rows, j->arrived});
-        const batch_decision d = decide_batch(view, rules_, std::chrono::steady_clock::now());
-        if (d.take > 0) {
-          for (std::size_t i = 0; i < d.take; ++i) {
-            batch.push_back(std::move(queue_.front()));
-            queue_.pop_front();
-          }
-          break;
-        }
-        if (d.wait_until)
-          arrived_.wait_until(lock, *d.wait_until);
-        else
-          arrived_.wait(lock);
-      }
-      // Others may form the next batch from what is left while this one runs.
-      if (!queue_.empty()) arrived_.notify_one();
-    }
-    const auto now = std::chrono::steady_clock::now();
-    for (auto& j : batch) j->started = now;
-    run(batch, worker);
+bool model_scheduler::may_run(std::size_t g, const job& j, std::optional<std::size_t> unplaced_group) const {
+  return j.gpu ? group_devices_[g] == j.gpu : unplaced_group == g;
+}
+
+// A group is woken whenever its work may have changed: a request arrived (submit), or a worker
+// took a batch (what is left, and which group takes unplaced requests, changed). A worker that
+// finishes a batch needs no wake-up call: that only makes its own group likelier to take work,
+// and it looks at the queue itself next. A woken worker that finds nothing waits again without
+// waking anyone, so idle workers never wake each other in a loop.
+void model_scheduler::offer_work() {
+  const auto unplaced = group_for_unplaced(loads_, turn_);
+  for (std::size_t g = 0; g < loads_.size(); ++g) {
+    if (loads_[g].idle == 0) continue;
+    if (std::any_of(queue_.begin(), queue_.end(), [&](const auto& j) { return may_run(g, *j, unplaced); }))
+      wake_[g].notify_one();
   }
 }
 
-void model_scheduler::run(std::vector<std::unique_ptr<job>>& jobs, int worker) {
+std::vector<std::unique_ptr<model_scheduler::job>> model_scheduler::next_batch(std::size_t g,
+                                                                               std::unique_lock<std::mutex>& lock) {
+  std::vector<queued_request> view;    // what group g may run, in arrival order
+  std::vector<std::size_t> positions;  // where each entry of view is in queue_
+  for (;;) {
+    if (stopping_) return {};
+    const auto unplaced = group_for_unplaced(loads_, turn_);
+    view.clear();
+    positions.clear();
+    for (std::size_t i = 0; i < queue_.size(); ++i)
+      if (may_run(g, *queue_[i], unplaced)) {
+        view.push_back({queue_[i]->work.plan.rows, queue_[i]->arrived});
+        positions.push_back(i);
+      }
+    const batch_decision d = decide_batch(view, rules_, std::chrono::steady_clock::now());
+    if (d.take > 0) {
+      std::vector<std::unique_ptr<job>> batch;
+      for (std::size_t k = 0; k < d.take; ++k) batch.push_back(std::move(queue_[positions[k]]));
+      std::erase(queue_, nullptr);
+      return batch;
+    }
+    if (d.wait_until)
+      wake_[g].wait_until(lock, *d.wait_until);
+    else
+      wake_[g].wait(lock);
+  }
+}
+
+void model_scheduler::work(int worker) {
+  const std::size_t g = group_of_[static_cast<std::size_t>(worker)];
+  std::unique_lock lock(mutex_);
+  ++loads_[g].idle;
+  up_.count_down();
+  for (;;) {
+    std::vector<std::unique_ptr<job>> batch = next_batch(g, lock);
+    if (batch.empty()) return;  // stopping
+    --loads_[g].idle;
+    ++loads_[g].running;
+    turn_ = (g + 1) % loads_.size();
+    // Others may form the next batch from what is left while this one runs.
+    offer_work();
+    lock.unlock();
+    const auto now = std::chrono::steady_clock::now();
+    for (auto& j : batch) j->started = now;
+    run(batch, worker);
+    lock.lock();
+    --loads_[g].running;
+    ++loads_[g].idle;
+    // Answered only now that the load says this batch is over: a client sending its next request
+    // as soon as it has this answer finds this worker free, so placement sees the real load.
+    // Outside the lock: dropping a request may unmap its shared-memory regions.
+    lock.unlock();
+    answer(std::move(batch));
+    lock.lock();
+  }
+}
+
+void model_scheduler::run(std::span<const std::unique_ptr<job>> jobs, int worker) {
   std::vector<batch_item> items;
   std::int64_t rows = 0;
-  for (auto& j : jobs) {
+  for (const auto& j : jobs) {
     j->response = infer_response{model_, version_, j->work.request.id, {}};
     items.push_back({&j->work.request, &j->work.plan, &j->response, j->work.output_destinations});
     rows += j->work.plan.rows;
@@ -109,27 +171,29 @@ void model_scheduler::run(std::vector<std::unique_ptr<job>>& jobs, int worker) {
     const batch_timing timing = exec_->execute(items, worker);
     stats_.record_execution(rows, jobs.size(), timing);
     const auto done = std::chrono::steady_clock::now();
-    for (auto& j : jobs) {
+    for (const auto& j : jobs)
       stats_.record_success(j->work.plan.rows, ns_between(j->arrived, j->started), ns_between(j->arrived, done));
-      j->promise.set_value(std::move(j->response));
-    }
   } catch (const std::exception& e) {
     if (jobs.size() > 1) {
       // One bad request must not fail its batch-mates: run each alone, so only it fails.
-      for (auto& j : jobs) {
-        std::vector<std::unique_ptr<job>> alone;
-        alone.push_back(std::move(j));
-        run(alone, worker);
-      }
+      for (const auto& j : jobs) run(std::span(&j, 1), worker);
       return;
     }
     const auto done = std::chrono::steady_clock::now();
-    auto& j = jobs.front();
+    const auto& j = jobs.front();
     stats_.record_failure(ns_between(j->arrived, done));
     const bool caller = dynamic_cast<const ferry::invalid_argument*>(&e) != nullptr;
-    j->promise.set_exception(std::make_exception_ptr(
-        request_error(caller ? error_status::bad_request : error_status::internal,
-                      "model '" + model_ + "': inference failed: " + e.what())));
+    j->failure = std::make_exception_ptr(request_error(caller ? error_status::bad_request : error_status::internal,
+                                                       "model '" + model_ + "': inference failed: " + e.what()));
+  }
+}
+
+void model_scheduler::answer(std::vector<std::unique_ptr<job>> jobs) {
+  for (const auto& j : jobs) {
+    if (j->failure)
+      j->promise.set_exception(j->failure);
+    else
+      j->promise.set_value(std::move(j->response));
   }
 }
 

@@ -3,13 +3,24 @@
 // request in it from its own rows. Workers run batches concurrently, so a slow batch holds one
 // worker, not the queue; a batch whose run fails is retried request by request, so only the
 // request that fails gets the error.
+//
+// Workers are grouped by the GPU they run on (executor::worker_device). A request whose inputs
+// are in a CUDA region is only seen by its GPU's workers; one without may run anywhere and is
+// seen by the group request_placement.hpp picks to spread load. A worker forms its batch with
+// decide_batch over the requests it sees, in arrival order, so batching works as before within
+// each GPU. Each group has its own condition variable, woken when it has something to take, so
+// a request is never left waiting while a worker that may run it sleeps.
 #pragma once
 
 #include <condition_variable>
+#include <cstddef>
 #include <deque>
 #include <future>
+#include <latch>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,6 +28,7 @@
 #include "serve/batching_policy.hpp"
 #include "serve/executor.hpp"
 #include "serve/model_statistics.hpp"
+#include "serve/request_placement.hpp"
 
 namespace ferry::serve {
 
@@ -32,6 +44,7 @@ struct submission {
 
 class model_scheduler {
  public:
+  // Returns once every worker waits for work, so placement counts them all from the first request.
   model_scheduler(std::string model, std::string version, std::shared_ptr<executor> exec,
                   model_signature signature, batching_rules rules, model_statistics& stats);
   // Stops the workers after their current batch; requests still queued fail as unavailable.
@@ -40,6 +53,8 @@ class model_scheduler {
   model_scheduler& operator=(const model_scheduler&) = delete;
 
   // Queues a checked request (plan_request). The future holds the response, or a request_error.
+  // Throws request_error(bad_request) when its CUDA inputs are on two GPUs or on a GPU this
+  // model has no worker on (required_gpu).
   [[nodiscard]] std::future<infer_response> submit(submission work);
   // Requests waiting for a worker.
   [[nodiscard]] std::size_t pending() const;
@@ -47,17 +62,34 @@ class model_scheduler {
  private:
   struct job;
   void work(int worker);
-  void run(std::vector<std::unique_ptr<job>>& jobs, int worker);
+  // Waits for and takes the next batch group `g` may run; empty once stopping.
+  [[nodiscard]] std::vector<std::unique_ptr<job>> next_batch(std::size_t g, std::unique_lock<std::mutex>& lock);
+  // Whether group `g` may run `j` now (under the lock; `unplaced_group` from group_for_unplaced).
+  [[nodiscard]] bool may_run(std::size_t g, const job& j, std::optional<std::size_t> unplaced_group) const;
+  // Wakes one worker of every group that has something to take (under the lock).
+  void offer_work();
+  // Runs `jobs` as one batch (each alone when the batch fails), leaving each its response or failure.
+  void run(std::span<const std::unique_ptr<job>> jobs, int worker);
+  // Fulfils every job's future with what run left it.
+  static void answer(std::vector<std::unique_ptr<job>> jobs);
 
   std::string model_, version_;
   std::shared_ptr<executor> exec_;
   model_signature signature_;
   batching_rules rules_;
   model_statistics& stats_;
+  std::vector<int> gpus_;  // the GPUs the model has workers on, for required_gpu
   mutable std::mutex mutex_;
-  std::condition_variable arrived_;
   std::deque<std::unique_ptr<job>> queue_;
+  // Worker groups, one per GPU (or one for the host), by index: the GPU, the load the spreading
+  // rule reads, and the condition variable its idle workers wait on (a deque: they cannot move).
+  std::vector<std::optional<int>> group_devices_;
+  std::vector<worker_group_load> loads_;
+  std::deque<std::condition_variable> wake_;
+  std::vector<std::size_t> group_of_;  // per worker
+  std::size_t turn_ = 0;               // where group_for_unplaced starts, to break ties in turn
   bool stopping_ = false;
+  std::latch up_;  // counts workers down as they first wait for work
   std::vector<std::thread> workers_;
 };
 

@@ -107,10 +107,13 @@ class session_executor final : public executor {
 
   [[nodiscard]] const std::vector<tensor_spec>& io() const override { return io_; }
   [[nodiscard]] int workers() const override { return static_cast<int>(instances_.size()) * inflight_; }
+  [[nodiscard]] std::optional<int> worker_device(int worker) const override {
+    return instance_of(worker).caps.ordinal;
+  }
   [[nodiscard]] std::string platform() const override { return platform_; }
 
   batch_timing execute(std::span<batch_item> batch, int worker) override {
-    instance& inst = instances_.at(static_cast<std::size_t>(worker / inflight_));
+    instance& inst = instance_of(worker);
     FERRY_CUDA_TRY(cudaSetDevice(inst.caps.ordinal));
     check_cuda_inputs_on(batch, inst.caps.ordinal);
     batch_timing timing;
@@ -158,6 +161,14 @@ class session_executor final : public executor {
   }
 
  private:
+  // Worker w drives instance w / inflight: `inflight` workers keep one session's slots busy.
+  [[nodiscard]] instance& instance_of(int worker) {
+    return instances_.at(static_cast<std::size_t>(worker / inflight_));
+  }
+  [[nodiscard]] const instance& instance_of(int worker) const {
+    return instances_.at(static_cast<std::size_t>(worker / inflight_));
+  }
+
   // Input `index` of the batch, gathered into worker `worker`'s device buffer for it.
   std::span<const std::byte> gathered_on_device(std::span<const batch_item> batch, std::size_t index,
                                                 std::size_t bytes, const instance& inst, int worker) {

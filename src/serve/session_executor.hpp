@@ -10,8 +10,10 @@
 // exactly the tensor is read in place (one DMA from a system region; no copy at all from a CUDA
 // region, whose device memory the engine is bound to); merged or padded runs are gathered, on
 // the host, or, when a CUDA region is involved, into a device buffer of the worker. A CUDA
-// region must be on the GPU of the instance that runs the request. Outputs asked into a CUDA
-// region are copied there once the request has completed (batch_io.cpp says why).
+// region must be on the GPU of the instance that runs the request: worker_device tells the
+// scheduler, which hands such a request only to that GPU's workers (check_cuda_inputs_on stays,
+// as a safety net). Outputs asked into a CUDA region are copied there once the request has
+// completed (batch_io.cpp says why).
 #pragma once
 
 #include <memory>
@@ -23,8 +25,9 @@
 
 namespace ferry::serve {
 
-// Builds the engines (one per GPU) and sessions and warms every slot up. Throws what engine
-// loading or session construction throws (invalid_argument, unsupported, cuda_error).
+// Builds the engines (one per GPU of `gpus`, the server's --devices) and sessions and warms
+// every slot up. Throws what engine loading or session construction throws (invalid_argument,
+// unsupported, cuda_error).
 [[nodiscard]] std::unique_ptr<executor> make_session_executor(const model_config& config,
                                                               const std::vector<device_caps>& gpus);
 
