@@ -1,5 +1,6 @@
 // `ferry serve`: a KServe v2 server over a model repository (src/serve). Unlike info and bench it
 // also starts without a GPU: built-in models then run on the CPU, which it says on one line.
+// --devices picks the GPUs as ferry bench's does; without a GPU only its default, all, starts.
 #include <memory>
 
 #include "commands.hpp"
@@ -21,6 +22,10 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--host", options->http.host, "address to listen on (HTTP and gRPC)");
   cmd->add_option("--http-threads", options->http.threads, "HTTP connections served at once")
       ->check(CLI::Range(1, 4096));
+  cmd->add_option("--devices", options->devices,
+                  "GPUs to run models on: 0,1 or all (every GPU; the CPU on a machine without one); a request "
+                  "whose input is in a CUDA shared-memory region runs on that region's GPU")
+      ->capture_default_str();
   cmd->add_flag("--allow-client-shm", options->allow_client_shm,
                 "let clients register shared-memory regions and point tensors at them");
   cmd->callback([options] {

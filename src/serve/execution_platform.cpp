@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ferry/builtin.hpp"
+#include "ferry/device_set.hpp"
 #include "ferry/error.hpp"
 #include "ferry/model_engine.hpp"
 #include "serve/host_executor.hpp"
@@ -10,13 +11,16 @@
 
 namespace ferry::serve {
 
-execution_platform detect_platform() {
+std::vector<int> serve_devices(std::string_view text, int device_count) {
+  if (device_count == 0 && text == "all") return {};
+  return parse_device_set(text, device_count);
+}
+
+execution_platform detect_platform(std::string_view devices) {
   execution_platform platform;
-  try {
-    platform.gpus = query_all_devices();
-  } catch (const no_device& e) {
-    platform.no_gpu_reason = e.what();
-  }
+  platform.device_count = cuda_device_count();
+  for (const int d : serve_devices(devices, platform.device_count)) platform.gpus.push_back(query_device(d));
+  if (platform.gpus.empty()) platform.no_gpu_reason = no_device_reason();
   return platform;
 }
 

@@ -1,9 +1,11 @@
-// Where models run: the GPUs found at start, or, without any, the CPU (built-in workloads only,
-// through their host references). Decided once, reported once, never changed silently.
+// Where models run: the GPUs chosen at start (`ferry serve --devices`, every GPU by default),
+// or, without any, the CPU (built-in workloads only, through their host references). Decided
+// once, reported once, never changed silently.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ferry/device_caps.hpp"
@@ -13,12 +15,19 @@
 namespace ferry::serve {
 
 struct execution_platform {
-  std::vector<device_caps> gpus;  // empty: host reference execution
+  std::vector<device_caps> gpus;  // the GPUs models run on; empty: host reference execution
+  int device_count = 0;           // GPUs of the machine (clients' CUDA regions may be on any)
   std::string no_gpu_reason;      // why there are none ("no CUDA device: ...")
 };
 
-// Queries the GPUs; no_device becomes an empty list with its reason.
-[[nodiscard]] execution_platform detect_platform();
+// The GPUs `--devices TEXT` chooses of the machine's `device_count`, as parse_device_set reads
+// them (same syntax and errors as ferry bench), except that the default "all" on a machine
+// without a GPU chooses none: the server then runs on the CPU. Any other text without a GPU
+// throws no_device, as ferry bench does, rather than serving on the CPU what asked for GPUs.
+[[nodiscard]] std::vector<int> serve_devices(std::string_view text, int device_count);
+
+// Queries the GPUs `devices` chooses (serve_devices); none becomes an empty list with its reason.
+[[nodiscard]] execution_platform detect_platform(std::string_view devices = "all");
 
 // The executor of one model on this platform. Throws invalid_argument / unsupported naming the
 // problem (a bad engine spec, a model file without a GPU, a signature the server cannot batch).

@@ -30,7 +30,7 @@ sigset_t block_stop_signals() {
 
 void run_server(const server_options& options) {
   const sigset_t signals = block_stop_signals();
-  const execution_platform platform = detect_platform();
+  const execution_platform platform = detect_platform(options.devices);
   if (platform.gpus.empty())
     std::cout << "ferry serve: " << platform.no_gpu_reason
               << "; running built-in models on the CPU (host reference), model files are unavailable\n";
@@ -39,7 +39,10 @@ void run_server(const server_options& options) {
   std::unique_ptr<cuda_shm_registry> cuda_shm;
   if (options.allow_client_shm) {
     shm = std::make_unique<shm_registry>(platform.gpus.empty() ? cuda_registration::off : cuda_registration::on);
-    cuda_shm = std::make_unique<cuda_shm_registry>(static_cast<int>(platform.gpus.size()), platform.no_gpu_reason);
+    // Regions may be registered on any GPU of the machine; a request reading one on a GPU the
+    // model does not run on is refused by its scheduler, naming both.
+    cuda_shm = std::make_unique<cuda_shm_registry>(platform.gpus.empty() ? 0 : platform.device_count,
+                                                   platform.no_gpu_reason);
   }
   inference_service service(repository, shm.get(), cuda_shm.get());
 

@@ -15,12 +15,13 @@ struct server_options {
   http_options http;
   grpc_options grpc;
   bool allow_client_shm = false;
+  std::string devices = "all";  // the GPUs models run on (--devices, as ferry bench reads it)
 };
 
 // Runs the server until SIGINT/SIGTERM. Prints one line per model, a notice when it runs on the
 // CPU, and "HTTP on HOST:PORT" and "gRPC on HOST:PORT" (the bound ports, also when asked for
-// port 0), then "serving". Throws ferry::error
-// when the repository cannot be read or a port cannot be bound.
+// port 0), then "serving". Throws ferry::error when `devices` names GPUs the machine lacks
+// (no_device when it has none), the repository cannot be read or a port cannot be bound.
 void run_server(const server_options& options);
 
 }  // namespace ferry::serve

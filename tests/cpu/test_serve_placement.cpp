@@ -3,7 +3,7 @@
 // reads. A request pinned to a GPU runs only there (mixed with free ones, under concurrency,
 // every request answered once with its own rows); one needing a GPU the model lacks, or two GPUs,
 // is refused at submit; free requests are spread over both GPUs. Also the pure rules behind it
-// (required_gpu, group_for_unplaced).
+// (required_gpu, group_for_unplaced) and `ferry serve --devices` (serve_devices).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -17,7 +17,9 @@
 #include <thread>
 #include <vector>
 
+#include "ferry/error.hpp"
 #include "serve/batch_io.hpp"
+#include "serve/execution_platform.hpp"
 #include "serve/model_scheduler.hpp"
 #include "serve/request_placement.hpp"
 #include "serve_errors.hpp"
@@ -299,6 +301,31 @@ TEST(ServePlacement, ConcurrentFreeRequestsRunOnBothGpus) {
   // 4 clients on 2 x 2 workers: balanced by the rule, each GPU runs about half.
   EXPECT_GE(counts.count(0) ? counts.at(0) : 0, clients * per_client / 4);
   EXPECT_GE(counts.count(1) ? counts.at(1) : 0, clients * per_client / 4);
+}
+
+TEST(ServeDevices, DefaultAllIsEveryGpuOrTheCpuWithoutOne) {
+  EXPECT_EQ(serve_devices("all", 2), (std::vector<int>{0, 1}));
+  EXPECT_TRUE(serve_devices("all", 0).empty());  // no GPU: the server runs on the CPU
+  EXPECT_EQ(serve_devices("1", 2), (std::vector<int>{1}));
+  EXPECT_EQ(serve_devices("1,0", 2), (std::vector<int>{1, 0}));
+}
+
+TEST(ServeDevices, BadListsAreRefusedAsBenchRefusesThem) {
+  auto message = [](const char* text, int count) {
+    try {
+      (void)serve_devices(text, count);
+    } catch (const ferry::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no invalid_argument");
+  };
+  EXPECT_NE(message("2", 2).find("GPU 2 does not exist (this machine has 2 GPUs: 0-1)"), std::string::npos);
+  EXPECT_NE(message("0,0", 2).find("GPU 0 is listed twice"), std::string::npos);
+  EXPECT_NE(message("gpu1", 2).find("'gpu1' is not a GPU ordinal"), std::string::npos);
+  EXPECT_NE(message("0,", 2).find("empty item"), std::string::npos);
+  EXPECT_NE(message("", 2).find("--devices is empty"), std::string::npos);
+  // Naming GPUs on a machine without one is no_device (ferry exits 2), not a CPU fallback.
+  EXPECT_THROW((void)serve_devices("0", 0), ferry::no_device);
 }
 
 }  // namespace
