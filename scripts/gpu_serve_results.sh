@@ -32,7 +32,9 @@
 # server's dynamic batching, and touch/reduce (one 4.8 MB f32 tensor, not batched) measure the
 # input path: a lone shared-memory input is read in place (one DMA from a system region, none
 # from a CUDA region). Environment variables: FERRY (the ferry binary, default .bundle/bin/ferry),
-# PERF_ANALYZER (default: the one installed from .whl), PA_MODELS (default "mlp touch reduce").
+# PERF_ANALYZER (default: the one installed from .whl), PA_MODELS (default "mlp touch reduce"),
+# SERVE_ARGS (extra `ferry serve` options for the perf_analyzer runs, e.g. "--devices 0" to
+# compare with `ferry bench` on one GPU; the test suite always starts its own servers).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -107,7 +109,7 @@ start_server() {
   local log=$out/serve.log
   : > "$log"
   "$ferry_run" serve --model-repository "$models" --host 127.0.0.1 --http-port 0 --grpc-port 0 \
-    --allow-client-shm >> "$log" 2>&1 &
+    --allow-client-shm ${SERVE_ARGS:-} >> "$log" 2>&1 &
   server_pid=$!
   for _ in $(seq 1 240); do  # warm-up of every slot included; 2 minutes at most
     grep -q "ferry serve: serving" "$log" && break
