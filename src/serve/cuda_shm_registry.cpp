@@ -91,6 +91,13 @@ std::string decode_base64(std::string_view text) {
     if (c == '/') return 63;
     return -1;
   };
+  // Triton's C++ clients (perf_analyzer) encode with libb64, which breaks the line every 72
+  // characters and ends with a newline: whitespace is layout, not data.
+  std::string compact;
+  compact.reserve(text.size());
+  for (const char c : text)
+    if (c != '\n' && c != '\r' && c != ' ' && c != '\t') compact += c;
+  text = compact;
   if (text.size() % 4 != 0) throw bad_request("base64 text of " + std::to_string(text.size()) + " characters is not a multiple of 4");
   std::string out;
   for (std::size_t i = 0; i < text.size(); i += 4) {

@@ -91,7 +91,8 @@ infer_request from_grpc(const inference::ModelInferRequest& message) {
   request.version = message.model_version();
   request.id = message.id();
   for (const auto& [key, value] : message.parameters())
-    throw bad_request("request parameter \"" + key + "\" is not supported by this server");
+    if (key != empty_final_response_parameter)
+      throw bad_request("request parameter \"" + key + "\" is not supported by this server");
   if (message.inputs_size() == 0) throw bad_request("the inference request has no inputs");
   int raw = 0;
   for (const auto& in : message.inputs()) {

@@ -134,7 +134,7 @@ http_infer_request parse_http_infer_request(std::string_view body, std::optional
     request.id = id->get<std::string>();
   }
   const json* parameters = member(doc, "parameters");
-  refuse_unknown_parameters(parameters, "request", {"binary_data_output"});
+  refuse_unknown_parameters(parameters, "request", {"binary_data_output", empty_final_response_parameter});
   if (parameters != nullptr && member(*parameters, "binary_data_output") != nullptr)
     parsed.binary_by_default = bool_member(*parameters, "binary_data_output", "request parameters");
 
@@ -232,9 +232,9 @@ http_infer_body encode_http_infer_response(const infer_response& response, const
     o["datatype"] = std::string(to_string(out.type));
     o["shape"] = out.shape;
     if (out.shared_memory) {
-      o["parameters"] = {{"shared_memory_region", out.shared_memory->region},
-                         {"shared_memory_offset", out.shared_memory->offset},
-                         {"shared_memory_byte_size", out.shared_memory->byte_size}};
+      // Name, datatype and shape only, as Triton's server answers: the data is in the client's
+      // region, and Triton's C++ client (perf_analyzer) takes any output "parameters" to hold a
+      // binary_data_size, failing on the region's parameters.
     } else if (binary.at(i)) {
       o["parameters"] = {{"binary_data_size", out.data.size()}};
       binary_bytes += out.data.size();

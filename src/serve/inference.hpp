@@ -14,6 +14,11 @@
 
 namespace ferry::serve {
 
+// Triton's clients ask decoupled models for an empty final response with this request parameter
+// (perf_analyzer sets it on every gRPC request). ferry's models are not decoupled: a request gets
+// exactly one response, which is its final one, so the parameter is accepted and changes nothing.
+inline constexpr const char* empty_final_response_parameter = "triton_enable_empty_final_response";
+
 // A tensor's bytes in a client's registered shared-memory region (the shared-memory extensions).
 struct shm_ref {
   std::string region;

@@ -104,6 +104,12 @@ TEST(ServeGrpcCodec, RefusesBadRequests) {
   EXPECT_NE(refused([](auto& m) { m.add_raw_input_contents("x"); }).find("2 entries"), std::string::npos);
   EXPECT_NE(refused([](auto& m) { (*m.mutable_parameters())["priority"] = int_param(1); }).find("\"priority\""),
             std::string::npos);
+  // perf_analyzer asks every gRPC request for an empty final response: accepted, one response as always
+  auto asks_final = base();
+  inference::InferParameter yes;
+  yes.set_bool_param(true);
+  (*asks_final.mutable_parameters())["triton_enable_empty_final_response"] = yes;
+  EXPECT_EQ(from_grpc(asks_final).inputs.size(), 1U);
   EXPECT_NE(refused([](auto& m) {
               (*m.add_outputs()->mutable_parameters())["classification"] = int_param(2);
             }).find("\"classification\""),

@@ -139,6 +139,12 @@ TEST(ServeHttpCodec, ParsesSharedMemoryReferences) {
   EXPECT_EQ(parsed.request.outputs[0].shared_memory->offset, 0U);
 }
 
+TEST(ServeHttpCodec, AcceptsTheEmptyFinalResponseParameterTritonClientsSend) {
+  const std::string body = R"({"parameters": {"triton_enable_empty_final_response": true},
+      "inputs": [{"name": "a", "shape": [1], "datatype": "FP32", "data": [1.0]}]})";
+  EXPECT_EQ(parse_http_infer_request(body, std::nullopt, {}).request.inputs.size(), 1U);
+}
+
 TEST(ServeHttpCodec, EncodesJsonAndBinaryOutputs) {
   infer_response response{"m", "1", "r7", {}};
   const std::string y = floats({1.5F, -2});
@@ -162,6 +168,15 @@ TEST(ServeHttpCodec, EncodesJsonAndBinaryOutputs) {
   EXPECT_EQ(header["outputs"][1]["parameters"]["binary_data_size"], 8);
   EXPECT_FALSE(header["outputs"][1].contains("data"));
   EXPECT_EQ(binary.body.substr(*binary.header_length), y);
+
+  // An output written into the client's shared memory is described by name, datatype and shape
+  // only, as Triton's server does (its C++ client reads any output "parameters" as binary data).
+  response.outputs[0].shared_memory = shm_ref{"out", 0, 8};
+  const json in_shm = json::parse(encode_http_infer_response(response, {false, false}).body);
+  EXPECT_FALSE(in_shm["outputs"][0].contains("parameters"));
+  EXPECT_FALSE(in_shm["outputs"][0].contains("data"));
+  EXPECT_EQ(in_shm["outputs"][0]["shape"], json({2}));
+  response.outputs[0].shared_memory.reset();
 
   EXPECT_EQ(binary_choices({"z"}, {true}, false, response), (std::vector<bool>{false, true}));
   EXPECT_EQ(binary_choices({}, {}, true, response), (std::vector<bool>{true, true}));

@@ -130,6 +130,9 @@ TEST(ServeBase64, DecodesAndRefusesMalformedText) {
   EXPECT_EQ(decode_base64("Zm8="), "fo");
   EXPECT_EQ(decode_base64("Zm9v"), "foo");
   EXPECT_EQ(decode_base64("AP8A/w=="), std::string("\x00\xff\x00\xff", 4));
+  // libb64's layout (perf_analyzer's CUDA IPC handles): a line break every 72 characters, one at the end
+  EXPECT_EQ(decode_base64("Zm9v\nYmFy\r\n"), "foobar");
+  EXPECT_EQ(decode_base64(std::string(72, 'A') + "\n" + std::string(16, 'A') + "\n"), std::string(66, '\0'));
   EXPECT_THROW((void)decode_base64("Zm9"), request_error);
   EXPECT_THROW((void)decode_base64("Zm=v"), request_error);
   EXPECT_THROW((void)decode_base64("Z!9v"), request_error);

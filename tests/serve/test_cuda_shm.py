@@ -54,10 +54,10 @@ class CudaSharedMemory(ServerTestCase):
             cudashm.destroy_shared_memory_region(region)
         super().tearDown()
 
-    def region(self, client, name, byte_size):
-        handle = cudashm.create_shared_memory_region(name, byte_size, 0)
+    def region(self, client, name, byte_size, device=0):
+        handle = cudashm.create_shared_memory_region(name, byte_size, device)
         self.regions.append(handle)
-        client.register_cuda_shared_memory(name, cudashm.get_raw_handle(handle), 0, byte_size)
+        client.register_cuda_shared_memory(name, cudashm.get_raw_handle(handle), device, byte_size)
         return handle
 
     def test_extension_is_announced_and_regions_listed(self):
@@ -90,6 +90,25 @@ class CudaSharedMemory(ServerTestCase):
 
     def test_misaligned_input_is_gathered_on_the_device(self):
         self.touch_through_cuda_regions(httpclient, self.http, misaligned=True)
+
+    def test_requests_run_on_the_gpu_their_region_is_on(self):
+        """With every GPU serving (the default --devices all), a region on GPU n is read by an
+        instance on GPU n: a request placed on another GPU would be refused, so 8 requests per GPU
+        in a row, each with its own data and answer, show placement follows the data."""
+        from cuda.bindings import runtime
+        error, gpus = runtime.cudaGetDeviceCount()
+        if error != runtime.cudaError_t.cudaSuccess or gpus < 2:
+            self.skipTest(f"needs 2 GPUs, found {gpus if error == runtime.cudaError_t.cudaSuccess else 0}")
+        for device in range(gpus):
+            inputs = self.region(self.http, f"x{device}", TOUCH_BYTES, device)
+            for request in range(8):
+                with self.subTest(gpu=device, request=request):
+                    x = ref.random_f32(np.random.default_rng(100 * device + request), ref.TOUCH_ELEMENTS)
+                    cudashm.set_shared_memory_region(inputs, [x])
+                    inp = httpclient.InferInput("input", [ref.TOUCH_ELEMENTS], "FP32")
+                    inp.set_shared_memory(f"x{device}", TOUCH_BYTES)
+                    result = self.http.infer("touch", [inp])
+                    np.testing.assert_allclose(result.as_numpy("output"), ref.touch(x), rtol=1e-6)
 
     def test_output_returned_in_the_response(self):
         x = ref.random_f32(np.random.default_rng(3), ref.TOUCH_ELEMENTS)
