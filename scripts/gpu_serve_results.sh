@@ -90,7 +90,12 @@ for candidate in /usr/local/cuda/lib64/libcudart.so /usr/local/cuda/lib64/libcud
                  "$root/.bundle/lib/libcudart.so.13"; do
   [[ -e $candidate ]] && { ln -sf "$candidate" "$pa_libs/libcudart.so"; break; }
 done
-pa_runnable() { LD_LIBRARY_PATH=$pa_libs "$pa" --help > /dev/null 2>&1; }
+# perf_analyzer has no --help (2.60 calls it an invalid option and prints its usage); what it
+# must not print is the loader's complaint (a glibc too old, a library missing).
+pa_runnable() {
+  [[ -x $pa ]] || return 1
+  ! LD_LIBRARY_PATH=$pa_libs "$pa" 2>&1 | grep -qE "GLIBC_|error while loading shared libraries|cannot execute"
+}
 
 step "model repository"
 models=$out/models
@@ -142,7 +147,7 @@ trap stop_server EXIT
 perf_matrix() {
   local protocol=$1 port=$2
   if ! pa_runnable; then
-    echo "perf_analyzer cannot run here ($pa): $(LD_LIBRARY_PATH=$pa_libs "$pa" --help 2>&1 | head -2)" \
+    echo "perf_analyzer cannot run here ($pa): $(LD_LIBRARY_PATH=$pa_libs "$pa" 2>&1 | head -2)" \
       | tee "$out/perf/not_run_$protocol.txt"
     return 0
   fi

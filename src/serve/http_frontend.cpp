@@ -60,6 +60,7 @@ struct http_frontend::state {
   inference_service& service;
   http_options options;
   httplib::Server server;
+  int listening_socket = -1;  // seen by the socket-options hook, for the backlog (bind())
 
   state(inference_service& s, const http_options& o) : service(s), options(o) {}
 
@@ -250,9 +251,10 @@ http_frontend::http_frontend(inference_service& service, const http_options& opt
   svr.set_tcp_nodelay(true);
   // cpp-httplib's default also sets SO_REUSEPORT, which lets a second server bind the same port
   // and silently take half the connections; a port in use must be an error instead.
-  svr.set_socket_options([](socket_t sock) {
+  svr.set_socket_options([st = state_.get()](socket_t sock) {
     const int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    st->listening_socket = sock;
   });
   state_->routes();
 }
@@ -261,14 +263,18 @@ http_frontend::~http_frontend() { stop(); }
 
 int http_frontend::bind() {
   auto& o = state_->options;
+  int port = o.port;
   if (o.port == 0) {
-    const int port = state_->server.bind_to_any_port(o.host);
+    port = state_->server.bind_to_any_port(o.host);
     if (port < 0) throw error("HTTP: cannot bind to " + o.host + " (any port)");
-    return port;
-  }
-  if (!state_->server.bind_to_port(o.host, o.port))
+  } else if (!state_->server.bind_to_port(o.host, o.port)) {
     throw error("HTTP: cannot bind to " + o.host + ":" + std::to_string(o.port) + " (in use?)");
-  return o.port;
+  }
+  // cpp-httplib 0.11 listens with a backlog of 5: perf_analyzer's 64 clients connecting at once
+  // overflowed it and saw "Failure when receiving data from the peer". Listening again on the
+  // same socket only raises the backlog (Linux), to the system's limit.
+  if (state_->listening_socket >= 0) ::listen(state_->listening_socket, SOMAXCONN);
+  return port;
 }
 
 void http_frontend::serve_blocking() { state_->server.listen_after_bind(); }
