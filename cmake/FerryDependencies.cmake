@@ -10,12 +10,9 @@ if(FERRY_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()
 if(FERRY_BUILD_SERVE)
-  # `ferry serve`: cpp-httplib (libcpp-httplib-dev; Debian ships it as a shared library, found
-  # through pkg-config), Boost.Beast for HTTP (libboost-dev; header-only, Boost.System included
-  # since 1.69), gRPC and protobuf (libgrpc++-dev, libprotobuf-dev, protobuf-compiler,
+  # `ferry serve`: Boost.Beast for HTTP (libboost-dev; header-only, Boost.System included since
+  # 1.69), gRPC and protobuf (libgrpc++-dev, libprotobuf-dev, protobuf-compiler,
   # protobuf-compiler-grpc) and POSIX threads.
-  find_package(PkgConfig REQUIRED)
-  pkg_check_modules(cpp_httplib REQUIRED IMPORTED_TARGET cpp-httplib)
   find_package(Boost 1.74 REQUIRED CONFIG)  # BoostConfig.cmake: Boost::headers
   find_package(Protobuf REQUIRED)
   find_package(gRPC CONFIG REQUIRED)

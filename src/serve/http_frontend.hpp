@@ -1,6 +1,7 @@
-// The KServe v2 HTTP/REST front end (cpp-httplib): health, metadata, inference with the binary
-// tensor data extension, statistics, the repository index, system shared memory and /metrics.
-// Every error answers with the protocol's status and {"error": "..."}; the server keeps serving.
+// The KServe v2 HTTP/REST front end: health, metadata, inference with the binary tensor data
+// extension, statistics, the repository index, system and CUDA shared memory and /metrics, as
+// routes over http_transport (Boost.Beast). Every error answers with the protocol's status and
+// {"error": "..."}; the server keeps serving.
 #pragma once
 
 #include <cstddef>
@@ -15,7 +16,7 @@ namespace ferry::serve {
 struct http_options {
   std::string host = "0.0.0.0";
   int port = 8000;  // 0: any free port (bind() returns it)
-  int threads = 128;  // connections served at once (cpp-httplib keeps one thread per connection)
+  int threads = 128;  // connections served at once (one worker thread each); more wait their turn
   std::size_t max_body_bytes = std::size_t{1} << 30;  // larger bodies get 413
   http_limits limits;
 };
