@@ -1,5 +1,7 @@
 """Many concurrent clients, each sending its own data: every response must match its own request
 (no mix-ups between requests, whether batched together or not)."""
+import http.client
+import json
 import threading
 import unittest
 
@@ -11,6 +13,7 @@ from ferry_server import ServerTestCase, run_clients
 
 CLIENTS = 16
 REQUESTS_PER_CLIENT = 24
+CONNECTIONS = 64  # perf_analyzer's largest concurrency
 
 
 class HttpLoad(ServerTestCase):
@@ -64,6 +67,37 @@ class HttpLoad(ServerTestCase):
         # Dynamic batching merged concurrent requests into fewer engine runs.
         self.assertLess(executions, requests)
         self.assertTrue(all(b["batch_size"] <= 8 for b in stats["batch_stats"]))
+
+    def test_a_burst_of_connections_each_keeps_its_own(self):
+        """64 connections at once, several binary requests each over the same kept connection
+        (HTTP/1.1 persistent), every answer its own request's."""
+        start = threading.Barrier(CONNECTIONS)
+
+        def connection_loop(index):
+            local = np.random.default_rng(2000 + index)
+            conn = http.client.HTTPConnection("127.0.0.1", self.server.http_port, timeout=60)
+            try:
+                start.wait(60)
+                first_socket = None
+                for r in range(4):
+                    x = ref.random_f32(local, ref.TOUCH_ELEMENTS)
+                    header = json.dumps({"inputs": [{"name": "input", "shape": [ref.TOUCH_ELEMENTS], "datatype": "FP32",
+                                                     "parameters": {"binary_data_size": x.nbytes}}],
+                                         "outputs": [{"name": "output", "parameters": {"binary_data": True}}]}).encode()
+                    conn.request("POST", "/v2/models/touch/infer", body=header + x.tobytes(),
+                                 headers={"Inference-Header-Content-Length": str(len(header))})
+                    response = conn.getresponse()
+                    body = response.read()
+                    self.assertEqual(response.status, 200, body[:200])
+                    first_socket = first_socket or conn.sock
+                    self.assertIs(conn.sock, first_socket, f"request {r} needed a new connection")
+                    json_length = int(response.getheader("Inference-Header-Content-Length"))
+                    np.testing.assert_allclose(np.frombuffer(body[json_length:], dtype=np.float32), ref.touch(x),
+                                               rtol=1e-6)
+            finally:
+                conn.close()
+
+        self.assertEqual(run_clients(CONNECTIONS, connection_loop), [])
 
 
 if __name__ == "__main__":
