@@ -92,15 +92,6 @@ http_response refused(int status) {
   return res;
 }
 
-http_transport_options transport_options(const http_options& o) {
-  http_transport_options t;
-  t.host = o.host;
-  t.port = o.port;
-  t.threads = o.threads;
-  t.max_body_bytes = o.max_body_bytes;
-  return t;
-}
-
 }  // namespace
 
 struct http_frontend::state {
@@ -112,7 +103,7 @@ struct http_frontend::state {
   state(inference_service& s, const http_options& o)
       : service(s),
         options(o),
-        transport(transport_options(o), {[this](const http_request& req) { return dispatch(req); }, refused}) {
+        transport(o, {[this](const http_request& req) { return dispatch(req); }, refused}) {  // o as its transport options
     add_routes();
   }
 

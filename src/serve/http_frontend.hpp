@@ -9,15 +9,13 @@
 #include <string>
 
 #include "serve/http_infer_codec.hpp"
+#include "serve/http_transport.hpp"
 #include "serve/inference_service.hpp"
 
 namespace ferry::serve {
 
-struct http_options {
-  std::string host = "0.0.0.0";
-  int port = 8000;  // 0: any free port (bind() returns it)
-  int threads = 128;  // connections served at once (one worker thread each); more wait their turn
-  std::size_t max_body_bytes = std::size_t{1} << 30;  // larger bodies get 413
+// The transport's settings (host, port, threads, body limit) and the inference codec's limits.
+struct http_options : http_transport_options {
   http_limits limits;
 };
 
