@@ -99,7 +99,14 @@ struct cell_target {
   int total_slots = 1;
   strategy_kind strategy = strategy_kind::pinned;
   std::map<int, session*> references;                 // by GPU
+  std::size_t request_bytes = 0;                      // inputs + outputs: what one check keeps
 };
+
+std::size_t io_bytes(const std::vector<tensor_spec>& io) {
+  std::size_t total = 0;
+  for (const auto& t : io) total += t.bytes();
+  return total;
+}
 
 cell_target single_session_target(session& measured, session& reference, int device) {
   return {.acquire = [&measured] { return measured.acquire(); },
@@ -107,7 +114,8 @@ cell_target single_session_target(session& measured, session& reference, int dev
           .devices = {device},
           .total_slots = measured.slots(),
           .strategy = measured.options().strategy,
-          .references = {{device, &reference}}};
+          .references = {{device, &reference}},
+          .request_bytes = io_bytes(measured.io())};
 }
 
 class cell_run {
@@ -123,8 +131,8 @@ class cell_run {
   }
 
   void run() {
-    // The clock starts once every client thread exists and, with warm-up, has run one untimed
-    // request of its own: engines keep per-thread state (libtorch makes a cuDNN and a cuBLAS
+    // The clock starts once every client thread exists and, with warm-up, has run untimed
+    // requests of its own until their latency settled (warm_this_thread): engines keep per-thread state (libtorch makes a cuDNN and a cuBLAS
     // handle per host thread, ~50 ms on our H200 host), which a long-lived server thread pays
     // once, not on a measured request. Without warm-up each thread's first request stays in.
     std::barrier ready(options_.clients + 1, [this]() noexcept {
@@ -132,11 +140,15 @@ class cell_run {
       samples_.start = start_;
       samples_.last_done = start_;
     });
-    // Output checks run on their own thread: a client busy comparing 4 MB against the reference
-    // would otherwise hold back its other in-flight requests and put the check into their latency.
+    // Output checks run on their own thread, and only once the timed requests are over: the
+    // reference run of a check moves the request's bytes over the same link again and its
+    // comparison reads them on the same CPU, so a check running next to timed requests slowed
+    // them (touch 19 MB: a check every 64 requests kept the checker busy through ~8 of them and
+    // put pinned H2D at 86.5% of the link instead of reduce's 94%). The checked requests keep
+    // copies of their inputs and outputs meanwhile, within check_budget_bytes.
     // The checker runs the reference engine on its own thread, so it warms that thread too: its
     // first reference run would otherwise hold the engine (one AOTInductor runner per slot) for
-    // the ~50 ms of libtorch's per-thread set-up while a measured request waits.
+    // the ~50 ms of libtorch's per-thread set-up.
     //
     // The checker warms up first and the clients after it, so the last client to finish its
     // warm-up completes the barrier and starts at once: its first request follows its warm-up
@@ -212,12 +224,30 @@ class cell_run {
     }
   }
 
-  // Once per GPU: a client thread may be handed a slot of any of them.
+  // Untimed requests, exactly like the timed ones (fresh input, output read), until their
+  // latency has settled, on every GPU (a client thread may be handed a slot of any of them). One
+  // request was not enough: after it, the first timed request was still over 1.1x the median in
+  // 12 of 80 cells, up to 2.4x for managed-prefetch, whose pages and the driver's migration
+  // heuristics take several round trips to reach their steady state, and 1.1-1.3x for pageable
+  // and staged copies. The rule asks for the level to have stopped moving, not for the last
+  // request to have been fast, so the clock does not start on a lucky sample.
   void warm_this_thread() {
     nvtx3::scoped_range range{"ferry.client_warmup"};
+    const stopping_rule settled{.min_iterations = 6, .max_iterations = 64, .min_seconds = 0.02,
+                                .max_seconds = 0.5, .tolerance = 0.05};
     for (const int device : target_.devices) {
-      const auto done = run_untimed(target_.acquire_on(device), ~std::uint64_t{0});
-      if (!resident_) sink_ += read_outputs(done);
+      std::vector<double> latencies;
+      const auto begin = clock::now();
+      do {
+        auto filling = target_.acquire_on(device);
+        for (std::size_t i = 0; i < filling.input_count(); ++i)
+          fill_fresh(filling.input(i), filling.input_spec(i), ~std::uint64_t{0} - 97 * latencies.size() - i);
+        filling.stage_resident_inputs_untimed();
+        const auto submitted = clock::now();
+        const auto done = std::move(filling).submit().wait();
+        if (!resident_) sink_ += read_outputs(done);
+        latencies.push_back(micros(clock::now() - submitted));
+      } while (!settled.should_stop(latencies, std::chrono::duration<double>(clock::now() - begin).count()));
     }
   }
 
@@ -234,7 +264,8 @@ class cell_run {
     // Requests 1 and 2 and every check_every-th are checked; request 0 is not, so the first
     // request after warm-up runs exactly like the steady state (the copy a check needs would
     // otherwise sit between warm-up and the first submit).
-    if (seq == 1 || seq == 2 || (seq > 0 && seq % options_.check_every == 0))
+    const bool due = seq == 1 || seq == 2 || (seq > 0 && seq % options_.check_every == 0);
+    if (due && reserve_check_bytes())
       for (std::size_t i = 0; i < filling.input_count(); ++i)
         inputs.emplace_back(filling.input(i).begin(), filling.input(i).end());
     const auto submitted = clock::now();
@@ -270,6 +301,19 @@ class cell_run {
     }
   }
 
+  // Kept copies of checked requests wait for the end of the run; past the budget a due check is
+  // skipped. 2 GiB holds 256 checks of mlp:48x2048 b1024 (4 MB in, 4 MB out; a 3 s run at
+  // 1000 req/s makes 47) or 16 of touch 64 MB; requests 1 and 2 always fit.
+  static constexpr std::size_t check_budget_bytes = std::size_t{2} << 30;
+  bool reserve_check_bytes() {
+    const std::size_t need = std::max<std::size_t>(target_.request_bytes, 1);
+    std::size_t held = check_bytes_held_.load();
+    do {
+      if (held + need > check_budget_bytes && held > 0) return false;
+    } while (!check_bytes_held_.compare_exchange_weak(held, held + need));
+    return true;
+  }
+
   struct pending_check {
     int device;  // checked against the reference on the GPU that ran it
     std::vector<std::vector<std::byte>> inputs;
@@ -279,7 +323,7 @@ class cell_run {
   void check_loop() {
     for (;;) {
       std::unique_lock lock(checks_mutex_);
-      checks_ready_.wait(lock, [this] { return !checks_.empty() || clients_done_; });
+      checks_ready_.wait(lock, [this] { return clients_done_; });
       if (checks_.empty()) return;  // clients are done and every check has run
       pending_check next = std::move(checks_.front());
       checks_.pop_front();
@@ -338,6 +382,7 @@ class cell_run {
   std::atomic<bool> stop_{false};
   std::atomic<std::uint64_t> next_{0};
   std::atomic<std::uint64_t> sink_{0};
+  std::atomic<std::size_t> check_bytes_held_{0};
   clock::time_point start_;
   bool hit_cap_ = false;
 };
@@ -470,6 +515,16 @@ void measure(const cell_target& target, strategy_kind strategy, const run_option
   if (path == data_path::copy || strategy == strategy_kind::managed_prefetch) {
     r.h2d_gbps = gbps(r.input_bytes, r.h2d_us);
     r.d2h_gbps = gbps(r.output_bytes, r.d2h_us);
+  } else if (path == data_path::zero_copy && target.devices.size() == 1 && options.inflight == 1 &&
+             options.clients == 1) {
+    // Zero-copy has no copy stage: the engine reads its inputs and writes its outputs over the
+    // link while it runs, so the bus rate is the bytes over the engine's event-timed span, the
+    // same clock the copy stage is timed with (the launch and the host's wait are not in it).
+    // A lower bound: the engine's own work is in the span too. Only for one request at a time,
+    // where no other request's engine shares the span.
+    r.h2d_gbps = gbps(r.input_bytes, r.compute_us);
+    // A small output (reduce's 4 KB) is written in the span's last microseconds: no rate there.
+    if (r.output_bytes >= r.input_bytes / 4) r.d2h_gbps = gbps(r.output_bytes, r.compute_us);
   }
   r.output_checked = s.checked;
   r.output_matches = s.checked && s.all_match;
@@ -545,7 +600,8 @@ void run_on_replicas(const workload& w, strategy_kind strategy, const run_option
                      .devices = options.devices,
                      .total_slots = options.inflight * static_cast<int>(measured.size()),
                      .strategy = strategy,
-                     .references = {}};
+                     .references = {},
+                     .request_bytes = io_bytes(measured.io())};
   for (std::size_t i = 0; i < measured.size(); ++i) {
     references.push_back(std::make_unique<session>(
         measured.engine_of(i), measured.io(),
