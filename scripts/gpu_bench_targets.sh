@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Issue 3's acceptance figures on the GPU host, in one go, from a bundle made by
+# scripts/gpu_bundle.sh: the GPU tests, the smoke run (`ferry bench` with no arguments), then each
+# target's own measurement:
+#   first request vs median    the 80-cell matrix, warmed up (every strategy, reduce and touch)
+#   link efficiency            pinned and zero-copy paths at 16-64 MB, one request at a time
+#   copies hidden by compute   mlp:48x2048 b1024 (compute ~6x the transfer), device vs host
+#                              inputs at several slot and client counts, 3 s throughput windows
+#   ferry's own overhead       the device cells' paired bare-engine note, in every report above
+#   scripts/gpu_bench_targets.sh OUTDIR [TARBALL]
+# Every command's output lands in OUTDIR; TARBALL, when given, is refreshed after every step so a
+# run cut short still returns what it measured.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${1:?usage: scripts/gpu_bench_targets.sh OUTDIR [TARBALL]}
+tarball=${2:-}
+mkdir -p "$out"
+source scripts/gpu_host_env.sh
+export FERRY_CLI="$(command -v ferry)"
+step() {
+  echo "== $(date -u +%T) $*" | tee -a "$out/steps.txt"
+  [[ -n $tarball ]] && tar czf "$tarball" -C "$(dirname "$out")" "$(basename "$out")"
+  return 0
+}
+b() {  # b NAME ARGS...: one ferry bench run, JSON and markdown kept beside its table
+  local name=$1; shift
+  step "ferry bench $*"
+  echo "ferry bench $*" > "$out/$name.txt"
+  timeout 300 ferry bench "$@" --json "$out/$name.json" --md "$out/$name.md" >> "$out/$name.txt" 2>&1
+  echo "rc=$?" >> "$out/$name.txt"
+}
+
+step "machine"
+nvidia-smi > "$out/nvidia-smi.txt" 2>&1
+step "gpu tests"
+timeout 300 ferry_gpu_tests --gtest_brief=1 > "$out/gpu_tests.txt" 2>&1
+echo "rc=$?" >> "$out/gpu_tests.txt"
+tail -4 "$out/gpu_tests.txt"
+b smoke
+b overlap-i4-c4 --engine mlp:48x2048 --batch 1024 --strategy device,pinned,registered --inflight 4 --clients 4 \
+  --objective throughput --duration 3 --no-link-measure
+b overlap-i8-c8 --engine mlp:48x2048 --batch 1024 --strategy device,pinned,registered --inflight 8 --clients 8 \
+  --objective throughput --duration 3 --no-link-measure
+b overlap-i4-c2 --engine mlp:48x2048 --batch 1024 --strategy device,pinned,registered --inflight 4 --clients 2 \
+  --objective throughput --duration 3 --no-link-measure
+b overlap-i2-c2 --engine mlp:48x2048 --batch 1024 --strategy device,pinned,registered --inflight 2 --clients 2 \
+  --objective throughput --duration 3 --no-link-measure
+b link --engine reduce,touch --size 16MB,19MB,32MB,64MB --strategy device,pinned,registered,mapped,registered-mapped \
+  --duration 1
+b matrix --engine reduce,touch --size 0.6MB,4.8MB,19MB,64MB --strategy all --duration 0.5 --no-link-measure
+step "done"
