@@ -132,9 +132,10 @@ class cell_run {
 
   void run() {
     // The clock starts once every client thread exists and, with warm-up, has run untimed
-    // requests of its own until their latency settled (warm_this_thread): engines keep per-thread state (libtorch makes a cuDNN and a cuBLAS
-    // handle per host thread, ~50 ms on our H200 host), which a long-lived server thread pays
-    // once, not on a measured request. Without warm-up each thread's first request stays in.
+    // requests of its own until their latency settled (warm_up): engines keep per-thread state
+    // (libtorch makes a cuDNN and a cuBLAS handle per host thread, ~50 ms on our H200 host),
+    // which a long-lived server thread pays once, not on a measured request. Without warm-up
+    // each thread's first request stays in.
     std::barrier ready(options_.clients + 1, [this]() noexcept {
       start_ = clock::now();
       samples_.start = start_;
@@ -161,11 +162,10 @@ class cell_run {
       ready.arrive_and_wait();
       check_loop();
     });
-    auto client_thread = [this, &ready, &reference_warm] {
+    const std::function<void()> start_together = [&ready] { ready.arrive_and_wait(); };
+    auto client_thread = [this, &start_together, &reference_warm] {
       reference_warm.wait();
-      if (options_.warmup) warm_this_thread();
-      ready.arrive_and_wait();
-      client();
+      client(start_together);
     };
     std::vector<std::thread> clients;
     for (int c = 1; c < options_.clients; ++c) clients.emplace_back(client_thread);
@@ -186,26 +186,59 @@ class cell_run {
   // One request between submit and completion, with what its output check needs.
   struct in_flight {
     pending_slot pending;
-    std::uint64_t seq;
+    std::optional<std::uint64_t> seq;  // none: a warm-up request, not recorded
     clock::time_point submitted;
     double fill_us;
     std::vector<std::vector<std::byte>> inputs;  // copies, only for checked requests
   };
 
   // A closed-loop client that keeps up to `depth` requests in flight: it fills and submits
-  // request k+1 while request k is still on the GPU, which is what --inflight buys.
-  void client() {
-    // Slots of every GPU together, shared out among the clients (one GPU: --inflight / --clients).
-    const auto depth = static_cast<std::size_t>(std::max(1, target_.total_slots / options_.clients));
+  // request k+1 while request k is still on the GPU, which is what --inflight buys. With warm-up
+  // it first runs the same loop untimed, until its latency settles (warm_up), then waits for the
+  // other threads at `start_together` and runs the timed requests.
+  void client(const std::function<void()>& start_together) {
+    if (options_.warmup) warm_up();
+    start_together();
     std::deque<in_flight> queue;
     while (!stop_.load(std::memory_order_relaxed)) {
-      queue.push_back(start_request(next_.fetch_add(1)));
-      if (queue.size() >= depth) {
+      queue.push_back(start_request(target_.acquire(), next_.fetch_add(1)));
+      if (queue.size() >= depth()) {
         finish_request(std::move(queue.front()));
         queue.pop_front();
       }
     }
     for (auto& r : queue) finish_request(std::move(r));
+  }
+
+  // Slots of every GPU together, shared out among the clients (one GPU: --inflight / --clients).
+  std::size_t depth() const {
+    return static_cast<std::size_t>(std::max(1, target_.total_slots / options_.clients));
+  }
+
+  // Untimed requests through the very code of the timed ones (fresh input, output read, the same
+  // functions, so their instructions and allocations are warm too), until the latency has settled,
+  // on every GPU (a client thread may be handed a slot of any of them). One warm-up request was
+  // not enough: after it, the first timed request was still over 1.1x the median in 12 of 80
+  // cells, up to 2.4x for managed-prefetch, whose pages and the driver's migration heuristics take
+  // several round trips to settle. The rule asks for the level to have stopped moving, not for the
+  // last request to have been fast, so the clock does not start on a lucky sample.
+  void warm_up() {
+    nvtx3::scoped_range range{"ferry.client_warmup"};
+    const stopping_rule settled{.min_iterations = 6, .max_iterations = 64, .min_seconds = 0.02,
+                                .max_seconds = 0.5, .tolerance = 0.05};
+    for (const int device : target_.devices) {
+      std::vector<double> latencies;
+      std::deque<in_flight> queue;
+      const auto begin = clock::now();
+      while (!settled.should_stop(latencies, std::chrono::duration<double>(clock::now() - begin).count())) {
+        queue.push_back(start_request(target_.acquire_on(device), std::nullopt));
+        if (queue.size() >= depth()) {
+          latencies.push_back(finish_request(std::move(queue.front())));
+          queue.pop_front();
+        }
+      }
+      for (auto& r : queue) (void)finish_request(std::move(r));
+    }
   }
 
   // One untimed request through `filling`, fresh inputs from `seed`: the CPU writes them, the
@@ -224,39 +257,12 @@ class cell_run {
     }
   }
 
-  // Untimed requests, exactly like the timed ones (fresh input, output read), until their
-  // latency has settled, on every GPU (a client thread may be handed a slot of any of them). One
-  // request was not enough: after it, the first timed request was still over 1.1x the median in
-  // 12 of 80 cells, up to 2.4x for managed-prefetch, whose pages and the driver's migration
-  // heuristics take several round trips to reach their steady state, and 1.1-1.3x for pageable
-  // and staged copies. The rule asks for the level to have stopped moving, not for the last
-  // request to have been fast, so the clock does not start on a lucky sample.
-  void warm_this_thread() {
-    nvtx3::scoped_range range{"ferry.client_warmup"};
-    const stopping_rule settled{.min_iterations = 6, .max_iterations = 64, .min_seconds = 0.02,
-                                .max_seconds = 0.5, .tolerance = 0.05};
-    for (const int device : target_.devices) {
-      std::vector<double> latencies;
-      const auto begin = clock::now();
-      do {
-        auto filling = target_.acquire_on(device);
-        for (std::size_t i = 0; i < filling.input_count(); ++i)
-          fill_fresh(filling.input(i), filling.input_spec(i), ~std::uint64_t{0} - 97 * latencies.size() - i);
-        filling.stage_resident_inputs_untimed();
-        const auto submitted = clock::now();
-        const auto done = std::move(filling).submit().wait();
-        if (!resident_) sink_ += read_outputs(done);
-        latencies.push_back(micros(clock::now() - submitted));
-      } while (!settled.should_stop(latencies, std::chrono::duration<double>(clock::now() - begin).count()));
-    }
-  }
-
-  in_flight start_request(std::uint64_t seq) {
+  in_flight start_request(filling_slot filling, std::optional<std::uint64_t> seq) {
     nvtx3::scoped_range range{"ferry.fill_and_submit"};
-    auto filling = target_.acquire();
     const auto fill_start = clock::now();
+    const std::uint64_t seed = seq ? *seq * 131 : ~std::uint64_t{0} - 97 * warmups_.fetch_add(1);
     for (std::size_t i = 0; i < filling.input_count(); ++i)
-      fill_fresh(filling.input(i), filling.input_spec(i), seq * 131 + i);
+      fill_fresh(filling.input(i), filling.input_spec(i), seed + i);
     const auto fill_end = clock::now();
     filling.stage_resident_inputs_untimed();
 
@@ -264,7 +270,7 @@ class cell_run {
     // Requests 1 and 2 and every check_every-th are checked; request 0 is not, so the first
     // request after warm-up runs exactly like the steady state (the copy a check needs would
     // otherwise sit between warm-up and the first submit).
-    const bool due = seq == 1 || seq == 2 || (seq > 0 && seq % options_.check_every == 0);
+    const bool due = seq && (*seq == 1 || *seq == 2 || (*seq > 0 && *seq % options_.check_every == 0));
     if (due && reserve_check_bytes())
       for (std::size_t i = 0; i < filling.input_count(); ++i)
         inputs.emplace_back(filling.input(i).begin(), filling.input(i).end());
@@ -272,7 +278,8 @@ class cell_run {
     return {std::move(filling).submit(), seq, submitted, micros(fill_end - fill_start), std::move(inputs)};
   }
 
-  void finish_request(in_flight r) {
+  // Returns the request's latency; only timed requests are recorded.
+  double finish_request(in_flight r) {
     nvtx3::scoped_range range{"ferry.wait_and_read"};
     auto done = std::move(r.pending).wait();
     // The device strategy's outputs stay on the device by definition: there is nothing on the
@@ -291,7 +298,8 @@ class cell_run {
     }
     { auto release = std::move(done); }  // give the slot back before the reference runs
 
-    record(r.seq, micros(readable - r.submitted), r.fill_us, times, readable);
+    const double latency_us = micros(readable - r.submitted);
+    if (r.seq) record(*r.seq, latency_us, r.fill_us, times, readable);
     if (check) {
       {
         std::lock_guard lock(checks_mutex_);
@@ -299,6 +307,7 @@ class cell_run {
       }
       checks_ready_.notify_one();
     }
+    return latency_us;
   }
 
   // Kept copies of checked requests wait for the end of the run; past the budget a due check is
@@ -381,6 +390,7 @@ class cell_run {
   bool clients_done_ = false;
   std::atomic<bool> stop_{false};
   std::atomic<std::uint64_t> next_{0};
+  std::atomic<std::uint64_t> warmups_{0};
   std::atomic<std::uint64_t> sink_{0};
   std::atomic<std::size_t> check_bytes_held_{0};
   clock::time_point start_;
@@ -403,6 +413,7 @@ void count_um_traffic(const cell_target& target, const run_options& options, str
   run_options extra = options;
   extra.iterations = counted_requests;
   extra.check_every = std::numeric_limits<std::size_t>::max();
+  extra.warmup = false;  // the cell just ran: the pages are where its steady state keeps them
   cell_run counted(target, extra);
   counted.run();
   // CUPTI can deliver a flush's records late; keep taking until a take adds nothing.
