@@ -20,6 +20,15 @@ namespace ferry::bench {
 
 enum class objective { latency, throughput };
 
+// How the benchmark's CPU writes each request's fresh input. A DMA or the GPU reading host memory
+// right after ordinary stores runs slower (a 19 MB pinned upload: 87% of the link peak instead
+// of 96%; see ferry/streaming_copy.hpp), so the way the input was written is part of what a cell
+// measures. Both write the same bytes for the same seed.
+enum class input_writes {
+  cached,     // ordinary stores: the lines sit dirty in the CPU caches when the request starts
+  streaming,  // non-temporal stores (copy_streaming): the bytes are in memory, where DMA reads fastest
+};
+
 // What one measured cell runs: an engine and the concrete shapes to feed it.
 struct workload {
   std::string label;                      // as shown in reports ("reduce", "u8-normalize+reduce")
@@ -43,6 +52,9 @@ struct run_options {
   double max_seconds = 3.0;               // ... and at most this long per cell
   std::size_t check_every = 64;           // compare outputs with the reference every N requests
   bool um_counters = true;                // CUPTI unified-memory counters for managed strategies
+  // Streaming by default: it models a client that follows ferry's advice and writes its inputs
+  // with copy_streaming; `--input-writes cached` shows what ordinary stores cost.
+  input_writes writes = input_writes::streaming;
 };
 
 // Measures one workload under one strategy. Never throws for a strategy the platform refuses or

@@ -245,9 +245,9 @@ class cell_run {
 
   // One untimed request through `filling`, fresh inputs from `seed`: the CPU writes them, the
   // pipeline runs, and the caller gets the completed slot to read.
-  static completed_slot run_untimed(filling_slot filling, std::uint64_t seed) {
+  completed_slot run_untimed(filling_slot filling, std::uint64_t seed) const {
     for (std::size_t i = 0; i < filling.input_count(); ++i)
-      fill_fresh(filling.input(i), filling.input_spec(i), seed - i);
+      fill_fresh(filling.input(i), filling.input_spec(i), seed - i, options_.writes);
     filling.stage_resident_inputs_untimed();
     return std::move(filling).submit().wait();
   }
@@ -264,7 +264,7 @@ class cell_run {
     const auto fill_start = clock::now();
     const std::uint64_t seed = seq ? *seq * 131 : ~std::uint64_t{0} - 97 * warmups_.fetch_add(1);
     for (std::size_t i = 0; i < filling.input_count(); ++i)
-      fill_fresh(filling.input(i), filling.input_spec(i), seed + i);
+      fill_fresh(filling.input(i), filling.input_spec(i), seed + i, options_.writes);
     const auto fill_end = clock::now();
     filling.stage_resident_inputs_untimed();
 
@@ -449,7 +449,7 @@ struct overhead_pair {
 };
 
 overhead_pair paired_overhead(engine& eng, const std::vector<tensor_spec>& io, const device_caps& caps,
-                              session& measured) {
+                              session& measured, input_writes writes) {
   auto context = eng.make_context(io);
   std::vector<io_buffer> inputs;
   std::vector<const tensor_spec*> input_specs;
@@ -467,7 +467,7 @@ overhead_pair paired_overhead(engine& eng, const std::vector<tensor_spec>& io, c
   stream s;
   const auto run_bare = [&](int i) {
     for (std::size_t k = 0; k < inputs.size(); ++k) {
-      fill_fresh(inputs[k].host(), *input_specs[k], 1000 + i);
+      fill_fresh(inputs[k].host(), *input_specs[k], 1000 + i, writes);
       inputs[k].upload_blocking(s);
     }
     const auto start = clock::now();
@@ -479,7 +479,7 @@ overhead_pair paired_overhead(engine& eng, const std::vector<tensor_spec>& io, c
   const auto run_session = [&](int i) {
     filling_slot filling = measured.acquire();
     for (std::size_t k = 0; k < filling.input_count(); ++k)
-      fill_fresh(filling.input(k), filling.input_spec(k), 5000 + i);
+      fill_fresh(filling.input(k), filling.input_spec(k), 5000 + i, writes);
     filling.stage_resident_inputs_untimed();
     const auto start = clock::now();
     const completed_slot done = std::move(filling).submit().wait();
@@ -590,7 +590,7 @@ void run_on_one_gpu(const workload& w, strategy_kind strategy, const run_options
   // The bare baseline is one request at a time; it says nothing about queued or shared runs.
   if (strategy == strategy_kind::device && options.clients == 1 && options.inflight == 1) {
     memory::scoped_device on_device(device);
-    const overhead_pair pair = paired_overhead(*eng, io, caps, measured);
+    const overhead_pair pair = paired_overhead(*eng, io, caps, measured, options.writes);
     r.notes.push_back(fmt::format("bare engine enqueue + stream sync: {:.1f} µs median, a device-strategy request "
                                   "{:.1f} µs, alternating over 100 pairs; ferry's overhead on the device strategy: "
                                   "{:+.1f} µs",

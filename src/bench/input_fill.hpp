@@ -5,12 +5,14 @@
 #include <cstdint>
 #include <span>
 
+#include "ferry/bench.hpp"  // input_writes
 #include "ferry/engine.hpp"
 
 namespace ferry::bench {
 
-// Writes every byte of `host` with values drawn from `seed`. Fast enough (several GB/s) that
-// filling 64 MB does not dominate a benchmark's wall time.
-void fill_fresh(std::span<std::byte> host, const tensor_spec& spec, std::uint64_t seed);
+// Writes every byte of `host` with values drawn from `seed`, with ordinary or streaming stores
+// (the same bytes either way). Fast enough (several GB/s) that filling 64 MB does not dominate a
+// benchmark's wall time.
+void fill_fresh(std::span<std::byte> host, const tensor_spec& spec, std::uint64_t seed, input_writes writes);
 
 }  // namespace ferry::bench

@@ -69,7 +69,8 @@ placement_cost measure_placement_cost(const workload& w, int data_device, int ru
     if (t.role == tensor_role::input) {
       result.input_bytes += t.bytes();
       std::vector<std::byte> host(t.bytes());
-      fill_fresh(host, t, 4242 + inputs.size());
+      // No run_options here; streaming as bench's default (untimed, so it changes no figure).
+      fill_fresh(host, t, 4242 + inputs.size(), input_writes::streaming);
       memory::scoped_device on_data(data_device);
       FERRY_CUDA_TRY(cudaMemcpy(b.at_data.get(), host.data(), host.size(), cudaMemcpyHostToDevice));
       inputs.push_back(std::move(b));

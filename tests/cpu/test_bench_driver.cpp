@@ -57,8 +57,8 @@ TEST(Workloads, UnknownEnginesAndStagesAreNamed) {
 TEST(InputFill, FloatsAreFiniteAndFreshPerSeed) {
   ferry::tensor_spec spec{.name = "x", .type = ferry::dtype::f32, .shape = {1001}};
   std::vector<std::byte> a(spec.bytes()), b(spec.bytes());
-  ferry::bench::fill_fresh(a, spec, 1);
-  ferry::bench::fill_fresh(b, spec, 2);
+  ferry::bench::fill_fresh(a, spec, 1, ferry::bench::input_writes::cached);
+  ferry::bench::fill_fresh(b, spec, 2, ferry::bench::input_writes::cached);
   EXPECT_NE(a, b);
   for (std::size_t i = 0; i < 1001; ++i) {
     float v;
@@ -72,7 +72,7 @@ TEST(InputFill, FloatsAreFiniteAndFreshPerSeed) {
 TEST(InputFill, IndicesStayInsideTheBound) {
   ferry::tensor_spec spec{.name = "indices", .type = ferry::dtype::i32, .shape = {4096}, .index_bound = 37};
   std::vector<std::byte> host(spec.bytes());
-  ferry::bench::fill_fresh(host, spec, 9);
+  ferry::bench::fill_fresh(host, spec, 9, ferry::bench::input_writes::cached);
   std::vector<int> seen(37, 0);
   for (std::size_t i = 0; i < 4096; ++i) {
     std::int32_t v;
@@ -82,6 +82,30 @@ TEST(InputFill, IndicesStayInsideTheBound) {
     seen[v] = 1;
   }
   EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), 37);  // spread over the whole range
+}
+
+// Streaming writes change how the bytes reach memory, never which bytes: the same seed gives the
+// same input for every dtype, at sizes that split elements and the 64 KiB scratch chunks.
+TEST(InputFill, StreamingWritesTheSameBytesAsCached) {
+  using ferry::dtype;
+  std::vector<ferry::tensor_spec> specs;
+  for (const dtype type : {dtype::f32, dtype::f16, dtype::bf16, dtype::u8, dtype::i8, dtype::i32, dtype::i64,
+                           dtype::boolean})
+    specs.push_back({.name = "x", .type = type, .shape = {1}});
+  specs.push_back({.name = "indices", .type = dtype::i32, .shape = {1}, .index_bound = 1000});
+  specs.push_back({.name = "indices", .type = dtype::i64, .shape = {1}, .index_bound = 1000});
+  constexpr std::size_t chunk = 64 * 1024;
+  for (const auto& spec : specs) {
+    for (const std::size_t bytes : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{4098}, chunk,
+                                    3 * chunk + 7, 3 * chunk + 8}) {
+      // Different starting bytes, so a byte either mode leaves unwritten shows (bar a coincidence).
+      std::vector<std::byte> cached(bytes, std::byte{0x00}), streamed(bytes, std::byte{0xA5});
+      ferry::bench::fill_fresh(cached, spec, 77, ferry::bench::input_writes::cached);
+      ferry::bench::fill_fresh(streamed, spec, 77, ferry::bench::input_writes::streaming);
+      ASSERT_EQ(cached, streamed) << ferry::to_string(spec.type) << (spec.index_bound ? " with a bound, " : ", ")
+                                  << bytes << " bytes";
+    }
+  }
 }
 
 TEST(OutputCheck, FindsTheFirstMismatchAndAcceptsRounding) {
