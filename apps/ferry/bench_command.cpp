@@ -38,6 +38,7 @@ struct bench_flags {
   bool warmup = true;
   bool graph = false;
   std::string objective = "latency";
+  std::string input_writes = "streaming";
   std::string json, csv, md, plot;
   int device = 0;
   std::string devices;  // --devices; empty: just --device
@@ -148,6 +149,7 @@ void run_bench(const bench_flags& f, bool device_given, const std::string& comma
   // window swings by ±10% (0.3 s of a 2-GPU run is ~600 requests), so it runs the whole duration.
   options.min_seconds = goal == bench::objective::throughput ? f.duration : std::min(0.3, f.duration);
   options.um_counters = !f.no_um_counters;
+  options.writes = f.input_writes == "cached" ? bench::input_writes::cached : bench::input_writes::streaming;
 
   bench::bench_report report;
   report.date = utc_now();
@@ -221,6 +223,9 @@ void add_bench_command(CLI::App& app, std::string command_line) {
   cmd->add_flag("--graph", flags->graph, "capture each slot's pipeline as a CUDA graph");
   cmd->add_option("--objective", flags->objective, "what the winner and auto optimise")
       ->check(CLI::IsMember({"latency", "throughput"}));
+  cmd->add_option("--input-writes", flags->input_writes,
+                  "how the CPU writes each request's fresh input: streaming (non-temporal stores, default) or cached")
+      ->check(CLI::IsMember({"cached", "streaming"}));
   cmd->add_option("--json", flags->json, "write the JSON report here");
   cmd->add_option("--csv", flags->csv, "write the CSV report here");
   cmd->add_option("--md", flags->md, "write the markdown report here");

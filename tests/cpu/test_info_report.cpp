@@ -316,4 +316,23 @@ TEST(CliInfo, RejectsANegativeDevice) {
   EXPECT_NE(result.exit_code, 2);
 }
 
+// Both values parse (the run then stops at the missing GPU, exit 2); anything else is a
+// command-line error that names the flag.
+TEST(CliBench, InputWritesTakesCachedOrStreaming) {
+  if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
+  if (ferry::cuda_device_count() > 0) GTEST_SKIP() << "this machine has a GPU (a valid flag would run a benchmark)";
+  for (const char* args : {"bench --input-writes cached", "bench --input-writes streaming"}) {
+    const auto result = run_cli(args, captured::stderr_only);
+    EXPECT_EQ(result.exit_code, 2) << args << ": " << result.output;
+  }
+}
+
+TEST(CliBench, InputWritesRefusesOtherValues) {
+  if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
+  const auto result = run_cli("bench --input-writes sideways", captured::both);
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_NE(result.exit_code, 2);
+  EXPECT_NE(result.output.find("--input-writes"), std::string::npos) << result.output;
+}
+
 }  // namespace
