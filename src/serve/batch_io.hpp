@@ -19,11 +19,17 @@ namespace ferry::serve {
                                                       const model_signature& signature,
                                                       std::int64_t rows);
 
+// Who reads a gathered input next, which decides how it is written: the CPU (the host executor's
+// engine) finds it in its caches after ordinary stores; a DMA or the GPU (a session slot's input)
+// reads it faster from memory, after streaming stores (ferry/streaming_copy.hpp).
+enum class gathered_for { host, device };
+
 // Copies input `index` of every item, one after another, into `destination`, and zero-fills the
 // rest (padding rows when the engine runs a fixed batch larger than the requests' rows).
 // Throws invalid_argument when the items do not fit or an input is device memory (a CUDA
 // shared-memory region, which only the GPU executor's device gather reads).
-void gather_input(std::span<const batch_item> batch, std::size_t index, std::span<std::byte> destination);
+void gather_input(std::span<const batch_item> batch, std::size_t index, std::span<std::byte> destination,
+                  gathered_for reader);
 
 // Gives every item its requested outputs: rows [offset, offset + item rows) of each engine output
 // (the whole output when the model does not batch). `outputs` are the concrete output specs of

@@ -35,7 +35,7 @@ class host_executor final : public executor {
     std::vector<std::span<std::byte>> out_views;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       input_bytes.emplace_back(inputs[i].bytes());
-      gather_input(batch, i, input_bytes.back());
+      gather_input(batch, i, input_bytes.back(), gathered_for::host);
     }
     for (const auto& b : input_bytes) in_views.emplace_back(b);
     for (const auto& t : outputs) output_bytes.emplace_back(t.bytes());

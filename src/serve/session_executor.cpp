@@ -130,7 +130,7 @@ class session_executor final : public executor {
           slot.use_caller_input(i, gathered_on_device(batch, i, bytes, inst, worker));
           break;
         case input_route::gather_on_host:
-          gather_input(batch, i, slot.input(i));
+          gather_input(batch, i, slot.input(i), gathered_for::device);
           break;
       }
     }

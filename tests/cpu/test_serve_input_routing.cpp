@@ -110,7 +110,7 @@ TEST(ServeInputRouting, HostGatherRefusesDeviceMemoryByName) {
   std::vector<batch_item> batch{cuda.item()};
   std::vector<std::byte> destination(64);
   try {
-    gather_input(batch, 0, destination);
+    gather_input(batch, 0, destination, gathered_for::device);
     ADD_FAILURE() << "no exception";
   } catch (const ferry::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("input 'x' is in GPU 0's memory"), std::string::npos) << e.what();

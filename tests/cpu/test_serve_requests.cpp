@@ -93,6 +93,25 @@ TEST(ServeSignature, RefusesBadRequestsNamingTheTensor) {
             std::string::npos);
 }
 
+// A request tensor of 256 KiB or more is streamed into a slot's input (gathered_for::device): the
+// same bytes as the host executor's ordinary copy, at an offset that is not 16-byte aligned.
+TEST(ServeBatchIo, LargeInputsGatherTheSameBytesForTheDeviceAsForTheHost) {
+  const auto sig = make_signature(batched_io(), 1 << 20, "m");
+  owned_request small(3, 0), large(40000, 7);  // 24 bytes of x, then 320,000
+  const auto plan_small = plan_request(sig, small.request);
+  const auto plan_large = plan_request(sig, large.request);
+  infer_response rs, rl;
+  std::vector<batch_item> batch{{&small.request, &plan_small, &rs, {}}, {&large.request, &plan_large, &rl, {}}};
+  std::vector<float> expected = small.x;
+  expected.insert(expected.end(), large.x.begin(), large.x.end());
+  expected.resize(expected.size() + 10, 0.0F);  // padding rows
+  for (const gathered_for reader : {gathered_for::host, gathered_for::device}) {
+    std::vector<float> x(expected.size(), -1.0F);
+    gather_input(batch, 0, std::as_writable_bytes(std::span(x)), reader);
+    EXPECT_EQ(x, expected) << (reader == gathered_for::host ? "host" : "device");
+  }
+}
+
 TEST(ServeBatchIo, GathersPadsAndScattersEachRequestsOwnRows) {
   const auto sig = make_signature(batched_io(), 8, "m");
   owned_request a(1, 100), b(3, 200);
@@ -105,10 +124,11 @@ TEST(ServeBatchIo, GathersPadsAndScattersEachRequestsOwnRows) {
 
   // A fixed engine batch of 6 rows: 4 real, 2 zero-padded.
   std::vector<float> x(12, -1.0F);
-  gather_input(batch, 0, std::as_writable_bytes(std::span(x)));
+  gather_input(batch, 0, std::as_writable_bytes(std::span(x)), gathered_for::device);
   EXPECT_EQ(x, (std::vector<float>{100, 101, 200, 201, 202, 203, 204, 205, 0, 0, 0, 0}));
   std::vector<float> too_small(4);
-  EXPECT_THROW(gather_input(batch, 0, std::as_writable_bytes(std::span(too_small))), ferry::invalid_argument);
+  EXPECT_THROW(gather_input(batch, 0, std::as_writable_bytes(std::span(too_small)), gathered_for::device),
+               ferry::invalid_argument);
 
   // The engine's output: y = x (rows as gathered, padding included).
   const std::vector<tensor_spec> outputs{{"y", dtype::f32, {6, 2}, tensor_role::output, std::nullopt}};

@@ -38,7 +38,7 @@ class scripted_executor final : public executor {
     const std::int64_t rows = total_rows(batch);
     largest_batch = std::max<std::int64_t>(largest_batch, rows);
     std::vector<float> x(static_cast<std::size_t>(rows));
-    gather_input(batch, 0, std::as_writable_bytes(std::span(x)));
+    gather_input(batch, 0, std::as_writable_bytes(std::span(x)), gathered_for::host);
     for (float v : x) {
       if (v == fail_marker) throw std::runtime_error("scripted failure");
       if (v == slow_marker) std::this_thread::sleep_for(300ms);
