@@ -66,7 +66,8 @@ def series_name(r):
     settings = [f"inflight {r['inflight']}" if r.get("inflight", 1) != 1 else "",
                 f"clients {r['clients']}" if r.get("clients", 1) != 1 else "",
                 f"{len(r['devices'])} GPUs" if len(r.get("devices", [])) > 1 else "",
-                "graph" if r.get("graph") else ""]
+                "graph" if r.get("graph") else "",
+                "cached writes" if r.get("input_writes", "cached") == "cached" else ""]
     settings = [s for s in settings if s]
     return f"{r['strategy']} [{', '.join(settings)}]" if settings else r["strategy"]
 

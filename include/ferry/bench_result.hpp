@@ -43,6 +43,10 @@ struct strategy_result {
   std::vector<int> devices;
   bool graph = false;
   bool warmed_up = true;
+  // How the CPU wrote each request's input: "streaming" (non-temporal stores, bench's default) or
+  // "cached" (ordinary stores). A pinned upload runs ~9% slower after cached writes, so results
+  // are comparable only at the same setting.
+  std::string input_writes = "streaming";
 
   // Set when the strategy was refused or failed; every other field is then meaningless.
   std::optional<std::string> refused;

@@ -100,6 +100,7 @@ std::string strategy_cell(const strategy_result& r) {
   if (r.devices.size() > 1) settings.push_back(fmt::format("{} GPUs", r.devices.size()));
   if (r.graph) settings.emplace_back("graph");
   if (!r.warmed_up) settings.emplace_back("no warm-up");
+  if (r.input_writes == "cached") settings.emplace_back("cached writes");
   if (settings.empty()) return r.strategy;
   return fmt::format("{} [{}]", r.strategy, fmt::join(settings, ", "));
 }

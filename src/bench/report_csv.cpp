@@ -51,6 +51,7 @@ csv_fields fields_of(const strategy_result& r) {
   f.emplace_back("devices", format_device_set(r.devices));
   f.emplace_back("graph", flag(r.graph));
   f.emplace_back("warmed_up", flag(r.warmed_up));
+  f.emplace_back("input_writes", r.input_writes);
   f.emplace_back("refused", r.refused.value_or(""));
   f.emplace_back("iterations", number(std::uint64_t{r.iterations}));
   f.emplace_back("wall_seconds", number(r.wall_seconds));

@@ -41,6 +41,7 @@ json result_to_json(const strategy_result& r) {
       {"devices", r.devices},
       {"graph", r.graph},
       {"warmed_up", r.warmed_up},
+      {"input_writes", r.input_writes},
       {"refused", r.refused ? json(*r.refused) : json(nullptr)},
       {"iterations", r.iterations},
       {"wall_seconds", r.wall_seconds},
@@ -134,6 +135,8 @@ strategy_result result_from_json(const json& j) {
   r.devices = field<std::vector<int>>(j, "devices", defaults.devices);  // absent before multi-GPU runs
   r.graph = field<bool>(j, "graph", defaults.graph);
   r.warmed_up = field<bool>(j, "warmed_up", defaults.warmed_up);
+  // Not the default: reports from before the field existed wrote their inputs with ordinary stores.
+  r.input_writes = field<std::string>(j, "input_writes", "cached");
   if (const auto it = j.find("refused"); it != j.end() && !it->is_null()) {
     r.refused = it->get<std::string>();
   }

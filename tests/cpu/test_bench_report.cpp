@@ -85,6 +85,7 @@ fb::bench_report full_report() {
   managed.clients = 3;
   managed.graph = true;
   managed.warmed_up = false;
+  managed.input_writes = "cached";
   managed.notes = {"graph capture failed: ran without a graph", "second note, with a comma"};
   report.results.push_back(managed);
 
@@ -127,6 +128,7 @@ void expect_same(const fb::strategy_result& a, const fb::strategy_result& b) {
   EXPECT_EQ(a.clients, b.clients);
   EXPECT_EQ(a.graph, b.graph);
   EXPECT_EQ(a.warmed_up, b.warmed_up);
+  EXPECT_EQ(a.input_writes, b.input_writes);
   EXPECT_EQ(a.refused, b.refused);
   EXPECT_EQ(a.iterations, b.iterations);
   EXPECT_EQ(a.wall_seconds, b.wall_seconds);
@@ -252,6 +254,7 @@ TEST(BenchReportJson, MissingFieldsTakeTheirDefaults) {
   EXPECT_EQ(report.results[0].strategy, "mapped");
   EXPECT_EQ(report.results[0].inflight, 1);
   EXPECT_TRUE(report.results[0].warmed_up);
+  EXPECT_EQ(report.results[0].input_writes, "cached");  // older reports: inputs were written that way
   EXPECT_FALSE(report.results[0].refused);
   EXPECT_FALSE(report.results[0].um);
 }
@@ -290,7 +293,7 @@ TEST(BenchReportTable, ShowsEveryStrategyTheRefusalAndTheWinner) {
   EXPECT_NE(table.find(comma_detail), std::string::npos);       // the failed check explains itself
   EXPECT_NE(table.find("4864/1216"), std::string::npos);        // UM faults gpu/cpu
   EXPECT_NE(table.find("19.0/5.0"), std::string::npos);         // UM migrated MB in/out
-  EXPECT_NE(table.find("[inflight 2, clients 3, graph, no warm-up]"), std::string::npos);
+  EXPECT_NE(table.find("[inflight 2, clients 3, graph, no warm-up, cached writes]"), std::string::npos);
   EXPECT_NE(table.find("graph capture failed: ran without a graph"), std::string::npos);
 }
 
