@@ -7,7 +7,9 @@
 # still returns what it measured.
 #
 #   scripts/gpu_serve_results.sh OUTDIR [TARBALL] [SET]
-# SET: all (default) or a space-separated subset of: perf-http perf-grpc bench suite
+# SET: all (default) or a space-separated subset of: perf-http perf-grpc pa-memory bench suite
+# (pa-memory: touch without shared memory at c=16 and 64 over HTTP, perf_analyzer's resident
+# memory sampled every half second, in time windows and in short request-count windows)
 #
 # Here, before the call:  scripts/gpu_bundle.sh && scripts/fetch_gpu_wheels.sh
 # The device call (the three carried paths come to about 63 MiB of the 64 MiB a call may carry,
@@ -180,9 +182,10 @@ perf_matrix() {
   done
 }
 
-if wanted perf-http || wanted perf-grpc; then
+if wanted perf-http || wanted perf-grpc || wanted pa-memory; then
   step "ferry serve"
   if start_server; then
+    wanted pa-memory && { step "perf_analyzer's memory"; pa_memory "$http_port"; }
     wanted perf-http && { step "perf_analyzer over HTTP"; perf_matrix http "$http_port"; }
     # perf_analyzer asks gRPC servers for the model configuration first (the ModelConfig RPC).
     wanted perf-grpc && { step "perf_analyzer over gRPC"; perf_matrix grpc "$grpc_port"; }
@@ -190,6 +193,36 @@ if wanted perf-http || wanted perf-grpc; then
     stop_server
   fi
 fi
+
+# perf_analyzer's own memory while it drives 4.8 MB tensors through the request body: the
+# time-window runs at c=16 and c=64 never printed a result (killed, or out of time) while the
+# server answered every request.
+pa_memory() {
+  local port=$1
+  pa_runnable || { echo "perf_analyzer cannot run here" > "$out/perf/pa_memory.txt"; return 0; }
+  for mode in time count; do
+    for c in 16 64; do
+      local name=touch-http-none-c$c-$mode
+      local mode_args=(--measurement-interval 1000 --max-trials 4 --stability-percentage 20)
+      [[ $mode == count ]] && mode_args=(--measurement-mode count_windows --measurement-request-count 64
+                                         --max-trials 4 --stability-percentage 20)
+      LD_LIBRARY_PATH=$pa_libs timeout 40 "$pa" -m touch -i http -u "127.0.0.1:$port" --concurrency-range "$c:$c" \
+        --shared-memory none "${mode_args[@]}" -f "$out/perf/$name.csv" > "$out/perf/$name.txt" 2>&1 &
+      local pa_pid=$! peak=0 rss
+      while kill -0 "$pa_pid" 2> /dev/null; do
+        rss=$(ps -o rss= -p "$(pgrep -P "$pa_pid" | head -1)" 2> /dev/null | tr -d ' ')
+        [[ -n $rss && $rss -gt $peak ]] && peak=$rss
+        echo "$(date -u +%T.%N | cut -c1-12) rss_kib=${rss:-?}" >> "$out/perf/$name.rss"
+        sleep 0.5
+      done
+      wait "$pa_pid"
+      local rc=$?
+      echo "rc=$rc peak_rss_mib=$((peak / 1024))" | tee -a "$out/perf/$name.txt"
+      grep -E "Throughput|Avg latency" "$out/perf/$name.txt" | head -2
+      free -m > "$out/perf/$name.free"
+    done
+  done
+}
 
 bench() {
   local name=$1
