@@ -182,18 +182,6 @@ perf_matrix() {
   done
 }
 
-if wanted perf-http || wanted perf-grpc || wanted pa-memory; then
-  step "ferry serve"
-  if start_server; then
-    wanted pa-memory && { step "perf_analyzer's memory"; pa_memory "$http_port"; }
-    wanted perf-http && { step "perf_analyzer over HTTP"; perf_matrix http "$http_port"; }
-    # perf_analyzer asks gRPC servers for the model configuration first (the ModelConfig RPC).
-    wanted perf-grpc && { step "perf_analyzer over gRPC"; perf_matrix grpc "$grpc_port"; }
-    curl -s "127.0.0.1:$http_port/metrics" > "$out/metrics.txt"
-    stop_server
-  fi
-fi
-
 # perf_analyzer's own memory while it drives 4.8 MB tensors through the request body: the
 # time-window runs at c=16 and c=64 never printed a result (killed, or out of time) while the
 # server answered every request.
@@ -223,6 +211,18 @@ pa_memory() {
     done
   done
 }
+
+if wanted perf-http || wanted perf-grpc || wanted pa-memory; then
+  step "ferry serve"
+  if start_server; then
+    wanted pa-memory && { step "perf_analyzer's memory"; pa_memory "$http_port"; }
+    wanted perf-http && { step "perf_analyzer over HTTP"; perf_matrix http "$http_port"; }
+    # perf_analyzer asks gRPC servers for the model configuration first (the ModelConfig RPC).
+    wanted perf-grpc && { step "perf_analyzer over gRPC"; perf_matrix grpc "$grpc_port"; }
+    curl -s "127.0.0.1:$http_port/metrics" > "$out/metrics.txt"
+    stop_server
+  fi
+fi
 
 bench() {
   local name=$1
