@@ -59,6 +59,7 @@ struct strategy_result {
   sample_stats compute_us;
   sample_stats d2h_us;
   double cold_first_us = 0;   // the first request, kept out of the statistics
+  double cold_first_percentile = 0;  // percent of timed requests no faster than the first one
   double throughput_per_s = 0;
   double h2d_gbps = 0;        // input_bytes / median h2d time (0 where nothing is copied)
   double d2h_gbps = 0;

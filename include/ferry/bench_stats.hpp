@@ -22,6 +22,11 @@ namespace ferry::bench {
 // The median of samples in any order (0 for none). Does not modify the input.
 [[nodiscard]] double median_of(std::span<const double> samples);
 
+// The share of `samples` (any order) at or below `value`, in percent (0 for no samples): where
+// one request falls among the others. A first request after warm-up at p57 is a typical request,
+// even when it is over 1.1x the median in a cell whose requests spread that wide.
+[[nodiscard]] double percentile_rank(std::span<const double> samples, double value) noexcept;
+
 // Summarizes a series in any order. Empty input gives count 0 and all zeros. The input is never
 // modified (a sorted copy is taken).
 [[nodiscard]] sample_stats summarize(std::span<const double> samples);

@@ -530,6 +530,7 @@ void measure(const cell_target& target, strategy_kind strategy, const run_option
   r.compute_us = summarize(s.compute);
   r.d2h_us = summarize(s.d2h);
   r.cold_first_us = s.cold_first.value_or(0);
+  if (s.cold_first) r.cold_first_percentile = percentile_rank(s.latency, *s.cold_first);
   r.wall_seconds = std::chrono::duration<double>(s.last_done - s.start).count();
   r.throughput_per_s = throughput_per_second(s.requests, r.wall_seconds);
   r.relative_iqr = relative_iqr(r.latency_us);

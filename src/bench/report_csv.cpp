@@ -62,6 +62,7 @@ csv_fields fields_of(const strategy_result& r) {
     f.insert(f.end(), more.begin(), more.end());
   }
   f.emplace_back("cold_first_us", number(r.cold_first_us));
+  f.emplace_back("cold_first_percentile", number(r.cold_first_percentile));
   f.emplace_back("throughput_per_s", number(r.throughput_per_s));
   f.emplace_back("h2d_gbps", number(r.h2d_gbps));
   f.emplace_back("d2h_gbps", number(r.d2h_gbps));

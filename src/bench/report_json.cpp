@@ -51,6 +51,7 @@ json result_to_json(const strategy_result& r) {
       {"compute_us", stats_to_json(r.compute_us)},
       {"d2h_us", stats_to_json(r.d2h_us)},
       {"cold_first_us", r.cold_first_us},
+      {"cold_first_percentile", r.cold_first_percentile},
       {"throughput_per_s", r.throughput_per_s},
       {"h2d_gbps", r.h2d_gbps},
       {"d2h_gbps", r.d2h_gbps},
@@ -148,6 +149,7 @@ strategy_result result_from_json(const json& j) {
   r.compute_us = stats_from_json(child(j, "compute_us"));
   r.d2h_us = stats_from_json(child(j, "d2h_us"));
   r.cold_first_us = field<double>(j, "cold_first_us");
+  r.cold_first_percentile = field<double>(j, "cold_first_percentile");
   r.throughput_per_s = field<double>(j, "throughput_per_s");
   r.h2d_gbps = field<double>(j, "h2d_gbps");
   r.d2h_gbps = field<double>(j, "d2h_gbps");

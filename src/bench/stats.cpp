@@ -30,6 +30,12 @@ double median_of(std::span<const double> samples) {
   return lower + 0.5 * (upper - lower);
 }
 
+double percentile_rank(std::span<const double> samples, double value) noexcept {
+  if (samples.empty()) return 0;
+  const auto at_or_below = std::count_if(samples.begin(), samples.end(), [value](double s) { return s <= value; });
+  return 100.0 * static_cast<double>(at_or_below) / static_cast<double>(samples.size());
+}
+
 sample_stats summarize(std::span<const double> samples) {
   sample_stats stats;
   if (samples.empty()) return stats;

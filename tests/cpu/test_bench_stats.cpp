@@ -190,3 +190,13 @@ TEST(StoppingRule, MedianSettledNeedsTwoSamples) {
   const std::vector<double> zeros(20, 0.0);
   EXPECT_TRUE(rule.median_settled(zeros));
 }
+
+TEST(BenchStats, PercentileRankSaysWhereOneRequestFalls) {
+  const std::vector<double> timed{30, 10, 20, 40};  // any order
+  EXPECT_EQ(fb::percentile_rank(timed, 5), 0);      // faster than every timed request
+  EXPECT_EQ(fb::percentile_rank(timed, 20), 50);    // ties count as at or below
+  EXPECT_EQ(fb::percentile_rank(timed, 25), 50);
+  EXPECT_EQ(fb::percentile_rank(timed, 40), 100);
+  EXPECT_EQ(fb::percentile_rank(timed, 400), 100);  // a cold start: slower than all of them
+  EXPECT_EQ(fb::percentile_rank({}, 1), 0);
+}
