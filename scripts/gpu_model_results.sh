@@ -15,11 +15,7 @@ tarball=${2:-}
 set_=${3:-all}
 mkdir -p "$out" models
 export PYTHONUNBUFFERED=1
-step() {
-  echo "== $(date -u +%T) $*" | tee -a "$out/steps.txt"
-  [[ -n $tarball ]] && tar czf "$tarball" -C "$(dirname "$out")" "$(basename "$out")"
-  return 0
-}
+source scripts/gpu_steps.sh
 
 step "build and export"
 (scripts/gpu_build_torch.sh -DFERRY_BUILD_SERVE=OFF > "$out/build.log" 2>&1; echo "build rc=$?" >> "$out/build.log") &

@@ -17,18 +17,7 @@ else
   source scripts/gpu_host_env.sh
 fi
 export FERRY_CLI="$(command -v ferry)"
-step() {
-  echo "== $(date -u +%T) $*" | tee -a "$out/steps.txt"
-  [[ -n $tarball ]] && tar czf "$tarball" -C "$(dirname "$out")" "$(basename "$out")"
-  return 0
-}
-b() {  # b NAME ARGS...: one ferry bench run, JSON and markdown kept beside its table
-  local name=$1; shift
-  step "ferry bench $*"
-  echo "ferry bench $*" > "$out/$name.txt"
-  timeout 300 ferry bench "$@" --json "$out/$name.json" --md "$out/$name.md" >> "$out/$name.txt" 2>&1
-  echo "rc=$?" >> "$out/$name.txt"
-}
+source scripts/gpu_steps.sh
 
 step "machine"
 nvidia-smi > "$out/nvidia-smi.txt" 2>&1

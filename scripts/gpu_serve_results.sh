@@ -50,11 +50,7 @@ ferry=${FERRY:-$root/.bundle/bin/ferry}
 [[ $ferry == /* ]] || ferry=$root/$ferry
 pa_models=${PA_MODELS:-mlp touch reduce}
 wanted() { [[ $set_ == all || " $set_ " == *" $1 "* ]]; }
-step() {
-  echo "== $(date -u +%T) $*" | tee -a "$out/steps.txt"
-  [[ -n $tarball ]] && tar czf "$tarball" -C "$(dirname "$out")" "$(basename "$out")"
-  return 0
-}
+source scripts/gpu_steps.sh
 # The bundle's libraries (and the host's cuBLAS) for ferry only, through a wrapper that execs it
 # (so its pid is ferry's): perf_analyzer and python keep the host's own OpenSSL and friends.
 wrapper_dir=/tmp/ferry-serve-bin
