@@ -1,12 +1,36 @@
 // `ferry serve`: a KServe v2 server over a model repository (src/serve). Unlike info and bench it
 // also starts without a GPU: built-in models then run on the CPU, which it says on one line.
 // --devices picks the GPUs as ferry bench's does; without a GPU only its default, all, starts.
+#include <cstdlib>
 #include <memory>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "commands.hpp"
 #include "serve/server.hpp"
 
 namespace ferry::cli {
+namespace {
+
+// Request and response tensors are megabytes each, allocated and freed with every request. glibc
+// gives blocks that large back to the kernel when they are freed (its mmap threshold starts at
+// 128 KiB, and the heap top is trimmed past 128 KiB), so every request faulted its pages in again
+// and the kernel cleared them: 4.8 MB in and out through HTTP on the development machine spent 30%
+// of the server's CPU in page faults, and took 17.8 ms end to end against 10.1 ms with the
+// blocks kept (compute_input 3.8 -> 1.1 ms, compute_output 1.9 -> 0.7 ms, CPU reference models).
+// So the server keeps freed memory for the next request: blocks up to glibc's largest mmap
+// threshold (32 MiB) come from the heap, and up to 1 GiB of free heap stays mapped. Settings the
+// user gives glibc through its environment variables win.
+void keep_freed_tensor_memory() {
+#if defined(__GLIBC__)
+  if (std::getenv("MALLOC_MMAP_THRESHOLD_") == nullptr) (void)mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  if (std::getenv("MALLOC_TRIM_THRESHOLD_") == nullptr) (void)mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
+}
+
+}  // namespace
 
 void add_serve_command(CLI::App& app) {
   auto options = std::make_shared<serve::server_options>();
@@ -30,6 +54,7 @@ void add_serve_command(CLI::App& app) {
                 "let clients register shared-memory regions and point tensors at them");
   cmd->callback([options] {
     options->grpc.host = options->http.host;
+    keep_freed_tensor_memory();
     serve::run_server(*options);
   });
 }
