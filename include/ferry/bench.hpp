@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ferry/bench_result.hpp"
@@ -28,6 +29,11 @@ enum class input_writes {
   cached,     // ordinary stores: the lines sit dirty in the CPU caches when the request starts
   streaming,  // non-temporal stores (copy_streaming): the bytes are in memory, where DMA reads fastest
 };
+
+// The name reports and --input-writes use.
+[[nodiscard]] constexpr std::string_view to_string(input_writes w) noexcept {
+  return w == input_writes::cached ? "cached" : "streaming";
+}
 
 // What one measured cell runs: an engine and the concrete shapes to feed it.
 struct workload {

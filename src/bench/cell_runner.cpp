@@ -590,7 +590,7 @@ strategy_result run_cell(const workload& w, strategy_kind strategy, const run_op
   r.devices = options.devices;
   r.graph = options.graph == graph_mode::on;
   r.warmed_up = options.warmup;
-  r.input_writes = options.writes == input_writes::cached ? "cached" : "streaming";
+  r.input_writes = std::string(to_string(options.writes));
   try {
     if (options.devices.empty()) throw invalid_argument("no GPU to run on");
     if (options.devices.size() == 1)
