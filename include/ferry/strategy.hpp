@@ -25,7 +25,7 @@ enum class strategy_kind {
   registered,         // caller's memory + cudaHostRegister, DMA into device memory
   registered_mapped,  // caller's memory + cudaHostRegister(Mapped), the device reads it in place
   managed,            // cudaMallocManaged, no hints: pages move on fault
-  managed_prefetch,   // cudaMallocManaged + cudaMemPrefetchAsync to the GPU and back to the CPU
+  managed_prefetch,   // cudaMallocManaged: inputs prefetched to the GPU, outputs kept in host pages
   managed_advise,     // cudaMallocManaged + preferred location host + accessed-by GPU
   system,             // plain malloc read by the device; needs pageableMemoryAccess (HMM/ATS)
   device,             // device-resident data: the floor every other strategy is measured against

@@ -14,27 +14,38 @@ cudaMemLocation host_location() {
   loc.id = 0;
   return loc;
 }
+
+void advise_host_resident(void* pointer, std::size_t bytes, int ordinal) {
+  FERRY_CUDA_TRY(cudaMemAdvise(pointer, bytes, cudaMemAdviseSetPreferredLocation, host_location()));
+  FERRY_CUDA_TRY(cudaMemAdvise(pointer, bytes, cudaMemAdviseSetAccessedBy, device_location(ordinal)));
+}
+
+void prefetch_to_device(void* pointer, std::size_t bytes, int ordinal, stream_ref s) {
+  FERRY_CUDA_TRY(cudaMemPrefetchAsync(pointer, bytes, device_location(ordinal), 0, s.get()));
+}
+
+void prefetch_to_host(void* pointer, std::size_t bytes, stream_ref s) {
+  FERRY_CUDA_TRY(cudaMemPrefetchAsync(pointer, bytes, host_location(), 0, s.get()));
+}
+
 }  // namespace
 
 managed_buffer::managed_buffer(managed_memory memory, managed_mode mode, direction dir, int ordinal)
     : memory_(std::move(memory)), mode_(mode), dir_(dir), ordinal_(ordinal) {
-  if (mode_ == managed_mode::advise) {
-    FERRY_CUDA_TRY(cudaMemAdvise(memory_.get(), memory_.size(),
-                                 cudaMemAdviseSetPreferredLocation, host_location()));
-    FERRY_CUDA_TRY(cudaMemAdvise(memory_.get(), memory_.size(), cudaMemAdviseSetAccessedBy,
-                                 device_location(ordinal_)));
-  }
+  const bool output_only = dir_ == direction::output;
+  if (mode_ == managed_mode::advise || (mode_ == managed_mode::prefetch && output_only))
+    advise_host_resident(memory_.get(), memory_.size(), ordinal_);
 }
 
 void managed_buffer::to_device(stream_ref s) {
-  if (mode_ != managed_mode::prefetch) return;
-  FERRY_CUDA_TRY(
-      cudaMemPrefetchAsync(memory_.get(), memory_.size(), device_location(ordinal_), 0, s.get()));
+  if (mode_ != managed_mode::prefetch || !moves_in(dir_)) return;
+  prefetch_to_device(memory_.get(), memory_.size(), ordinal_, s);
 }
 
 void managed_buffer::to_host(stream_ref s) {
-  if (mode_ != managed_mode::prefetch || !moves_out(dir_)) return;
-  FERRY_CUDA_TRY(cudaMemPrefetchAsync(memory_.get(), memory_.size(), host_location(), 0, s.get()));
+  // Only inout tensors come back by prefetch: outputs are already in host pages (see header).
+  if (mode_ != managed_mode::prefetch || dir_ != direction::inout) return;
+  prefetch_to_host(memory_.get(), memory_.size(), s);
 }
 
 }  // namespace ferry::memory

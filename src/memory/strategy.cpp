@@ -34,7 +34,8 @@ constexpr std::array<strategy_entry, all_strategies.size()> table{{
      {data_path::migrate, true, false, "cudaMallocManaged, no hints; pages migrate on fault"}},
     {strategy_kind::managed_prefetch, "managed-prefetch",
      {data_path::migrate, true, false,
-      "cudaMallocManaged + cudaMemPrefetchAsync to the GPU before and to the CPU after"}},
+      "cudaMallocManaged; inputs cudaMemPrefetchAsync'd to the GPU before the engine, outputs "
+      "advised to host pages the GPU writes over the link"}},
     {strategy_kind::managed_advise, "managed-advise",
      {data_path::migrate, true, false,
       "cudaMallocManaged + preferred location host + accessed-by GPU"}},

@@ -2,6 +2,7 @@
 
 #include <nvtx3/nvtx3.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -56,9 +57,9 @@ void slot::enqueue_stages(bool with_timing) {
     for (auto& b : outputs) b.to_host(compute);
     return;
   }
-  // Inputs go to the device on the copy stream. Outputs get to_device too: for managed-prefetch
-  // that moves their pages to the GPU before the engine writes them (the recipe's "both ways");
-  // copy strategies skip it because an output moves only device -> host.
+  // Inputs go to the device on the copy stream. Outputs get to_device too, which no strategy
+  // uses today (copy strategies move an output only device -> host, and managed-prefetch keeps
+  // outputs in host pages), so a strategy that needs it later finds it in stream order.
   if (with_timing) h2d_start.record(copy);
   {
     nvtx3::scoped_range r{"ferry.to_device"};
@@ -167,6 +168,7 @@ void slot::forget_caller_inputs() {
 
 void slot::enqueue_pipeline() {
   memory::scoped_device on_device(device);
+  const auto began = std::chrono::steady_clock::now();
   if (graph) {
     start_event().record(transfer_stream());
     graph->launch(transfer_stream());
@@ -174,6 +176,7 @@ void slot::enqueue_pipeline() {
   } else {
     enqueue_stages(true);
   }
+  enqueue_us = std::chrono::duration<float, std::micro>(std::chrono::steady_clock::now() - began).count();
 }
 
 std::optional<std::string> slot::capture_graph() {
@@ -215,6 +218,7 @@ void slot::wait_blocking() {
 stage_times slot::times() const {
   stage_times t;
   t.total_ms = elapsed_ms(start_event(), end_event());
+  t.enqueue_us = enqueue_us;
   if (single_stream) {
     if (!graph) t.compute_ms = t.total_ms;
   } else if (!graph) {
