@@ -47,6 +47,10 @@ struct stage_times {
   std::optional<float> compute_ms;
   std::optional<float> d2h_ms;
   float total_ms = 0;
+  // Host time submit() spent enqueueing the request (every stage, the engine's launches
+  // included), from the CPU's clock. When it is as long as the device time, the engine is
+  // launch-bound: the GPU runs only as fast as the CPU hands it work.
+  float enqueue_us = 0;
 };
 
 // Whether requests run as a captured CUDA graph, and if not, why (visible, never silent).

@@ -57,6 +57,7 @@ struct slot {
   event inputs_consumed;
   bool engine_signals_consumed = false;
   std::optional<graph_exec> graph;
+  float enqueue_us = 0;  // host time of the last enqueue_pipeline()
   // Zero-copy, resident and hint-only managed strategies move nothing in their stream
   // operations; their whole pipeline runs on the compute stream, sparing two cross-stream waits.
   bool single_stream = false;
