@@ -1,10 +1,10 @@
-// Robust statistics of one benchmark series and the rule that decides when to stop sampling.
+// Robust statistics of one benchmark series, the noise of its median, and the rule that says
+// when a warm-up has settled.
 //
 // Benchmarks report medians and spreads rather than means because GPU timings have long right
 // tails (a page fault, a context switch, a clock change); the median says what a request usually
-// costs and p99/IQR say how much it wanders. The stopping rule repeats until the median stops
-// moving, as nvbench does, instead of running a fixed count that is too short for noisy paths
-// and wastes time on quiet ones.
+// costs and p99/IQR say how much it wanders. The noise figure says how well the median itself is
+// known, so two runs can be told apart from noise (bench_stopping.hpp, bench_compare.hpp).
 #pragma once
 
 #include <cstddef>
@@ -42,6 +42,21 @@ namespace ferry::bench {
 // in `microseconds`; 0 when nothing was moved or no time was measured.
 [[nodiscard]] double gigabytes_per_second(std::size_t bytes, double microseconds) noexcept;
 
+// The noise of a median: its standard error relative to it, estimated without assuming a
+// distribution, from the ~95% confidence interval of the median given by order statistics
+// (ranks n/2 -+ 0.98 sqrt(n)); half its width over 1.96 is the standard error. 0.01 reads "the
+// median is known to about +-1%". A long right tail (faults, context switches) does not inflate
+// it the way it inflates a standard deviation. Fewer than two samples give 1 (100%, unknown), so
+// a loop never stops on too little data; a zero median gives 0 when the interval is empty too.
+[[nodiscard]] double median_noise(std::span<const double> samples);
+
+// The noise of a rate: the requests completed at `completion_seconds` (any order, seconds since
+// the window opened) over a window of `window_seconds`, split into `slices` equal slices; the
+// standard error of the mean slice rate relative to that mean. 1 (unknown) with fewer than two
+// slices' worth of requests.
+[[nodiscard]] double rate_noise(std::span<const double> completion_seconds, double window_seconds,
+                                std::size_t slices = 10);
+
 // Why a sampling loop stopped, or that it should go on.
 enum class stop_decision {
   keep_going,     // the minimums are not met, or the median is still moving
@@ -50,13 +65,14 @@ enum class stop_decision {
   time_cap,       // max_seconds reached before the median settled: report it as noisy
 };
 
-// Repeat until the median is stable or a cap is hit (DESIGN.md §5).
+// Whether a warm-up has reached its steady state: run until the median stops moving.
 //
 // The median counts as settled when the median of all samples and the median of the samples
 // without the newest 20% differ by less than `tolerance` (relative): adding the last fifth of the
 // run no longer moved it. Both minimums must be met first, so a lucky quiet start cannot end a
-// run early, and a slow strategy still gets at least min_seconds of sampling.
-struct stopping_rule {
+// run early. Measurement stops on noise instead (bench_stopping.hpp); this rule only says when a
+// level has stopped drifting.
+struct settling_rule {
   std::size_t min_iterations = 10;
   std::size_t max_iterations = 100'000;
   double min_seconds = 0.5;
@@ -71,7 +87,7 @@ struct stopping_rule {
   // decide() != keep_going.
   [[nodiscard]] bool should_stop(std::span<const double> samples, double elapsed_seconds) const;
 
-  // Whether the run ended on a cap without the median settling: the result must be flagged noisy.
+  // Whether the run ended on a cap without the median settling.
   [[nodiscard]] bool hit_cap(std::span<const double> samples, double elapsed_seconds) const;
 
   // Whether the newest fifth of `samples` moved the median by less than `tolerance`; needs at

@@ -67,7 +67,36 @@ double gigabytes_per_second(std::size_t bytes, double microseconds) noexcept {
   return microseconds > 0 ? static_cast<double>(bytes) / microseconds / 1e3 : 0;
 }
 
-bool stopping_rule::median_settled(std::span<const double> samples) const {
+double median_noise(std::span<const double> samples) {
+  const std::size_t n = samples.size();
+  if (n < 2) return 1.0;
+  std::vector<double> sorted(samples.begin(), samples.end());
+  std::sort(sorted.begin(), sorted.end());
+  const double median = percentile_of_sorted(sorted, 0.5);
+  const double half_width_ranks = 0.98 * std::sqrt(static_cast<double>(n));  // 1.96 sqrt(n) / 2
+  const double middle = 0.5 * static_cast<double>(n);
+  const auto lower = static_cast<std::size_t>(std::max(0.0, std::floor(middle - half_width_ranks)));
+  const auto upper = std::min(n - 1, static_cast<std::size_t>(std::ceil(middle + half_width_ranks)));
+  const double standard_error = (sorted[upper] - sorted[lower]) / 3.92;
+  if (median == 0) return standard_error == 0 ? 0.0 : 1.0;
+  return standard_error / std::abs(median);
+}
+
+double rate_noise(std::span<const double> completion_seconds, double window_seconds, std::size_t slices) {
+  if (slices < 2 || window_seconds <= 0 || completion_seconds.size() < 2 * slices) return 1.0;
+  std::vector<double> counts(slices, 0.0);
+  for (const double t : completion_seconds) {
+    const auto slice = static_cast<std::size_t>(std::max(0.0, t) / window_seconds * static_cast<double>(slices));
+    counts[std::min(slice, slices - 1)] += 1;
+  }
+  const double mean = std::accumulate(counts.begin(), counts.end(), 0.0) / static_cast<double>(slices);
+  double squares = 0;
+  for (const double c : counts) squares += (c - mean) * (c - mean);
+  const double deviation = std::sqrt(squares / static_cast<double>(slices - 1));
+  return deviation / std::sqrt(static_cast<double>(slices)) / mean;
+}
+
+bool settling_rule::median_settled(std::span<const double> samples) const {
   if (samples.size() < 2) return false;
   // Hold back the newest fifth (at least one sample): if it no longer moves the median, more of
   // the same will not either.
@@ -79,7 +108,7 @@ bool stopping_rule::median_settled(std::span<const double> samples) const {
   return std::abs(all - older) < tolerance * scale;
 }
 
-stop_decision stopping_rule::decide(std::span<const double> samples, double elapsed_seconds) const {
+stop_decision settling_rule::decide(std::span<const double> samples, double elapsed_seconds) const {
   const bool minimums_met = samples.size() >= min_iterations && elapsed_seconds >= min_seconds;
   // A settled median wins over a cap reached in the same iteration: the result is trustworthy.
   if (minimums_met && median_settled(samples)) return stop_decision::settled;
@@ -88,11 +117,11 @@ stop_decision stopping_rule::decide(std::span<const double> samples, double elap
   return stop_decision::keep_going;
 }
 
-bool stopping_rule::should_stop(std::span<const double> samples, double elapsed_seconds) const {
+bool settling_rule::should_stop(std::span<const double> samples, double elapsed_seconds) const {
   return decide(samples, elapsed_seconds) != stop_decision::keep_going;
 }
 
-bool stopping_rule::hit_cap(std::span<const double> samples, double elapsed_seconds) const {
+bool settling_rule::hit_cap(std::span<const double> samples, double elapsed_seconds) const {
   const stop_decision d = decide(samples, elapsed_seconds);
   return d == stop_decision::iteration_cap || d == stop_decision::time_cap;
 }

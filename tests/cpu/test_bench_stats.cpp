@@ -112,8 +112,8 @@ TEST(BenchStats, ThroughputAndBandwidth) {
 
 namespace {
 
-fb::stopping_rule test_rule() {
-  fb::stopping_rule rule;
+fb::settling_rule test_rule() {
+  fb::settling_rule rule;
   rule.min_iterations = 10;
   rule.max_iterations = 500;
   rule.min_seconds = 0.5;
@@ -124,7 +124,7 @@ fb::stopping_rule test_rule() {
 
 }  // namespace
 
-TEST(StoppingRule, ConstantSeriesStopsRightAfterTheMinimums) {
+TEST(SettlingRule, ConstantSeriesStopsRightAfterTheMinimums) {
   const auto rule = test_rule();
   const std::vector<double> constant(10, 42.0);
   const std::span<const double> all(constant);
@@ -135,7 +135,7 @@ TEST(StoppingRule, ConstantSeriesStopsRightAfterTheMinimums) {
   EXPECT_FALSE(rule.hit_cap(all, 0.5));
 }
 
-TEST(StoppingRule, DriftingSeriesKeepsGoingUntilTheCap) {
+TEST(SettlingRule, DriftingSeriesKeepsGoingUntilTheCap) {
   const auto rule = test_rule();
   std::vector<double> drifting;
   for (int i = 0; i < 500; ++i) drifting.push_back(100.0 + 5.0 * i);  // the median never settles
@@ -150,7 +150,7 @@ TEST(StoppingRule, DriftingSeriesKeepsGoingUntilTheCap) {
   EXPECT_TRUE(rule.hit_cap(all.first(100), 5.0));
 }
 
-TEST(StoppingRule, NoisyButStationarySeriesSettlesBeforeTheCap) {
+TEST(SettlingRule, NoisyButStationarySeriesSettlesBeforeTheCap) {
   const auto rule = test_rule();
   std::vector<double> noisy;
   std::size_t stopped_at = 0;
@@ -167,14 +167,14 @@ TEST(StoppingRule, NoisyButStationarySeriesSettlesBeforeTheCap) {
   EXPECT_EQ(rule.decide(noisy, 1.0), fb::stop_decision::settled);
 }
 
-TEST(StoppingRule, SettledMedianWinsOverACapReachedAtTheSameTime) {
+TEST(SettlingRule, SettledMedianWinsOverACapReachedAtTheSameTime) {
   const auto rule = test_rule();
   const std::vector<double> constant(rule.max_iterations, 3.0);
   EXPECT_EQ(rule.decide(constant, rule.max_seconds), fb::stop_decision::settled);
   EXPECT_FALSE(rule.hit_cap(constant, rule.max_seconds));
 }
 
-TEST(StoppingRule, CapBeforeTheMinimumsIsACap) {
+TEST(SettlingRule, CapBeforeTheMinimumsIsACap) {
   auto rule = test_rule();
   rule.min_seconds = 10;  // longer than max_seconds: only the cap can end the run
   const std::vector<double> constant(50, 1.0);
@@ -182,7 +182,7 @@ TEST(StoppingRule, CapBeforeTheMinimumsIsACap) {
   EXPECT_TRUE(rule.hit_cap(constant, 5.0));
 }
 
-TEST(StoppingRule, MedianSettledNeedsTwoSamples) {
+TEST(SettlingRule, MedianSettledNeedsTwoSamples) {
   const auto rule = test_rule();
   const std::vector<double> one{1.0};
   EXPECT_FALSE(rule.median_settled({}));
