@@ -48,6 +48,8 @@ struct device_caps {
   bool pageable_memory_access_uses_host_page_tables = false;
   bool direct_managed_mem_access_from_host = false;
   std::optional<pcie_link> pcie;  // from NVML where available (absent on integrated GPUs)
+  int driver_version = 0;         // CUDA's encoding: 1000 * major + 10 * minor (13000 = 13.0)
+  int runtime_version = 0;
 };
 
 [[nodiscard]] platform_class classify(const device_caps& caps) noexcept;

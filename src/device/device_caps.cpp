@@ -99,6 +99,8 @@ device_caps query_device(int ordinal) {
     FERRY_CUDA_TRY(cudaMemGetInfo(&caps.free_memory, &caps.total_memory));
   }
   if (!caps.integrated) caps.pcie = device::query_pcie_link(caps.pci_bus_id);
+  FERRY_CUDA_TRY(cudaDriverGetVersion(&caps.driver_version));
+  FERRY_CUDA_TRY(cudaRuntimeGetVersion(&caps.runtime_version));
   return caps;
 }
 

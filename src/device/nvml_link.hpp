@@ -1,8 +1,5 @@
-// PCIe link generation and width from NVML, loaded at run time.
-//
-// NVML ships with the driver (libnvidia-ml.so.1), not with the toolkit's development files on
-// every machine, so ferry opens it with dlopen and declares the four entry points it uses. A
-// machine without NVML simply reports no link information.
+// PCIe link generation and width from NVML (device/nvml.hpp). A machine without NVML simply
+// reports no link information.
 #pragma once
 
 #include <optional>
