@@ -1,0 +1,123 @@
+#include "ferry/bench_compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "bench/report_cells.hpp"
+
+namespace ferry::bench {
+namespace {
+
+using cell_key = std::tuple<std::string, std::size_t, std::string, int, int, std::vector<int>, bool, bool, std::string>;
+
+cell_key key_of(const strategy_result& r) {
+  return {r.engine, r.input_bytes, r.strategy, r.inflight, r.clients, r.devices, r.graph, r.warmed_up, r.input_writes};
+}
+
+bool usable(const strategy_result& r) { return !r.refused && r.iterations > 0; }
+
+// The cell's noise, or an estimate from its spread where the report predates noise figures.
+double noise_of(const strategy_result& r, bool throughput, bool& estimated) {
+  const double recorded = throughput ? r.throughput_noise : r.noise;
+  if (recorded > 0) return recorded;
+  if (r.iterations < 2) return 1.0;
+  estimated = true;
+  return 0.93 * r.relative_iqr / std::sqrt(static_cast<double>(r.iterations));
+}
+
+cell_comparison compare_cell(const strategy_result& a, const strategy_result& b, bool throughput) {
+  cell_comparison c;
+  c.label = cells::result_label(a);
+  c.metric = throughput ? "req/s" : "median µs";
+  if (!usable(a) || !usable(b)) {
+    c.verdict = cell_change::not_measured;
+    return c;
+  }
+  c.a = throughput ? a.throughput_per_s : a.latency_us.median;
+  c.b = throughput ? b.throughput_per_s : b.latency_us.median;
+  c.noise_a = noise_of(a, throughput, c.noise_estimated);
+  c.noise_b = noise_of(b, throughput, c.noise_estimated);
+  c.change = c.a > 0 ? c.b / c.a - 1 : 0;
+  c.threshold = 2 * std::hypot(c.noise_a, c.noise_b);
+  if (std::abs(c.change) <= c.threshold) {
+    c.verdict = cell_change::same;
+  } else {
+    const bool b_higher = c.change > 0;
+    c.verdict = (b_higher == throughput) ? cell_change::better : cell_change::worse;
+  }
+  return c;
+}
+
+std::string verdict_text(const cell_comparison& c) {
+  switch (c.verdict) {
+    case cell_change::same: return "same within noise";
+    case cell_change::better: return "B better";
+    case cell_change::worse: return "B worse";
+    case cell_change::only_in_a: return "only in A";
+    case cell_change::only_in_b: return "only in B";
+    case cell_change::not_measured: return "not measured in both";
+  }
+  return "";
+}
+
+}  // namespace
+
+report_comparison compare_reports(const bench_report& a, const bench_report& b) {
+  const bool throughput = a.objective == "throughput" || b.objective == "throughput";
+  report_comparison out;
+  out.metric = throughput ? "req/s" : "median µs";
+  std::vector<bool> matched(b.results.size(), false);
+  for (const auto& ra : a.results) {
+    const auto key = key_of(ra);
+    const auto it = std::find_if(b.results.begin(), b.results.end(), [&](const auto& rb) { return key_of(rb) == key; });
+    if (it == b.results.end()) {
+      out.cells.push_back({.label = cells::result_label(ra), .verdict = cell_change::only_in_a});
+      continue;
+    }
+    matched[static_cast<std::size_t>(it - b.results.begin())] = true;
+    out.cells.push_back(compare_cell(ra, *it, throughput));
+  }
+  for (std::size_t i = 0; i < b.results.size(); ++i)
+    if (!matched[i]) out.cells.push_back({.label = cells::result_label(b.results[i]), .verdict = cell_change::only_in_b});
+  out.differing = static_cast<std::size_t>(std::count_if(out.cells.begin(), out.cells.end(), [](const auto& c) {
+    return c.verdict == cell_change::better || c.verdict == cell_change::worse;
+  }));
+  return out;
+}
+
+std::string render_comparison(const report_comparison& comparison, const std::string& name_a,
+                              const std::string& name_b) {
+  std::string out = fmt::format("A: {}\nB: {}\n\n", name_a, name_b);
+  std::size_t width = 4;
+  for (const auto& c : comparison.cells) width = std::max(width, cells::display_width(c.label));
+  const auto pad = [](std::string text, std::size_t w) {
+    const std::size_t used = cells::display_width(text);
+    return text + std::string(w > used ? w - used : 0, ' ');
+  };
+  out += fmt::format("{}  {:>14}  {:>14}  {:>8}  {:>8}  {}\n", pad("cell", width), "A", "B", "change", "noise", "verdict");
+  bool estimated = false;
+  for (const auto& c : comparison.cells) {
+    if (c.verdict == cell_change::only_in_a || c.verdict == cell_change::only_in_b ||
+        c.verdict == cell_change::not_measured) {
+      out += fmt::format("{}  {:>14}  {:>14}  {:>8}  {:>8}  {}\n", pad(c.label, width), "-", "-", "-", "-", verdict_text(c));
+      continue;
+    }
+    estimated = estimated || c.noise_estimated;
+    const auto figure = [&](double v, double noise) {
+      return fmt::format("{} ±{:.1f}%", cells::format_us(v), 100 * noise);
+    };
+    out += fmt::format("{}  {:>14}  {:>14}  {:>+7.1f}%  {:>7.1f}%  {}{}\n", pad(c.label, width),
+                       figure(c.a, c.noise_a), figure(c.b, c.noise_b), 100 * c.change, 100 * c.threshold,
+                       verdict_text(c), c.noise_estimated ? " *" : "");
+  }
+  out += fmt::format("\n{} of {} cells differ beyond their noise ({}; 'noise' is twice the combined noise of the two "
+                     "figures, the change a difference must exceed)\n",
+                     comparison.differing, comparison.cells.size(), comparison.metric);
+  if (estimated) out += "* noise estimated from the spread: that report has no noise figures\n";
+  return out;
+}
+
+}  // namespace ferry::bench
