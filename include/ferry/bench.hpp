@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ferry/bench_result.hpp"
+#include "ferry/bench_stopping.hpp"
 #include "ferry/engine.hpp"
 #include "ferry/session.hpp"
 #include "ferry/strategy.hpp"
@@ -45,19 +46,24 @@ struct workload {
 };
 
 struct run_options {
-  // The GPUs to spread requests over: one engine replica with `inflight` slots on each, requests
-  // to the least-loaded one (replica_set). One GPU runs exactly the single-session path.
+  // The GPUs to spread requests over: one engine replica with `session.inflight` slots on each,
+  // requests to the least-loaded one (replica_set). One GPU runs exactly the single-session path.
   std::vector<int> devices{0};
-  int inflight = 1;  // slots per GPU
+  // How every cell's sessions are made; the strategy is each cell's own and is set per cell.
+  session_options session{.strategy = strategy_kind::pinned, .inflight = 1};
+  // Search the slot count instead (--inflight auto): raise it until throughput stops rising.
+  bool inflight_auto = false;
   int clients = 1;
-  graph_mode graph = graph_mode::off;
   bool warmup = true;
-  oversubscription managed_policy = oversubscription::refuse;
-  std::optional<std::size_t> iterations;  // fixed count instead of the stopping rule
-  double min_seconds = 0.3;               // stopping rule: at least this long ...
-  double max_seconds = 3.0;               // ... and at most this long per cell
+  std::optional<std::size_t> iterations;  // a fixed count instead of sampling until quiet
+  sampling_limits limits;                  // when a cell's median is known well enough
+  // Throughput cells: requests over exactly this window, whatever their latency's noise.
+  std::optional<double> window_seconds;
   std::size_t check_every = 64;           // compare outputs with the reference every N requests
   bool um_counters = true;                // CUPTI unified-memory counters for managed strategies
+  // Each strategy's recipe and the floor, timed beside it where the cell runs one request at a
+  // time (one client, one slot, one GPU).
+  bool recipes = true;
   // Streaming by default: it models a client that follows ferry's advice and writes its inputs
   // with copy_streaming; `--input-writes cached` shows what ordinary stores cost.
   input_writes writes = input_writes::streaming;
@@ -67,6 +73,19 @@ struct run_options {
 // a buffer that cannot be made: the result carries the reason in `refused`.
 [[nodiscard]] strategy_result run_cell(const workload& w, strategy_kind strategy,
                                        const run_options& options);
+
+// `--inflight auto`: the slot count for a strategy, found by raising it (1, 2, 3, 4, 6, 8, 12,
+// ...) over short throughput windows until two steps in a row no longer beat the best by more
+// than their noise; the pick is the smallest count within noise of the best.
+struct inflight_choice {
+  std::optional<int> depth;              // nullopt: not even one slot ran (trials say why)
+  std::vector<strategy_result> trials;   // one per count tried, in order
+  std::string explanation;               // "inflight auto: 4 slots (req/s at 1: 790, ...)"
+};
+using cell_function = std::function<strategy_result(const workload&, strategy_kind, const run_options&)>;
+// `run` measures one count (run_cell's own single-depth path; tests pass a model of it).
+[[nodiscard]] inflight_choice choose_inflight(const workload& w, strategy_kind strategy, const run_options& options,
+                                              const cell_function& run);
 
 struct calibration {
   strategy_kind chosen = strategy_kind::pinned;

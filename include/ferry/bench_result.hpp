@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "ferry/gpu_clocks.hpp"
+
 namespace ferry::bench {
 
 // Robust summary of one series of samples (microseconds unless the field says otherwise).
@@ -28,6 +30,21 @@ struct um_traffic {
   std::uint64_t bytes_device_to_host = 0;
   std::uint64_t gpu_page_faults = 0;
   std::uint64_t cpu_page_faults = 0;
+};
+
+// A run measured in the same cell as a strategy, one request of each in turn, so that a drift of
+// the host or the GPU during the cell moves both alike:
+//  - the recipe: the strategy's own steps written as directly as the CUDA runtime allows (no
+//    session, no slots, one stream); the gap between the two is ferry's cost, not the platform's;
+//  - the floor: the engine alone on device-resident inputs, what no strategy can beat.
+struct side_run {
+  std::string steps;           // what it runs, in words
+  std::size_t iterations = 0;
+  sample_stats latency_us;     // measured as the strategy's latency: after the fill, to outputs read
+  double noise = 0;            // median_noise of latency_us
+  bool output_checked = false;
+  bool output_matches = false;
+  std::string check_detail;
 };
 
 // One (workload, size, strategy) cell of the matrix.
@@ -58,13 +75,32 @@ struct strategy_result {
   sample_stats h2d_us;        // CUDA-event breakdown of the device side
   sample_stats compute_us;
   sample_stats d2h_us;
+  // Host time spent enqueueing one request's work (the engine's launches included). As large as
+  // compute_us, the engine is launch-bound: the GPU waits on the CPU, and the CPU's speed is in
+  // every figure of the cell.
+  sample_stats enqueue_us;
   double cold_first_us = 0;   // the first request, kept out of the statistics
   double cold_first_percentile = 0;  // percent of timed requests no faster than the first one
   double throughput_per_s = 0;
   double h2d_gbps = 0;        // input_bytes / median h2d time (0 where nothing is copied)
   double d2h_gbps = 0;
-  double relative_iqr = 0;    // iqr / median of latency: the noise figure
-  bool noisy = false;         // the stopping rule hit its cap before the median settled
+  double relative_iqr = 0;    // iqr / median of latency: the spread of requests
+  // How well the cell's figures are known: median_noise of latency (the relative standard error
+  // of the median), and rate_noise of throughput.
+  double noise = 0;
+  double throughput_noise = 0;
+  double max_noise = 0;       // the limit asked for (--max-noise)
+  // The figure the cell is judged on (latency, or throughput for throughput cells) is noisier
+  // than max_noise: sampling stopped at its cap first.
+  bool noisy = false;
+  std::string stopped;        // how sampling ended, in words
+
+  std::optional<side_run> recipe;  // the strategy's steps by hand, measured beside it
+  std::optional<side_run> floor;   // the engine on device-resident inputs, measured beside it
+  std::string recipe_note;         // why there is no recipe or floor (several clients, ...)
+
+  std::optional<clock_record> clocks;  // nullopt: see clocks_note
+  std::string clocks_note;
 
   bool output_checked = false;
   bool output_matches = false;

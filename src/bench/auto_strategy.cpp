@@ -9,8 +9,9 @@ namespace ferry::bench {
 calibration choose_strategy(const workload& w, objective goal, const run_options& options) {
   run_options brief = options;
   brief.iterations.reset();
-  brief.min_seconds = 0.1;
-  brief.max_seconds = 0.4;
+  brief.limits = {.max_noise = 0.02, .min_samples = 20, .min_seconds = 0.05, .max_seconds = 0.4};
+  if (brief.window_seconds) brief.window_seconds = 0.4;
+  brief.recipes = false;  // the pick compares strategies with each other, not with their recipes
   brief.check_every = 16;
   calibration out;
   // Availability is decided per GPU; with several, each must offer the strategy (run_cell refuses

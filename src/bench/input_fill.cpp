@@ -126,4 +126,16 @@ void fill_fresh(std::span<std::byte> host, const tensor_spec& spec, std::uint64_
   }
 }
 
+std::uint64_t read_every_byte(std::span<const std::byte> output) noexcept {
+  std::uint64_t sum = 0;
+  const std::size_t words = output.size() / 8;
+  for (std::size_t k = 0; k < words; ++k) {
+    std::uint64_t w;
+    std::memcpy(&w, output.data() + 8 * k, 8);
+    sum += w;
+  }
+  for (std::size_t k = words * 8; k < output.size(); ++k) sum += static_cast<std::uint8_t>(output[k]);
+  return sum;
+}
+
 }  // namespace ferry::bench

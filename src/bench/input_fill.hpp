@@ -1,5 +1,6 @@
-// Fresh input for every request, written by the CPU as a real client would: random values of the
-// tensor's dtype (finite, moderate floats; integer indices inside the engine's index_bound).
+// What a client's CPU does around a request: writes fresh input as a real client would (random
+// values of the tensor's dtype: finite, moderate floats; integer indices inside the engine's
+// index_bound), and reads every byte of the outputs.
 #pragma once
 
 #include <cstdint>
@@ -14,5 +15,9 @@ namespace ferry::bench {
 // (the same bytes either way). Fast enough (several GB/s) that filling 64 MB does not dominate a
 // benchmark's wall time.
 void fill_fresh(std::span<std::byte> host, const tensor_spec& spec, std::uint64_t seed, input_writes writes);
+
+// Reads every byte of an output the way a client consuming it would, eight at a time; the sum
+// keeps the compiler from dropping the reads.
+[[nodiscard]] std::uint64_t read_every_byte(std::span<const std::byte> output) noexcept;
 
 }  // namespace ferry::bench

@@ -11,24 +11,6 @@ namespace ferry::bench::cells {
 
 namespace {
 
-constexpr std::array columns{
-    column{"engine", alignment::left},
-    column{"input", alignment::right},
-    column{"strategy", alignment::left},
-    column{"median µs", alignment::right},
-    column{"p99 µs", alignment::right},
-    column{"req/s", alignment::right},
-    column{"h2d µs", alignment::right},
-    column{"compute µs", alignment::right},
-    column{"d2h µs", alignment::right},
-    column{"H2D GB/s", alignment::right},
-    column{"D2H GB/s", alignment::right},
-    column{"first µs (rank)", alignment::right},
-    column{"check", alignment::left},
-    column{"UM faults g/c", alignment::right},
-    column{"UM MB in/out", alignment::right},
-};
-
 constexpr std::string_view missing = "-";
 
 // "19.50" -> "19.5", "19.00" -> "19"; leaves integers alone.
@@ -70,8 +52,6 @@ std::string mebibytes(std::uint64_t bytes) {
 }
 
 }  // namespace
-
-std::span<const column> result_columns() noexcept { return columns; }
 
 std::string human_bytes(std::size_t bytes) {
   constexpr std::array<std::string_view, 4> units{"KB", "MB", "GB", "TB"};
@@ -119,31 +99,93 @@ std::string result_label(const strategy_result& r) {
   return fmt::format("{} / {} / {}", r.engine, human_bytes(r.input_bytes), strategy_cell(r));
 }
 
-std::vector<std::string> result_cells(const strategy_result& r, const machine_info& machine) {
-  std::vector<std::string> cells{r.engine, human_bytes(r.input_bytes), strategy_cell(r)};
-  if (r.refused) return cells;
+namespace {
 
-  const std::string noisy_suffix = r.noisy ? std::string(noisy_mark) : "";
-  cells.push_back(median_cell(r.latency_us) + noisy_suffix);
+std::vector<std::string> identity(const strategy_result& r) {
+  return {r.engine, human_bytes(r.input_bytes), strategy_cell(r)};
+}
+
+std::string percent_cell(double fraction) { return fmt::format("{:.1f}%", 100 * fraction); }
+
+std::string signed_percent(double fraction) { return fmt::format("{:+.1f}%", 100 * fraction); }
+
+// "+3.1% / +4.0%": how much slower than its recipe at the median and at p90; "!" past tolerance.
+std::string recipe_gap_cell(const strategy_result& r) {
+  if (!r.recipe || r.recipe->latency_us.count == 0) return std::string(missing);
+  const double median = r.latency_us.median / r.recipe->latency_us.median - 1;
+  const double p90 = r.latency_us.p90 / r.recipe->latency_us.p90 - 1;
+  const bool over = median > recipe_tolerance || p90 > recipe_tolerance;
+  return fmt::format("{} / {}{}", signed_percent(median), signed_percent(p90), over ? gap_mark : "");
+}
+
+std::string side_median_cell(const std::optional<side_run>& run) {
+  return run ? median_cell(run->latency_us) : std::string(missing);
+}
+
+std::vector<std::string> request_cells(const strategy_result& r, const machine_info&) {
+  std::vector<std::string> cells = identity(r);
+  if (r.refused) return cells;
+  cells.push_back(median_cell(r.latency_us) + (r.noisy ? std::string(noisy_mark) : ""));
+  // Reports written before noise was recorded have no limit either: no figure, not 0%.
+  cells.push_back(r.latency_us.count == 0 || r.max_noise == 0 ? std::string(missing) : percent_cell(r.noise));
+  cells.push_back(r.latency_us.count == 0 ? std::string(missing) : format_us(r.latency_us.p90));
   cells.push_back(r.latency_us.count == 0 ? std::string(missing) : format_us(r.latency_us.p99));
   cells.push_back(rate_cell(r.throughput_per_s));
+  cells.push_back(side_median_cell(r.recipe));
+  cells.push_back(recipe_gap_cell(r));
+  cells.push_back(side_median_cell(r.floor));
+  cells.push_back(check_cell(r));
+  cells.push_back(first_request_cell(r));
+  return cells;
+}
+
+std::vector<std::string> stage_cells(const strategy_result& r, const machine_info& machine) {
+  std::vector<std::string> cells = identity(r);
+  if (r.refused) return cells;
+  cells.push_back(median_cell(r.enqueue_us));
   cells.push_back(median_cell(r.h2d_us));
   cells.push_back(median_cell(r.compute_us));
   cells.push_back(median_cell(r.d2h_us));
   cells.push_back(bandwidth_cell(r.h2d_gbps, machine.link_peak_h2d_gbps));
   cells.push_back(bandwidth_cell(r.d2h_gbps, machine.link_peak_d2h_gbps));
-  cells.push_back(first_request_cell(r));
-  cells.push_back(check_cell(r));
+  cells.push_back(median_cell(r.fill_us));
   if (r.um) {
     cells.push_back(fmt::format("{}/{}", r.um->gpu_page_faults, r.um->cpu_page_faults));
-    cells.push_back(fmt::format("{}/{}", mebibytes(r.um->bytes_host_to_device),
-                                mebibytes(r.um->bytes_device_to_host)));
+    cells.push_back(fmt::format("{}/{}", mebibytes(r.um->bytes_host_to_device), mebibytes(r.um->bytes_device_to_host)));
   } else {
     cells.emplace_back(missing);
     cells.emplace_back(missing);
   }
   return cells;
 }
+
+constexpr std::array request_columns{
+    column{"engine", alignment::left},        column{"input", alignment::right},
+    column{"strategy", alignment::left},      column{"median µs", alignment::right},
+    column{"±", alignment::right},            column{"p90 µs", alignment::right},
+    column{"p99 µs", alignment::right},       column{"req/s", alignment::right},
+    column{"recipe µs", alignment::right},    column{"vs recipe (p50/p90)", alignment::right},
+    column{"floor µs", alignment::right},     column{"check", alignment::left},
+    column{"first µs (rank)", alignment::right},
+};
+
+constexpr std::array stage_columns{
+    column{"engine", alignment::left},       column{"input", alignment::right},
+    column{"strategy", alignment::left},     column{"enqueue µs", alignment::right},
+    column{"h2d µs", alignment::right},      column{"compute µs", alignment::right},
+    column{"d2h µs", alignment::right},      column{"H2D GB/s", alignment::right},
+    column{"D2H GB/s", alignment::right},    column{"fill µs", alignment::right},
+    column{"UM faults g/c", alignment::right}, column{"UM MB in/out", alignment::right},
+};
+
+constexpr std::array layouts{
+    table_layout{"requests", request_columns, request_cells},
+    table_layout{"where the time goes", stage_columns, stage_cells},
+};
+
+}  // namespace
+
+std::span<const table_layout> tables() noexcept { return layouts; }
 
 std::size_t display_width(std::string_view utf8) noexcept {
   // Count every byte that does not continue a multi-byte sequence (continuations are 10xxxxxx).
@@ -156,10 +198,24 @@ std::vector<std::string> noisy_notes(const bench_report& report) {
   std::vector<std::string> notes;
   for (const strategy_result& r : report.results) {
     if (r.refused || !r.noisy) continue;
-    notes.push_back(fmt::format(
-        "{} noisy: {}: the median had not settled when sampling stopped at its cap ({} iterations, "
-        "{:.1f} s; IQR {:.1f}% of the median)",
-        noisy_mark, result_label(r), r.iterations, r.wall_seconds, 100.0 * r.relative_iqr));
+    notes.push_back(fmt::format("{} noisy: {}: {}; a difference from another run smaller than about twice this noise "
+                                "is not a difference",
+                                noisy_mark, result_label(r), r.stopped.empty() ? "noise above the limit" : r.stopped));
+  }
+  return notes;
+}
+
+std::vector<std::string> recipe_gap_notes(const bench_report& report) {
+  std::vector<std::string> notes;
+  for (const strategy_result& r : report.results) {
+    if (r.refused || !r.recipe || r.recipe->latency_us.count == 0) continue;
+    const double median = r.latency_us.median / r.recipe->latency_us.median - 1;
+    const double p90 = r.latency_us.p90 / r.recipe->latency_us.p90 - 1;
+    if (median <= recipe_tolerance && p90 <= recipe_tolerance) continue;
+    notes.push_back(fmt::format("{} recipe gap: {}: {:.1f}% slower than its recipe at the median, {:.1f}% at p90 "
+                                "(noise ±{:.1f}% / ±{:.1f}%; recipe: {})",
+                                gap_mark, result_label(r), 100 * median, 100 * p90, 100 * r.noise,
+                                100 * r.recipe->noise, r.recipe->steps));
   }
   return notes;
 }
@@ -167,9 +223,43 @@ std::vector<std::string> noisy_notes(const bench_report& report) {
 std::vector<std::string> check_failure_notes(const bench_report& report) {
   std::vector<std::string> notes;
   for (const strategy_result& r : report.results) {
-    if (r.refused || !r.output_checked || r.output_matches) continue;
-    notes.push_back(fmt::format("✗ {}: output differs from the device-resident reference: {}",
-                                result_label(r), r.check_detail.empty() ? "no detail" : r.check_detail));
+    if (r.refused) continue;
+    if (r.output_checked && !r.output_matches)
+      notes.push_back(fmt::format("✗ {}: output differs from the device-resident reference: {}", result_label(r),
+                                  r.check_detail.empty() ? "no detail" : r.check_detail));
+    for (const auto* side : {&r.recipe, &r.floor}) {
+      if (*side && (*side)->output_checked && !(*side)->output_matches)
+        notes.push_back(fmt::format("✗ {}: the {}'s output differs from the device-resident reference: {}",
+                                    result_label(r), side == &r.recipe ? "recipe" : "floor", (*side)->check_detail));
+    }
+  }
+  return notes;
+}
+
+std::vector<std::string> launch_bound_notes(const bench_report& report) {
+  std::vector<std::string> notes;
+  for (const strategy_result& r : report.results) {
+    if (r.refused || r.enqueue_us.count == 0 || r.compute_us.count == 0 || r.compute_us.median < 20) continue;
+    // The engine's kernels were enqueued about as slowly as the GPU ran them: the GPU waited on
+    // the CPU, whose speed (and any drift of it) is then in every figure of the cell.
+    if (r.enqueue_us.median < 0.8 * r.compute_us.median) continue;
+    notes.push_back(fmt::format("launch-bound: {}: the CPU took {} µs to enqueue work the GPU ran in {} µs; the host "
+                                "CPU's speed is in every figure of this cell (a CUDA graph, --graph, removes it where "
+                                "the engine can be captured)",
+                                result_label(r), format_us(r.enqueue_us.median), format_us(r.compute_us.median)));
+  }
+  return notes;
+}
+
+std::vector<std::string> clock_notes(const bench_report& report) {
+  std::vector<std::string> notes;
+  for (const strategy_result& r : report.results) {
+    if (r.refused || !r.clocks || !r.clocks->changed) continue;
+    const clock_record& c = *r.clocks;
+    std::string text = fmt::format("clocks: {}: SM {}-{} MHz, memory {}-{} MHz over {} samples", result_label(r),
+                                   c.sm_mhz_min, c.sm_mhz_max, c.mem_mhz_min, c.mem_mhz_max, c.samples);
+    if (!c.throttle_reasons.empty()) text += fmt::format("; throttled: {}", fmt::join(c.throttle_reasons, ", "));
+    notes.push_back(text);
   }
   return notes;
 }
@@ -182,19 +272,33 @@ std::vector<std::string> result_notes(const bench_report& report) {
   return notes;
 }
 
-std::vector<std::string> um_notes(const bench_report& report) {
+namespace {
+// The distinct texts of one kind of note over all results: one line each, not one per cell.
+template <class Pick>
+std::vector<std::string> distinct_notes(const bench_report& report, std::string_view prefix, Pick pick) {
   std::vector<std::string> notes;
   for (const strategy_result& r : report.results) {
-    if (r.refused || r.um || r.um_note.empty()) continue;
-    const std::string note = "UM counters: " + r.um_note;
+    const std::string text = pick(r);
+    if (r.refused || text.empty()) continue;
+    const std::string note = std::string(prefix) + text;
     if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
   }
   return notes;
 }
+}  // namespace
+
+std::vector<std::string> recipe_notes(const bench_report& report) {
+  return distinct_notes(report, "recipes: ", [](const strategy_result& r) { return r.recipe ? std::string() : r.recipe_note; });
+}
+
+std::vector<std::string> um_notes(const bench_report& report) {
+  return distinct_notes(report, "UM counters: ", [](const strategy_result& r) { return r.um ? std::string() : r.um_note; });
+}
 
 std::vector<std::string> all_notes(const bench_report& report) {
   std::vector<std::string> notes;
-  for (auto* source : {&noisy_notes, &check_failure_notes, &result_notes, &um_notes}) {
+  for (auto* source : {&noisy_notes, &recipe_gap_notes, &check_failure_notes, &launch_bound_notes, &clock_notes,
+                       &result_notes, &recipe_notes, &um_notes}) {
     const auto more = source(report);
     notes.insert(notes.end(), more.begin(), more.end());
   }

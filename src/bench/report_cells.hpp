@@ -1,5 +1,9 @@
 // The human-readable cells shared by the terminal table and the markdown table, so both show
 // the same columns with the same units and rounding. Private to src/bench.
+//
+// A report renders as two tables over the same rows: what a request costs (latency, its noise,
+// throughput, the recipe and the floor measured beside it, the check) and where the time goes
+// (host enqueue, the device stages, bus rates, fill, unified-memory traffic).
 #pragma once
 
 #include <cstddef>
@@ -19,20 +23,22 @@ struct column {
   alignment align;
 };
 
-// The columns of one result row, in display order.
-[[nodiscard]] std::span<const column> result_columns() noexcept;
+struct table_layout {
+  std::string_view title;
+  std::span<const column> columns;
+  // One cell per column. For a refused result only the identity cells are produced; the caller
+  // shows the reason instead of the rest.
+  std::vector<std::string> (*cells)(const strategy_result&, const machine_info&);
+};
 
-// Number of leading columns that identify a result (engine, input, strategy); a refused row
-// shows these and then its reason.
+// The tables, in display order.
+[[nodiscard]] std::span<const table_layout> tables() noexcept;
+
+// Number of leading columns that identify a result (engine, input, strategy) in every table.
 inline constexpr std::size_t identity_columns = 3;
 
-// One cell per result_columns() entry. For a refused result only the identity cells are
-// meaningful; the caller shows the reason instead of the rest.
-[[nodiscard]] std::vector<std::string> result_cells(const strategy_result& result,
-                                                    const machine_info& machine);
-
 // "512 B", "600 KB", "19 MB", "1.5 GB": binary multiples (1 KB = 1024 B), as tensor sizes are
-// usually chosen, labelled KB/MB/GB as DESIGN.md does. Trailing zeros are dropped.
+// usually chosen. Trailing zeros are dropped.
 [[nodiscard]] std::string human_bytes(std::size_t bytes);
 
 // Microseconds with precision that shrinks as the value grows: "4.25", "42.5", "4250".
@@ -46,16 +52,24 @@ inline constexpr std::size_t identity_columns = 3;
 [[nodiscard]] std::string strategy_cell(const strategy_result& result);
 
 // Display width of UTF-8 text in terminal columns: one per code point (ferry's tables only use
-// narrow characters such as µ, ✓ and ✗).
+// narrow characters such as µ, ±, ✓ and ✗).
 [[nodiscard]] std::size_t display_width(std::string_view utf8) noexcept;
 
-// Footer lines shared by both renderings: noisy rows with their relative IQR, failed output
-// checks with their detail, each result's own notes (fallbacks, caveats), the distinct notes on
-// missing UM counters. Plain text, one per line; all_notes() is all of them in that order.
+// A strategy is within this much of its recipe, or the report says by how much it is not.
+inline constexpr double recipe_tolerance = 0.05;
+
+// Footer lines shared by both renderings, plain text, one per line; all_notes() is all of them
+// in this order: noisy cells with their noise; strategies more than recipe_tolerance slower than
+// their recipe; failed output checks (strategy or recipe); launch-bound engines; cells whose GPU
+// clocks changed; each result's own notes; the distinct notes on missing recipes and UM counters.
 [[nodiscard]] std::vector<std::string> all_notes(const bench_report& report);
 [[nodiscard]] std::vector<std::string> noisy_notes(const bench_report& report);
-[[nodiscard]] std::vector<std::string> result_notes(const bench_report& report);
+[[nodiscard]] std::vector<std::string> recipe_gap_notes(const bench_report& report);
 [[nodiscard]] std::vector<std::string> check_failure_notes(const bench_report& report);
+[[nodiscard]] std::vector<std::string> launch_bound_notes(const bench_report& report);
+[[nodiscard]] std::vector<std::string> clock_notes(const bench_report& report);
+[[nodiscard]] std::vector<std::string> result_notes(const bench_report& report);
+[[nodiscard]] std::vector<std::string> recipe_notes(const bench_report& report);
 [[nodiscard]] std::vector<std::string> um_notes(const bench_report& report);
 
 // "winner (latency): pinned", or "" when the report names no winner.
@@ -63,5 +77,7 @@ inline constexpr std::size_t identity_columns = 3;
 
 // Marks a noisy median in both tables; explained by the first noisy note.
 inline constexpr std::string_view noisy_mark = "~";
+// Marks a gap to the recipe beyond recipe_tolerance; explained by the recipe notes.
+inline constexpr std::string_view gap_mark = "!";
 
 }  // namespace ferry::bench::cells

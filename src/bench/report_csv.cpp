@@ -57,7 +57,7 @@ csv_fields fields_of(const strategy_result& r) {
   f.emplace_back("wall_seconds", number(r.wall_seconds));
   for (const auto& [series, stats] : {std::pair{"latency_us", &r.latency_us}, std::pair{"fill_us", &r.fill_us},
                                       std::pair{"h2d_us", &r.h2d_us}, std::pair{"compute_us", &r.compute_us},
-                                      std::pair{"d2h_us", &r.d2h_us}}) {
+                                      std::pair{"d2h_us", &r.d2h_us}, std::pair{"enqueue_us", &r.enqueue_us}}) {
     const csv_fields more = stats_fields(series, *stats);
     f.insert(f.end(), more.begin(), more.end());
   }
@@ -67,7 +67,41 @@ csv_fields fields_of(const strategy_result& r) {
   f.emplace_back("h2d_gbps", number(r.h2d_gbps));
   f.emplace_back("d2h_gbps", number(r.d2h_gbps));
   f.emplace_back("relative_iqr", number(r.relative_iqr));
+  f.emplace_back("noise", number(r.noise));
+  f.emplace_back("throughput_noise", number(r.throughput_noise));
+  f.emplace_back("max_noise", number(r.max_noise));
   f.emplace_back("noisy", flag(r.noisy));
+  f.emplace_back("stopped", r.stopped);
+  for (const auto& [name, side] : {std::pair{"recipe", &r.recipe}, std::pair{"floor", &r.floor}}) {
+    const auto add = [&, name = name](std::string_view member, std::string value) {
+      f.emplace_back(fmt::format("{}_{}", name, member), *side ? std::move(value) : "");
+    };
+    const side_run empty;
+    const side_run& s = *side ? **side : empty;
+    add("steps", s.steps);
+    add("iterations", number(std::uint64_t{s.iterations}));
+    add("latency_us_median", number(s.latency_us.median));
+    add("latency_us_p90", number(s.latency_us.p90));
+    add("latency_us_p99", number(s.latency_us.p99));
+    add("noise", number(s.noise));
+    add("output_checked", flag(s.output_checked));
+    add("output_matches", flag(s.output_matches));
+  }
+  f.emplace_back("recipe_note", r.recipe_note);
+  {
+    const clock_record empty;
+    const clock_record& c = r.clocks ? *r.clocks : empty;
+    const auto add = [&](std::string_view member, std::string value) {
+      f.emplace_back(fmt::format("clocks_{}", member), r.clocks ? std::move(value) : "");
+    };
+    add("sm_mhz_min", number(std::uint64_t{c.sm_mhz_min}));
+    add("sm_mhz_max", number(std::uint64_t{c.sm_mhz_max}));
+    add("mem_mhz_min", number(std::uint64_t{c.mem_mhz_min}));
+    add("mem_mhz_max", number(std::uint64_t{c.mem_mhz_max}));
+    add("throttle_reasons", fmt::format("{}", fmt::join(c.throttle_reasons, "; ")));
+    add("changed", flag(c.changed));
+  }
+  f.emplace_back("clocks_note", r.clocks_note);
   f.emplace_back("output_checked", flag(r.output_checked));
   f.emplace_back("output_matches", flag(r.output_matches));
   f.emplace_back("check_detail", r.check_detail);

@@ -30,6 +30,27 @@ json um_to_json(const um_traffic& um) {
               {"cpu_page_faults", um.cpu_page_faults}};
 }
 
+json side_to_json(const side_run& s) {
+  return json{{"steps", s.steps},
+              {"iterations", s.iterations},
+              {"latency_us", stats_to_json(s.latency_us)},
+              {"noise", s.noise},
+              {"output_checked", s.output_checked},
+              {"output_matches", s.output_matches},
+              {"check_detail", s.check_detail}};
+}
+
+json clocks_to_json(const clock_record& c) {
+  return json{{"sm_mhz_min", c.sm_mhz_min},   {"sm_mhz_max", c.sm_mhz_max}, {"mem_mhz_min", c.mem_mhz_min},
+              {"mem_mhz_max", c.mem_mhz_max}, {"throttle_reasons", c.throttle_reasons},
+              {"samples", c.samples},         {"changed", c.changed}};
+}
+
+template <class T, class F>
+json optional_to_json(const std::optional<T>& value, F convert) {
+  return value ? convert(*value) : json(nullptr);
+}
+
 json result_to_json(const strategy_result& r) {
   return json{
       {"strategy", r.strategy},
@@ -50,13 +71,23 @@ json result_to_json(const strategy_result& r) {
       {"h2d_us", stats_to_json(r.h2d_us)},
       {"compute_us", stats_to_json(r.compute_us)},
       {"d2h_us", stats_to_json(r.d2h_us)},
+      {"enqueue_us", stats_to_json(r.enqueue_us)},
       {"cold_first_us", r.cold_first_us},
       {"cold_first_percentile", r.cold_first_percentile},
       {"throughput_per_s", r.throughput_per_s},
       {"h2d_gbps", r.h2d_gbps},
       {"d2h_gbps", r.d2h_gbps},
       {"relative_iqr", r.relative_iqr},
+      {"noise", r.noise},
+      {"throughput_noise", r.throughput_noise},
+      {"max_noise", r.max_noise},
       {"noisy", r.noisy},
+      {"stopped", r.stopped},
+      {"recipe", optional_to_json(r.recipe, side_to_json)},
+      {"floor", optional_to_json(r.floor, side_to_json)},
+      {"recipe_note", r.recipe_note},
+      {"clocks", optional_to_json(r.clocks, clocks_to_json)},
+      {"clocks_note", r.clocks_note},
       {"output_checked", r.output_checked},
       {"output_matches", r.output_matches},
       {"check_detail", r.check_detail},
@@ -123,6 +154,39 @@ um_traffic um_from_json(const json& j) {
   return um;
 }
 
+side_run side_from_json(const json& j) {
+  side_run s;
+  s.steps = field<std::string>(j, "steps");
+  s.iterations = field<std::size_t>(j, "iterations");
+  s.latency_us = stats_from_json(child(j, "latency_us"));
+  s.noise = field<double>(j, "noise");
+  s.output_checked = field<bool>(j, "output_checked");
+  s.output_matches = field<bool>(j, "output_matches");
+  s.check_detail = field<std::string>(j, "check_detail");
+  return s;
+}
+
+clock_record clocks_from_json(const json& j) {
+  clock_record c;
+  c.sm_mhz_min = field<unsigned>(j, "sm_mhz_min");
+  c.sm_mhz_max = field<unsigned>(j, "sm_mhz_max");
+  c.mem_mhz_min = field<unsigned>(j, "mem_mhz_min");
+  c.mem_mhz_max = field<unsigned>(j, "mem_mhz_max");
+  c.throttle_reasons = field<std::vector<std::string>>(j, "throttle_reasons");
+  c.samples = field<std::size_t>(j, "samples");
+  c.changed = field<bool>(j, "changed");
+  return c;
+}
+
+// An optional object under `key`: absent or null is nullopt.
+template <class T, class F>
+std::optional<T> optional_from_json(const json& object, const char* key, F convert) {
+  const auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return std::nullopt;
+  if (!it->is_object()) throw invalid_argument(std::string("\"") + key + "\" is neither null nor an object");
+  return convert(*it);
+}
+
 strategy_result result_from_json(const json& j) {
   if (!j.is_object()) throw invalid_argument("a result is not an object");
   const strategy_result defaults;
@@ -148,13 +212,23 @@ strategy_result result_from_json(const json& j) {
   r.h2d_us = stats_from_json(child(j, "h2d_us"));
   r.compute_us = stats_from_json(child(j, "compute_us"));
   r.d2h_us = stats_from_json(child(j, "d2h_us"));
+  r.enqueue_us = stats_from_json(child(j, "enqueue_us"));
   r.cold_first_us = field<double>(j, "cold_first_us");
   r.cold_first_percentile = field<double>(j, "cold_first_percentile");
   r.throughput_per_s = field<double>(j, "throughput_per_s");
   r.h2d_gbps = field<double>(j, "h2d_gbps");
   r.d2h_gbps = field<double>(j, "d2h_gbps");
   r.relative_iqr = field<double>(j, "relative_iqr");
+  r.noise = field<double>(j, "noise");
+  r.throughput_noise = field<double>(j, "throughput_noise");
+  r.max_noise = field<double>(j, "max_noise");
   r.noisy = field<bool>(j, "noisy");
+  r.stopped = field<std::string>(j, "stopped");
+  r.recipe = optional_from_json<side_run>(j, "recipe", side_from_json);
+  r.floor = optional_from_json<side_run>(j, "floor", side_from_json);
+  r.recipe_note = field<std::string>(j, "recipe_note");
+  r.clocks = optional_from_json<clock_record>(j, "clocks", clocks_from_json);
+  r.clocks_note = field<std::string>(j, "clocks_note");
   r.output_checked = field<bool>(j, "output_checked");
   r.output_matches = field<bool>(j, "output_matches");
   r.check_detail = field<std::string>(j, "check_detail");

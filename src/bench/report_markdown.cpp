@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join (moved here in newer fmt)
 
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -74,28 +75,23 @@ std::string render_markdown(const bench_report& report) {
 
   // Refused results get their own list: a reason does not fit a grid of numbers.
   std::vector<const strategy_result*> refused;
-  std::vector<std::vector<std::string>> rows;
-  for (const strategy_result& r : report.results) {
-    if (r.refused) {
-      refused.push_back(&r);
-    } else {
-      rows.push_back(cells::result_cells(r, report.machine));
-    }
-  }
+  std::vector<const strategy_result*> measured;
+  for (const strategy_result& r : report.results) (r.refused ? refused : measured).push_back(&r);
 
-  out += "\n## Results\n\n";
-  if (rows.empty()) {
-    out += "No strategy produced a measurement.\n";
-  } else {
+  out += "\n## Results\n";
+  if (measured.empty()) out += "\nNo strategy produced a measurement.\n";
+  for (const cells::table_layout& table : cells::tables()) {
+    if (measured.empty()) break;
+    out += fmt::format("\n### {}{}\n\n", char(std::toupper(table.title.front())), table.title.substr(1));
     std::vector<std::string> titles;
     std::vector<std::string> rules;
-    for (const cells::column& c : cells::result_columns()) {
+    for (const cells::column& c : table.columns) {
       titles.emplace_back(c.title);
       rules.emplace_back(c.align == cells::alignment::right ? "---:" : ":---");
     }
     out += table_row(titles);
     out += "|" + fmt::format("{}", fmt::join(rules, "|")) + "|\n";
-    for (const auto& row : rows) out += table_row(row);
+    for (const strategy_result* r : measured) out += table_row(table.cells(*r, report.machine));
   }
 
   const std::vector<std::string> notes = cells::all_notes(report);

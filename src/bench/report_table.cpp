@@ -39,22 +39,8 @@ std::string machine_line(const machine_info& m) {
 }  // namespace
 
 std::string render_table(const bench_report& report) {
-  const auto columns = cells::result_columns();
-
-  std::vector<std::vector<std::string>> rows;
-  rows.reserve(report.results.size());
-  for (const strategy_result& r : report.results) rows.push_back(cells::result_cells(r, report.machine));
-
-  // Refused rows only have identity cells, so they only widen those columns; their reason runs
-  // on past the grid instead of stretching a numeric column.
-  std::vector<std::size_t> widths;
-  for (const cells::column& c : columns) widths.push_back(cells::display_width(c.title));
-  for (const auto& row : rows) {
-    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], cells::display_width(row[i]));
-  }
-
   std::string out;
-  if (const std::string machine = machine_line(report.machine); !machine.empty()) out += machine + "\n\n";
+  if (const std::string machine = machine_line(report.machine); !machine.empty()) out += machine + "\n";
 
   const auto append_line = [&out](std::string line) {
     strip_trailing_spaces(line);
@@ -62,24 +48,44 @@ std::string render_table(const bench_report& report) {
     out += '\n';
   };
 
-  std::string header;
-  std::size_t total_width = 0;
-  for (std::size_t i = 0; i < columns.size(); ++i) {
-    if (i > 0) header += gap;
-    header += pad(std::string(columns[i].title), widths[i], columns[i].align);
-    total_width += widths[i] + (i > 0 ? gap.size() : 0);
-  }
-  append_line(header);
-  append_line(std::string(total_width, '-'));
-
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    std::string line;
-    for (std::size_t i = 0; i < rows[r].size(); ++i) {
-      if (i > 0) line += gap;
-      line += pad(rows[r][i], widths[i], columns[i].align);
+  bool first_table = true;
+  for (const cells::table_layout& table : cells::tables()) {
+    // Refused rows appear once, in the first table, with their reason.
+    std::vector<std::vector<std::string>> rows;
+    std::vector<const strategy_result*> sources;
+    for (const strategy_result& r : report.results) {
+      if (r.refused && !first_table) continue;
+      rows.push_back(table.cells(r, report.machine));
+      sources.push_back(&r);
     }
-    if (const auto& refused = report.results[r].refused) line += fmt::format("{}refused: {}", gap, *refused);
-    append_line(line);
+    // Refused rows only have identity cells, so they only widen those columns; their reason runs
+    // on past the grid instead of stretching a numeric column.
+    std::vector<std::size_t> widths;
+    for (const cells::column& c : table.columns) widths.push_back(cells::display_width(c.title));
+    for (const auto& row : rows)
+      for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], cells::display_width(row[i]));
+
+    out += '\n';
+    append_line(std::string(table.title) + ":");
+    std::string header;
+    std::size_t total_width = 0;
+    for (std::size_t i = 0; i < table.columns.size(); ++i) {
+      if (i > 0) header += gap;
+      header += pad(std::string(table.columns[i].title), widths[i], table.columns[i].align);
+      total_width += widths[i] + (i > 0 ? gap.size() : 0);
+    }
+    append_line(header);
+    append_line(std::string(total_width, '-'));
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      std::string line;
+      for (std::size_t i = 0; i < rows[r].size(); ++i) {
+        if (i > 0) line += gap;
+        line += pad(rows[r][i], widths[i], table.columns[i].align);
+      }
+      if (const auto& refused = sources[r]->refused) line += fmt::format("{}refused: {}", gap, *refused);
+      append_line(line);
+    }
+    first_table = false;
   }
 
   const std::vector<std::string> notes = cells::all_notes(report);

@@ -58,6 +58,11 @@ fb::strategy_result measured(std::string strategy, std::string engine, std::size
   r.h2d_gbps = static_cast<double>(input_bytes) / (latency_us / 2) / 1e3;
   r.d2h_gbps = static_cast<double>(r.output_bytes) / (latency_us / 5) / 1e3;
   r.relative_iqr = 0.04;
+  r.noise = 0.004;
+  r.throughput_noise = 0.004;
+  r.max_noise = 0.01;
+  r.stopped = "200 requests in 0.75 s, median noise 0.40%";
+  r.enqueue_us = stats(latency_us / 20);
   r.output_checked = true;
   r.output_matches = true;
   r.check_detail = "compared 4096 elements";
@@ -75,7 +80,24 @@ fb::bench_report full_report() {
   report.winner = "pinned";
   report.recommendation = "Use pinned: it reaches 95% of the link peak; managed without hints is 7x slower.";
 
-  report.results.push_back(measured("pinned", "reduce", 19u << 20, 425.0));
+  auto pinned = measured("pinned", "reduce", 19u << 20, 425.0);
+  pinned.recipe = fb::side_run{.steps = "cudaMemcpyAsync in, engine, cudaMemcpyAsync out, synchronize",
+                               .iterations = 200,
+                               .latency_us = stats(400.0),
+                               .noise = 0.003,
+                               .output_checked = true,
+                               .output_matches = true,
+                               .check_detail = "compared 4096 elements"};
+  pinned.floor = fb::side_run{.steps = "engine on device-resident inputs",
+                              .iterations = 200,
+                              .latency_us = stats(20.0),
+                              .noise = 0.002,
+                              .output_checked = true,
+                              .output_matches = false,
+                              .check_detail = "floor mismatch at [3]"};
+  pinned.clocks = ferry::clock_record{.sm_mhz_min = 1755, .sm_mhz_max = 1980, .mem_mhz_min = 3201, .mem_mhz_max = 3201,
+                                      .throttle_reasons = {"sw-power-cap"}, .samples = 12, .changed = true};
+  report.results.push_back(pinned);
 
   auto managed = measured("managed", "reduce", 19u << 20, 3120.0);
   managed.um = fb::um_traffic{19u << 20, 5u << 20, 4864, 1216};
@@ -87,6 +109,10 @@ fb::bench_report full_report() {
   managed.graph = true;
   managed.warmed_up = false;
   managed.input_writes = "cached";
+  managed.recipe_note = "no recipe or floor: they run one request at a time, and this cell runs several at once";
+  managed.clocks_note = "no GPU clock readings (NVML unavailable)";
+  managed.noise = 0.031;
+  managed.stopped = "stopped at the 4.0 s cap with median noise 3.10%";
   managed.notes = {"graph capture failed: ran without a graph", "second note, with a comma"};
   report.results.push_back(managed);
 
@@ -95,6 +121,8 @@ fb::bench_report full_report() {
   mapped.h2d_gbps = 0;
   mapped.output_matches = false;
   mapped.check_detail = comma_detail;
+  mapped.enqueue_us = stats(40.0);  // as long as its compute (15.2 µs x 3 = 45.5): launch-bound
+  mapped.compute_us = stats(45.5);
   report.results.push_back(mapped);
 
   fb::strategy_result refused;
@@ -138,13 +166,41 @@ void expect_same(const fb::strategy_result& a, const fb::strategy_result& b) {
   expect_same(a.h2d_us, b.h2d_us, "h2d_us");
   expect_same(a.compute_us, b.compute_us, "compute_us");
   expect_same(a.d2h_us, b.d2h_us, "d2h_us");
+  expect_same(a.enqueue_us, b.enqueue_us, "enqueue_us");
   EXPECT_EQ(a.cold_first_us, b.cold_first_us);
   EXPECT_EQ(a.cold_first_percentile, b.cold_first_percentile);
   EXPECT_EQ(a.throughput_per_s, b.throughput_per_s);
   EXPECT_EQ(a.h2d_gbps, b.h2d_gbps);
   EXPECT_EQ(a.d2h_gbps, b.d2h_gbps);
   EXPECT_EQ(a.relative_iqr, b.relative_iqr);
+  EXPECT_EQ(a.noise, b.noise);
+  EXPECT_EQ(a.throughput_noise, b.throughput_noise);
+  EXPECT_EQ(a.max_noise, b.max_noise);
   EXPECT_EQ(a.noisy, b.noisy);
+  EXPECT_EQ(a.stopped, b.stopped);
+  for (const auto& [x, y] : {std::pair{&a.recipe, &b.recipe}, std::pair{&a.floor, &b.floor}}) {
+    ASSERT_EQ(x->has_value(), y->has_value());
+    if (!*x) continue;
+    EXPECT_EQ((*x)->steps, (*y)->steps);
+    EXPECT_EQ((*x)->iterations, (*y)->iterations);
+    expect_same((*x)->latency_us, (*y)->latency_us, "side latency_us");
+    EXPECT_EQ((*x)->noise, (*y)->noise);
+    EXPECT_EQ((*x)->output_checked, (*y)->output_checked);
+    EXPECT_EQ((*x)->output_matches, (*y)->output_matches);
+    EXPECT_EQ((*x)->check_detail, (*y)->check_detail);
+  }
+  EXPECT_EQ(a.recipe_note, b.recipe_note);
+  ASSERT_EQ(a.clocks.has_value(), b.clocks.has_value());
+  if (a.clocks) {
+    EXPECT_EQ(a.clocks->sm_mhz_min, b.clocks->sm_mhz_min);
+    EXPECT_EQ(a.clocks->sm_mhz_max, b.clocks->sm_mhz_max);
+    EXPECT_EQ(a.clocks->mem_mhz_min, b.clocks->mem_mhz_min);
+    EXPECT_EQ(a.clocks->mem_mhz_max, b.clocks->mem_mhz_max);
+    EXPECT_EQ(a.clocks->throttle_reasons, b.clocks->throttle_reasons);
+    EXPECT_EQ(a.clocks->samples, b.clocks->samples);
+    EXPECT_EQ(a.clocks->changed, b.clocks->changed);
+  }
+  EXPECT_EQ(a.clocks_note, b.clocks_note);
   EXPECT_EQ(a.output_checked, b.output_checked);
   EXPECT_EQ(a.output_matches, b.output_matches);
   EXPECT_EQ(a.check_detail, b.check_detail);
@@ -244,6 +300,9 @@ TEST(BenchReportJson, OptionalsAreNullWhenAbsent) {
   const auto& results = json.at("results");
   EXPECT_TRUE(results.at(0).at("refused").is_null());
   EXPECT_TRUE(results.at(0).at("um").is_null());
+  EXPECT_TRUE(results.at(1).at("recipe").is_null());
+  EXPECT_TRUE(results.at(1).at("clocks").is_null());
+  EXPECT_EQ(results.at(0).at("recipe").at("latency_us").at("median"), 400.0);
   EXPECT_EQ(results.at(1).at("um").at("gpu_page_faults"), 4864);
   EXPECT_EQ(results.at(3).at("refused"), refusal_reason);
 }
@@ -259,6 +318,9 @@ TEST(BenchReportJson, MissingFieldsTakeTheirDefaults) {
   EXPECT_EQ(report.results[0].input_writes, "cached");  // older reports: inputs were written that way
   EXPECT_FALSE(report.results[0].refused);
   EXPECT_FALSE(report.results[0].um);
+  EXPECT_FALSE(report.results[0].recipe);
+  EXPECT_FALSE(report.results[0].clocks);
+  EXPECT_EQ(report.results[0].noise, 0);  // older reports carry no noise figure
 }
 
 TEST(BenchReportJson, NanSurvivesAsNull) {
@@ -297,21 +359,48 @@ TEST(BenchReportTable, ShowsEveryStrategyTheRefusalAndTheWinner) {
   EXPECT_NE(table.find("19.0/5.0"), std::string::npos);         // UM migrated MB in/out
   EXPECT_NE(table.find("[inflight 2, clients 3, graph, no warm-up, cached writes]"), std::string::npos);
   EXPECT_NE(table.find("graph capture failed: ran without a graph"), std::string::npos);
+  // Noise, the recipe beside the strategy, the floor and what they say.
+  EXPECT_NE(table.find("0.4%"), std::string::npos);                   // pinned's noise
+  EXPECT_NE(table.find("+6.2% / +6.2%!"), std::string::npos) << table;  // 425 vs 400: past 5%
+  EXPECT_NE(table.find("recipe gap: reduce / 19 MB / pinned: 6.2% slower than its recipe at the median"),
+            std::string::npos) << table;
+  EXPECT_NE(table.find("the floor's output differs from the device-resident reference: floor mismatch at [3]"),
+            std::string::npos);
+  EXPECT_NE(table.find("stopped at the 4.0 s cap with median noise 3.10%"), std::string::npos);
+  EXPECT_NE(table.find("launch-bound: mlp:4x4096 / 1 MB / mapped"), std::string::npos) << table;
+  EXPECT_NE(table.find("clocks: reduce / 19 MB / pinned: SM 1755-1980 MHz, memory 3201-3201 MHz over 12 samples; "
+                       "throttled: sw-power-cap"),
+            std::string::npos) << table;
+  EXPECT_NE(table.find("recipes: no recipe or floor"), std::string::npos);
+  EXPECT_NE(table.find("where the time goes:"), std::string::npos);
+}
+
+TEST(BenchReportTable, NoRecipeGapNoteWithinTolerance) {
+  auto report = full_report();
+  report.results[0].recipe->latency_us = stats(420.0);  // 425 vs 420: +1.2%
+  const std::string table = fb::render_table(report);
+  EXPECT_EQ(table.find("recipe gap:"), std::string::npos) << table;
+  EXPECT_NE(table.find("+1.2% / +1.2%"), std::string::npos) << table;
 }
 
 TEST(BenchReportTable, MeasuredRowsLineUpWithTheHeader) {
   const auto report = full_report();
   const auto lines = lines_of(fb::render_table(report));
-  const auto header = std::find_if(lines.begin(), lines.end(),
-                                   [](const std::string& l) { return l.rfind("engine", 0) == 0; });
-  ASSERT_NE(header, lines.end());
-  const std::size_t width = width_of(*header);
-  EXPECT_EQ(width_of(*(header + 1)), width);  // the rule under the header
-  for (std::size_t i = 0; i < report.results.size(); ++i) {
-    const std::string& row = *(header + 2 + static_cast<std::ptrdiff_t>(i));
-    if (report.results[i].refused) continue;
-    EXPECT_EQ(width_of(row), width) << row;
+  // Two tables: every measured row of each lines up with its own header.
+  std::size_t tables = 0;
+  for (auto header = lines.begin(); header != lines.end(); ++header) {
+    if (header->rfind("engine", 0) != 0) continue;
+    ++tables;
+    const std::size_t width = width_of(*header);
+    EXPECT_EQ(width_of(*(header + 1)), width);  // the rule under the header
+    std::size_t row = 0;
+    for (const auto& r : report.results) {
+      if (r.refused && tables > 1) continue;  // refused rows appear in the first table only
+      const std::string& line = *(header + 2 + static_cast<std::ptrdiff_t>(row++));
+      if (!r.refused) EXPECT_EQ(width_of(line), width) << line;
+    }
   }
+  EXPECT_EQ(tables, 2u);
 }
 
 TEST(BenchReportMarkdown, HasHeaderTableRefusalsAndWinner) {
@@ -326,14 +415,22 @@ TEST(BenchReportMarkdown, HasHeaderTableRefusalsAndWinner) {
   EXPECT_NE(md.find("**pinned**"), std::string::npos);
   EXPECT_NE(md.find(report.recommendation), std::string::npos);
 
-  // Header, alignment rule and the three measured rows all have the same number of cells.
-  std::vector<std::string> table;
+  // Two tables; each one's header, alignment rule and three measured rows have the same number
+  // of cells.
+  std::vector<std::vector<std::string>> tables;
+  bool in_table = false;
   for (const auto& line : lines_of(md)) {
-    if (line.rfind("|", 0) == 0) table.push_back(line);
+    const bool row = line.rfind("|", 0) == 0;
+    if (row && !in_table) tables.emplace_back();
+    if (row) tables.back().push_back(line);
+    in_table = row;
   }
-  ASSERT_EQ(table.size(), 2u + 3u);
+  ASSERT_EQ(tables.size(), 2u);
   const auto cells = [](const std::string& line) { return std::count(line.begin(), line.end(), '|'); };
-  for (const auto& line : table) EXPECT_EQ(cells(line), cells(table[0])) << line;
+  for (const auto& table : tables) {
+    ASSERT_EQ(table.size(), 2u + 3u);
+    for (const auto& line : table) EXPECT_EQ(cells(line), cells(table[0])) << line;
+  }
 }
 
 TEST(BenchReportMarkdown, EscapesPipesInCells) {
@@ -365,6 +462,11 @@ TEST(BenchReportCsv, EveryRowHasEveryColumnAndCommasAreQuoted) {
   EXPECT_EQ(rows[2][column("notes")], "graph capture failed: ran without a graph; second note, with a comma");
   EXPECT_EQ(std::stod(rows[1][column("latency_us_median")]), 425.0);
   EXPECT_EQ(std::stod(rows[1][column("h2d_gbps")]), report.results[0].h2d_gbps);  // exact digits
+  EXPECT_EQ(std::stod(rows[1][column("recipe_latency_us_median")]), 400.0);
+  EXPECT_EQ(rows[2][column("recipe_latency_us_median")], "");  // no recipe: empty, not 0
+  EXPECT_EQ(std::stod(rows[1][column("noise")]), 0.004);
+  EXPECT_EQ(rows[1][column("clocks_throttle_reasons")], "sw-power-cap");
+  EXPECT_EQ(std::stod(rows[1][column("enqueue_us_median")]), 425.0 / 20);
 }
 
 TEST(BenchReportCsv, EmptyReportStillHasAHeader) {

@@ -337,7 +337,7 @@ TEST(MultiGpu, BenchCellSpreadsOverBothGpusAndChecksEachOnItsOwn) {
   for (const auto strategy : {strategy_kind::pinned, strategy_kind::managed_prefetch, strategy_kind::device}) {
     ferry::bench::run_options options;
     options.devices = {0, 1};
-    options.inflight = 2;
+    options.session.inflight = 2;
     options.clients = 4;
     options.iterations = 300;
     options.check_every = 8;
@@ -366,7 +366,7 @@ TEST(MultiGpu, BenchCellOnGpuOneAlone) {
   for (const auto strategy : {strategy_kind::pinned, strategy_kind::mapped, strategy_kind::managed_advise}) {
     ferry::bench::run_options options;
     options.devices = {1};
-    options.inflight = 2;
+    options.session.inflight = 2;
     options.iterations = 100;
     options.check_every = 8;
     options.um_counters = false;

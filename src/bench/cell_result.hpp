@@ -1,0 +1,21 @@
+// Turns what a cell's loops recorded into the plain data of its report row. Private to src/bench.
+#pragma once
+
+#include "bench/cell_samples.hpp"
+#include "ferry/bench.hpp"
+#include "ferry/bench_result.hpp"
+
+namespace ferry::bench {
+
+// Fills the statistics of `r` from the strategy's samples; `wall_seconds` is the loop's own time.
+// With `paired`, throughput is the series' own rate (its requests alternated with others').
+void assemble_result(cell_samples& s, double wall_seconds, bool paired, const run_options& options,
+                     const stopping_criterion& stop, strategy_result& r);
+
+// A recipe's or the floor's samples as a side run.
+[[nodiscard]] side_run assemble_side_run(cell_samples& s, std::string_view steps);
+
+// "+3.2%": how much slower `value` is than `baseline`.
+[[nodiscard]] double relative_gap(double value, double baseline) noexcept;
+
+}  // namespace ferry::bench

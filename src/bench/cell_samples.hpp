@@ -1,0 +1,38 @@
+// What the request loops of a cell record, for cell_result to summarise. Private to src/bench.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "bench/output_checks.hpp"
+#include "ferry/bench_stats.hpp"
+
+namespace ferry::bench {
+
+using bench_clock = std::chrono::steady_clock;
+
+[[nodiscard]] inline double micros(bench_clock::duration d) {
+  return std::chrono::duration<double, std::micro>(d).count();
+}
+
+// The timed requests of one series: a strategy's requests through its session, with their
+// device-side breakdown; a recipe's or the floor's only have latency.
+struct cell_samples {
+  std::mutex mutex;  // several client threads record at once
+  std::vector<double> latency, fill, h2d, compute, d2h, enqueue;  // µs
+  std::vector<double> completed_at;  // seconds after the clock started, for the rate's noise
+  std::optional<double> cold_first;  // the first timed request, kept out of the statistics
+  std::size_t requests = 0;          // all completed, the cold one included (throughput counts it)
+  // The loop's own rate where requests of other series run in between: the sum of this series'
+  // fill + latency, the time a loop of it alone would have taken.
+  double busy_seconds = 0;
+  bench_clock::time_point start{};
+  bench_clock::time_point last_done{};
+  check_tally checks;
+  stop_decision stopped = stop_decision::keep_going;
+};
+
+}  // namespace ferry::bench

@@ -1,0 +1,53 @@
+#include "bench/um_count.hpp"
+
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "bench/client_loop.hpp"
+#include "bench/output_checks.hpp"
+#include "bench/um_counters.hpp"
+#include "ferry/bench_stopping.hpp"
+
+namespace ferry::bench {
+
+void count_um_traffic(const cell_target& target, const run_options& options, strategy_result& r) {
+  if (!options.um_counters) {
+    r.um_note = "unified-memory counters off (--no-um-counters)";
+    return;
+  }
+  constexpr std::size_t counted_requests = 16;
+  auto counters = um_counter_session::start(target.devices.front());  // process-wide anyway
+  if (!counters.available()) {
+    r.um_note = counters.reason();
+    return;
+  }
+  run_options extra = options;
+  extra.warmup = false;  // the cell just ran: the pages are where its steady state keeps them
+  output_checks no_checks(target.references, target.request_bytes, 0);
+  const stop_after_count stop(counted_requests);
+  client_loop counted(target, extra, no_checks, stop);
+  counted.run();
+  // CUPTI can deliver a flush's records late; keep taking until a take adds nothing.
+  std::optional<um_traffic> total = counters.take();
+  if (!total) {
+    r.um_note = counters.reason();
+    return;
+  }
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const auto late = counters.take();
+    if (!late || (late->bytes_host_to_device == 0 && late->bytes_device_to_host == 0 && late->gpu_page_faults == 0 &&
+                  late->cpu_page_faults == 0))
+      break;
+    *total += *late;
+  }
+  const auto n = counted.samples().requests;
+  r.um = um_traffic{total->bytes_host_to_device / n, total->bytes_device_to_host / n, total->gpu_page_faults / n,
+                    total->cpu_page_faults / n};
+  r.um_note = fmt::format("per request, averaged over {} requests counted after the timed ones", n);
+  if (counters.dropped_records() > 0)
+    r.um_note += fmt::format("; {} CUPTI records dropped: lower bounds", counters.dropped_records());
+}
+
+}  // namespace ferry::bench
