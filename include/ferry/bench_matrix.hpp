@@ -1,0 +1,56 @@
+// `ferry bench`'s sweep as a library: a request (engines x sizes x strategies and how to run them)
+// is checked, planned into workloads, run cell by cell and gathered into one bench_report. The
+// CLI only parses flags into a matrix_request and run_options and prints what comes back.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ferry/bench.hpp"
+#include "ferry/bench_result.hpp"
+#include "ferry/placement_cost.hpp"
+
+namespace ferry::bench {
+
+struct matrix_request {
+  std::vector<std::string> engines{"reduce", "touch"};
+  std::vector<std::string> sizes{"0.6MB", "19MB"};  // built-ins sized by bytes
+  std::int64_t batch = 16;                          // mlp, images, model files
+  std::vector<std::string> shapes;                  // "NAME:D1xD2..."
+  std::string preprocess;                           // "" or "u8-normalize"
+  std::string strategies = "all";                   // a list, "all" or "auto"
+  objective goal = objective::latency;
+  bool measure_link = true;                         // the pinned link peak, for % of peak
+};
+
+// Checks what can be checked without a GPU (sizes, shapes, strategy names), so a typo is named
+// before anything touches the device. Throws invalid_argument naming the bad value.
+void validate(const matrix_request& request);
+
+// Called before each cell with "reduce 19MB pinned" (a progress line).
+using progress_function = std::function<void(const std::string&)>;
+
+// Runs every cell and decides the winner. `command_line` is recorded in the report.
+[[nodiscard]] bench_report run_matrix(const matrix_request& request, const run_options& options,
+                                      const std::string& command_line, const progress_function& progress = {});
+
+// The machine a report was measured on: the first GPU of `devices` (several are named), its
+// platform, link, driver and runtime, and with `measure_link` the pinned link peak.
+[[nodiscard]] machine_info describe_machine(const std::vector<int>& devices, bool measure_link);
+
+// Now, as ISO 8601 in UTC ("2026-11-30T15:36:16Z"), as reports record their date.
+[[nodiscard]] std::string utc_timestamp();
+
+// `--placement`: every engine and size with its data on each GPU of `devices`, run on each.
+[[nodiscard]] std::vector<placement_cost> run_placement_matrix(const matrix_request& request,
+                                                               const std::vector<int>& devices, int iterations,
+                                                               const progress_function& progress = {});
+
+// Draws the plots of a report saved as JSON at `json_path` into `image_path` (.png or .svg) with
+// scripts/plot_bench.py (FERRY_PLOT_SCRIPT overrides where it is found). Throws on failure.
+void render_plot(const std::string& json_path, const std::string& image_path);
+
+}  // namespace ferry::bench
