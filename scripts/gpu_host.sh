@@ -1,41 +1,62 @@
 #!/usr/bin/env bash
 # Everything ferry runs on a GPU host, in one call: its machine starts bare and keeps nothing,
-# so each call names the sets it wants and gets one folder back.
+# so each call names the sets it wants and gets one folder back (and, with TARBALL set, a tarball
+# of it refreshed after every step, so a call cut short still returns what it measured).
 #   scripts/gpu_host.sh OUTDIR SET...
 # The bundle (scripts/gpu_bundle.sh, carried as .bundle) provides ferry and the test binaries;
-# sets that need libtorch build it here (torch). Every step is logged to OUTDIR/steps.txt with its
-# time, and OUTDIR/clocks.csv samples the GPU's clocks and throttle reasons all along.
+# sets that need libtorch build it here first (in the background, beside the others). Every step
+# is logged to OUTDIR/steps.txt with its time, and OUTDIR/clocks.csv samples the GPU's clocks,
+# power and throttle reasons all along.
 # Sets:
-#   tests     gpu-labelled tests (and the CPU tests) from the bundle
-#   smoke     `ferry bench` with its defaults
-#   probes    the hand-written probes of scripts/probes (managed paths; libtorch paths with torch)
-#   torch     builds ferry against this host's PyTorch and exports ResNet-50 (needed by models)
-#   models    ResNet-50 batch 16 under device and pinned through ferry
+#   tests      gpu-labelled tests and the CPU tests, from the bundle
+#   matrix     `ferry bench` with its defaults, twice back to back, and `ferry bench compare`
+#   reduce64   reduce at 64 MB, every strategy (the default matrix stops at 19 MB)
+#   probes     the hand-written probes of scripts/probes (managed paths; libtorch paths)
+#   resnet     ResNet-50 (AOTInductor, fp16) through ferry: batch 16 every strategy; batch 8/16/32
+#              at 1 and 4 slots; the unified-memory claim at 1/4/16/64 clients
+#   auto       --inflight auto against device on mlp:32x4096 b512 and ResNet-50 b8/b32, 8 clients
+#   sanitize   compute-sanitizer memcheck, racecheck and synccheck over the gpu tests
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/gpu_host.sh OUTDIR SET...}
 shift
+sets=" $* "
 mkdir -p "$out"
 source scripts/gpu_host_env.sh
 export PYTHONUNBUFFERED=1
 
-step() { echo "== $(date -u +%T) $*" | tee -a "$out/steps.txt"; }
-wants() { [[ " $sets " == *" $1 "* ]]; }
-b() {  # b NAME ARGS...: one ferry bench run, table, JSON and markdown kept
+step() {
+  echo "== $(date -u +%T) $*" | tee -a "$out/steps.txt"
+  [[ -n ${TARBALL:-} ]] && tar czf "$TARBALL" -C "$(dirname "$out")" "$(basename "$out")"
+  return 0
+}
+wants() { [[ $sets == *" $1 "* ]]; }
+b() {  # b NAME ARGS...: one ferry bench run, its table, JSON and markdown kept
   local name=$1; shift
   step "ferry bench $*"
   echo "ferry bench $*" > "$out/$name.txt"
-  timeout "${BENCH_TIMEOUT:-240}" "${FERRY:-ferry}" bench "$@" --json "$out/$name.json" --md "$out/$name.md" >> "$out/$name.txt" 2>&1
+  timeout "${BENCH_TIMEOUT:-240}" "${FERRY:-ferry}" bench "$@" --json "$out/$name.json" --md "$out/$name.md" \
+    >> "$out/$name.txt" 2>&1
   echo "rc=$?" >> "$out/$name.txt"
 }
-sets=" $* "
 
-nvidia-smi --query-gpu=name,driver_version,memory.used,memory.total,pcie.link.gen.current,pcie.link.width.current,clocks.max.sm --format=csv > "$out/nvidia-smi.txt" 2>&1
+nvidia-smi --query-gpu=name,driver_version,memory.used,memory.total,pcie.link.gen.current,pcie.link.width.current,clocks.max.sm \
+  --format=csv > "$out/nvidia-smi.txt" 2>&1
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu,clocks_event_reasons.active \
-  --format=csv,noheader -lms 100 > "$out/clocks.csv" 2>/dev/null &
+  --format=csv,noheader -lms 200 > "$out/clocks.csv" 2>/dev/null &
 sampler=$!
 
-if wants torch || wants models; then
+torch_ready() {  # waits for the background build and export once
+  [[ -n ${torch_build:-} ]] || return 1
+  if [[ -z ${torch_waited:-} ]]; then
+    step "torch: waiting for the build and the export"
+    wait "$torch_build" "$torch_export"
+    torch_waited=1
+    tail -2 "$out/torch-build.log" "$out/export.log"
+  fi
+  [[ -x build-torch/apps/ferry/ferry && -e models/resnet50.pt2 ]]
+}
+if wants resnet || wants auto || wants probes; then
   step "torch: build and export in the background"
   (scripts/gpu_build_torch.sh -DFERRY_BUILD_SERVE=OFF > "$out/torch-build.log" 2>&1
    echo "rc=$?" >> "$out/torch-build.log"
@@ -45,46 +66,88 @@ if wants torch || wants models; then
    echo "probes rc=$?" >> "$out/torch-build.log") &
   torch_build=$!
   mkdir -p models
-  (TORCHINDUCTOR_COMPILE_THREADS=8 timeout 400 python3 scripts/export_model.py --out models resnet50 > "$out/export.log" 2>&1
+  (TORCHINDUCTOR_COMPILE_THREADS=6 timeout 400 python3 scripts/export_model.py --out models resnet50 > "$out/export.log" 2>&1
    echo "rc=$?" >> "$out/export.log") &
   torch_export=$!
 fi
 
 if wants tests; then
   step "gpu tests"
-  timeout 300 ferry_gpu_tests --gtest_brief=1 > "$out/gpu_tests.txt" 2>&1; echo "rc=$?" >> "$out/gpu_tests.txt"
-  tail -3 "$out/gpu_tests.txt"
+  timeout 400 ferry_gpu_tests --gtest_brief=1 > "$out/gpu_tests.txt" 2>&1; echo "rc=$?" >> "$out/gpu_tests.txt"
+  tail -4 "$out/gpu_tests.txt"
   timeout 120 ferry_cpu_tests --gtest_brief=1 > "$out/cpu_tests.txt" 2>&1; echo "rc=$?" >> "$out/cpu_tests.txt"
   tail -2 "$out/cpu_tests.txt"
 fi
 
-if wants probes; then
+if wants matrix; then
+  b matrix-1
+  b matrix-2
+  step "ferry bench compare"
+  ferry bench compare "$out/matrix-1.json" "$out/matrix-2.json" > "$out/matrix-compare.txt" 2>&1
+  tail -3 "$out/matrix-compare.txt"
+fi
+
+if wants reduce64; then
+  b reduce64 --engine reduce --size 64MB --strategy all
+fi
+
+if wants probes && [[ -x .bundle/bin/managed_paths ]]; then
   step "probe: managed paths"
   timeout 200 .bundle/bin/managed_paths > "$out/managed_paths.txt" 2>&1; echo "rc=$?" >> "$out/managed_paths.txt"
 fi
 
-if wants smoke; then
-  b smoke
-fi
-
-if wants reduce; then
-  b reduce --engine reduce --size 0.6MB,19MB,64MB --strategy device,pinned,mapped,managed-prefetch,managed-advise --no-um-counters
-fi
-
-if wants torch || wants models; then
-  step "torch: waiting for the build and the export"
-  wait "$torch_build" "$torch_export"
-  tail -2 "$out/torch-build.log" "$out/export.log"
-fi
-
-if wants models && [[ -e models/resnet50.pt2 ]]; then
-  if wants probes && [[ -x build-probes/torch_paths ]]; then
-    step "probe: libtorch paths, batch 16"
-    timeout 200 build-probes/torch_paths models/resnet50.pt2 16 100 > "$out/torch_paths_b16.txt" 2>&1
-    echo "rc=$?" >> "$out/torch_paths_b16.txt"
+if wants resnet && torch_ready; then
+  resnet=torch:models/resnet50.pt2
+  export FERRY=build-torch/apps/ferry/ferry
+  if wants tests; then
+    step "gpu tests with libtorch"
+    FERRY_TORCH_MODELS=$PWD/models timeout 200 build-torch/tests/ferry_gpu_tests --gtest_filter='Torch*' \
+      > "$out/torch_tests.txt" 2>&1; echo "rc=$?" >> "$out/torch_tests.txt"
   fi
-  FERRY=build-torch/apps/ferry/ferry b resnet50-b16 --engine torch:models/resnet50.pt2 --batch 16 \
-    --strategy device,pinned --no-link-measure --no-um-counters
+  b resnet-b16 --engine $resnet --batch 16 --strategy all --no-link-measure
+  for batch in 8 32; do
+    b resnet-b$batch --engine $resnet --batch $batch --strategy device,pinned,mapped,managed-prefetch,managed-advise \
+      --no-link-measure
+  done
+  for batch in 8 16 32; do
+    b resnet-b$batch-4slots --engine $resnet --batch $batch --inflight 4 --clients 2 --objective throughput \
+      --strategy device,pinned,mapped,managed-prefetch,managed-advise --no-link-measure
+  done
+  # The claim: managed + prefetch with one slot per client against its own baseline (pinned, one
+  # slot) under 1..64 concurrent clients.
+  for c in 1 4 16 64; do
+    b claim-c$c --engine $resnet --batch 16 --clients $c --inflight 1 --strategy managed-prefetch,pinned \
+      --objective throughput --duration 1.5 --no-link-measure
+  done
+  unset FERRY
+fi
+
+if wants auto; then
+  b auto-mlp --engine mlp:32x4096 --batch 512 --clients 8 --objective throughput --inflight auto \
+    --strategy device,pinned,registered,mapped,managed-prefetch --no-link-measure
+  if torch_ready; then
+    for batch in 8 32; do
+      FERRY=build-torch/apps/ferry/ferry b auto-resnet-b$batch --engine torch:models/resnet50.pt2 --batch $batch \
+        --clients 8 --objective throughput --inflight auto --strategy device,pinned,registered,mapped,managed-prefetch \
+        --no-link-measure
+    done
+  fi
+fi
+
+if wants probes && torch_ready && [[ -x build-probes/torch_paths ]]; then
+  step "probe: libtorch paths, batch 16"
+  timeout 200 build-probes/torch_paths models/resnet50.pt2 16 100 > "$out/torch_paths_b16.txt" 2>&1
+  echo "rc=$?" >> "$out/torch_paths_b16.txt"
+fi
+
+if wants sanitize; then
+  for tool in memcheck racecheck synccheck; do
+    step "compute-sanitizer --tool $tool"
+    timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 --print-limit 20 .bundle/bin/ferry_gpu_tests \
+      --gtest_brief=1 --gtest_filter="${SANITIZE_FILTER:-*}" > "$out/sanitizer-$tool.txt" 2>&1
+    echo "rc=$?" >> "$out/sanitizer-$tool.txt"
+    grep -E "ERROR SUMMARY|rc=" "$out/sanitizer-$tool.txt" | tail -2
+  done
 fi
 
 kill "$sampler" 2>/dev/null
