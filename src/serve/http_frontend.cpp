@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "serve/client_json.hpp"
 #include "serve/http_documents.hpp"
 #include "serve/http_transport.hpp"
 #include "serve/metrics_text.hpp"
@@ -77,11 +78,7 @@ std::string version_of(const route_request& req) {
 }
 
 json parse_json_body(const route_request& req) {
-  try {
-    return req.http.body.empty() ? json::object() : json::parse(req.http.body);
-  } catch (const json::parse_error& e) {
-    throw bad_request(std::string("malformed JSON: ") + e.what());
-  }
+  return req.http.body.empty() ? json::object() : parse_client_json(req.http.body, "the request body");
 }
 
 // The answer to a request the transport refuses before any route sees it (413, 400).

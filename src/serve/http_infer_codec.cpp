@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "serve/client_json.hpp"
 #include "serve/datatype.hpp"
 #include "serve/json_tensor.hpp"
 #include "serve/request_error.hpp"
@@ -42,36 +43,38 @@ const json* member(const json& object, const char* key) {
 std::string string_member(const json& object, const char* key, const std::string& where) {
   const json* v = member(object, key);
   if (v == nullptr) throw bad_request(where + ": \"" + key + "\" is missing");
-  if (!v->is_string()) throw bad_request(where + ": \"" + key + "\" must be a string, got " + v->dump());
+  if (!v->is_string()) throw bad_request(where + ": \"" + key + "\" must be a string, got " + quote_json(*v));
   return v->get<std::string>();
 }
 
 std::size_t size_member(const json& object, const char* key, const std::string& where) {
   const json& v = object.at(key);
   if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0))
-    throw bad_request(where + ": \"" + key + "\" must be a non-negative integer, got " + v.dump());
+    throw bad_request(where + ": \"" + key + "\" must be a non-negative integer, got " + quote_json(v));
   return v.get<std::size_t>();
 }
 
 bool bool_member(const json& object, const char* key, const std::string& where) {
   const json& v = object.at(key);
-  if (!v.is_boolean()) throw bad_request(where + ": \"" + key + "\" must be true or false, got " + v.dump());
+  if (!v.is_boolean()) throw bad_request(where + ": \"" + key + "\" must be true or false, got " + quote_json(v));
   return v.get<bool>();
 }
 
 std::vector<std::int64_t> parse_shape(const json& input, const std::string& where, std::size_t& elements) {
   const json* shape = member(input, "shape");
   if (shape == nullptr) throw bad_request(where + ": \"shape\" is missing");
-  if (!shape->is_array()) throw bad_request(where + ": \"shape\" must be an array, got " + shape->dump());
+  if (!shape->is_array()) throw bad_request(where + ": \"shape\" must be an array, got " + quote_json(*shape));
   std::vector<std::int64_t> dims;
   elements = 1;
   for (const auto& d : *shape) {
     if (!d.is_number_integer() || d.get<std::int64_t>() < 0)
-      throw bad_request(where + ": shape " + shape->dump() + " has a dim that is not a non-negative integer");
+      throw bad_request(where + ": \"shape\" dim " + std::to_string(dims.size()) + " (" + quote_json(d) +
+                        ") is not a non-negative integer");
     dims.push_back(d.get<std::int64_t>());
     const auto extent = static_cast<std::size_t>(dims.back());
     if (extent != 0 && elements > max_elements / extent)
-      throw bad_request(where + ": shape " + shape->dump() + " has too many elements");
+      throw bad_request(where + ": \"shape\" has too many elements (" + quote_text(shape_text(dims)) +
+                        " is already beyond 2^40)");
     elements *= extent;
   }
   return dims;
@@ -96,7 +99,7 @@ void refuse_unknown_parameters(const json* parameters, const std::string& where,
   for (const auto& [key, value] : parameters->items()) {
     bool ok = false;
     for (auto k : known) ok = ok || k == key;
-    if (!ok) throw bad_request(where + ": parameter \"" + key + "\" is not supported by this server");
+    if (!ok) throw bad_request(where + ": parameter \"" + quote_text(key) + "\" is not supported by this server");
   }
 }
 
@@ -119,18 +122,13 @@ http_infer_request parse_http_infer_request(std::string_view body, std::optional
   if (const auto nul = header.find('\0'); nul != std::string_view::npos)
     throw bad_request("malformed JSON in the inference request: a NUL byte at offset " + std::to_string(nul) +
                       (header_length ? std::string() : " (binary data without an Inference-Header-Content-Length header?)"));
-  json doc;
-  try {
-    doc = json::parse(header);
-  } catch (const json::parse_error& e) {
-    throw bad_request(std::string("malformed JSON in the inference request: ") + e.what());
-  }
+  const json doc = parse_client_json(header, "the inference request");
   if (!doc.is_object()) throw bad_request("the inference request must be a JSON object");
 
   http_infer_request parsed;
   infer_request& request = parsed.request;
   if (const json* id = member(doc, "id")) {
-    if (!id->is_string()) throw bad_request("\"id\" must be a string, got " + id->dump());
+    if (!id->is_string()) throw bad_request("\"id\" must be a string, got " + quote_json(*id));
     request.id = id->get<std::string>();
   }
   const json* parameters = member(doc, "parameters");
@@ -146,10 +144,10 @@ http_infer_request parse_http_infer_request(std::string_view body, std::optional
     if (!in.is_object()) throw bad_request("every entry of \"inputs\" must be an object");
     input_tensor tensor;
     tensor.name = string_member(in, "name", "input");
-    const std::string where = "input '" + tensor.name + "'";
+    const std::string where = "input '" + quote_text(tensor.name) + "'";
     const std::string type_name = string_member(in, "datatype", where);
     const auto type = parse_datatype(type_name);
-    if (!type) throw bad_request(where + ": datatype '" + type_name + "' is not supported by this server");
+    if (!type) throw bad_request(where + ": datatype '" + quote_text(type_name) + "' is not supported by this server");
     tensor.type = *type;
     std::size_t elements = 0;
     tensor.shape = parse_shape(in, where, elements);
@@ -175,7 +173,7 @@ http_infer_request parse_http_infer_request(std::string_view body, std::optional
       tensor.data = std::as_bytes(std::span(body.data() + cursor, size));
       cursor += size;
     } else if (data != nullptr) {
-      request.storage.push_back(decode_json_data(*data, tensor.type, elements, tensor.name));
+      request.storage.push_back(decode_json_data(*data, tensor.type, elements, quote_text(tensor.name)));
       tensor.data = request.storage.back();
     }
     request.inputs.push_back(std::move(tensor));
@@ -190,7 +188,7 @@ http_infer_request parse_http_infer_request(std::string_view body, std::optional
       if (!out.is_object()) throw bad_request("every entry of \"outputs\" must be an object");
       requested_output requested;
       requested.name = string_member(out, "name", "output");
-      const std::string where = "output '" + requested.name + "'";
+      const std::string where = "output '" + quote_text(requested.name) + "'";
       const json* out_parameters = member(out, "parameters");
       refuse_unknown_parameters(out_parameters, where,
                                 {"binary_data", "shared_memory_region", "shared_memory_offset",

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 
+#include "serve/client_json.hpp"
 #include "serve/request_error.hpp"
 
 namespace ferry::serve {
@@ -37,7 +38,7 @@ T get(std::span<const std::byte> bytes, std::size_t index) {
 template <typename Int>
 Int to_integer(const json& v, const std::string& tensor, std::size_t index) {
   const auto bad = [&](const char* why) {
-    return bad_request("input '" + tensor + "': element " + std::to_string(index) + " (" + v.dump() +
+    return bad_request("input '" + tensor + "': element " + std::to_string(index) + " (" + quote_json(v) +
                        ") " + why);
   };
   if (v.is_number_unsigned()) {
@@ -57,7 +58,7 @@ Int to_integer(const json& v, const std::string& tensor, std::size_t index) {
 
 float to_float(const json& v, const std::string& tensor, std::size_t index) {
   if (!v.is_number())
-    throw bad_request("input '" + tensor + "': element " + std::to_string(index) + " (" + v.dump() +
+    throw bad_request("input '" + tensor + "': element " + std::to_string(index) + " (" + quote_json(v) +
                       ") is not a number");
   return v.get<float>();
 }
@@ -78,7 +79,7 @@ std::vector<std::byte> decode_json_data(const json& data, dtype type, std::size_
     switch (type) {
       case dtype::boolean:
         if (!v.is_boolean())
-          throw bad_request("input '" + tensor + "': element " + std::to_string(i) + " (" + v.dump() +
+          throw bad_request("input '" + tensor + "': element " + std::to_string(i) + " (" + quote_json(v) +
                             ") is not true or false");
         put<std::uint8_t>(bytes, i, v.get<bool>() ? 1 : 0);
         break;

@@ -126,6 +126,29 @@ TEST(ServeHttpCodec, RefusesBadBodies) {
             std::string::npos);
 }
 
+TEST(ServeHttpCodec, RefusesDeepNestingAnywhereWithoutRecursing) {
+  const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+  const auto parse = [](std::string body) { return [body] { (void)parse_http_infer_request(body, std::nullopt, {}); }; };
+  EXPECT_NE(error_of(parse(R"({"inputs": [{"name": "a", "shape": [1], "datatype": "FP32", "data": )" + deep + "}]}"))
+                .find("nested deeper than 64 levels"),
+            std::string::npos);
+  EXPECT_NE(error_of(parse(R"({"id": )" + deep + R"(, "inputs": [{"name": "a", "shape": [1], "datatype": "FP32",
+                           "data": [1]}]})"))
+                .find("nested deeper than 64 levels"),
+            std::string::npos);
+  // Within the limit, an "id" of the wrong kind is named without being dumped whole.
+  const std::string message = error_of(parse(R"({"id": [[[[[")" + std::string(10'000, '7') + R"("]]]]], "inputs": [
+      {"name": "a", "shape": [1], "datatype": "FP32", "data": [1]}]})"));
+  EXPECT_NE(message.find("\"id\" must be a string, got an array of 1 elements"), std::string::npos) << message;
+  EXPECT_LT(message.size(), 200U);
+}
+
+TEST(ServeHttpCodec, RefusesNumbersBeyondADoubleAsBadRequests) {
+  const std::string body = R"({"inputs": [{"name": "a", "shape": [1], "datatype": "FP32", "data": [1e999]}]})";
+  EXPECT_NE(error_of([&] { (void)parse_http_infer_request(body, std::nullopt, {}); }).find("a number out of range"),
+            std::string::npos);
+}
+
 TEST(ServeHttpCodec, ParsesSharedMemoryReferences) {
   const std::string body = R"({"inputs": [{"name": "a", "shape": [4], "datatype": "FP32",
       "parameters": {"shared_memory_region": "in", "shared_memory_offset": 64, "shared_memory_byte_size": 16}}],

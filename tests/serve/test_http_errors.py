@@ -140,6 +140,24 @@ class HttpErrors(ServerTestCase):
         self.expect_error(400, "malformed JSON", "POST", "/v2/models/touch/infer", b'{"inputs": [')
         self.expect_error(400, "\"inputs\"", "POST", "/v2/models/touch/infer", b'{"outputs": []}')
 
+    def test_deep_json_nesting(self):
+        # 200 KB of brackets: parsed, walked or quoted recursively, this overflows the stack.
+        deep = b"[" * 100_000 + b"]" * 100_000
+        data_body = (b'{"inputs": [{"name": "input", "shape": [1024], "datatype": "FP32", "data": ' + deep +
+                     b'}]}')
+        self.expect_error(400, "nested deeper than 64", "POST", "/v2/models/touch/infer", data_body)
+        id_body = b'{"id": ' + deep + b', ' + self.touch_request()[1:]
+        self.expect_error(400, "nested deeper than 64", "POST", "/v2/models/touch/infer", id_body)
+
+    def test_number_beyond_double(self):
+        body = self.touch_request().replace(b'"data": [', b'"data": [1e999, ', 1)
+        self.expect_error(400, "number out of range", "POST", "/v2/models/touch/infer", body)
+
+    def test_long_client_values_are_quoted_short(self):
+        message = self.expect_error(400, '"id" must be a string', "POST", "/v2/models/touch/infer",
+                                    b'{"id": [' + b"1," * 100_000 + b'1], ' + self.touch_request()[1:])
+        self.assertLess(len(message), 200)
+
     def test_unknown_parameter(self):
         body = json.loads(self.touch_request())
         body["outputs"] = [{"name": "output", "parameters": {"classification": 3}}]
