@@ -3,9 +3,11 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "serve/client_json.hpp"
 #include "serve/request_error.hpp"
@@ -35,6 +37,13 @@ T get(std::span<const std::byte> bytes, std::size_t index) {
   return value;
 }
 
+template <typename Float>
+const char* out_of_range_text() {
+  if constexpr (std::is_same_v<Float, float>) return "is out of range for FP32";
+  else if constexpr (std::is_same_v<Float, __half>) return "is out of range for FP16";
+  else return "is out of range for BF16";
+}
+
 template <typename Int>
 Int to_integer(const json& v, const std::string& tensor, std::size_t index) {
   const auto bad = [&](const char* why) {
@@ -56,11 +65,32 @@ Int to_integer(const json& v, const std::string& tensor, std::size_t index) {
   throw bad("is not an integer");
 }
 
-float to_float(const json& v, const std::string& tensor, std::size_t index) {
-  if (!v.is_number())
-    throw bad_request("input '" + tensor + "': element " + std::to_string(index) + " (" + quote_json(v) +
-                      ") is not a number");
-  return v.get<float>();
+// Halfway between FLT_MAX and the next power of two: values below it round to a finite float,
+// so 3.4028235e38 (FLT_MAX as printed) is taken, 3.5e38 is not.
+constexpr double float_rounding_limit = 0x1.ffffffp127;
+
+// The value as `Float` (float, __half, __nv_bfloat16), rounded to nearest; a value that rounds
+// beyond the type's largest finite value is refused rather than stored as infinity.
+template <typename Float>
+Float to_float(const json& v, const std::string& tensor, std::size_t index) {
+  const auto bad = [&](const char* why) {
+    return bad_request("input '" + tensor + "': element " + std::to_string(index) + " (" + quote_json(v) + ") " + why);
+  };
+  if (!v.is_number()) throw bad("is not a number");
+  const double d = v.get<double>();
+  if (std::fabs(d) >= float_rounding_limit) throw bad(out_of_range_text<Float>());
+  const auto f = static_cast<float>(d);
+  if constexpr (std::is_same_v<Float, float>) {
+    return f;
+  } else if constexpr (std::is_same_v<Float, __half>) {
+    const __half h = __float2half_rn(f);
+    if (std::isinf(__half2float(h))) throw bad(out_of_range_text<Float>());
+    return h;
+  } else {
+    const __nv_bfloat16 b = __float2bfloat16_rn(f);
+    if (std::isinf(__bfloat162float(b))) throw bad(out_of_range_text<Float>());
+    return b;
+  }
 }
 
 }  // namespace
@@ -87,9 +117,9 @@ std::vector<std::byte> decode_json_data(const json& data, dtype type, std::size_
       case dtype::u8: put(bytes, i, to_integer<std::uint8_t>(v, tensor, i)); break;
       case dtype::i32: put(bytes, i, to_integer<std::int32_t>(v, tensor, i)); break;
       case dtype::i64: put(bytes, i, to_integer<std::int64_t>(v, tensor, i)); break;
-      case dtype::f32: put(bytes, i, to_float(v, tensor, i)); break;
-      case dtype::f16: put(bytes, i, __float2half_rn(to_float(v, tensor, i))); break;
-      case dtype::bf16: put(bytes, i, __float2bfloat16_rn(to_float(v, tensor, i))); break;
+      case dtype::f32: put(bytes, i, to_float<float>(v, tensor, i)); break;
+      case dtype::f16: put(bytes, i, to_float<__half>(v, tensor, i)); break;
+      case dtype::bf16: put(bytes, i, to_float<__nv_bfloat16>(v, tensor, i)); break;
     }
   }
   return bytes;

@@ -14,7 +14,8 @@ namespace ferry::serve {
 
 // Decodes "data" (a flat or nested array, row-major) into `elements` values of type `type`.
 // Throws request_error(bad_request) naming `tensor` for a wrong element count or an element of
-// the wrong kind (a string, a fraction for an integer type, a value out of the type's range).
+// the wrong kind (a string, a fraction for an integer type) or a value out of the type's range
+// (for FP32, FP16 and BF16: one that rounds beyond the largest finite value, never to infinity).
 [[nodiscard]] std::vector<std::byte> decode_json_data(const nlohmann::json& data, dtype type,
                                                       std::size_t elements,
                                                       const std::string& tensor);

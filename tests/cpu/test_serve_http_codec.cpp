@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -147,6 +148,34 @@ TEST(ServeHttpCodec, RefusesNumbersBeyondADoubleAsBadRequests) {
   const std::string body = R"({"inputs": [{"name": "a", "shape": [1], "datatype": "FP32", "data": [1e999]}]})";
   EXPECT_NE(error_of([&] { (void)parse_http_infer_request(body, std::nullopt, {}); }).find("a number out of range"),
             std::string::npos);
+}
+
+TEST(ServeHttpCodec, RefusesFloatsBeyondTheirTypeInsteadOfStoringInfinity) {
+  const auto body = [](const char* type, const std::string& data) {
+    return R"({"inputs": [{"name": "a", "shape": [2], "datatype": ")" + std::string(type) + R"(", "data": [0, )" + data +
+           "]}]}";
+  };
+  const auto parse = [](const std::string& text) { return [text] { (void)parse_http_infer_request(text, std::nullopt, {}); }; };
+  EXPECT_NE(error_of(parse(body("FP32", "1e300"))).find("input 'a': element 1 (1e+300) is out of range for FP32"),
+            std::string::npos);
+  EXPECT_NE(error_of(parse(body("FP32", "-3.5e38"))).find("out of range for FP32"), std::string::npos);
+  EXPECT_NE(error_of(parse(body("FP16", "65520"))).find("element 1 (65520) is out of range for FP16"), std::string::npos);
+  EXPECT_NE(error_of(parse(body("BF16", "3.4e38"))).find("out of range for BF16"), std::string::npos);
+
+  // The largest finite values as printed (they round to the type's maximum) are taken.
+  const auto second = [](const std::string& text) {
+    const auto parsed = parse_http_infer_request(text, std::nullopt, {});
+    const auto bytes = parsed.request.inputs[0].data;
+    return std::vector<std::byte>(bytes.begin() + static_cast<std::ptrdiff_t>(bytes.size() / 2), bytes.end());
+  };
+  float f = 0;
+  std::memcpy(&f, second(body("FP32", "3.4028235e38")).data(), 4);
+  EXPECT_EQ(f, std::numeric_limits<float>::max());
+  std::uint16_t half_bits = 0;
+  std::memcpy(&half_bits, second(body("FP16", "65519")).data(), 2);
+  EXPECT_EQ(half_bits, 0x7BFF);  // 65504
+  std::memcpy(&half_bits, second(body("BF16", "-3.38e38")).data(), 2);
+  EXPECT_EQ(half_bits, 0xFF7E);
 }
 
 TEST(ServeHttpCodec, ParsesSharedMemoryReferences) {

@@ -153,6 +153,13 @@ class HttpErrors(ServerTestCase):
         body = self.touch_request().replace(b'"data": [', b'"data": [1e999, ', 1)
         self.expect_error(400, "number out of range", "POST", "/v2/models/touch/infer", body)
 
+    def test_value_beyond_fp32(self):
+        # Once stored as infinity and answered 200 with nulls.
+        data = X.tolist()
+        data[5] = 1e300
+        self.expect_error(400, "element 5 (1e+300) is out of range for FP32", "POST", "/v2/models/touch/infer",
+                          self.touch_request(data=data))
+
     def test_long_client_values_are_quoted_short(self):
         message = self.expect_error(400, '"id" must be a string', "POST", "/v2/models/touch/infer",
                                     b'{"id": [' + b"1," * 100_000 + b'1], ' + self.touch_request()[1:])
