@@ -129,8 +129,12 @@ struct http_frontend::state {
 
   void infer(const route_request& req, http_response& res) {
     const std::optional<std::string_view> header_length = req.http.header("Inference-Header-Content-Length");
-    http_infer_request parsed = parse_http_infer_request(req.http.body, header_length, options.limits);
-    parsed.request.model = req.matches[1];
+    // The model first: its signature checks each input before the input's data is decoded.
+    const std::string name = req.matches[1];
+    const served_model& model = service.find_ready(name, version_of(req));
+    http_infer_request parsed = parse_http_infer_request(req.http.body, header_length, options.limits,
+                                                         [&](const input_tensor& in) { check_input(model.signature, name, in); });
+    parsed.request.model = name;
     parsed.request.version = version_of(req);
     std::vector<std::string> requested;
     for (const auto& o : parsed.request.outputs) requested.push_back(o.name);

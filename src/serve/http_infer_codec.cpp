@@ -4,11 +4,13 @@
 #include <charconv>
 #include <cstdint>
 #include <limits>
+#include <memory>
 
 #include <nlohmann/json.hpp>
 
 #include "serve/client_json.hpp"
 #include "serve/datatype.hpp"
+#include "serve/http_infer_json.hpp"
 #include "serve/json_tensor.hpp"
 #include "serve/request_error.hpp"
 
@@ -103,10 +105,29 @@ void refuse_unknown_parameters(const json* parameters, const std::string& where,
   }
 }
 
+// An input's name, datatype and shape, and the elements the shape holds.
+struct input_header {
+  input_tensor tensor;  // without data
+  std::string where;    // "input 'name'", for messages
+  std::size_t elements = 0;
+};
+
+input_header parse_input_header(const json& in) {
+  input_header h;
+  h.tensor.name = string_member(in, "name", "input");
+  h.where = "input '" + quote_text(h.tensor.name) + "'";
+  const std::string type_name = string_member(in, "datatype", h.where);
+  const auto type = parse_datatype(type_name);
+  if (!type) throw bad_request(h.where + ": datatype '" + quote_text(type_name) + "' is not supported by this server");
+  h.tensor.type = *type;
+  h.tensor.shape = parse_shape(in, h.where, h.elements);
+  return h;
+}
+
 }  // namespace
 
 http_infer_request parse_http_infer_request(std::string_view body, std::optional<std::string_view> header_length,
-                                            const http_limits& limits) {
+                                            const http_limits& limits, const input_check& check) {
   std::size_t json_bytes = body.size();
   if (header_length) {
     json_bytes = parse_header_length(*header_length, body.size(), limits);
@@ -122,7 +143,24 @@ http_infer_request parse_http_infer_request(std::string_view body, std::optional
   if (const auto nul = header.find('\0'); nul != std::string_view::npos)
     throw bad_request("malformed JSON in the inference request: a NUL byte at offset " + std::to_string(nul) +
                       (header_length ? std::string() : " (binary data without an Inference-Header-Content-Length header?)"));
-  const json doc = parse_client_json(header, "the inference request");
+  // JSON data is decoded as the parser meets it, by decoders made once an input's datatype and
+  // shape are known and checked (usually before its "data"; otherwise in a second pass).
+  // Every element takes two bytes of text at least ("1,"): room for more than that is never
+  // reserved, whatever a shape claims.
+  const std::size_t most_elements = (json_bytes + 1) / 2;
+  std::vector<std::unique_ptr<json_tensor_decoder>> decoders;  // by input index, once made
+  const auto make_decoder = [&](std::size_t index, const input_header& h) {
+    if (decoders.size() <= index) decoders.resize(index + 1);
+    decoders[index] = std::make_unique<json_tensor_decoder>(h.tensor.type, h.elements, most_elements,
+                                                            quote_text(h.tensor.name));
+    return decoders[index].get();
+  };
+  const json doc = read_infer_json(header, "the inference request", [&](std::size_t index, const json& in) -> json_tensor_decoder* {
+    if (!in.contains("name") || !in.contains("datatype") || !in.contains("shape")) return nullptr;
+    const input_header h = parse_input_header(in);
+    if (check) check(h.tensor);
+    return make_decoder(index, h);
+  });
   if (!doc.is_object()) throw bad_request("the inference request must be a JSON object");
 
   http_infer_request parsed;
@@ -140,17 +178,12 @@ http_infer_request parse_http_infer_request(std::string_view body, std::optional
   if (inputs == nullptr || !inputs->is_array() || inputs->empty())
     throw bad_request("the inference request needs a non-empty \"inputs\" array");
   std::size_t cursor = json_bytes;  // binary data starts right after the JSON header
+  std::vector<std::size_t> data_unread;  // inputs whose "data" came before their datatype or shape
   for (const auto& in : *inputs) {
     if (!in.is_object()) throw bad_request("every entry of \"inputs\" must be an object");
-    input_tensor tensor;
-    tensor.name = string_member(in, "name", "input");
-    const std::string where = "input '" + quote_text(tensor.name) + "'";
-    const std::string type_name = string_member(in, "datatype", where);
-    const auto type = parse_datatype(type_name);
-    if (!type) throw bad_request(where + ": datatype '" + quote_text(type_name) + "' is not supported by this server");
-    tensor.type = *type;
-    std::size_t elements = 0;
-    tensor.shape = parse_shape(in, where, elements);
+    const std::size_t index = request.inputs.size();
+    auto [tensor, where, elements] = parse_input_header(in);
+    if (check) check(tensor);
     const json* in_parameters = member(in, "parameters");
     refuse_unknown_parameters(in_parameters, where,
                               {"binary_data_size", "shared_memory_region", "shared_memory_offset",
@@ -172,15 +205,28 @@ http_infer_request parse_http_infer_request(std::string_view body, std::optional
                           std::to_string(body.size()));
       tensor.data = std::as_bytes(std::span(body.data() + cursor, size));
       cursor += size;
-    } else if (data != nullptr) {
-      request.storage.push_back(decode_json_data(*data, tensor.type, elements, quote_text(tensor.name)));
+    } else if (data != nullptr && index < decoders.size() && decoders[index] != nullptr) {
+      request.storage.push_back(decoders[index]->release());
       tensor.data = request.storage.back();
+    } else if (data != nullptr) {
+      data_unread.push_back(index);
+      (void)make_decoder(index, {tensor, where, elements});
     }
     request.inputs.push_back(std::move(tensor));
   }
   if (cursor != body.size())
     throw bad_request("the body has " + std::to_string(body.size() - cursor) +
                       " bytes after the JSON header and the binary inputs it announces");
+  if (!data_unread.empty()) {
+    (void)read_infer_json(header, "the inference request", [&](std::size_t index, const json&) -> json_tensor_decoder* {
+      const bool unread = std::find(data_unread.begin(), data_unread.end(), index) != data_unread.end();
+      return unread ? decoders[index].get() : nullptr;
+    });
+    for (const std::size_t index : data_unread) {
+      request.storage.push_back(decoders[index]->release());
+      request.inputs[index].data = request.storage.back();
+    }
+  }
 
   if (const json* outputs = member(doc, "outputs")) {
     if (!outputs->is_array()) throw bad_request("\"outputs\" must be an array");

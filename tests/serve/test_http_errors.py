@@ -160,6 +160,35 @@ class HttpErrors(ServerTestCase):
         self.expect_error(400, "element 5 (1e+300) is out of range for FP32", "POST", "/v2/models/touch/infer",
                           self.touch_request(data=data))
 
+    def peak_memory(self):
+        """The server's peak resident memory so far, in bytes."""
+        with open(f"/proc/{self.server.process.pid}/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+        raise AssertionError("no VmHWM in /proc/PID/status")
+
+    def test_large_json_tensor_with_the_wrong_shape(self):
+        # 60 MB of JSON numbers for a model that takes 1024: refused from the shape, before any
+        # number is decoded; a document of it would take ~20 times the body.
+        n = 15_000_000
+        data = b"[" + b"1.5," * (n - 1) + b"1.5]"
+        shape_first = b'{"inputs": [{"name": "input", "shape": [%d], "datatype": "FP32", "data": %s}]}' % (n, data)
+        data_first = b'{"inputs": [{"data": %s, "datatype": "FP32", "name": "input", "shape": [%d]}]}' % (data, n)
+        before = self.peak_memory()
+        for body in (shape_first, data_first):
+            self.expect_error(400, "has shape [1024], the request gives [15000000]", "POST",
+                              "/v2/models/touch/infer", body)
+        self.assertLess(self.peak_memory() - before, 2 * len(shape_first))
+
+    def test_shape_beyond_memory(self):
+        # Once a 500 (bad_alloc): the claimed element count was reserved before it was checked.
+        self.expect_error(400, "the request gives [1099511627776]", "POST", "/v2/models/touch/infer",
+                          self.touch_request(shape=[1 << 40]))
+        self.expect_error(400, "has batch 1073741824", "POST", "/v2/models/mlp_single/infer",
+                          json.dumps({"inputs": [{"name": "input", "shape": [1 << 30, 64], "datatype": "FP16",
+                                                  "data": [0]}]}).encode())
+
     def test_long_client_values_are_quoted_short(self):
         message = self.expect_error(400, '"id" must be a string', "POST", "/v2/models/touch/infer",
                                     b'{"id": [' + b"1," * 100_000 + b'1], ' + self.touch_request()[1:])
