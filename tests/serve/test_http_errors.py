@@ -208,6 +208,16 @@ class HttpErrors(ServerTestCase):
         body["inputs"][0]["parameters"] = {"shared_memory_region": "r", "shared_memory_byte_size": 4096}
         self.expect_error(403, "--allow-client-shm", "POST", "/v2/models/touch/infer", json.dumps(body).encode())
 
+    def test_long_path(self):
+        # 40,000 characters overflowed the stack of the regular expressions routes were once
+        # matched with.
+        self.expect_error(414, "request path of 40011 bytes exceeds the server's limit of 8192 bytes", "GET",
+                          "/v2/models/" + "a" * 40_000)
+        self.expect_error(414, "exceeds the server's limit", "POST", "/v2/models/" + "a" * 40_000 + "/infer",
+                          self.touch_request())
+        message = self.expect_error(404, "unknown model 'aaaa", "GET", "/v2/models/" + "a" * 8000)
+        self.assertLess(len(message), 200)
+
     def test_unknown_endpoint(self):
         self.expect_error(404, "no such endpoint", "GET", "/v2/nothing/here")
 
