@@ -35,6 +35,7 @@ struct route {
   std::string method;
   route_pattern path;
   route_handler handler;
+  std::size_t max_body_bytes;  // larger bodies are refused unread
 };
 
 void set_content(http_response& res, std::string body, const char* type) {
@@ -54,9 +55,8 @@ void send_error(http_response& res, int status, const std::string& message) {
 // Every error answer carries a body, also those no handler wrote one for.
 void fill_error_body(http_response& res, const std::string& method, const std::string& path) {
   if (res.status < 400 || !res.body.empty()) return;
-  const std::string what = res.status == 404   ? "no such endpoint: " + quote_text(method) + " " + quote_text(path)
-                           : res.status == 413 ? "request body exceeds the server's limit"
-                                               : "bad request (HTTP " + std::to_string(res.status) + ")";
+  const std::string what = res.status == 404 ? "no such endpoint: " + quote_text(method) + " " + quote_text(path)
+                                             : "bad request (HTTP " + std::to_string(res.status) + ")";
   send_error(res, res.status, what);
 }
 
@@ -84,14 +84,6 @@ json parse_json_body(const route_request& req) {
   return req.http.body.empty() ? json::object() : parse_client_json(req.http.body, "the request body");
 }
 
-// The answer to a request the transport refuses before any route sees it (413, 400).
-http_response refused(int status) {
-  http_response res;
-  res.status = status;
-  fill_error_body(res, "", "");
-  return res;
-}
-
 }  // namespace
 
 struct http_frontend::state {
@@ -103,8 +95,32 @@ struct http_frontend::state {
   state(inference_service& s, const http_options& o)
       : service(s),
         options(o),
-        transport(o, {[this](const http_request& req) { return dispatch(req); }, refused}) {  // o as its transport options
+        transport(o, {[this](const http_request& req) { return dispatch(req); },
+                      [this](int status) { return refused(status); },
+                      [this](std::string_view method, std::string_view path) { return body_limit(method, path); }}) {
     add_routes();
+  }
+
+  // The body limit of the route a request goes to; the small one for a request no route takes.
+  std::size_t body_limit(std::string_view method, std::string_view path) const {
+    if (method == "HEAD") method = "GET";
+    if (path.size() <= max_path_bytes)
+      for (const auto& r : routes)
+        if (r.method == method && r.path.match(path)) return r.max_body_bytes;
+    return options.max_small_body_bytes;
+  }
+
+  // The answer to a request the transport refuses before any route sees it (413, 400).
+  http_response refused(int status) const {
+    http_response res;
+    if (status == 413)
+      send_error(res, 413, "request body exceeds the server's limit: " + std::to_string(options.max_body_bytes) +
+                               " bytes for inference, " + std::to_string(options.max_small_body_bytes) +
+                               " bytes for every other endpoint");
+    else
+      res.status = status;
+    fill_error_body(res, "", "");
+    return res;
   }
 
   http_response dispatch(const http_request& req) const {
@@ -130,10 +146,11 @@ struct http_frontend::state {
   }
 
   void get(const char* path, route_handler handler) {
-    routes.push_back({"GET", route_pattern(path), std::move(handler)});
+    routes.push_back({"GET", route_pattern(path), std::move(handler), options.max_small_body_bytes});
   }
-  void post(const char* path, route_handler handler) {
-    routes.push_back({"POST", route_pattern(path), std::move(handler)});
+  void post(const char* path, route_handler handler, bool inference = false) {
+    routes.push_back({"POST", route_pattern(path), std::move(handler),
+                      inference ? options.max_body_bytes : options.max_small_body_bytes});
   }
 
   void infer(const route_request& req, http_response& res) {
@@ -206,8 +223,8 @@ struct http_frontend::state {
     get("/v2/models/{}/versions/{}/config", config);
 
     const auto infer_route = guarded([this](const route_request& req, http_response& res) { infer(req, res); });
-    post("/v2/models/{}/infer", infer_route);
-    post("/v2/models/{}/versions/{}/infer", infer_route);
+    post("/v2/models/{}/infer", infer_route, true);
+    post("/v2/models/{}/versions/{}/infer", infer_route, true);
 
     add_shm_routes();
   }

@@ -208,6 +208,29 @@ class HttpErrors(ServerTestCase):
         body["inputs"][0]["parameters"] = {"shared_memory_region": "r", "shared_memory_byte_size": 4096}
         self.expect_error(403, "--allow-client-shm", "POST", "/v2/models/touch/infer", json.dumps(body).encode())
 
+    def test_large_body_to_a_route_that_takes_none(self):
+        # 512 MB announced to an endpoint that ignores its body: refused from its headers, unread
+        # (four such bodies once pushed the server to 2 GB).
+        before = self.peak_memory()
+        with socket.create_connection(("127.0.0.1", self.server.http_port), timeout=10) as s:
+            s.sendall(b"POST /v2/repository/index HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % (512 << 20) +
+                      b"x" * 65536)
+            answer = b""
+            while b"}" not in answer:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                answer += chunk
+        head, _, body = answer.partition(b"\r\n\r\n")
+        self.assertTrue(head.startswith(b"HTTP/1.1 413"), head)
+        self.assertIn("65536 bytes for every other endpoint", json.loads(body)["error"])
+        self.assertLess(self.peak_memory() - before, 16 << 20)
+        self.expect_error(413, "65536 bytes for every other endpoint", "POST", "/v2/systemsharedmemory/region/r/register",
+                          b" " * 65537)
+        # Small bodies there are still read, and an inference body far above them is taken.
+        status, _ = self.request("POST", "/v2/repository/index", b"{}")
+        self.assertEqual(status, 200)
+
     def test_long_path(self):
         # 40,000 characters overflowed the stack of the regular expressions routes were once
         # matched with.
