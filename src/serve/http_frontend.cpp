@@ -1,5 +1,7 @@
 #include "serve/http_frontend.hpp"
 
+#include <strings.h>
+
 #include <nlohmann/json.hpp>
 
 #include "serve/client_json.hpp"
@@ -74,6 +76,21 @@ route_handler guarded(F route) {
       send_error(res, 500, e.what());
     }
   };
+}
+
+// The Inference-Header-Content-Length header. Given twice, it is refused: which one the client
+// meant cannot be told, and taking either would silently drop the other.
+std::optional<std::string_view> inference_header_length(const http_request& req) {
+  constexpr std::string_view name = "Inference-Header-Content-Length";
+  std::optional<std::string_view> value;
+  for (const auto& [key, text] : req.headers) {
+    if (key.size() != name.size() || strncasecmp(key.data(), name.data(), name.size()) != 0) continue;
+    if (value)
+      throw bad_request(std::string(name) + " is given more than once ('" + quote_text(*value) + "' and '" +
+                        quote_text(text) + "'): give it once");
+    value = text;
+  }
+  return value;
 }
 
 std::string version_of(const route_request& req) {
@@ -154,7 +171,7 @@ struct http_frontend::state {
   }
 
   void infer(const route_request& req, http_response& res) {
-    const std::optional<std::string_view> header_length = req.http.header("Inference-Header-Content-Length");
+    const std::optional<std::string_view> header_length = inference_header_length(req.http);
     // The model first: its signature checks each input before the input's data is decoded.
     const std::string& name = req.captures[0];
     const served_model& model = service.find_ready(name, version_of(req));

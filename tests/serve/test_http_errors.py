@@ -128,6 +128,32 @@ class HttpErrors(ServerTestCase):
         self.expect_error(400, "not a byte count", "POST", "/v2/models/touch/infer", body,
                           {"Inference-Header-Content-Length": "many"})
 
+    def test_inference_header_length_given_twice(self):
+        # Once the first was taken and the second silently ignored.
+        blob = X.tobytes()
+        body, headers = self.binary_request(
+            [{"name": "input", "shape": [ref.TOUCH_ELEMENTS], "datatype": "FP32",
+              "parameters": {"binary_data_size": len(blob)}}], [blob])
+        length = headers["Inference-Header-Content-Length"]
+        for values in ((length, length), (length, str(int(length) + 4))):
+            with self.subTest(values=values):
+                conn = http.client.HTTPConnection("127.0.0.1", self.server.http_port, timeout=30)
+                try:
+                    conn.putrequest("POST", "/v2/models/touch/infer")
+                    for value in values:
+                        conn.putheader("Inference-Header-Content-Length", value)
+                    conn.putheader("Content-Length", str(len(body)))
+                    conn.endheaders(body)
+                    response = conn.getresponse()
+                    self.assertEqual(response.status, 400)
+                    self.assertIn("Inference-Header-Content-Length is given more than once",
+                                  json.loads(response.read())["error"])
+                finally:
+                    conn.close()
+        # Once, it is taken.
+        status, _ = self.request("POST", "/v2/models/touch/infer", body, headers)
+        self.assertEqual(status, 200)
+
     def test_oversize_inference_header(self):
         self.expect_error(413, "exceeds the server's limit", "POST", "/v2/models/touch/infer", b"{}",
                           {"Inference-Header-Content-Length": str(1 << 40)})
