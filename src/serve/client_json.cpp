@@ -39,6 +39,9 @@ std::string quote_json(const json& value) {
 json_document_builder::json_document_builder(json& root, std::string what) : root_(root), what_(std::move(what)) {}
 
 json* json_document_builder::add(json&& value) {
+  if (++values_ > max_json_values)
+    throw bad_request(what_ + ": more than " + std::to_string(max_json_values) +
+                      " values (numbers, strings, arrays, objects) outside tensor data");
   if (open_.empty()) {
     root_ = std::move(value);
     return &root_;

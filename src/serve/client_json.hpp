@@ -22,12 +22,20 @@ namespace ferry::serve {
 // leaves room for any real tensor and keeps every walk over a document shallow.
 inline constexpr std::size_t max_json_depth = 64;
 
+// The most values (numbers, strings, booleans, nulls, arrays and objects) a client's document may
+// hold, tensor data aside (http_infer_json.hpp reads that without a document). The protocol's
+// documents hold tens; a document node takes 16 to ~100 bytes against the 2 to 5 of its text, so
+// without a bound a body of junk would take ~20 times its size. Bounded, a document takes a few
+// megabytes beyond its strings.
+inline constexpr std::size_t max_json_values = std::size_t{1} << 16;
+
 // At most this many characters of a client's value are quoted in an error message.
 inline constexpr std::size_t max_quoted_chars = 64;
 
 // Parses `text` (a whole document) into a value. Throws request_error(bad_request), its message
 // starting with `what`, for malformed JSON, a NUL byte, a number beyond a double's range (1e999),
-// nesting deeper than max_json_depth, or a key repeated within one object.
+// nesting deeper than max_json_depth, more than max_json_values values, or a key repeated within
+// one object.
 [[nodiscard]] nlohmann::json parse_client_json(std::string_view text, std::string_view what);
 
 // A client's value as error messages quote it, at most about max_quoted_chars characters:
@@ -78,8 +86,9 @@ class json_document_builder {
 
   json& root_;
   std::string what_;
-  std::vector<json*> open_;       // the arrays and objects being filled, outermost first
-  json* member_ = nullptr;        // the object member the next value fills (after key())
+  std::vector<json*> open_;  // the arrays and objects being filled, outermost first
+  json* member_ = nullptr;   // the object member the next value fills (after key())
+  std::size_t values_ = 0;   // values added so far
 };
 
 }  // namespace ferry::serve

@@ -72,6 +72,10 @@ route_handler guarded(F route) {
       send_error(res, http_status(e.status()), e.what());
     } catch (const ferry::invalid_argument& e) {
       send_error(res, 400, e.what());
+    } catch (const json::exception& e) {
+      // Only clients' JSON is read here: what the library refuses (a type_error or out_of_range of
+      // an access no check guarded) is the client's error, not the server's.
+      send_error(res, 400, "unexpected JSON in the request: " + quote_text(e.what(), 256));
     } catch (const std::exception& e) {
       send_error(res, 500, e.what());
     }

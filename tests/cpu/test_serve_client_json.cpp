@@ -38,6 +38,18 @@ TEST(ServeClientJson, RefusesNestingBeyondTheLimitWithoutRecursing) {
   EXPECT_NE(error_of([&] { (void)parse_client_json(objects, "body"); }).find("deeper than 64"), std::string::npos);
 }
 
+TEST(ServeClientJson, RefusesMoreValuesThanAnyRequestHolds) {
+  const auto array_of = [](std::size_t n) {  // n numbers in an array: n + 1 values
+    std::string text = "[";
+    for (std::size_t i = 0; i < n; ++i) text += i == 0 ? "1" : ",1";
+    return text + "]";
+  };
+  EXPECT_NO_THROW((void)parse_client_json(array_of(max_json_values - 1), "body"));
+  EXPECT_NE(error_of([&] { (void)parse_client_json(array_of(max_json_values), "body"); })
+                .find("body: more than 65536 values"),
+            std::string::npos);
+}
+
 TEST(ServeClientJson, RefusesNumbersBeyondADoubleAsBadRequests) {
   EXPECT_NE(error_of([] { (void)parse_client_json(R"({"x": [1e999]})", "body"); }).find("body: a number out of range"),
             std::string::npos);

@@ -144,6 +144,22 @@ TEST(ServeHttpCodec, RefusesDeepNestingAnywhereWithoutRecursing) {
   EXPECT_LT(message.size(), 200U);
 }
 
+// Tensor data may be as long as the body limit allows (it becomes no document); anything else is
+// a handful of values, and a document of junk is refused before it grows.
+TEST(ServeHttpCodec, BoundsTheDocumentButNotTheTensorData) {
+  std::string many = "[0";
+  for (int i = 1; i < 200'000; ++i) many += ",1";
+  many += "]";
+  const auto parsed = parse_http_infer_request(
+      R"({"inputs": [{"name": "a", "shape": [200000], "datatype": "INT8", "data": )" + many + "}]}", std::nullopt, {});
+  EXPECT_EQ(parsed.request.inputs[0].data.size(), 200'000U);
+  EXPECT_NE(error_of([&] {
+              (void)parse_http_infer_request(R"({"id": )" + many + R"(, "inputs": [{"name": "a", "shape": [1],
+                                             "datatype": "INT8", "data": [1]}]})", std::nullopt, {});
+            }).find("more than 65536 values"),
+            std::string::npos);
+}
+
 TEST(ServeHttpCodec, RefusesNumbersBeyondADoubleAsBadRequests) {
   const std::string body = R"({"inputs": [{"name": "a", "shape": [1], "datatype": "FP32", "data": [1e999]}]})";
   EXPECT_NE(error_of([&] { (void)parse_http_infer_request(body, std::nullopt, {}); }).find("a number out of range"),
