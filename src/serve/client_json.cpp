@@ -82,7 +82,8 @@ bool json_document_builder::key(std::string& name) {
   json& object = *open_.back();
   // A repeated key would silently replace the first value (or, read by another library, be
   // ignored): neither is what the client can have meant.
-  if (object.contains(name)) throw bad_request(what_ + ": the key \"" + quote_text(name) + "\" appears twice in one object");
+  if (object.contains(name))
+    throw bad_request(what_ + ": the key \"" + quote_text(name) + "\" appears twice in one object");
   member_ = &object[name];
   return true;
 }

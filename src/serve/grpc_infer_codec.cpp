@@ -101,7 +101,8 @@ infer_request from_grpc(const inference::ModelInferRequest& message) {
     tensor.name = in.name();
     const std::string where = "input '" + quote_text(tensor.name) + "'";
     const auto type = parse_datatype(in.datatype());
-    if (!type) throw bad_request(where + ": datatype '" + quote_text(in.datatype()) + "' is not supported by this server");
+    if (!type)
+      throw bad_request(where + ": datatype '" + quote_text(in.datatype()) + "' is not supported by this server");
     tensor.type = *type;
     std::size_t elements = 1;
     for (const auto d : in.shape()) {

@@ -179,8 +179,8 @@ struct http_frontend::state {
     // The model first: its signature checks each input before the input's data is decoded.
     const std::string& name = req.captures[0];
     const served_model& model = service.find_ready(name, version_of(req));
-    http_infer_request parsed = parse_http_infer_request(req.http.body, header_length, options.limits,
-                                                         [&](const input_tensor& in) { check_input(model.signature, name, in); });
+    const auto check = [&](const input_tensor& in) { check_input(model.signature, name, in); };
+    http_infer_request parsed = parse_http_infer_request(req.http.body, header_length, options.limits, check);
     parsed.request.model = name;
     parsed.request.version = version_of(req);
     std::vector<std::string> requested;

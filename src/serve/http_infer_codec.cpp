@@ -155,12 +155,13 @@ http_infer_request parse_http_infer_request(std::string_view body, std::optional
                                                             quote_text(h.tensor.name));
     return decoders[index].get();
   };
-  const json doc = read_infer_json(header, "the inference request", [&](std::size_t index, const json& in) -> json_tensor_decoder* {
+  const auto decoder_once_known = [&](std::size_t index, const json& in) -> json_tensor_decoder* {
     if (!in.contains("name") || !in.contains("datatype") || !in.contains("shape")) return nullptr;
     const input_header h = parse_input_header(in);
     if (check) check(h.tensor);
     return make_decoder(index, h);
-  });
+  };
+  const json doc = read_infer_json(header, "the inference request", decoder_once_known);
   if (!doc.is_object()) throw bad_request("the inference request must be a JSON object");
 
   http_infer_request parsed;

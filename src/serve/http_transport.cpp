@@ -307,8 +307,9 @@ struct http_transport::state {
   // chunked bodies are checked against the new limit chunk by chunk.
   void limit_body(request_parser& parser, error_code& ec) const {
     const auto& head = parser.get();
-    const std::size_t limit = std::min(
-        options.max_body_bytes, handlers.body_limit(std_view(head.method_string()), decode_target_path(std_view(head.target()))));
+    const std::string path = decode_target_path(std_view(head.target()));
+    const std::size_t route_limit = handlers.body_limit(std_view(head.method_string()), path);
+    const std::size_t limit = std::min(options.max_body_bytes, route_limit);
     if (parser.content_length() && *parser.content_length() > limit)
       ec = http::error::body_limit;
     else

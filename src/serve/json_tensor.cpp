@@ -57,6 +57,10 @@ json_tensor_decoder::json_tensor_decoder(dtype type, std::size_t elements, std::
   bytes_.reserve(std::min(elements, most_elements) * size_of(type));
 }
 
+std::string json_tensor_decoder::out_of_range() const {
+  return "is out of range for " + std::string(to_string(type_));
+}
+
 void json_tensor_decoder::refuse(const std::string& quoted, const std::string& why) const {
   throw bad_request("input '" + tensor_ + "': element " + std::to_string(count_) + " (" + quoted + ") " + why);
 }
@@ -72,13 +76,12 @@ void json_tensor_decoder::append(const T& value) {
 }
 
 void json_tensor_decoder::integer(std::int64_t value) {
-  const auto store = [&](auto v) { append(v); };
-  const auto range = [&] { refuse(std::to_string(value), "is out of range for " + std::string(to_string(type_))); };
+  const auto range = [&] { refuse(std::to_string(value), out_of_range()); };
   switch (type_) {
-    case dtype::i8: fits<std::int8_t>(value) ? store(static_cast<std::int8_t>(value)) : range(); break;
-    case dtype::u8: fits<std::uint8_t>(value) ? store(static_cast<std::uint8_t>(value)) : range(); break;
-    case dtype::i32: fits<std::int32_t>(value) ? store(static_cast<std::int32_t>(value)) : range(); break;
-    case dtype::i64: store(value); break;
+    case dtype::i8: fits<std::int8_t>(value) ? append(static_cast<std::int8_t>(value)) : range(); break;
+    case dtype::u8: fits<std::uint8_t>(value) ? append(static_cast<std::uint8_t>(value)) : range(); break;
+    case dtype::i32: fits<std::int32_t>(value) ? append(static_cast<std::int32_t>(value)) : range(); break;
+    case dtype::i64: append(value); break;
     case dtype::boolean: refuse(std::to_string(value), "is not true or false");
     case dtype::f32:
     case dtype::f16:
@@ -92,17 +95,15 @@ void json_tensor_decoder::unsigned_integer(std::uint64_t value) {
   } else if (is_float_type(type_)) {
     floating(static_cast<double>(value), std::to_string(value));
   } else {
-    refuse(std::to_string(value), type_ == dtype::boolean ? "is not true or false"
-                                                          : "is out of range for " + std::string(to_string(type_)));
+    refuse(std::to_string(value), type_ == dtype::boolean ? "is not true or false" : out_of_range());
   }
 }
 
 void json_tensor_decoder::floating(double value, std::string_view token) {
   const std::string quoted = quote_text(token);
   if (type_ == dtype::boolean) refuse(quoted, "is not true or false");
-  if (is_integer_type(type_)) refuse(quoted, written_as_integer(token) ? "is out of range for " + std::string(to_string(type_))
-                                                                     : "is not an integer");
-  const auto range = [&] { refuse(quoted, "is out of range for " + std::string(to_string(type_))); };
+  if (is_integer_type(type_)) refuse(quoted, written_as_integer(token) ? out_of_range() : "is not an integer");
+  const auto range = [&] { refuse(quoted, out_of_range()); };
   // Checked before narrowing: a double beyond a float's range has no float value (undefined).
   if (!std::isfinite(value) || std::fabs(value) >= float_rounding_limit) range();
   const auto f = static_cast<float>(value);
@@ -132,7 +133,6 @@ void json_tensor_decoder::finish() {
   if (count_ != elements_)
     throw bad_request("input '" + tensor_ + "': its shape has " + std::to_string(elements_) +
                       " elements but \"data\" holds " + std::to_string(count_));
-  finished_ = true;
 }
 
 json encode_json_data(std::span<const std::byte> bytes, dtype type) {

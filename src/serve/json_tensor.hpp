@@ -39,7 +39,6 @@ class json_tensor_decoder {
 
   // Throws request_error(bad_request) unless exactly the shape's elements arrived.
   void finish();
-  [[nodiscard]] bool finished() const noexcept { return finished_; }
   // The decoded bytes, once finished.
   [[nodiscard]] std::vector<std::byte> release() { return std::move(bytes_); }
 
@@ -48,13 +47,13 @@ class json_tensor_decoder {
   template <typename T>
   void append(const T& value);
   [[noreturn]] void refuse(const std::string& quoted, const std::string& why) const;
+  [[nodiscard]] std::string out_of_range() const;  // "is out of range for FP16"
 
   dtype type_;
   std::size_t elements_;
   std::string tensor_;
   std::vector<std::byte> bytes_;
   std::size_t count_ = 0;  // elements received
-  bool finished_ = false;
 };
 
 // A flat JSON array of the values in `bytes` (FP16/BF16 as floats, BOOL as true/false).
