@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "serve/client_json.hpp"
 #include "serve/datatype.hpp"
 #include "serve/request_error.hpp"
 
@@ -24,7 +25,7 @@ std::size_t size_parameter(const inference::InferParameter& p, const std::string
 std::optional<shm_ref> shm_parameters(const parameter_map& parameters, const std::string& where) {
   for (const auto& [key, value] : parameters)
     if (key != "shared_memory_region" && key != "shared_memory_offset" && key != "shared_memory_byte_size")
-      throw bad_request(where + ": parameter \"" + key + "\" is not supported by this server");
+      throw bad_request(where + ": parameter \"" + quote_text(key) + "\" is not supported by this server");
   const auto region = parameters.find("shared_memory_region");
   if (region == parameters.end()) return std::nullopt;
   if (region->second.parameter_choice_case() != inference::InferParameter::kStringParam)
@@ -92,15 +93,16 @@ infer_request from_grpc(const inference::ModelInferRequest& message) {
   request.id = message.id();
   for (const auto& [key, value] : message.parameters())
     if (key != empty_final_response_parameter)
-      throw bad_request("request parameter \"" + key + "\" is not supported by this server");
+      throw bad_request("request parameter \"" + quote_text(key) + "\" is not supported by this server");
   if (message.inputs_size() == 0) throw bad_request("the inference request has no inputs");
   int raw = 0;
   for (const auto& in : message.inputs()) {
     input_tensor tensor;
     tensor.name = in.name();
-    const std::string where = "input '" + tensor.name + "'";
+    const std::string where = "input '" + quote_text(tensor.name) + "'";
     const auto type = parse_datatype(in.datatype());
-    if (!type) throw bad_request(where + ": datatype '" + in.datatype() + "' is not supported by this server");
+    if (!type)
+      throw bad_request(where + ": datatype '" + quote_text(in.datatype()) + "' is not supported by this server");
     tensor.type = *type;
     std::size_t elements = 1;
     for (const auto d : in.shape()) {
@@ -135,7 +137,7 @@ infer_request from_grpc(const inference::ModelInferRequest& message) {
   for (const auto& out : message.outputs()) {
     requested_output requested;
     requested.name = out.name();
-    requested.shared_memory = shm_parameters(out.parameters(), "output '" + out.name() + "'");
+    requested.shared_memory = shm_parameters(out.parameters(), "output '" + quote_text(out.name()) + "'");
     request.outputs.push_back(std::move(requested));
   }
   return request;

@@ -1,13 +1,15 @@
 #include "serve/http_frontend.hpp"
 
-#include <regex>
+#include <strings.h>
 
 #include <nlohmann/json.hpp>
 
+#include "serve/client_json.hpp"
 #include "serve/http_documents.hpp"
 #include "serve/http_transport.hpp"
 #include "serve/metrics_text.hpp"
 #include "serve/request_error.hpp"
+#include "serve/route_pattern.hpp"
 #include "serve/cuda_shm_registry.hpp"
 #include "serve/shm_registry.hpp"
 
@@ -18,19 +20,24 @@ using json = nlohmann::json;
 
 constexpr const char* json_type = "application/json";
 
-// What a route's handler sees: the request, and the captures of its path ([1] the model or
-// region, [2] the version where the route has one).
+// Longer request paths are answered 414 before any route is tried: no route has a segment near
+// this long, and a path is quoted in the 404 of a route that does not exist.
+constexpr std::size_t max_path_bytes = 8192;
+
+// What a route's handler sees: the request, and the captures of its path ([0] the model or
+// region, [1] the version where the route has one).
 struct route_request {
   const http_request& http;
-  std::smatch matches;
+  std::vector<std::string> captures;
 };
 
 using route_handler = std::function<void(const route_request&, http_response&)>;
 
 struct route {
   std::string method;
-  std::regex path;  // matches the whole path
+  route_pattern path;
   route_handler handler;
+  std::size_t max_body_bytes;  // larger bodies are refused unread
 };
 
 void set_content(http_response& res, std::string body, const char* type) {
@@ -50,9 +57,8 @@ void send_error(http_response& res, int status, const std::string& message) {
 // Every error answer carries a body, also those no handler wrote one for.
 void fill_error_body(http_response& res, const std::string& method, const std::string& path) {
   if (res.status < 400 || !res.body.empty()) return;
-  const std::string what = res.status == 404   ? "no such endpoint: " + method + " " + path
-                           : res.status == 413 ? "request body exceeds the server's limit"
-                                               : "bad request (HTTP " + std::to_string(res.status) + ")";
+  const std::string what = res.status == 404 ? "no such endpoint: " + quote_text(method) + " " + quote_text(path)
+                                             : "bad request (HTTP " + std::to_string(res.status) + ")";
   send_error(res, res.status, what);
 }
 
@@ -66,30 +72,37 @@ route_handler guarded(F route) {
       send_error(res, http_status(e.status()), e.what());
     } catch (const ferry::invalid_argument& e) {
       send_error(res, 400, e.what());
+    } catch (const json::exception& e) {
+      // Only clients' JSON is read here: what the library refuses (a type_error or out_of_range of
+      // an access no check guarded) is the client's error, not the server's.
+      send_error(res, 400, "unexpected JSON in the request: " + quote_text(e.what(), 256));
     } catch (const std::exception& e) {
       send_error(res, 500, e.what());
     }
   };
 }
 
+// The Inference-Header-Content-Length header. Given twice, it is refused: which one the client
+// meant cannot be told, and taking either would silently drop the other.
+std::optional<std::string_view> inference_header_length(const http_request& req) {
+  constexpr std::string_view name = "Inference-Header-Content-Length";
+  std::optional<std::string_view> value;
+  for (const auto& [key, text] : req.headers) {
+    if (key.size() != name.size() || strncasecmp(key.data(), name.data(), name.size()) != 0) continue;
+    if (value)
+      throw bad_request(std::string(name) + " is given more than once ('" + quote_text(*value) + "' and '" +
+                        quote_text(text) + "'): give it once");
+    value = text;
+  }
+  return value;
+}
+
 std::string version_of(const route_request& req) {
-  return req.matches.size() > 2 ? std::string(req.matches[2]) : std::string();
+  return req.captures.size() > 1 ? req.captures[1] : std::string();
 }
 
 json parse_json_body(const route_request& req) {
-  try {
-    return req.http.body.empty() ? json::object() : json::parse(req.http.body);
-  } catch (const json::parse_error& e) {
-    throw bad_request(std::string("malformed JSON: ") + e.what());
-  }
-}
-
-// The answer to a request the transport refuses before any route sees it (413, 400).
-http_response refused(int status) {
-  http_response res;
-  res.status = status;
-  fill_error_body(res, "", "");
-  return res;
+  return req.http.body.empty() ? json::object() : parse_client_json(req.http.body, "the request body");
 }
 
 }  // namespace
@@ -103,20 +116,50 @@ struct http_frontend::state {
   state(inference_service& s, const http_options& o)
       : service(s),
         options(o),
-        transport(o, {[this](const http_request& req) { return dispatch(req); }, refused}) {  // o as its transport options
+        transport(o, {[this](const http_request& req) { return dispatch(req); },
+                      [this](int status) { return refused(status); },
+                      [this](std::string_view method, std::string_view path) { return body_limit(method, path); }}) {
     add_routes();
+  }
+
+  // The body limit of the route a request goes to; the small one for a request no route takes.
+  std::size_t body_limit(std::string_view method, std::string_view path) const {
+    if (method == "HEAD") method = "GET";
+    if (path.size() <= max_path_bytes)
+      for (const auto& r : routes)
+        if (r.method == method && r.path.match(path)) return r.max_body_bytes;
+    return options.max_small_body_bytes;
+  }
+
+  // The answer to a request the transport refuses before any route sees it (413, 400).
+  http_response refused(int status) const {
+    http_response res;
+    if (status == 413)
+      send_error(res, 413, "request body exceeds the server's limit: " + std::to_string(options.max_body_bytes) +
+                               " bytes for inference, " + std::to_string(options.max_small_body_bytes) +
+                               " bytes for every other endpoint");
+    else
+      res.status = status;
+    fill_error_body(res, "", "");
+    return res;
   }
 
   http_response dispatch(const http_request& req) const {
     // HEAD is GET without the body (the transport leaves it out).
     const std::string_view method = req.method == "HEAD" ? std::string_view("GET") : std::string_view(req.method);
     http_response res;
+    if (req.path.size() > max_path_bytes) {
+      send_error(res, 414, "request path of " + std::to_string(req.path.size()) +
+                               " bytes exceeds the server's limit of " + std::to_string(max_path_bytes) + " bytes");
+      return res;
+    }
     res.status = 404;
     for (const auto& r : routes) {
-      route_request call{req, {}};
-      if (r.method != method || !std::regex_match(req.path, call.matches, r.path)) continue;
+      if (r.method != method) continue;
+      auto captures = r.path.match(req.path);
+      if (!captures) continue;
       res.status = 200;
-      r.handler(call, res);
+      r.handler(route_request{req, std::move(*captures)}, res);
       break;
     }
     fill_error_body(res, req.method, req.path);
@@ -124,16 +167,21 @@ struct http_frontend::state {
   }
 
   void get(const char* path, route_handler handler) {
-    routes.push_back({"GET", std::regex(path), std::move(handler)});
+    routes.push_back({"GET", route_pattern(path), std::move(handler), options.max_small_body_bytes});
   }
-  void post(const char* path, route_handler handler) {
-    routes.push_back({"POST", std::regex(path), std::move(handler)});
+  void post(const char* path, route_handler handler, bool inference = false) {
+    routes.push_back({"POST", route_pattern(path), std::move(handler),
+                      inference ? options.max_body_bytes : options.max_small_body_bytes});
   }
 
   void infer(const route_request& req, http_response& res) {
-    const std::optional<std::string_view> header_length = req.http.header("Inference-Header-Content-Length");
-    http_infer_request parsed = parse_http_infer_request(req.http.body, header_length, options.limits);
-    parsed.request.model = req.matches[1];
+    const std::optional<std::string_view> header_length = inference_header_length(req.http);
+    // The model first: its signature checks each input before the input's data is decoded.
+    const std::string& name = req.captures[0];
+    const served_model& model = service.find_ready(name, version_of(req));
+    const auto check = [&](const input_tensor& in) { check_input(model.signature, name, in); };
+    http_infer_request parsed = parse_http_infer_request(req.http.body, header_length, options.limits, check);
+    parsed.request.model = name;
     parsed.request.version = version_of(req);
     std::vector<std::string> requested;
     for (const auto& o : parsed.request.outputs) requested.push_back(o.name);
@@ -171,33 +219,33 @@ struct http_frontend::state {
       send_json(res, statistics_json(all));
     }));
     const auto model_stats = guarded([this](const route_request& req, http_response& res) {
-      send_json(res, statistics_json({&service.find(std::string(req.matches[1]), version_of(req))}));
+      send_json(res, statistics_json({&service.find(req.captures[0], version_of(req))}));
     });
-    get(R"(/v2/models/([^/]+)/stats)", model_stats);
-    get(R"(/v2/models/([^/]+)/versions/([^/]+)/stats)", model_stats);
+    get("/v2/models/{}/stats", model_stats);
+    get("/v2/models/{}/versions/{}/stats", model_stats);
 
     const auto ready = guarded([this](const route_request& req, http_response& res) {
-      (void)service.find_ready(std::string(req.matches[1]), version_of(req));
+      (void)service.find_ready(req.captures[0], version_of(req));
       res.status = 200;
     });
-    get(R"(/v2/models/([^/]+)/ready)", ready);
-    get(R"(/v2/models/([^/]+)/versions/([^/]+)/ready)", ready);
+    get("/v2/models/{}/ready", ready);
+    get("/v2/models/{}/versions/{}/ready", ready);
 
     const auto metadata = guarded([this](const route_request& req, http_response& res) {
-      send_json(res, model_metadata_json(service.find_ready(std::string(req.matches[1]), version_of(req))));
+      send_json(res, model_metadata_json(service.find_ready(req.captures[0], version_of(req))));
     });
-    get(R"(/v2/models/([^/]+))", metadata);
-    get(R"(/v2/models/([^/]+)/versions/([^/]+))", metadata);
+    get("/v2/models/{}", metadata);
+    get("/v2/models/{}/versions/{}", metadata);
 
     const auto config = guarded([this](const route_request& req, http_response& res) {
-      send_json(res, model_config_json(service.find_ready(std::string(req.matches[1]), version_of(req))));
+      send_json(res, model_config_json(service.find_ready(req.captures[0], version_of(req))));
     });
-    get(R"(/v2/models/([^/]+)/config)", config);
-    get(R"(/v2/models/([^/]+)/versions/([^/]+)/config)", config);
+    get("/v2/models/{}/config", config);
+    get("/v2/models/{}/versions/{}/config", config);
 
     const auto infer_route = guarded([this](const route_request& req, http_response& res) { infer(req, res); });
-    post(R"(/v2/models/([^/]+)/infer)", infer_route);
-    post(R"(/v2/models/([^/]+)/versions/([^/]+)/infer)", infer_route);
+    post("/v2/models/{}/infer", infer_route, true);
+    post("/v2/models/{}/versions/{}/infer", infer_route, true);
 
     add_shm_routes();
   }
@@ -226,10 +274,10 @@ struct http_frontend::state {
     get("/v2/cudasharedmemory/status", guarded([this, status](const auto&, auto& res) {
       send_json(res, status(cuda_shm().status()));
     }));
-    get(R"(/v2/cudasharedmemory/region/([^/]+)/status)", guarded([this, status](const route_request& req, auto& res) {
-      send_json(res, status(cuda_shm().status(req.matches[1])));
+    get("/v2/cudasharedmemory/region/{}/status", guarded([this, status](const route_request& req, auto& res) {
+      send_json(res, status(cuda_shm().status(req.captures[0])));
     }));
-    post(R"(/v2/cudasharedmemory/region/([^/]+)/register)", guarded([this](const route_request& req, auto& res) {
+    post("/v2/cudasharedmemory/region/{}/register", guarded([this](const route_request& req, auto& res) {
       cuda_shm_registry& registry = cuda_shm();
       const json body = parse_json_body(req);
       const auto handle = body.find("raw_handle");
@@ -241,12 +289,12 @@ struct http_frontend::state {
         throw bad_request("register: \"device_id\" (an integer) is missing");
       if (byte_size == body.end() || !byte_size->is_number_unsigned())
         throw bad_request("register: \"byte_size\" (a non-negative integer) is missing");
-      registry.register_region(req.matches[1], decode_base64((*handle)["b64"].get<std::string>()),
+      registry.register_region(req.captures[0], decode_base64((*handle)["b64"].get<std::string>()),
                                device->get<std::int64_t>(), byte_size->get<std::size_t>());
       res.status = 200;
     }));
-    post(R"(/v2/cudasharedmemory/region/([^/]+)/unregister)", guarded([this](const route_request& req, auto& res) {
-      cuda_shm().unregister_region(req.matches[1]);
+    post("/v2/cudasharedmemory/region/{}/unregister", guarded([this](const route_request& req, auto& res) {
+      cuda_shm().unregister_region(req.captures[0]);
       res.status = 200;
     }));
     post("/v2/cudasharedmemory/unregister", guarded([this](const auto&, auto& res) {
@@ -259,10 +307,10 @@ struct http_frontend::state {
     get("/v2/systemsharedmemory/status", guarded([this](const auto&, auto& res) {
       send_json(res, shm_status_json(system_shm().status()));
     }));
-    get(R"(/v2/systemsharedmemory/region/([^/]+)/status)", guarded([this](const route_request& req, auto& res) {
-      send_json(res, shm_status_json(system_shm().status(req.matches[1])));
+    get("/v2/systemsharedmemory/region/{}/status", guarded([this](const route_request& req, auto& res) {
+      send_json(res, shm_status_json(system_shm().status(req.captures[0])));
     }));
-    post(R"(/v2/systemsharedmemory/region/([^/]+)/register)", guarded([this](const route_request& req, auto& res) {
+    post("/v2/systemsharedmemory/region/{}/register", guarded([this](const route_request& req, auto& res) {
       shm_registry& registry = system_shm();
       const json body = parse_json_body(req);
       const auto key = body.find("key");
@@ -275,11 +323,11 @@ struct http_frontend::state {
         if (!o->is_number_unsigned()) throw bad_request("register: \"offset\" must be a non-negative integer");
         offset = o->get<std::size_t>();
       }
-      registry.register_region(req.matches[1], key->get<std::string>(), offset, byte_size->get<std::size_t>());
+      registry.register_region(req.captures[0], key->get<std::string>(), offset, byte_size->get<std::size_t>());
       res.status = 200;
     }));
-    post(R"(/v2/systemsharedmemory/region/([^/]+)/unregister)", guarded([this](const route_request& req, auto& res) {
-      system_shm().unregister_region(req.matches[1]);
+    post("/v2/systemsharedmemory/region/{}/unregister", guarded([this](const route_request& req, auto& res) {
+      system_shm().unregister_region(req.captures[0]);
       res.status = 200;
     }));
     post("/v2/systemsharedmemory/unregister", guarded([this](const auto&, auto& res) {

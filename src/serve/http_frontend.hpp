@@ -15,8 +15,11 @@
 namespace ferry::serve {
 
 // The transport's settings (host, port, threads, body limit) and the inference codec's limits.
+// max_body_bytes is the limit of inference requests; every other route takes a small JSON body
+// or none, and refuses one over max_small_body_bytes (413) before it is read.
 struct http_options : http_transport_options {
   http_limits limits;
+  std::size_t max_small_body_bytes = std::size_t{64} << 10;
 };
 
 class http_frontend {

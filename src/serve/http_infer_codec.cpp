@@ -4,10 +4,13 @@
 #include <charconv>
 #include <cstdint>
 #include <limits>
+#include <memory>
 
 #include <nlohmann/json.hpp>
 
+#include "serve/client_json.hpp"
 #include "serve/datatype.hpp"
+#include "serve/http_infer_json.hpp"
 #include "serve/json_tensor.hpp"
 #include "serve/request_error.hpp"
 
@@ -42,36 +45,38 @@ const json* member(const json& object, const char* key) {
 std::string string_member(const json& object, const char* key, const std::string& where) {
   const json* v = member(object, key);
   if (v == nullptr) throw bad_request(where + ": \"" + key + "\" is missing");
-  if (!v->is_string()) throw bad_request(where + ": \"" + key + "\" must be a string, got " + v->dump());
+  if (!v->is_string()) throw bad_request(where + ": \"" + key + "\" must be a string, got " + quote_json(*v));
   return v->get<std::string>();
 }
 
 std::size_t size_member(const json& object, const char* key, const std::string& where) {
   const json& v = object.at(key);
   if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0))
-    throw bad_request(where + ": \"" + key + "\" must be a non-negative integer, got " + v.dump());
+    throw bad_request(where + ": \"" + key + "\" must be a non-negative integer, got " + quote_json(v));
   return v.get<std::size_t>();
 }
 
 bool bool_member(const json& object, const char* key, const std::string& where) {
   const json& v = object.at(key);
-  if (!v.is_boolean()) throw bad_request(where + ": \"" + key + "\" must be true or false, got " + v.dump());
+  if (!v.is_boolean()) throw bad_request(where + ": \"" + key + "\" must be true or false, got " + quote_json(v));
   return v.get<bool>();
 }
 
 std::vector<std::int64_t> parse_shape(const json& input, const std::string& where, std::size_t& elements) {
   const json* shape = member(input, "shape");
   if (shape == nullptr) throw bad_request(where + ": \"shape\" is missing");
-  if (!shape->is_array()) throw bad_request(where + ": \"shape\" must be an array, got " + shape->dump());
+  if (!shape->is_array()) throw bad_request(where + ": \"shape\" must be an array, got " + quote_json(*shape));
   std::vector<std::int64_t> dims;
   elements = 1;
   for (const auto& d : *shape) {
     if (!d.is_number_integer() || d.get<std::int64_t>() < 0)
-      throw bad_request(where + ": shape " + shape->dump() + " has a dim that is not a non-negative integer");
+      throw bad_request(where + ": \"shape\" dim " + std::to_string(dims.size()) + " (" + quote_json(d) +
+                        ") is not a non-negative integer");
     dims.push_back(d.get<std::int64_t>());
     const auto extent = static_cast<std::size_t>(dims.back());
     if (extent != 0 && elements > max_elements / extent)
-      throw bad_request(where + ": shape " + shape->dump() + " has too many elements");
+      throw bad_request(where + ": \"shape\" has too many elements (" + quote_text(shape_text(dims)) +
+                        " is already beyond 2^40)");
     elements *= extent;
   }
   return dims;
@@ -96,14 +101,33 @@ void refuse_unknown_parameters(const json* parameters, const std::string& where,
   for (const auto& [key, value] : parameters->items()) {
     bool ok = false;
     for (auto k : known) ok = ok || k == key;
-    if (!ok) throw bad_request(where + ": parameter \"" + key + "\" is not supported by this server");
+    if (!ok) throw bad_request(where + ": parameter \"" + quote_text(key) + "\" is not supported by this server");
   }
+}
+
+// An input's name, datatype and shape, and the elements the shape holds.
+struct input_header {
+  input_tensor tensor;  // without data
+  std::string where;    // "input 'name'", for messages
+  std::size_t elements = 0;
+};
+
+input_header parse_input_header(const json& in) {
+  input_header h;
+  h.tensor.name = string_member(in, "name", "input");
+  h.where = "input '" + quote_text(h.tensor.name) + "'";
+  const std::string type_name = string_member(in, "datatype", h.where);
+  const auto type = parse_datatype(type_name);
+  if (!type) throw bad_request(h.where + ": datatype '" + quote_text(type_name) + "' is not supported by this server");
+  h.tensor.type = *type;
+  h.tensor.shape = parse_shape(in, h.where, h.elements);
+  return h;
 }
 
 }  // namespace
 
 http_infer_request parse_http_infer_request(std::string_view body, std::optional<std::string_view> header_length,
-                                            const http_limits& limits) {
+                                            const http_limits& limits, const input_check& check) {
   std::size_t json_bytes = body.size();
   if (header_length) {
     json_bytes = parse_header_length(*header_length, body.size(), limits);
@@ -119,18 +143,31 @@ http_infer_request parse_http_infer_request(std::string_view body, std::optional
   if (const auto nul = header.find('\0'); nul != std::string_view::npos)
     throw bad_request("malformed JSON in the inference request: a NUL byte at offset " + std::to_string(nul) +
                       (header_length ? std::string() : " (binary data without an Inference-Header-Content-Length header?)"));
-  json doc;
-  try {
-    doc = json::parse(header);
-  } catch (const json::parse_error& e) {
-    throw bad_request(std::string("malformed JSON in the inference request: ") + e.what());
-  }
+  // JSON data is decoded as the parser meets it, by decoders made once an input's datatype and
+  // shape are known and checked (usually before its "data"; otherwise in a second pass).
+  // Every element takes two bytes of text at least ("1,"): room for more than that is never
+  // reserved, whatever a shape claims.
+  const std::size_t most_elements = (json_bytes + 1) / 2;
+  std::vector<std::unique_ptr<json_tensor_decoder>> decoders;  // by input index, once made
+  const auto make_decoder = [&](std::size_t index, const input_header& h) {
+    if (decoders.size() <= index) decoders.resize(index + 1);
+    decoders[index] = std::make_unique<json_tensor_decoder>(h.tensor.type, h.elements, most_elements,
+                                                            quote_text(h.tensor.name));
+    return decoders[index].get();
+  };
+  const auto decoder_once_known = [&](std::size_t index, const json& in) -> json_tensor_decoder* {
+    if (!in.contains("name") || !in.contains("datatype") || !in.contains("shape")) return nullptr;
+    const input_header h = parse_input_header(in);
+    if (check) check(h.tensor);
+    return make_decoder(index, h);
+  };
+  const json doc = read_infer_json(header, "the inference request", decoder_once_known);
   if (!doc.is_object()) throw bad_request("the inference request must be a JSON object");
 
   http_infer_request parsed;
   infer_request& request = parsed.request;
   if (const json* id = member(doc, "id")) {
-    if (!id->is_string()) throw bad_request("\"id\" must be a string, got " + id->dump());
+    if (!id->is_string()) throw bad_request("\"id\" must be a string, got " + quote_json(*id));
     request.id = id->get<std::string>();
   }
   const json* parameters = member(doc, "parameters");
@@ -142,17 +179,12 @@ http_infer_request parse_http_infer_request(std::string_view body, std::optional
   if (inputs == nullptr || !inputs->is_array() || inputs->empty())
     throw bad_request("the inference request needs a non-empty \"inputs\" array");
   std::size_t cursor = json_bytes;  // binary data starts right after the JSON header
+  std::vector<std::size_t> data_unread;  // inputs whose "data" came before their datatype or shape
   for (const auto& in : *inputs) {
     if (!in.is_object()) throw bad_request("every entry of \"inputs\" must be an object");
-    input_tensor tensor;
-    tensor.name = string_member(in, "name", "input");
-    const std::string where = "input '" + tensor.name + "'";
-    const std::string type_name = string_member(in, "datatype", where);
-    const auto type = parse_datatype(type_name);
-    if (!type) throw bad_request(where + ": datatype '" + type_name + "' is not supported by this server");
-    tensor.type = *type;
-    std::size_t elements = 0;
-    tensor.shape = parse_shape(in, where, elements);
+    const std::size_t index = request.inputs.size();
+    auto [tensor, where, elements] = parse_input_header(in);
+    if (check) check(tensor);
     const json* in_parameters = member(in, "parameters");
     refuse_unknown_parameters(in_parameters, where,
                               {"binary_data_size", "shared_memory_region", "shared_memory_offset",
@@ -174,15 +206,28 @@ http_infer_request parse_http_infer_request(std::string_view body, std::optional
                           std::to_string(body.size()));
       tensor.data = std::as_bytes(std::span(body.data() + cursor, size));
       cursor += size;
-    } else if (data != nullptr) {
-      request.storage.push_back(decode_json_data(*data, tensor.type, elements, tensor.name));
+    } else if (data != nullptr && index < decoders.size() && decoders[index] != nullptr) {
+      request.storage.push_back(decoders[index]->release());
       tensor.data = request.storage.back();
+    } else if (data != nullptr) {
+      data_unread.push_back(index);
+      (void)make_decoder(index, {tensor, where, elements});
     }
     request.inputs.push_back(std::move(tensor));
   }
   if (cursor != body.size())
     throw bad_request("the body has " + std::to_string(body.size() - cursor) +
                       " bytes after the JSON header and the binary inputs it announces");
+  if (!data_unread.empty()) {
+    (void)read_infer_json(header, "the inference request", [&](std::size_t index, const json&) -> json_tensor_decoder* {
+      const bool unread = std::find(data_unread.begin(), data_unread.end(), index) != data_unread.end();
+      return unread ? decoders[index].get() : nullptr;
+    });
+    for (const std::size_t index : data_unread) {
+      request.storage.push_back(decoders[index]->release());
+      request.inputs[index].data = request.storage.back();
+    }
+  }
 
   if (const json* outputs = member(doc, "outputs")) {
     if (!outputs->is_array()) throw bad_request("\"outputs\" must be an array");
@@ -190,7 +235,7 @@ http_infer_request parse_http_infer_request(std::string_view body, std::optional
       if (!out.is_object()) throw bad_request("every entry of \"outputs\" must be an object");
       requested_output requested;
       requested.name = string_member(out, "name", "output");
-      const std::string where = "output '" + requested.name + "'";
+      const std::string where = "output '" + quote_text(requested.name) + "'";
       const json* out_parameters = member(out, "parameters");
       refuse_unknown_parameters(out_parameters, where,
                                 {"binary_data", "shared_memory_region", "shared_memory_offset",

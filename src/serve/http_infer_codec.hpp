@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,14 +32,21 @@ struct http_infer_request {
   bool binary_by_default = false;  // the binary_data_output request parameter
 };
 
+// Checks an input's name, datatype and shape against the model (the tensor has no data yet):
+// called before any of the input's JSON data is decoded, so that a wrong tensor costs no more
+// than its header. Throws request_error to refuse it.
+using input_check = std::function<void(const input_tensor&)>;
+
 // Parses a request body. `header_length` is the Inference-Header-Content-Length header's text,
-// when present. The body must outlive the result. Throws request_error: bad_request for
-// malformed JSON, a bad or inconsistent header length, a truncated binary body, trailing bytes,
-// unsupported datatypes or parameters, inputs with no data or two sources of data;
-// payload_too_large for a JSON header over the limit.
+// when present. The body must outlive the result. JSON tensor data is decoded straight into
+// typed bytes (no document of it is built), after `check` has passed the input. Throws
+// request_error: bad_request for malformed JSON, a bad or inconsistent header length, a truncated
+// binary body, trailing bytes, unsupported datatypes or parameters, inputs with no data or two
+// sources of data, JSON data that does not match its shape or type; payload_too_large for a
+// JSON header over the limit; and what `check` throws.
 [[nodiscard]] http_infer_request parse_http_infer_request(std::string_view body,
                                                           std::optional<std::string_view> header_length,
-                                                          const http_limits& limits);
+                                                          const http_limits& limits, const input_check& check = {});
 
 struct http_infer_body {
   std::string body;

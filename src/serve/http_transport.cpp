@@ -283,6 +283,7 @@ struct http_transport::state {
       parser.body_limit(options.max_body_bytes);
       error_code ec;
       http::read_header(stream, buffer, parser, ec);
+      if (!ec && handlers.body_limit) limit_body(parser, ec);
       if (!ec && parser.get().version() == 11 && beast::iequals(parser.get()[http::field::expect], "100-continue")) {
         static constexpr std::string_view go_on = "HTTP/1.1 100 Continue\r\n\r\n";
         asio::write(stream, asio::buffer(go_on.data(), go_on.size()), ec);
@@ -299,6 +300,20 @@ struct http_transport::state {
       http_response answer = handlers.request(to_request(std::move(message)));
       if (!write_response(stream, std::move(answer), version, keep_alive && !stopping, head_only)) return;
     }
+  }
+
+  // Narrows the body limit to the request's own, now that its method and path are known. Beast
+  // checks Content-Length against its limit only while reading the header, so that is done here;
+  // chunked bodies are checked against the new limit chunk by chunk.
+  void limit_body(request_parser& parser, error_code& ec) const {
+    const auto& head = parser.get();
+    const std::string path = decode_target_path(std_view(head.target()));
+    const std::size_t route_limit = handlers.body_limit(std_view(head.method_string()), path);
+    const std::size_t limit = std::min(options.max_body_bytes, route_limit);
+    if (parser.content_length() && *parser.content_length() > limit)
+      ec = http::error::body_limit;
+    else
+      parser.body_limit(limit);
   }
 
   // Answers a request the transport will not read on, and closes the connection gently: the

@@ -54,6 +54,10 @@ struct http_handlers {
   std::function<http_response(const http_request&)> request;
   // The answer to a request the transport refuses itself: 413 (body over the limit) or 400.
   std::function<http_response(int status)> refused;
+  // The largest body a request of this method and path (as http_request has them) may carry,
+  // asked once its headers are read: a larger body is refused with 413 before it is read. Unset,
+  // or above max_body_bytes: max_body_bytes.
+  std::function<std::size_t(std::string_view method, std::string_view path)> body_limit;
 };
 
 class http_transport {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "serve/client_json.hpp"
 #include "serve/cuda_shm_registry.hpp"
 #include "serve/request_error.hpp"
 #include "serve/shm_registry.hpp"
@@ -22,10 +23,10 @@ std::vector<std::string> inference_service::extensions() const {
 
 const served_model& inference_service::find(std::string_view name, std::string_view version) const {
   const served_model* model = repository_.find(name);
-  if (model == nullptr) throw request_error(error_status::not_found, "unknown model '" + std::string(name) + "'");
+  if (model == nullptr) throw request_error(error_status::not_found, "unknown model '" + quote_text(name) + "'");
   if (!version.empty() && version != model_version)
     throw request_error(error_status::not_found, "model '" + std::string(name) + "' has no version '" +
-                                                     std::string(version) + "' (its only version is " +
+                                                     quote_text(version) + "' (its only version is " +
                                                      std::string(model_version) + ")");
   return *model;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ferry/error.hpp"
+#include "serve/client_json.hpp"
 #include "serve/request_error.hpp"
 
 namespace ferry::serve {
@@ -41,13 +42,38 @@ model_signature make_signature(const std::vector<tensor_spec>& io, std::int64_t 
   return sig;
 }
 
+void check_input(const model_signature& sig, const std::string& model, const input_tensor& in) {
+  const std::string who = "model '" + model + "'";
+  const auto spec_it = std::find_if(sig.inputs.begin(), sig.inputs.end(),
+                                    [&](const tensor_spec& t) { return t.name == in.name; });
+  if (spec_it == sig.inputs.end())
+    throw bad_request(who + " has no input '" + quote_text(in.name) + "'; its inputs are " + names_of(sig.inputs));
+  const tensor_spec& spec = *spec_it;
+  if (in.type != spec.type)
+    throw bad_request(who + ": input '" + spec.name + "' has datatype " + std::string(to_string(spec.type)) +
+                      ", the request gives " + std::string(to_string(in.type)));
+  // A wrong rank may be any length: quote the request's shape briefly.
+  if (in.shape.size() != spec.shape.size())
+    throw bad_request(who + ": input '" + spec.name + "' has shape " + shape_text(spec.shape) +
+                      ", the request gives " + quote_text(shape_text(in.shape)) + " (wrong rank)");
+  for (std::size_t d = 0; d < spec.shape.size(); ++d) {
+    if (in.shape[d] < 0)
+      throw bad_request(who + ": input '" + spec.name + "': negative dim in shape " + shape_text(in.shape));
+    if (spec.shape[d] != dynamic_dim && spec.shape[d] != in.shape[d])
+      throw bad_request(who + ": input '" + spec.name + "' has shape " + shape_text(spec.shape) +
+                        ", the request gives " + shape_text(in.shape));
+  }
+  if (sig.max_batch > 0) {
+    const std::int64_t rows = in.shape.front();
+    if (rows < 1 || rows > sig.max_batch)
+      throw bad_request(who + ": input '" + spec.name + "' has batch " + std::to_string(rows) +
+                        "; the model takes 1 to " + std::to_string(sig.max_batch));
+  }
+}
+
 request_plan plan_request(const model_signature& sig, infer_request& request) {
   const std::string who = "model '" + request.model + "'";
-  for (const auto& in : request.inputs) {
-    if (std::none_of(sig.inputs.begin(), sig.inputs.end(),
-                     [&](const tensor_spec& t) { return t.name == in.name; }))
-      throw bad_request(who + " has no input '" + in.name + "'; its inputs are " + names_of(sig.inputs));
-  }
+  for (const auto& in : request.inputs) check_input(sig, request.model, in);
   std::vector<input_tensor> ordered;
   ordered.reserve(sig.inputs.size());
   request_plan plan;
@@ -60,24 +86,8 @@ request_plan plan_request(const model_signature& sig, infer_request& request) {
     auto it = std::find_if(request.inputs.begin(), request.inputs.end(),
                            [&](const input_tensor& t) { return t.name == spec.name; });
     const input_tensor& in = *it;
-    if (in.type != spec.type)
-      throw bad_request(who + ": input '" + spec.name + "' has datatype " + std::string(to_string(spec.type)) +
-                        ", the request gives " + std::string(to_string(in.type)));
-    if (in.shape.size() != spec.shape.size())
-      throw bad_request(who + ": input '" + spec.name + "' has shape " + shape_text(spec.shape) +
-                        ", the request gives " + shape_text(in.shape) + " (wrong rank)");
-    for (std::size_t d = 0; d < spec.shape.size(); ++d) {
-      if (in.shape[d] < 0)
-        throw bad_request(who + ": input '" + spec.name + "': negative dim in shape " + shape_text(in.shape));
-      if (spec.shape[d] != dynamic_dim && spec.shape[d] != in.shape[d])
-        throw bad_request(who + ": input '" + spec.name + "' has shape " + shape_text(spec.shape) +
-                          ", the request gives " + shape_text(in.shape));
-    }
     if (sig.max_batch > 0) {
       const std::int64_t rows = in.shape.front();
-      if (rows < 1 || rows > sig.max_batch)
-        throw bad_request(who + ": input '" + spec.name + "' has batch " + std::to_string(rows) +
-                          "; the model takes 1 to " + std::to_string(sig.max_batch));
       if (i > 0 && rows != plan.rows)
         throw bad_request(who + ": input '" + spec.name + "' has batch " + std::to_string(rows) +
                           " but input '" + sig.inputs[0].name + "' has " + std::to_string(plan.rows));

@@ -34,6 +34,11 @@ struct request_plan {
   std::vector<std::size_t> outputs;  // indices into signature.outputs to return, in order
 };
 
+// Checks one input's name, datatype, shape and batch size against `signature`: what plan_request
+// checks of an input alone, so that a front end can refuse a wrong tensor before reading its
+// data. Throws request_error(bad_request) with plan_request's message.
+void check_input(const model_signature& signature, const std::string& model, const input_tensor& input);
+
 // Checks `request` against `signature` and sorts request.inputs into engine order. Throws
 // request_error(bad_request) naming the tensor for an unknown, missing or repeated input, a
 // wrong datatype, rank, dim, batch size or byte size, and an unknown or repeated output.

@@ -39,6 +39,9 @@ void shm_registry::register_region(const std::string& name, const std::string& k
                                    std::size_t byte_size) {
   if (name.empty()) throw bad_request("a shared-memory region needs a name");
   if (byte_size == 0) throw bad_request("shared-memory region '" + name + "': byte_size is 0");
+  // shm_open() would read the key only up to the NUL: another object than the one named.
+  if (key.find('\0') != std::string::npos)
+    throw bad_request("shared-memory region '" + name + "': the key contains a NUL byte");
   regions_.check_free(name);
   auto r = std::make_shared<region>();
   r->status = {name, key, offset, byte_size};

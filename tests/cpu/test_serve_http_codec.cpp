@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -124,6 +125,154 @@ TEST(ServeHttpCodec, RefusesBadBodies) {
                                 "data": [1]}]})", std::nullopt), bad)
                 .find("too many elements"),
             std::string::npos);
+}
+
+TEST(ServeHttpCodec, RefusesDeepNestingAnywhereWithoutRecursing) {
+  const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+  const auto parse = [](std::string body) { return [body] { (void)parse_http_infer_request(body, std::nullopt, {}); }; };
+  EXPECT_NE(error_of(parse(R"({"inputs": [{"name": "a", "shape": [1], "datatype": "FP32", "data": )" + deep + "}]}"))
+                .find("nested deeper than 64 levels"),
+            std::string::npos);
+  EXPECT_NE(error_of(parse(R"({"id": )" + deep + R"(, "inputs": [{"name": "a", "shape": [1], "datatype": "FP32",
+                           "data": [1]}]})"))
+                .find("nested deeper than 64 levels"),
+            std::string::npos);
+  // Within the limit, an "id" of the wrong kind is named without being dumped whole.
+  const std::string message = error_of(parse(R"({"id": [[[[[")" + std::string(10'000, '7') + R"("]]]]], "inputs": [
+      {"name": "a", "shape": [1], "datatype": "FP32", "data": [1]}]})"));
+  EXPECT_NE(message.find("\"id\" must be a string, got an array of 1 elements"), std::string::npos) << message;
+  EXPECT_LT(message.size(), 200U);
+}
+
+// Tensor data may be as long as the body limit allows (it becomes no document); anything else is
+// a handful of values, and a document of junk is refused before it grows.
+TEST(ServeHttpCodec, BoundsTheDocumentButNotTheTensorData) {
+  std::string many = "[0";
+  for (int i = 1; i < 200'000; ++i) many += ",1";
+  many += "]";
+  const auto parsed = parse_http_infer_request(
+      R"({"inputs": [{"name": "a", "shape": [200000], "datatype": "INT8", "data": )" + many + "}]}", std::nullopt, {});
+  EXPECT_EQ(parsed.request.inputs[0].data.size(), 200'000U);
+  EXPECT_NE(error_of([&] {
+              (void)parse_http_infer_request(R"({"id": )" + many + R"(, "inputs": [{"name": "a", "shape": [1],
+                                             "datatype": "INT8", "data": [1]}]})", std::nullopt, {});
+            }).find("more than 65536 values"),
+            std::string::npos);
+}
+
+TEST(ServeHttpCodec, RefusesNumbersBeyondADoubleAsBadRequests) {
+  const std::string body = R"({"inputs": [{"name": "a", "shape": [1], "datatype": "FP32", "data": [1e999]}]})";
+  EXPECT_NE(error_of([&] { (void)parse_http_infer_request(body, std::nullopt, {}); }).find("a number out of range"),
+            std::string::npos);
+}
+
+TEST(ServeHttpCodec, RefusesFloatsBeyondTheirTypeInsteadOfStoringInfinity) {
+  const auto body = [](const char* type, const std::string& data) {
+    return R"({"inputs": [{"name": "a", "shape": [2], "datatype": ")" + std::string(type) + R"(", "data": [0, )" + data +
+           "]}]}";
+  };
+  const auto parse = [](const std::string& text) { return [text] { (void)parse_http_infer_request(text, std::nullopt, {}); }; };
+  EXPECT_NE(error_of(parse(body("FP32", "1e300"))).find("input 'a': element 1 (1e300) is out of range for FP32"),
+            std::string::npos);
+  EXPECT_NE(error_of(parse(body("FP32", "-3.5e38"))).find("out of range for FP32"), std::string::npos);
+  EXPECT_NE(error_of(parse(body("FP16", "65520"))).find("element 1 (65520) is out of range for FP16"), std::string::npos);
+  EXPECT_NE(error_of(parse(body("BF16", "3.4e38"))).find("out of range for BF16"), std::string::npos);
+
+  // The largest finite values as printed (they round to the type's maximum) are taken.
+  const auto second = [](const std::string& text) {
+    const auto parsed = parse_http_infer_request(text, std::nullopt, {});
+    const auto bytes = parsed.request.inputs[0].data;
+    return std::vector<std::byte>(bytes.begin() + static_cast<std::ptrdiff_t>(bytes.size() / 2), bytes.end());
+  };
+  float f = 0;
+  std::memcpy(&f, second(body("FP32", "3.4028235e38")).data(), 4);
+  EXPECT_EQ(f, std::numeric_limits<float>::max());
+  std::uint16_t half_bits = 0;
+  std::memcpy(&half_bits, second(body("FP16", "65519")).data(), 2);
+  EXPECT_EQ(half_bits, 0x7BFF);  // 65504
+  std::memcpy(&half_bits, second(body("BF16", "-3.38e38")).data(), 2);
+  EXPECT_EQ(half_bits, 0xFF7E);
+}
+
+// Each input is checked (against the model, in the server) before any of its data is decoded: a
+// wrong tensor costs its header, not a decode of what may be megabytes of numbers.
+TEST(ServeHttpCodec, ChecksEachInputBeforeDecodingItsData) {
+  std::vector<std::string> checked;
+  const input_check refuse_b = [&](const input_tensor& in) {
+    checked.push_back(in.name + " " + std::string(ferry::to_string(in.type)) + " " + shape_text(in.shape));
+    EXPECT_TRUE(in.data.empty());
+    if (in.name == "b") throw bad_request("the model has no input 'b'");
+  };
+  // "b"'s data is not even numbers: the check's refusal shows it was never decoded.
+  const std::string body = R"({"inputs": [{"name": "a", "shape": [2], "datatype": "INT32", "data": [1, 2]},
+      {"name": "b", "shape": [2], "datatype": "FP32", "data": ["x", "y"]}]})";
+  EXPECT_NE(error_of([&] { (void)parse_http_infer_request(body, std::nullopt, {}, refuse_b); }).find("no input 'b'"),
+            std::string::npos);
+  EXPECT_EQ(checked, (std::vector<std::string>{"a INT32 [2]", "b FP32 [2]"}));
+
+  // With "data" before "datatype" and "shape" (a C++ client's std::map sorts keys), the data is
+  // read in a second pass, still after the check.
+  checked.clear();
+  const std::string data_first = R"({"inputs": [{"data": ["x"], "datatype": "FP32", "name": "b", "shape": [1]}]})";
+  EXPECT_NE(error_of([&] { (void)parse_http_infer_request(data_first, std::nullopt, {}, refuse_b); }).find("no input 'b'"),
+            std::string::npos);
+  EXPECT_EQ(checked, (std::vector<std::string>{"b FP32 [1]"}));
+}
+
+TEST(ServeHttpCodec, DecodesDataWhereverItStandsInTheInput) {
+  const std::string body = R"({"inputs": [
+      {"data": [[1, 2], [3, 4]], "datatype": "INT32", "name": "a", "shape": [2, 2]},
+      {"name": "b", "data": 7, "shape": [], "datatype": "INT64"},
+      {"name": "c", "shape": [3], "datatype": "BOOL", "data": [true, false, true]}]})";
+  const auto parsed = parse_http_infer_request(body, std::nullopt, {});
+  const auto& in = parsed.request.inputs;
+  ASSERT_EQ(in.size(), 3U);
+  std::int32_t a[4];
+  ASSERT_EQ(in[0].data.size(), sizeof a);
+  std::memcpy(a, in[0].data.data(), sizeof a);
+  EXPECT_EQ(a[3], 4);
+  std::int64_t b = 0;
+  ASSERT_EQ(in[1].data.size(), sizeof b);
+  std::memcpy(&b, in[1].data.data(), sizeof b);
+  EXPECT_EQ(b, 7);
+  EXPECT_EQ(static_cast<int>(in[2].data[2]), 1);
+}
+
+TEST(ServeHttpCodec, RefusesDataThatDoesNotFitItsShapeWithoutAllocatingTheShape) {
+  const auto parse = [](std::string body) { return [body] { (void)parse_http_infer_request(body, std::nullopt, {}); }; };
+  // 2^40 elements claimed by a request of a hundred bytes: room for them is never reserved.
+  EXPECT_NE(error_of(parse(R"({"inputs": [{"name": "a", "shape": [1099511627776], "datatype": "FP32", "data": [1]}]})"))
+                .find("its shape has 1099511627776 elements but \"data\" holds 1"),
+            std::string::npos);
+  EXPECT_NE(error_of(parse(R"({"inputs": [{"data": [1], "name": "a", "shape": [65536, 65536], "datatype": "INT8"}]})"))
+                .find("its shape has 4294967296 elements but \"data\" holds 1"),
+            std::string::npos);
+  EXPECT_NE(error_of(parse(R"({"inputs": [{"name": "a", "shape": [2], "datatype": "FP32", "data": [1, 2, 3]}]})"))
+                .find("its shape has 2 elements but \"data\" holds more"),
+            std::string::npos);
+  EXPECT_NE(error_of(parse(R"({"inputs": [{"name": "a", "shape": [3], "datatype": "FP32", "data": [[1], [2]]}]})"))
+                .find("its shape has 3 elements but \"data\" holds 2"),
+            std::string::npos);
+  EXPECT_NE(error_of(parse(R"({"inputs": [{"name": "a", "shape": [2], "datatype": "FP32", "data": [1, {"b": 2}]}]})"))
+                .find("element 1 (an object) is not a number"),
+            std::string::npos);
+  EXPECT_NE(error_of(parse(R"({"inputs": [{"data": [1, {"b": [2]}], "name": "a", "shape": [2], "datatype": "FP32"}]})"))
+                .find("element 1 (an object) is not a number"),
+            std::string::npos);
+  EXPECT_NE(error_of(parse(R"({"inputs": [{"name": "a", "shape": [1], "datatype": "FP32", "data": [null]}]})"))
+                .find("element 0 (null) is not a number"),
+            std::string::npos);
+  EXPECT_NE(error_of(parse(R"({"inputs": [{"name": "a", "shape": [1], "datatype": "INT64", "data": [99999999999999999999]}]})"))
+                .find("element 0 (99999999999999999999) is out of range for INT64"),
+            std::string::npos);
+  EXPECT_NE(error_of(parse(R"({"inputs": [{"name": "a", "shape": [1], "datatype": "BOOL", "data": [1]}]})"))
+                .find("element 0 (1) is not true or false"),
+            std::string::npos);
+  const std::string long_name(10'000, 'n');
+  const std::string message = error_of(parse(R"({"inputs": [{"name": ")" + long_name +
+                                             R"(", "shape": [1], "datatype": "FP32", "data": ["x"]}]})"));
+  EXPECT_NE(message.find("is not a number"), std::string::npos);
+  EXPECT_LT(message.size(), 200U);
 }
 
 TEST(ServeHttpCodec, ParsesSharedMemoryReferences) {

@@ -8,9 +8,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "ferry/error.hpp"
 #include "serve/http_transport.hpp"
@@ -125,6 +127,7 @@ class HttpTransportServer : public ::testing::Test {
       res.body = "refused " + std::to_string(status);
       return res;
     };
+    handlers.body_limit = body_limit_;
     transport_ = std::make_unique<http_transport>(options, handlers);
     port_ = transport_->bind();
     serving_ = std::thread([this] { transport_->serve_blocking(); });
@@ -140,6 +143,7 @@ class HttpTransportServer : public ::testing::Test {
            extra + "\r\n" + body;
   }
 
+  std::function<std::size_t(std::string_view, std::string_view)> body_limit_;  // set before start()
   std::unique_ptr<http_transport> transport_;
   std::thread serving_;
   int port_ = 0;
@@ -213,6 +217,38 @@ TEST_F(HttpTransportServer, RefusesABodyOverTheLimitWithoutReadingIt) {
   raw_client at_limit(port_);
   at_limit.send(post("/x", std::string(1000, 'a')));
   EXPECT_EQ(at_limit.receive().body.substr(0, 12), "POST /x 1000");
+}
+
+TEST_F(HttpTransportServer, RefusesABodyOverItsRoutesOwnLimitWithoutReadingIt) {
+  std::vector<std::string> asked;
+  body_limit_ = [&asked](std::string_view method, std::string_view path) -> std::size_t {
+    asked.push_back(std::string(method) + " " + std::string(path));
+    return path == "/small" ? 10 : std::size_t{1} << 40;
+  };
+  start(1000);
+  raw_client small(port_);
+  small.send("POST /sm%61ll HTTP/1.1\r\nHost: t\r\nContent-Length: 11\r\nExpect: 100-continue\r\n\r\n");
+  const auto r = small.receive();
+  EXPECT_EQ(r.head.substr(0, 12), "HTTP/1.1 413") << r.head;
+  EXPECT_EQ(r.body, "refused 413");
+  EXPECT_TRUE(small.closed_by_server());
+  EXPECT_EQ(asked, std::vector<std::string>{"POST /small"});  // the decoded path, as routes see it
+
+  // Chunked bodies, whose size no header announces, are stopped at the route's limit too.
+  raw_client chunked(port_);
+  chunked.send("POST /small HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nabcdef\r\n6\r\nghijkl\r\n0\r\n\r\n");
+  EXPECT_EQ(chunked.receive().head.substr(0, 12), "HTTP/1.1 413");
+
+  // Within the route's limit; and the transport's own limit still holds above a larger one.
+  raw_client fits(port_);
+  fits.send(post("/small", std::string(10, 'a')));
+  EXPECT_EQ(fits.receive().body.substr(0, 12), "POST /small ");
+  raw_client other(port_);
+  other.send(post("/other", std::string(1001, 'a')));
+  EXPECT_EQ(other.receive().head.substr(0, 12), "HTTP/1.1 413");
+  raw_client at_limit(port_);
+  at_limit.send(post("/other", std::string(1000, 'a')));
+  EXPECT_EQ(at_limit.receive().body.substr(0, 15), "POST /other 100");
 }
 
 TEST_F(HttpTransportServer, RefusesAMalformedRequest) {

@@ -93,6 +93,23 @@ TEST(ServeSignature, RefusesBadRequestsNamingTheTensor) {
             std::string::npos);
 }
 
+// What front ends check of each input before decoding its data: plan_request's own messages.
+TEST(ServeSignature, ChecksOneInputAloneAsPlanningWould) {
+  const auto sig = make_signature(batched_io(), 8, "m");
+  const auto check = [&](input_tensor in) { return [&sig, in] { check_input(sig, "m", in); }; };
+  EXPECT_NO_THROW(check_input(sig, "m", {"x", dtype::f32, {3, 2}, {}, std::nullopt}));
+  EXPECT_NE(error_of(check({"q", dtype::f32, {3, 2}, {}, std::nullopt})).find("model 'm' has no input 'q'"),
+            std::string::npos);
+  EXPECT_NE(error_of(check({"x", dtype::i32, {3, 2}, {}, std::nullopt})).find("datatype FP32, the request gives INT32"),
+            std::string::npos);
+  EXPECT_NE(error_of(check({"x", dtype::f32, {3, 4}, {}, std::nullopt})).find("[-1,2], the request gives [3,4]"),
+            std::string::npos);
+  EXPECT_NE(error_of(check({"x", dtype::f32, {1LL << 40, 2}, {}, std::nullopt})).find("batch 1099511627776"),
+            std::string::npos);
+  EXPECT_NE(error_of(check({"x", dtype::f32, std::vector<std::int64_t>(5000, 1), {}, std::nullopt})).find("wrong rank"),
+            std::string::npos);
+}
+
 // A request tensor of 256 KiB or more is streamed into a slot's input (gathered_for::device): the
 // same bytes as the host executor's ordinary copy, at an offset that is not 16-byte aligned.
 TEST(ServeBatchIo, LargeInputsGatherTheSameBytesForTheDeviceAsForTheHost) {

@@ -103,6 +103,18 @@ TEST(ServeSystemShm, RegistersResolvesAndChecksRanges) {
             std::string::npos);
 }
 
+TEST(ServeSystemShm, RefusesAKeyWithANulByte) {
+  // shm_open() reads the key up to the NUL: this one would open `object` itself, unnamed.
+  const posix_object object(4096);
+  shm_registry registry(cuda_registration::off);
+  const std::string key = object.key() + std::string("\0other", 6);
+  EXPECT_NE(error_of([&] { registry.register_region("r", key, 0, 16); }).find("region 'r': the key contains a NUL byte"),
+            std::string::npos);
+  EXPECT_TRUE(registry.status().empty());
+  registry.register_region("r", object.key(), 0, 16);
+  EXPECT_EQ(registry.status().size(), 1U);
+}
+
 TEST(ServeCudaShm, RefusesRegistrationWithoutAGpuSayingWhy) {
   cuda_shm_registry registry(0, "no CUDA device: test");
   const std::string handle(64, '\0');

@@ -2,6 +2,8 @@
 register/status/unregister over HTTP and gRPC, inputs read from and outputs written to client
 regions (with offsets), and every bad range, key or name refused with the server still serving."""
 import base64
+import http.client
+import json
 import os
 import unittest
 
@@ -98,6 +100,31 @@ class SystemSharedMemory(ServerTestCase):
         with self.assertRaises(InferenceServerException) as e:
             call()
         self.assertIn(needle, e.exception.message())
+
+    def test_key_with_a_nul_byte(self):
+        # shm_open() once read the key only up to the NUL, silently mapping another object than
+        # the one named (here, the real input region).
+        for client in (self.http, self.grpc):
+            with self.subTest(client=type(client).__module__):
+                self.expect_error(lambda: client.register_system_shared_memory("in", self.input_key + "\0x",
+                                                                              2 * TOUCH_BYTES),
+                                  "the key contains a NUL byte")
+        self.assertEqual(self.http.get_system_shared_memory_status(), [])
+        self.register(self.http)
+        self.run_touch(httpclient, self.http, 0, 0)
+
+    def test_deep_json_in_a_registration(self):
+        connection = http.client.HTTPConnection("127.0.0.1", self.server.http_port, timeout=30)
+        try:
+            connection.request("POST", "/v2/systemsharedmemory/region/in/register",
+                               body=b"[" * 30_000 + b"]" * 30_000)
+            response = connection.getresponse()
+            self.assertEqual(response.status, 400)
+            self.assertIn("nested deeper than 64", json.loads(response.read())["error"])
+        finally:
+            connection.close()
+        self.register(self.http)
+        self.run_touch(httpclient, self.http, 0, 0)
 
     def test_bad_regions_and_ranges(self):
         self.register(self.http)
