@@ -1,5 +1,5 @@
-// Sessions (DESIGN.md §4): N slots, each with its buffers, a copy stream and a compute stream,
-// timing events and the engine's per-slot context.
+// Sessions: N slots, each with its buffers, a stream, timing events and the engine's per-slot
+// context.
 //
 // The CPU may touch a slot's host views only while it holds the slot, and the types say when:
 //   filling_slot  --submit()-->  pending_slot  --wait()-->  completed_slot  --(destroyed)--> free
@@ -8,9 +8,8 @@
 // dropped without wait() is waited for in its destructor, so a slot never returns to the pool
 // with work in flight.
 //
-// With two or more slots, the copy of request k+1 runs on its slot's copy stream while request k
-// computes on another slot's compute stream: the transfer leaves the throughput when compute
-// dominates.
+// With two or more slots, the copy of request k+1 runs on its slot's stream while request k
+// computes on another slot's: the transfer leaves the throughput when compute dominates.
 #pragma once
 
 #include <chrono>
@@ -42,6 +41,8 @@ struct session_options {
 // Device-side time of one request, from CUDA events (milliseconds). In graph mode the stages are
 // one graph launch, so only `total` is known and the stage fields are empty. Strategies that copy
 // nothing (zero-copy, resident, hint-only managed) have no h2d/d2h stages: compute is the total.
+// managed-prefetch's h2d stage is the host time of its prefetch calls, which run before the
+// request's first event (see slot.cpp), and is part of its total.
 struct stage_times {
   std::optional<float> h2d_ms;
   std::optional<float> compute_ms;

@@ -200,7 +200,7 @@ void filling_slot::use_caller_input(std::size_t index, std::span<const std::byte
 void filling_slot::stage_resident_inputs_untimed() {
   memory::scoped_device on_device(slot_->device);
   for (auto& b : slot_->inputs)
-    if (properties(b.strategy()).path == data_path::resident) b.upload_blocking(slot_->copy);
+    if (properties(b.strategy()).path == data_path::resident) b.upload_blocking(slot_->work);
 }
 
 pending_slot filling_slot::submit() && {
@@ -218,7 +218,7 @@ completed_slot pending_slot::wait() && {
 
 void pending_slot::wait_inputs_consumed() const {
   nvtx3::scoped_range r{"ferry.wait_inputs_consumed"};
-  slot_->inputs_consumed.synchronize_blocking();
+  slot_->consumed_marker->synchronize_blocking();
 }
 
 pending_slot::~pending_slot() {
@@ -250,7 +250,7 @@ int completed_slot::device() const noexcept { return slot_->device; }
 void completed_slot::fetch_resident_outputs_untimed() {
   memory::scoped_device on_device(slot_->device);
   for (auto& b : slot_->outputs)
-    if (properties(b.strategy()).path == data_path::resident) b.download_blocking(slot_->copy);
+    if (properties(b.strategy()).path == data_path::resident) b.download_blocking(slot_->work);
 }
 
 }  // namespace ferry
