@@ -61,8 +61,12 @@ class io_buffer {
 
   // Stream-ordered: make what the CPU wrote into the host view visible to the device.
   void to_device(stream_ref stream);
-  // Stream-ordered: make what the device wrote visible in the host view once `stream` completes.
+  // Stream-ordered: make what the device wrote visible in the host view once `stream` completes
+  // and finish_to_host() has run.
   void to_host(stream_ref stream);
+  // After to_host's stream work has completed: the host-side step some strategies end with
+  // (staged: staging -> host view). Nothing for the others. Sessions call it in wait().
+  void finish_to_host();
 
   // Untimed, blocking synchronisation of the host view with device memory, for the `device`
   // strategy (whose stream operations move nothing, by definition) and for reference checks.

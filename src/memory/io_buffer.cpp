@@ -179,6 +179,10 @@ void io_buffer::to_host(stream_ref stream) {
   std::visit([stream](auto& b) { b.to_host(stream); }, impl_->body);
 }
 
+void io_buffer::finish_to_host() {
+  if (auto* staged = std::get_if<staged_buffer>(&impl_->body)) staged->finish_to_host();
+}
+
 void io_buffer::upload_blocking(stream_ref stream) {
   if (auto* resident = std::get_if<resident_buffer>(&impl_->body))
     resident->upload(stream);
@@ -193,6 +197,7 @@ void io_buffer::download_blocking(stream_ref stream) {
   else
     to_host(stream);
   stream.synchronize_blocking();
+  finish_to_host();
 }
 
 }  // namespace ferry

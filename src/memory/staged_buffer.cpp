@@ -8,6 +8,12 @@ void run_host_copy(void* user_data) {
   const auto* copy = static_cast<const staged_buffer::host_copy*>(user_data);
   std::memcpy(copy->dst, copy->src, copy->bytes);
 }
+
+bool capturing(stream_ref s) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  FERRY_CUDA_TRY(cudaStreamIsCapturing(s.get(), &status));
+  return status != cudaStreamCaptureStatusNone;
+}
 }  // namespace
 
 staged_buffer::staged_buffer(pageable_memory host, pinned_memory staging, device_memory device,
@@ -21,7 +27,10 @@ staged_buffer::staged_buffer(pageable_memory host, pinned_memory staging, device
 
 void staged_buffer::to_device(stream_ref s) {
   if (!moves_in(dir_)) return;
-  FERRY_CUDA_TRY(cudaLaunchHostFunc(s.get(), run_host_copy, in_.get()));
+  if (capturing(s))
+    FERRY_CUDA_TRY(cudaLaunchHostFunc(s.get(), run_host_copy, in_.get()));
+  else
+    run_host_copy(in_.get());
   FERRY_CUDA_TRY(cudaMemcpyAsync(device_.get(), staging_.get(), staging_.size(),
                                  cudaMemcpyHostToDevice, s.get()));
 }
@@ -30,7 +39,16 @@ void staged_buffer::to_host(stream_ref s) {
   if (!moves_out(dir_)) return;
   FERRY_CUDA_TRY(cudaMemcpyAsync(staging_.get(), device_.get(), staging_.size(),
                                  cudaMemcpyDeviceToHost, s.get()));
-  FERRY_CUDA_TRY(cudaLaunchHostFunc(s.get(), run_host_copy, out_.get()));
+  if (capturing(s))
+    FERRY_CUDA_TRY(cudaLaunchHostFunc(s.get(), run_host_copy, out_.get()));
+  else
+    out_pending_ = true;
+}
+
+void staged_buffer::finish_to_host() {
+  if (!out_pending_) return;
+  run_host_copy(out_.get());
+  out_pending_ = false;
 }
 
 }  // namespace ferry::memory

@@ -1,6 +1,6 @@
 // The strategy contract, on the GPU, instantiated for every strategy (DESIGN.md §3):
 // the CPU writes a fresh pattern into the host view, to_device, a kernel checks every element and
-// writes a transform of it, to_host, the CPU checks every element. Repeated, so managed pages
+// writes a transform of it, to_host (and finish_to_host), the CPU checks every element. Repeated, so managed pages
 // really travel both ways, at sizes from one byte to 64 MiB, odd sizes included.
 #include <gtest/gtest.h>
 
@@ -73,6 +73,7 @@ class StrategyContract : public ::testing::TestWithParam<strategy_kind> {
       FERRY_CUDA_CHECK_LAUNCH();
       if (resident) buffer.download_blocking(stream); else buffer.to_host(stream);
       stream.synchronize_blocking();
+      buffer.finish_to_host();  // staged: staging -> host view, once the stream is done
       ASSERT_EQ(*mismatches_, 0U) << "the device saw stale or wrong input, round " << round;
       std::size_t wrong = 0;
       std::size_t first_wrong = bytes;
@@ -105,6 +106,7 @@ TEST_P(StrategyContract, DirectionLimitsWhatMoves) {
   buffer.to_device(stream);
   buffer.to_host(stream);
   stream.synchronize_blocking();
+  buffer.finish_to_host();
   for (std::size_t i = 0; i < host.size(); ++i) ASSERT_EQ(host[i], std::byte{written(i, 7)});
 }
 
@@ -167,6 +169,7 @@ TEST(Registered, WrapsCallerMemoryAndMovesItsData) {
     FERRY_CUDA_CHECK_LAUNCH();
     buffer.to_host(stream);
     stream.synchronize_blocking();
+    buffer.finish_to_host();
     EXPECT_EQ(*mismatches, 0U);
     FERRY_CUDA_TRY(cudaFreeHost(mismatches));
     for (std::size_t i = 0; i < bytes; ++i)
