@@ -33,6 +33,9 @@ struct cell_comparison {
   double change = 0;         // b / a - 1
   double threshold = 0;      // |change| beyond this is a difference
   bool noise_estimated = false;  // at least one report had no noise figure for this cell
+  // B's host probe over A's (1.4: the host CPU took 1.4x as long for the same work in B's cell);
+  // 0 where a report has no probe. A difference with a host ratio far from 1 may be the host's.
+  double host_ratio = 0;
   cell_change verdict = cell_change::same;
 };
 

@@ -101,6 +101,10 @@ struct strategy_result {
 
   std::optional<clock_record> clocks;  // nullopt: see clocks_note
   std::string clocks_note;
+  // The host CPU's speed over the cell: a fixed piece of CPU work (~20 us on a 3 GHz core), timed
+  // beside the requests. Its median, and how far it moved (p75 / p25 - 1) while the cell ran.
+  double host_probe_us = 0;
+  double host_probe_spread = 0;
 
   bool output_checked = false;
   bool output_matches = false;
@@ -120,6 +124,7 @@ struct machine_info {
   int runtime_version = 0;
   double link_peak_h2d_gbps = 0;  // measured pinned peak (0 when not measured)
   double link_peak_d2h_gbps = 0;
+  double host_probe_us = 0;  // the host probe's time when the run started (see host_probe_us above)
 };
 
 struct bench_report {

@@ -1,5 +1,7 @@
 #include "bench/cell_result.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "ferry/bench_stopping.hpp"
@@ -16,6 +18,12 @@ std::string check_detail(const check_tally& t) {
 }
 
 }  // namespace
+
+double quartile_spread(std::vector<double> samples) {
+  std::sort(samples.begin(), samples.end());
+  const double low = percentile_of_sorted(samples, 0.25);
+  return low > 0 ? percentile_of_sorted(samples, 0.75) / low - 1 : 0;
+}
 
 double relative_gap(double value, double baseline) noexcept { return baseline > 0 ? value / baseline - 1 : 0; }
 
@@ -42,14 +50,20 @@ void assemble_result(cell_samples& s, double wall_seconds, bool paired, const ru
     r.throughput_noise = rate_noise(s.completed_at, wall_seconds);
   }
   r.max_noise = options.limits.max_noise;
+  const sample_stats probe = summarize(s.host_probe);
+  r.host_probe_us = probe.median;
+  r.host_probe_spread = probe.count >= 2 && probe.min > 0 ? quartile_spread(s.host_probe) : 0;
   const bool judged_on_rate = options.window_seconds.has_value();
-  r.noisy = (judged_on_rate ? r.throughput_noise : r.noise) > r.max_noise;
+  r.noisy = (judged_on_rate ? r.throughput_noise : r.noise) > r.max_noise || r.host_probe_spread > host_change_limit;
   const std::string noise_text = judged_on_rate ? fmt::format("throughput noise {:.2f}%", 100 * r.throughput_noise)
                                                 : fmt::format("median noise {:.2f}%", 100 * r.noise);
   r.stopped = s.stopped == stop_decision::time_cap
                   ? fmt::format("stopped at the {:.1f} s cap with {} ({})", wall_seconds, noise_text, stop.describe())
                   : fmt::format("{} requests in {:.2f} s, {} ({})", r.iterations, wall_seconds, noise_text,
                                 stop.describe());
+  if (r.host_probe_spread > host_change_limit)
+    r.stopped += fmt::format("; the host CPU's speed changed during the cell: the host probe took {:.1f} to {:.1f} µs",
+                             probe.min, probe.max);
   const auto path = properties(strategy).path;
   if (path == data_path::copy || strategy == strategy_kind::managed_prefetch) {
     r.h2d_gbps = gbps(r.input_bytes, r.h2d_us);

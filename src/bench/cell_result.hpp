@@ -15,6 +15,13 @@ void assemble_result(cell_samples& s, double wall_seconds, bool paired, const ru
 // A recipe's or the floor's samples as a side run.
 [[nodiscard]] side_run assemble_side_run(cell_samples& s, std::string_view steps);
 
+// How much the host probe may move during a cell (p75 over p25) before the cell is flagged: the
+// host's speed is then in its figures in a way a later run will not repeat.
+inline constexpr double host_change_limit = 0.10;
+
+// p75 / p25 - 1 of samples in any order.
+[[nodiscard]] double quartile_spread(std::vector<double> samples);
+
 // "+3.2%": how much slower `value` is than `baseline`.
 [[nodiscard]] double relative_gap(double value, double baseline) noexcept;
 

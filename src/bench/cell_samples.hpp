@@ -31,6 +31,7 @@ struct cell_samples {
   double busy_seconds = 0;
   bench_clock::time_point start{};
   bench_clock::time_point last_done{};
+  std::vector<double> host_probe;    // µs of the host probe, timed beside the requests
   check_tally checks;
   stop_decision stopped = stop_decision::keep_going;
 };

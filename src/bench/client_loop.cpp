@@ -5,6 +5,7 @@
 
 #include <nvtx3/nvtx3.hpp>
 
+#include "bench/host_probe.hpp"
 #include "bench/input_fill.hpp"
 
 namespace ferry::bench {
@@ -27,11 +28,15 @@ void client_loop::run() {
     samples_.start = bench_clock::now();
     samples_.last_done = samples_.start;
   });
+  // The host probe before and after the clients run: timing it between requests would put it
+  // inside some other client's request.
+  samples_.host_probe.push_back(time_host_probe_us());
   const std::function<void()> start_together = [&ready] { ready.arrive_and_wait(); };
   std::vector<std::thread> clients;
   for (int c = 1; c < options_.clients; ++c) clients.emplace_back([this, &start_together] { client(start_together); });
   client(start_together);
   for (auto& t : clients) t.join();
+  samples_.host_probe.push_back(time_host_probe_us());
 }
 
 void client_loop::client(const std::function<void()>& start_together) {
@@ -140,7 +145,8 @@ void client_loop::record(std::uint64_t seq, double latency_us, double fill_us, c
   const std::size_t n = samples_.latency.size();
   if (n >= 200 && n % (n / 20) != 0) return;
   const double elapsed = std::chrono::duration<double>(bench_clock::now() - samples_.start).count();
-  const std::span<const double> series[] = {samples_.latency};
+  const std::span<const double> series[] = {stop_rule_.reads_completion_times() ? samples_.completed_at
+                                                                                : samples_.latency};
   const stop_decision decision = stop_rule_.decide(series, elapsed);
   if (decision != stop_decision::keep_going) {
     samples_.stopped = decision;

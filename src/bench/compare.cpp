@@ -42,6 +42,7 @@ cell_comparison compare_cell(const strategy_result& a, const strategy_result& b,
   c.noise_b = noise_of(b, throughput, c.noise_estimated);
   c.change = c.a > 0 ? c.b / c.a - 1 : 0;
   c.threshold = 2 * std::hypot(c.noise_a, c.noise_b);
+  if (a.host_probe_us > 0 && b.host_probe_us > 0) c.host_ratio = b.host_probe_us / a.host_probe_us;
   if (std::abs(c.change) <= c.threshold) {
     c.verdict = cell_change::same;
   } else {
@@ -61,6 +62,12 @@ std::string verdict_text(const cell_comparison& c) {
     case cell_change::not_measured: return "not measured in both";
   }
   return "";
+}
+
+// Where the hosts ran at different speeds in the two cells, the difference may be the host's.
+std::string host_text(const cell_comparison& c) {
+  if (c.verdict == cell_change::same || c.host_ratio <= 0 || std::abs(c.host_ratio - 1) <= 0.10) return "";
+  return fmt::format(" (host CPU {:.2f}x as slow in B)", c.host_ratio);
 }
 
 }  // namespace
@@ -111,7 +118,7 @@ std::string render_comparison(const report_comparison& comparison, const std::st
     };
     out += fmt::format("{}  {:>14}  {:>14}  {:>+7.1f}%  {:>7.1f}%  {}{}\n", pad(c.label, width),
                        figure(c.a, c.noise_a), figure(c.b, c.noise_b), 100 * c.change, 100 * c.threshold,
-                       verdict_text(c), c.noise_estimated ? " *" : "");
+                       verdict_text(c) + host_text(c), c.noise_estimated ? " *" : "");
   }
   out += fmt::format("\n{} of {} cells differ beyond their noise ({}; 'noise' is twice the combined noise of the two "
                      "figures, the change a difference must exceed)\n",

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "bench/host_probe.hpp"
 #include "ferry/bench_matrix.hpp"
+#include "ferry/bench_stats.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/device_set.hpp"
 #include "ferry/error.hpp"
@@ -28,6 +30,9 @@ machine_info describe_machine(const std::vector<int>& devices, bool measure_link
   if (caps.pcie) m.pcie = fmt::format("Gen{} x{}", caps.pcie->current_generation, caps.pcie->current_width);
   m.driver_version = caps.driver_version;
   m.runtime_version = caps.runtime_version;
+  std::vector<double> probes;
+  for (int i = 0; i < 5; ++i) probes.push_back(time_host_probe_us());
+  m.host_probe_us = median_of(probes);
   if (measure_link) {
     const auto link = measure_link_bandwidth_blocking(caps.ordinal);
     m.link_peak_h2d_gbps = link.h2d_gbps_best;

@@ -2,6 +2,7 @@
 
 #include <nvtx3/nvtx3.hpp>
 
+#include "bench/host_probe.hpp"
 #include "bench/input_fill.hpp"
 
 namespace ferry::bench {
@@ -38,6 +39,8 @@ void paired_loop::run() {
   const auto start = bench_clock::now();
   for (auto& [request, samples] : series_) samples->start = samples->last_done = start;
   for (std::uint64_t round = 0;; ++round) {
+    // The host probe between rounds, outside every request's timing (~60 us every 8 rounds).
+    if (round % 8 == 0) strategy_.host_probe.push_back(time_host_probe_us());
     for (std::size_t k = 0; k < kinds; ++k) series_[(round + k) % kinds].first(round);
     const std::size_t n = strategy_.latency.size();
     if (n >= 200 && n % (n / 20) != 0) continue;

@@ -264,6 +264,21 @@ std::vector<std::string> clock_notes(const bench_report& report) {
   return notes;
 }
 
+std::vector<std::string> host_speed_notes(const bench_report& report) {
+  std::vector<std::string> notes;
+  const double reference = report.machine.host_probe_us;
+  for (const strategy_result& r : report.results) {
+    if (r.refused || reference <= 0 || r.host_probe_us <= 0) continue;
+    const double ratio = r.host_probe_us / reference;
+    if (std::abs(ratio - 1) <= 0.10) continue;
+    notes.push_back(fmt::format("host: {}: the host CPU took {:.2f}x as long for the same work as when the run "
+                                "started ({:.1f} vs {:.1f} µs): CPU-bound figures of this cell (small requests, "
+                                "pageable and staged copies, launch-bound engines) will not repeat at another speed",
+                                result_label(r), ratio, r.host_probe_us, reference));
+  }
+  return notes;
+}
+
 std::vector<std::string> result_notes(const bench_report& report) {
   std::vector<std::string> notes;
   for (const strategy_result& r : report.results) {
@@ -298,7 +313,7 @@ std::vector<std::string> um_notes(const bench_report& report) {
 std::vector<std::string> all_notes(const bench_report& report) {
   std::vector<std::string> notes;
   for (auto* source : {&noisy_notes, &recipe_gap_notes, &check_failure_notes, &launch_bound_notes, &clock_notes,
-                       &result_notes, &recipe_notes, &um_notes}) {
+                       &host_speed_notes, &result_notes, &recipe_notes, &um_notes}) {
     const auto more = source(report);
     notes.insert(notes.end(), more.begin(), more.end());
   }

@@ -61,13 +61,15 @@ inline constexpr double recipe_tolerance = 0.05;
 // Footer lines shared by both renderings, plain text, one per line; all_notes() is all of them
 // in this order: noisy cells with their noise; strategies more than recipe_tolerance slower than
 // their recipe; failed output checks (strategy or recipe); launch-bound engines; cells whose GPU
-// clocks changed; each result's own notes; the distinct notes on missing recipes and UM counters.
+// clocks changed; cells run while the host CPU was slower or faster than at the start of the run;
+// each result's own notes; the distinct notes on missing recipes and UM counters.
 [[nodiscard]] std::vector<std::string> all_notes(const bench_report& report);
 [[nodiscard]] std::vector<std::string> noisy_notes(const bench_report& report);
 [[nodiscard]] std::vector<std::string> recipe_gap_notes(const bench_report& report);
 [[nodiscard]] std::vector<std::string> check_failure_notes(const bench_report& report);
 [[nodiscard]] std::vector<std::string> launch_bound_notes(const bench_report& report);
 [[nodiscard]] std::vector<std::string> clock_notes(const bench_report& report);
+[[nodiscard]] std::vector<std::string> host_speed_notes(const bench_report& report);
 [[nodiscard]] std::vector<std::string> result_notes(const bench_report& report);
 [[nodiscard]] std::vector<std::string> recipe_notes(const bench_report& report);
 [[nodiscard]] std::vector<std::string> um_notes(const bench_report& report);

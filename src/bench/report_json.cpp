@@ -88,6 +88,8 @@ json result_to_json(const strategy_result& r) {
       {"recipe_note", r.recipe_note},
       {"clocks", optional_to_json(r.clocks, clocks_to_json)},
       {"clocks_note", r.clocks_note},
+      {"host_probe_us", r.host_probe_us},
+      {"host_probe_spread", r.host_probe_spread},
       {"output_checked", r.output_checked},
       {"output_matches", r.output_matches},
       {"check_detail", r.check_detail},
@@ -104,7 +106,8 @@ json machine_to_json(const machine_info& m) {
               {"driver_version", m.driver_version},
               {"runtime_version", m.runtime_version},
               {"link_peak_h2d_gbps", m.link_peak_h2d_gbps},
-              {"link_peak_d2h_gbps", m.link_peak_d2h_gbps}};
+              {"link_peak_d2h_gbps", m.link_peak_d2h_gbps},
+              {"host_probe_us", m.host_probe_us}};
 }
 
 // ---- reading ---------------------------------------------------------------------------------
@@ -229,6 +232,8 @@ strategy_result result_from_json(const json& j) {
   r.recipe_note = field<std::string>(j, "recipe_note");
   r.clocks = optional_from_json<clock_record>(j, "clocks", clocks_from_json);
   r.clocks_note = field<std::string>(j, "clocks_note");
+  r.host_probe_us = field<double>(j, "host_probe_us");
+  r.host_probe_spread = field<double>(j, "host_probe_spread");
   r.output_checked = field<bool>(j, "output_checked");
   r.output_matches = field<bool>(j, "output_matches");
   r.check_detail = field<std::string>(j, "check_detail");
@@ -250,6 +255,7 @@ machine_info machine_from_json(const json& j) {
   m.runtime_version = field<int>(j, "runtime_version");
   m.link_peak_h2d_gbps = field<double>(j, "link_peak_h2d_gbps");
   m.link_peak_d2h_gbps = field<double>(j, "link_peak_d2h_gbps");
+  m.host_probe_us = field<double>(j, "host_probe_us");
   return m;
 }
 
