@@ -173,7 +173,9 @@ void add_bench_command(CLI::App& app, std::string command_line) {
   cmd->add_option("--max-time", f.max_time,
                   "at most this many seconds per cell; a cell still noisier than --max-noise is flagged (default 4)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--duration", f.duration, "with --objective throughput: the window each cell measures (default 1 s)")
+  cmd->add_option("--duration", f.duration,
+                  "with --objective throughput: the shortest window a cell measures (default 1 s); it goes on until "
+                  "the rate is known to --max-noise, at most --max-time")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--warmup,!--no-warmup", f.warmup,
                 "warm every slot up before measuring (default); --no-warmup measures a cold start");

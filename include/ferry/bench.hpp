@@ -57,7 +57,8 @@ struct run_options {
   bool warmup = true;
   std::optional<std::size_t> iterations;  // a fixed count instead of sampling until quiet
   sampling_limits limits;                  // when a cell's median is known well enough
-  // Throughput cells: requests over exactly this window, whatever their latency's noise.
+  // Throughput cells: requests over a window of at least this long, until the rate's noise is
+  // at most limits.max_noise (or limits.max_seconds have passed), whatever the latency's noise.
   std::optional<double> window_seconds;
   std::size_t check_every = 64;           // compare outputs with the reference every N requests
   bool um_counters = true;                // CUPTI unified-memory counters for managed strategies

@@ -34,6 +34,9 @@ class stopping_criterion {
                                              double elapsed_seconds) const = 0;
   // The rule in words for reports: "noise <= 1%, 40..inf samples, 0.1..4 s".
   [[nodiscard]] virtual std::string describe() const = 0;
+  // What the series passed to decide() hold: each request's latency (the default), or the
+  // seconds after the clock started at which each request completed (rates).
+  [[nodiscard]] virtual bool reads_completion_times() const { return false; }
 };
 
 // Until every series' median noise is at most max_noise (minimums first; max_seconds caps).
@@ -60,7 +63,22 @@ class stop_after_count final : public stopping_criterion {
   std::size_t count_;
 };
 
-// A fixed window of time (throughput: requests over a window, whatever their latencies).
+// Throughput: requests over a window of at least min_seconds, until the rate's noise (rate_noise
+// of the completion times) is at most max_noise or max_seconds have passed. min_samples is not
+// used: a window of time, not a count, is what a rate needs.
+class stop_when_rate_quiet final : public stopping_criterion {
+ public:
+  explicit stop_when_rate_quiet(sampling_limits limits) : limits_(limits) {}
+  [[nodiscard]] stop_decision decide(std::span<const std::span<const double>> completion_times,
+                                     double elapsed_seconds) const override;
+  [[nodiscard]] std::string describe() const override;
+  [[nodiscard]] bool reads_completion_times() const override { return true; }
+
+ private:
+  sampling_limits limits_;
+};
+
+// A fixed window of time (requests over a window, whatever their latencies).
 class stop_after_time final : public stopping_criterion {
  public:
   explicit stop_after_time(double seconds) : seconds_(seconds) {}

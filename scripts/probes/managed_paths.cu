@@ -6,7 +6,10 @@
 // (the fill is timed apart), with a CUDA-event span around the input prefetch.
 //
 //   nvcc -O2 -std=c++20 -arch=sm_90 scripts/probes/managed_paths.cu -o managed_paths
-//   ./managed_paths [MB ...]        (default 0.6 19 64)
+//   ./managed_paths [--outputs] [MB ...]     (default 0.6 19 64)
+// Without --outputs: the input prefetch with and without an event recorded just before it. With
+// --outputs: where a managed output's pages should live (prefetched both ways, faulted, advised
+// to host pages).
 #include <cuda_runtime.h>
 #include <emmintrin.h>
 
@@ -64,6 +67,9 @@ struct variant {
   out_back after = out_back::prefetch_cpu;
   bool discard_input_after = false;
   bool large_output = false;
+  // An event recorded on the stream just before the prefetch (as a stage timer would), or none:
+  // then the prefetch call is timed on the host and the event follows it.
+  bool event_before = true;
 };
 
 static void fill(float* p, std::size_t n, unsigned salt, writes w) {
@@ -109,14 +115,17 @@ static void run(const variant& v, std::size_t bytes, int iters) {
   CHECK(cudaEventCreate(&e1));
   CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
   CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
-  std::vector<double> total, fills, pre;
+  std::vector<double> total, fills, pre, calls;
   volatile double sink = 0;
   for (int it = 0; it < iters + 20; ++it) {
     const auto f0 = clk::now();
     fill(in, n4 * 4, unsigned(it) * 977u, v.w);
     const auto t0 = clk::now();
-    CHECK(cudaEventRecord(e0, copy));
+    if (v.event_before) CHECK(cudaEventRecord(e0, copy));
+    const auto p0 = clk::now();
     if (v.prefetch_input) CHECK(cudaMemPrefetchAsync(in, n4 * 16, gpu(), 0, copy));
+    const double call_us = us(clk::now() - p0);
+    if (!v.event_before) CHECK(cudaEventRecord(e0, copy));
     if (v.before == out_in::prefetch) CHECK(cudaMemPrefetchAsync(out, out_bytes, gpu(), 0, copy));
     if (v.before == out_in::discard_prefetch) {
       void* p = out;
@@ -149,14 +158,16 @@ static void run(const variant& v, std::size_t bytes, int iters) {
     if (it >= 20) {
       total.push_back(us(t1 - t0));
       fills.push_back(us(t0 - f0));
-      pre.push_back(ms * 1000);
+      pre.push_back(ms * 1000 + (v.event_before ? 0.0 : call_us));
+      calls.push_back(call_us);
     }
   }
   const double mb = double(n4 * 16) / 1e6;
   const double pm = pct(pre, 0.5);
-  std::printf("%-34s %7.1f MB  request %8.1f us (p90 %8.1f)  fill %8.1f us  input prefetch %8.1f us = %5.1f GB/s\n",
+  std::printf("%-38s %7.1f MB  request %8.1f us (p90 %8.1f)  fill %8.1f us  input prefetch %8.1f us = %5.1f GB/s"
+              "  (the call: %7.1f us)\n",
               v.name, mb, pct(total, 0.5), pct(total, 0.9), pct(fills, 0.5), pm,
-              v.prefetch_input && pm > 0 ? mb * 1e3 / pm : 0.0);
+              v.prefetch_input && pm > 0 ? mb * 1e3 / pm : 0.0, pct(calls, 0.5));
   std::fflush(stdout);
   CHECK(cudaFree(in));
   CHECK(cudaFree(out));
@@ -169,23 +180,37 @@ static void run(const variant& v, std::size_t bytes, int iters) {
 }
 
 int main(int argc, char** argv) {
-  std::vector<double> sizes{0.6, 19, 64};
-  if (argc > 1) {
-    sizes.clear();
-    for (int i = 1; i < argc; ++i) sizes.push_back(std::atof(argv[i]));
+  std::vector<double> sizes;
+  bool outputs = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--outputs")
+      outputs = true;
+    else
+      sizes.push_back(std::atof(argv[i]));
   }
+  if (sizes.empty()) sizes = {0.6, 19, 64};
   CHECK(cudaSetDevice(0));
   CHECK(cudaFree(nullptr));
-  const variant variants[] = {
+  // Outputs advised to host pages and never prefetched (ferry's managed-prefetch), a reduce-sized
+  // output; what changes is whether an event sits on the stream right before the prefetch.
+  variant event_first{"event, then prefetch (1 stream)", false, writes::streaming, true, out_in::none, out_back::advise_host};
+  variant prefetch_first = event_first;
+  prefetch_first.name = "prefetch, then event (1 stream)";
+  prefetch_first.event_before = false;
+  variant two_streams = prefetch_first;
+  two_streams.name = "prefetch, then event (2 streams)";
+  two_streams.two_streams = true;
+  variant big_out = prefetch_first;
+  big_out.name = "prefetch first, big output in host pages";
+  big_out.large_output = true;
+  const std::vector<variant> input_variants{event_first, prefetch_first, two_streams, big_out};
+  // The output paths (--outputs): where should a managed output's pages live?
+  const variant output_variants[] = {
       {"recipe: 1 stream, cached writes", false, writes::cached},
       {"recipe: 1 stream, streaming writes", false, writes::streaming},
-      {"2 streams, cached", true, writes::cached},
-      {"2 streams, streaming", true, writes::streaming},
       {"2 streams, streaming, out->gpu", true, writes::streaming, true, out_in::prefetch},
       {"1 stream, streaming, out->gpu", false, writes::streaming, true, out_in::prefetch},
       {"1 stream, streaming, discard in", false, writes::streaming, true, out_in::none, out_back::prefetch_cpu, true},
-      {"1 stream, no input prefetch", false, writes::streaming, false},
-      // Outputs as large as the input (touch): where should the output's pages live?
       {"big out: prefetch out both ways", false, writes::streaming, true, out_in::prefetch, out_back::prefetch_cpu, false, true},
       {"big out: out->cpu only", false, writes::streaming, true, out_in::none, out_back::prefetch_cpu, false, true},
       {"big out: discard+prefetch, ->cpu", false, writes::streaming, true, out_in::discard_prefetch, out_back::prefetch_cpu, false, true},
@@ -194,7 +219,10 @@ int main(int argc, char** argv) {
   };
   for (double mb : sizes) {
     const std::size_t bytes = std::size_t(mb * 1e6) / 16 * 16;
-    for (const auto& v : variants) run(v, bytes, mb > 30 ? 60 : 150);
+    if (outputs)
+      for (const auto& v : output_variants) run(v, bytes, mb > 30 ? 60 : 150);
+    else
+      for (const auto& v : input_variants) run(v, bytes, mb > 30 ? 60 : 150);
     std::printf("\n");
   }
   return 0;

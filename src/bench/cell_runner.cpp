@@ -25,7 +25,13 @@ namespace {
 
 std::unique_ptr<stopping_criterion> criterion_for(const run_options& o) {
   if (o.iterations) return std::make_unique<stop_after_count>(*o.iterations);
-  if (o.window_seconds) return std::make_unique<stop_after_time>(*o.window_seconds);
+  if (o.window_seconds) {
+    // At least the window, until the rate is known to max_noise, at most max_seconds.
+    sampling_limits rate = o.limits;
+    rate.min_seconds = *o.window_seconds;
+    rate.max_seconds = std::max(*o.window_seconds, o.limits.max_seconds);
+    return std::make_unique<stop_when_rate_quiet>(rate);
+  }
   return std::make_unique<stop_when_quiet>(o.limits);
 }
 

@@ -30,6 +30,7 @@ inflight_choice choose_inflight(const workload& w, strategy_kind strategy, const
   trial.recipes = false;
   trial.um_counters = false;
   trial.window_seconds = std::max(0.3, options.window_seconds.value_or(1.2) / 4);
+  trial.limits.max_seconds = *trial.window_seconds;  // a fixed window: the trials compare, not report
   inflight_choice out;
   out.trials.reserve(std::size(depths));  // `best` points into it
   const strategy_result* best = nullptr;

@@ -24,6 +24,22 @@ std::string stop_when_quiet::describe() const {
                      100 * limits_.max_noise, limits_.min_samples, limits_.min_seconds, limits_.max_seconds);
 }
 
+stop_decision stop_when_rate_quiet::decide(std::span<const std::span<const double>> completion_times,
+                                           double elapsed_seconds) const {
+  if (elapsed_seconds < limits_.min_seconds) return stop_decision::keep_going;
+  const bool quiet = std::all_of(completion_times.begin(), completion_times.end(), [&](std::span<const double> s) {
+    return rate_noise(s, elapsed_seconds) <= limits_.max_noise;
+  });
+  if (quiet) return stop_decision::settled;
+  return elapsed_seconds >= limits_.max_seconds ? stop_decision::time_cap : stop_decision::keep_going;
+}
+
+std::string stop_when_rate_quiet::describe() const {
+  if (limits_.max_seconds <= limits_.min_seconds) return fmt::format("a window of {:g} s", limits_.min_seconds);
+  return fmt::format("until the rate's noise is at most {:g}% (a window of at least {:g} s, at most {:g} s)",
+                     100 * limits_.max_noise, limits_.min_seconds, limits_.max_seconds);
+}
+
 stop_decision stop_after_count::decide(std::span<const std::span<const double>> series, double) const {
   const bool done = !series.empty() && std::all_of(series.begin(), series.end(),
                                                    [this](std::span<const double> s) { return s.size() >= count_; });

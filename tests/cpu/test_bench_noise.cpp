@@ -163,3 +163,26 @@ TEST(StopWhenQuiet, DescribesItsLimits) {
   EXPECT_NE(text.find("40"), std::string::npos) << text;
   EXPECT_NE(text.find("4 s"), std::string::npos) << text;
 }
+
+TEST(StopWhenRateQuiet, AtLeastTheWindowThenUntilTheRateIsQuiet) {
+  const fb::stop_when_rate_quiet rule({.max_noise = 0.01, .min_samples = 0, .min_seconds = 1.0, .max_seconds = 4.0});
+  EXPECT_TRUE(rule.reads_completion_times());
+  std::vector<double> even;
+  for (int i = 0; i < 2000; ++i) even.push_back((i + 0.5) / 1000.0);  // 1000 req/s for 2 s, evenly
+  const std::span<const double> series[] = {even};
+  EXPECT_EQ(rule.decide(series, 0.9), fb::stop_decision::keep_going);  // the window is not over
+  EXPECT_EQ(rule.decide(series, 2.0), fb::stop_decision::settled);
+  std::vector<double> bursts;
+  for (int i = 0; i < 2000; ++i) bursts.push_back((i % 2 == 0 ? 0.1 : 1.1) + 1e-4 * i);
+  const std::span<const double> bursty[] = {bursts};
+  EXPECT_EQ(rule.decide(bursty, 2.0), fb::stop_decision::keep_going);
+  EXPECT_EQ(rule.decide(bursty, 4.0), fb::stop_decision::time_cap);
+}
+
+TEST(StopWhenRateQuiet, AFixedWindowWhenTheCapIsTheWindow) {
+  const fb::stop_when_rate_quiet rule({.max_noise = 0.01, .min_samples = 0, .min_seconds = 0.3, .max_seconds = 0.3});
+  const std::vector<double> few{0.1, 0.2};
+  const std::span<const double> series[] = {few};
+  EXPECT_EQ(rule.decide(series, 0.3), fb::stop_decision::time_cap);
+  EXPECT_EQ(rule.describe(), "a window of 0.3 s");
+}
