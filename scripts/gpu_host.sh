@@ -12,7 +12,8 @@
 #   matrix     `ferry bench` with its defaults, twice back to back, and `ferry bench compare`
 #   reduce64   reduce at 64 MB, every strategy (the default matrix stops at 19 MB)
 #   probes     the hand-written probes of scripts/probes (managed paths; libtorch paths)
-#   resnet     ResNet-50 (AOTInductor, fp16) through ferry: batch 16 every strategy; batch 8/16/32
+#   resnet     ResNet-50 (AOTInductor, fp16) through ferry: batch 16 every strategy (and as a CUDA
+#              graph where it captures); batch 8/16/32
 #              at 1 and 4 slots; the unified-memory claim at 1/4/16/64 clients
 #   auto       --inflight auto against device on mlp:32x4096 b512 and ResNet-50 b8/b32, 8 clients
 #   sanitize   compute-sanitizer memcheck, racecheck and synccheck over the gpu tests
@@ -105,6 +106,7 @@ if wants resnet && torch_ready; then
       > "$out/torch_tests.txt" 2>&1; echo "rc=$?" >> "$out/torch_tests.txt"
   fi
   b resnet-b16 --engine $resnet --batch 16 --strategy all --no-link-measure
+  b resnet-b16-graph --engine $resnet --batch 16 --graph --strategy device,pinned --no-link-measure
   for batch in 8 32; do
     b resnet-b$batch --engine $resnet --batch $batch --strategy device,pinned,mapped,managed-prefetch,managed-advise \
       --no-link-measure
