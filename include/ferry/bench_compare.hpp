@@ -36,6 +36,7 @@ struct cell_comparison {
   // B's host probe over A's (1.4: the host CPU took 1.4x as long for the same work in B's cell);
   // 0 where a report has no probe. A difference with a host ratio far from 1 may be the host's.
   double host_ratio = 0;
+  double cuda_ratio = 0;  // the same for the CUDA-call probe
   cell_change verdict = cell_change::same;
 };
 

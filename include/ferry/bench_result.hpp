@@ -105,6 +105,10 @@ struct strategy_result {
   // beside the requests. Its median, and how far it moved (p75 / p25 - 1) while the cell ran.
   double host_probe_us = 0;
   double host_probe_spread = 0;
+  // The CUDA driver's speed over the cell, likewise: eight event records on an idle stream and a
+  // synchronize. Launch-bound engines and small requests move with it.
+  double cuda_probe_us = 0;
+  double cuda_probe_spread = 0;
 
   bool output_checked = false;
   bool output_matches = false;
@@ -124,7 +128,8 @@ struct machine_info {
   int runtime_version = 0;
   double link_peak_h2d_gbps = 0;  // measured pinned peak (0 when not measured)
   double link_peak_d2h_gbps = 0;
-  double host_probe_us = 0;  // the host probe's time when the run started (see host_probe_us above)
+  double host_probe_us = 0;  // the probes' times when the run started (see strategy_result)
+  double cuda_probe_us = 0;
 };
 
 struct bench_report {

@@ -31,6 +31,10 @@ namespace ferry {
 
 enum class graph_mode { off, on };
 
+// Whether a request's stages are timed with CUDA events. Each event costs about a microsecond of
+// the host's time per request, so a caller that never reads times() can leave them out.
+enum class stage_timing { events, off };
+
 struct session_options {
   strategy_kind strategy = strategy_kind::pinned;
   int inflight = 2;  // slots
@@ -42,7 +46,8 @@ struct session_options {
 // one graph launch, so only `total` is known and the stage fields are empty. Strategies that copy
 // nothing (zero-copy, resident, hint-only managed) have no h2d/d2h stages: compute is the total.
 // managed-prefetch's h2d stage is the host time of its prefetch calls, which run before the
-// request's first event (see slot.cpp), and is part of its total.
+// request's first event (see slot.cpp), and is part of its total. A request submitted with
+// stage_timing::off has only enqueue_us.
 struct stage_times {
   std::optional<float> h2d_ms;
   std::optional<float> compute_ms;
@@ -118,8 +123,8 @@ class filling_slot {
   // and unsupported for host memory under managed strategies (their engine reads managed pages)
   // and for a slot running as a captured CUDA graph (whose addresses are fixed).
   void use_caller_input(std::size_t index, std::span<const std::byte> registered_memory);
-  // Enqueues to_device, the engine and to_host on the slot's streams and hands the slot on.
-  [[nodiscard]] pending_slot submit() &&;
+  // Enqueues to_device, the engine and to_host on the slot's stream and hands the slot on.
+  [[nodiscard]] pending_slot submit(stage_timing timing = stage_timing::events) &&;
   [[nodiscard]] int slot_index() const noexcept;
   // The GPU this slot's buffers, streams and engine context live on (its session's device).
   [[nodiscard]] int device() const noexcept;

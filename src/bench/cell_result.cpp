@@ -53,8 +53,12 @@ void assemble_result(cell_samples& s, double wall_seconds, bool paired, const ru
   const sample_stats probe = summarize(s.host_probe);
   r.host_probe_us = probe.median;
   r.host_probe_spread = probe.count >= 2 && probe.min > 0 ? quartile_spread(s.host_probe) : 0;
+  const sample_stats cuda = summarize(s.cuda_probe);
+  r.cuda_probe_us = cuda.median;
+  r.cuda_probe_spread = cuda.count >= 2 && cuda.min > 0 ? quartile_spread(s.cuda_probe) : 0;
+  const bool host_changed = r.host_probe_spread > host_change_limit || r.cuda_probe_spread > cuda_change_limit;
   const bool judged_on_rate = options.window_seconds.has_value();
-  r.noisy = (judged_on_rate ? r.throughput_noise : r.noise) > r.max_noise || r.host_probe_spread > host_change_limit;
+  r.noisy = (judged_on_rate ? r.throughput_noise : r.noise) > r.max_noise || host_changed;
   const std::string noise_text = judged_on_rate ? fmt::format("throughput noise {:.2f}%", 100 * r.throughput_noise)
                                                 : fmt::format("median noise {:.2f}%", 100 * r.noise);
   r.stopped = s.stopped == stop_decision::time_cap
@@ -64,6 +68,10 @@ void assemble_result(cell_samples& s, double wall_seconds, bool paired, const ru
   if (r.host_probe_spread > host_change_limit)
     r.stopped += fmt::format("; the host CPU's speed changed during the cell: the host probe took {:.1f} to {:.1f} µs",
                              probe.min, probe.max);
+  if (r.cuda_probe_spread > cuda_change_limit)
+    r.stopped += fmt::format("; the CUDA driver's calls changed speed during the cell: the CUDA probe took {:.1f} to "
+                             "{:.1f} µs",
+                             cuda.min, cuda.max);
   const auto path = properties(strategy).path;
   if (path == data_path::copy || strategy == strategy_kind::managed_prefetch) {
     r.h2d_gbps = gbps(r.input_bytes, r.h2d_us);

@@ -18,6 +18,8 @@ void assemble_result(cell_samples& s, double wall_seconds, bool paired, const ru
 // How much the host probe may move during a cell (p75 over p25) before the cell is flagged: the
 // host's speed is then in its figures in a way a later run will not repeat.
 inline constexpr double host_change_limit = 0.10;
+// The CUDA probe is a few microseconds of driver calls, noisier than the integer chain.
+inline constexpr double cuda_change_limit = 0.25;
 
 // p75 / p25 - 1 of samples in any order.
 [[nodiscard]] double quartile_spread(std::vector<double> samples);

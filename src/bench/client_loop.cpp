@@ -31,12 +31,14 @@ void client_loop::run() {
   // The host probe before and after the clients run: timing it between requests would put it
   // inside some other client's request.
   samples_.host_probe.push_back(time_host_probe_us());
+  samples_.cuda_probe.push_back(time_cuda_probe_us());
   const std::function<void()> start_together = [&ready] { ready.arrive_and_wait(); };
   std::vector<std::thread> clients;
   for (int c = 1; c < options_.clients; ++c) clients.emplace_back([this, &start_together] { client(start_together); });
   client(start_together);
   for (auto& t : clients) t.join();
   samples_.host_probe.push_back(time_host_probe_us());
+  samples_.cuda_probe.push_back(time_cuda_probe_us());
 }
 
 void client_loop::client(const std::function<void()>& start_together) {

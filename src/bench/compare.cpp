@@ -43,6 +43,7 @@ cell_comparison compare_cell(const strategy_result& a, const strategy_result& b,
   c.change = c.a > 0 ? c.b / c.a - 1 : 0;
   c.threshold = 2 * std::hypot(c.noise_a, c.noise_b);
   if (a.host_probe_us > 0 && b.host_probe_us > 0) c.host_ratio = b.host_probe_us / a.host_probe_us;
+  if (a.cuda_probe_us > 0 && b.cuda_probe_us > 0) c.cuda_ratio = b.cuda_probe_us / a.cuda_probe_us;
   if (std::abs(c.change) <= c.threshold) {
     c.verdict = cell_change::same;
   } else {
@@ -66,8 +67,12 @@ std::string verdict_text(const cell_comparison& c) {
 
 // Where the hosts ran at different speeds in the two cells, the difference may be the host's.
 std::string host_text(const cell_comparison& c) {
-  if (c.verdict == cell_change::same || c.host_ratio <= 0 || std::abs(c.host_ratio - 1) <= 0.10) return "";
-  return fmt::format(" (host CPU {:.2f}x as slow in B)", c.host_ratio);
+  if (c.verdict == cell_change::same) return "";
+  std::string text;
+  if (c.host_ratio > 0 && std::abs(c.host_ratio - 1) > 0.10) text += fmt::format("host CPU {:.2f}x as slow in B", c.host_ratio);
+  if (c.cuda_ratio > 0 && std::abs(c.cuda_ratio - 1) > 0.25)
+    text += fmt::format("{}CUDA calls {:.2f}x as slow in B", text.empty() ? "" : ", ", c.cuda_ratio);
+  return text.empty() ? "" : " (" + text + ")";
 }
 
 }  // namespace

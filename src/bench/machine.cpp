@@ -10,6 +10,7 @@
 #include "ferry/error.hpp"
 #include "ferry/link_bandwidth.hpp"
 #include "ferry/recommendation.hpp"
+#include "memory/allocations.hpp"
 
 namespace ferry::bench {
 
@@ -33,6 +34,12 @@ machine_info describe_machine(const std::vector<int>& devices, bool measure_link
   std::vector<double> probes;
   for (int i = 0; i < 5; ++i) probes.push_back(time_host_probe_us());
   m.host_probe_us = median_of(probes);
+  {
+    memory::scoped_device on_device(caps.ordinal);
+    probes.clear();
+    for (int i = 0; i < 5; ++i) probes.push_back(time_cuda_probe_us());
+    m.cuda_probe_us = median_of(probes);
+  }
   if (measure_link) {
     const auto link = measure_link_bandwidth_blocking(caps.ordinal);
     m.link_peak_h2d_gbps = link.h2d_gbps_best;

@@ -40,7 +40,10 @@ void paired_loop::run() {
   for (auto& [request, samples] : series_) samples->start = samples->last_done = start;
   for (std::uint64_t round = 0;; ++round) {
     // The host probe between rounds, outside every request's timing (~60 us every 8 rounds).
-    if (round % 8 == 0) strategy_.host_probe.push_back(time_host_probe_us());
+    if (round % 8 == 0) {
+      strategy_.host_probe.push_back(time_host_probe_us());
+      strategy_.cuda_probe.push_back(time_cuda_probe_us());
+    }
     for (std::size_t k = 0; k < kinds; ++k) series_[(round + k) % kinds].first(round);
     const std::size_t n = strategy_.latency.size();
     if (n >= 200 && n % (n / 20) != 0) continue;
@@ -68,8 +71,12 @@ double paired_loop::strategy_request(std::optional<std::uint64_t> seq) {
   const bool check = checks_.reserve(seq);
   if (check)
     for (std::size_t i = 0; i < filling.input_count(); ++i) inputs.emplace_back(filling.input(i).begin(), filling.input(i).end());
+  // Every other request is timed with CUDA events for the stage breakdown, and the others give
+  // the latency: the recipe records no events, and ferry's requests need none either, so the
+  // latency compares like with like (four events cost 4-7 µs on the H200 host).
+  const bool timed = seq && *seq % 2 == 1;
   const auto submitted = bench_clock::now();
-  completed_slot done = std::move(filling).submit().wait();
+  completed_slot done = std::move(filling).submit(timed ? stage_timing::events : stage_timing::off).wait();
   if (properties(measured_.options().strategy).path != data_path::resident)
     for (std::size_t i = 0; i < done.output_count(); ++i) sink_ += read_every_byte(done.output(i));
   const double latency_us = micros(bench_clock::now() - submitted);
@@ -80,7 +87,7 @@ double paired_loop::strategy_request(std::optional<std::uint64_t> seq) {
     for (std::size_t i = 0; i < done.output_count(); ++i) outputs.emplace_back(done.output(i).begin(), done.output(i).end());
     checks_.keep(done.device(), std::move(inputs), std::move(outputs), strategy_.checks);
   }
-  if (seq) record(strategy_, *seq, latency_us, fill_us, &times);
+  if (seq) record(strategy_, *seq, latency_us, fill_us, timed ? &times : nullptr, !timed);
   return latency_us;
 }
 
@@ -106,11 +113,12 @@ double paired_loop::recipe_request(recipe& r, cell_samples& into, std::uint64_t 
     for (std::size_t i = 0; i < r.output_count(); ++i) outputs.emplace_back(r.output(i).begin(), r.output(i).end());
     checks_.keep(measured_.device(), std::move(inputs), std::move(outputs), into.checks);
   }
-  if (seq) record(into, *seq, latency_us, fill_us, nullptr);
+  if (seq) record(into, *seq, latency_us, fill_us, nullptr, true);
   return latency_us;
 }
 
-void paired_loop::record(cell_samples& into, std::uint64_t seq, double latency_us, double fill_us, const stage_times* t) {
+void paired_loop::record(cell_samples& into, std::uint64_t seq, double latency_us, double fill_us, const stage_times* t,
+                         bool is_latency_sample) {
   const auto now = bench_clock::now();
   ++into.requests;
   into.last_done = now;
@@ -119,8 +127,8 @@ void paired_loop::record(cell_samples& into, std::uint64_t seq, double latency_u
     into.cold_first = latency_us;
     return;
   }
-  into.latency.push_back(latency_us);
   into.fill.push_back(fill_us);
+  if (is_latency_sample) into.latency.push_back(latency_us);
   if (t == nullptr) return;
   if (t->h2d_ms) into.h2d.push_back(*t->h2d_ms * 1e3);
   into.compute.push_back(t->compute_ms ? *t->compute_ms * 1e3 : t->total_ms * 1e3);

@@ -39,7 +39,10 @@ class paired_loop {
   using request = std::function<double(std::optional<std::uint64_t>)>;  // returns its latency
   double strategy_request(std::optional<std::uint64_t> seq);
   double recipe_request(recipe& r, cell_samples& into, std::uint64_t salt, std::optional<std::uint64_t> seq);
-  void record(cell_samples& into, std::uint64_t seq, double latency_us, double fill_us, const stage_times* t);
+  // `t`: the stage times of a request timed with events (every other strategy request), whose
+  // latency is not a sample (`is_latency_sample` false).
+  void record(cell_samples& into, std::uint64_t seq, double latency_us, double fill_us, const stage_times* t,
+              bool is_latency_sample);
 
   session& measured_;
   recipe* own_;

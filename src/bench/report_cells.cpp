@@ -266,15 +266,21 @@ std::vector<std::string> clock_notes(const bench_report& report) {
 
 std::vector<std::string> host_speed_notes(const bench_report& report) {
   std::vector<std::string> notes;
-  const double reference = report.machine.host_probe_us;
+  const machine_info& m = report.machine;
   for (const strategy_result& r : report.results) {
-    if (r.refused || reference <= 0 || r.host_probe_us <= 0) continue;
-    const double ratio = r.host_probe_us / reference;
-    if (std::abs(ratio - 1) <= 0.10) continue;
-    notes.push_back(fmt::format("host: {}: the host CPU took {:.2f}x as long for the same work as when the run "
-                                "started ({:.1f} vs {:.1f} µs): CPU-bound figures of this cell (small requests, "
-                                "pageable and staged copies, launch-bound engines) will not repeat at another speed",
-                                result_label(r), ratio, r.host_probe_us, reference));
+    if (r.refused) continue;
+    std::vector<std::string> changes;
+    if (m.host_probe_us > 0 && r.host_probe_us > 0 && std::abs(r.host_probe_us / m.host_probe_us - 1) > 0.10)
+      changes.push_back(fmt::format("the CPU took {:.2f}x as long for the same work ({:.1f} vs {:.1f} µs)",
+                                    r.host_probe_us / m.host_probe_us, r.host_probe_us, m.host_probe_us));
+    if (m.cuda_probe_us > 0 && r.cuda_probe_us > 0 && std::abs(r.cuda_probe_us / m.cuda_probe_us - 1) > 0.25)
+      changes.push_back(fmt::format("the CUDA driver's calls took {:.2f}x as long ({:.1f} vs {:.1f} µs)",
+                                    r.cuda_probe_us / m.cuda_probe_us, r.cuda_probe_us, m.cuda_probe_us));
+    if (changes.empty()) continue;
+    notes.push_back(fmt::format("host: {}: against the start of the run, {}: CPU-bound figures of this cell (small "
+                                "requests, pageable and staged copies, launch-bound engines) will not repeat at "
+                                "another speed",
+                                result_label(r), fmt::join(changes, " and ")));
   }
   return notes;
 }

@@ -104,6 +104,8 @@ csv_fields fields_of(const strategy_result& r) {
   f.emplace_back("clocks_note", r.clocks_note);
   f.emplace_back("host_probe_us", number(r.host_probe_us));
   f.emplace_back("host_probe_spread", number(r.host_probe_spread));
+  f.emplace_back("cuda_probe_us", number(r.cuda_probe_us));
+  f.emplace_back("cuda_probe_spread", number(r.cuda_probe_spread));
   f.emplace_back("output_checked", flag(r.output_checked));
   f.emplace_back("output_matches", flag(r.output_matches));
   f.emplace_back("check_detail", r.check_detail);

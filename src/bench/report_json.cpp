@@ -90,6 +90,8 @@ json result_to_json(const strategy_result& r) {
       {"clocks_note", r.clocks_note},
       {"host_probe_us", r.host_probe_us},
       {"host_probe_spread", r.host_probe_spread},
+      {"cuda_probe_us", r.cuda_probe_us},
+      {"cuda_probe_spread", r.cuda_probe_spread},
       {"output_checked", r.output_checked},
       {"output_matches", r.output_matches},
       {"check_detail", r.check_detail},
@@ -107,7 +109,8 @@ json machine_to_json(const machine_info& m) {
               {"runtime_version", m.runtime_version},
               {"link_peak_h2d_gbps", m.link_peak_h2d_gbps},
               {"link_peak_d2h_gbps", m.link_peak_d2h_gbps},
-              {"host_probe_us", m.host_probe_us}};
+              {"host_probe_us", m.host_probe_us},
+              {"cuda_probe_us", m.cuda_probe_us}};
 }
 
 // ---- reading ---------------------------------------------------------------------------------
@@ -234,6 +237,8 @@ strategy_result result_from_json(const json& j) {
   r.clocks_note = field<std::string>(j, "clocks_note");
   r.host_probe_us = field<double>(j, "host_probe_us");
   r.host_probe_spread = field<double>(j, "host_probe_spread");
+  r.cuda_probe_us = field<double>(j, "cuda_probe_us");
+  r.cuda_probe_spread = field<double>(j, "cuda_probe_spread");
   r.output_checked = field<bool>(j, "output_checked");
   r.output_matches = field<bool>(j, "output_matches");
   r.check_detail = field<std::string>(j, "check_detail");
@@ -256,6 +261,7 @@ machine_info machine_from_json(const json& j) {
   m.link_peak_h2d_gbps = field<double>(j, "link_peak_h2d_gbps");
   m.link_peak_d2h_gbps = field<double>(j, "link_peak_d2h_gbps");
   m.host_probe_us = field<double>(j, "host_probe_us");
+  m.cuda_probe_us = field<double>(j, "cuda_probe_us");
   return m;
 }
 

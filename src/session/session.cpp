@@ -203,9 +203,9 @@ void filling_slot::stage_resident_inputs_untimed() {
     if (properties(b.strategy()).path == data_path::resident) b.upload_blocking(slot_->work);
 }
 
-pending_slot filling_slot::submit() && {
+pending_slot filling_slot::submit(stage_timing timing) && {
   nvtx3::scoped_range r{"ferry.submit"};
-  slot_->enqueue_pipeline();
+  slot_->enqueue_pipeline(timing == stage_timing::events);
   return pending_slot(std::move(slot_));
 }
 

@@ -32,7 +32,7 @@ struct slot {
        const device_caps& caps);
 
   // Enqueues the whole pipeline: directly, or as the captured graph when there is one.
-  void enqueue_pipeline();
+  void enqueue_pipeline(bool timed);
   // Tries to capture the pipeline into a graph; returns why not when capture fails.
   [[nodiscard]] std::optional<std::string> capture_graph();
   void wait_blocking();
@@ -62,6 +62,7 @@ struct slot {
   bool engine_signals_consumed = false;
   std::optional<graph_exec> graph;
   float enqueue_us = 0;   // host time of the last enqueue_pipeline()
+  bool timed = true;      // the last request recorded its timing events
   float prefetch_us = 0;  // host time of the last managed prefetch (managed-prefetch's h2d stage)
   // What the strategy's stream operations do, decided once from its properties.
   // Copy strategies: to_device and to_host move bytes on the stream, and the engine reads a

@@ -96,14 +96,17 @@ TEST(BenchCompare, ADifferenceMeasuredAtAnotherHostSpeedSaysSo) {
   fb::bench_report a, b;
   auto slow = cell("pageable", 3200, 0.01);
   slow.host_probe_us = 28;
+  slow.cuda_probe_us = 30;
   auto fast = cell("pageable", 2400, 0.01);
   fast.host_probe_us = 20;
+  fast.cuda_probe_us = 10;
   a.results = {slow};
   b.results = {fast};
   const auto c = fb::compare_reports(a, b);
   EXPECT_NEAR(c.cells.at(0).host_ratio, 20.0 / 28.0, 1e-12);
   const std::string text = fb::render_comparison(c, "A.json", "B.json");
-  EXPECT_NE(text.find("B better (host CPU 0.71x as slow in B)"), std::string::npos) << text;
+  EXPECT_NE(text.find("B better (host CPU 0.71x as slow in B, CUDA calls 0.33x as slow in B)"), std::string::npos)
+      << text;
 }
 
 TEST(BenchCompare, RenderingNamesEveryCellAndSumsUp) {

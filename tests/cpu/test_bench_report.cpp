@@ -65,6 +65,8 @@ fb::strategy_result measured(std::string strategy, std::string engine, std::size
   r.enqueue_us = stats(latency_us / 20);
   r.host_probe_us = 20.5;
   r.host_probe_spread = 0.02;
+  r.cuda_probe_us = 8.5;
+  r.cuda_probe_spread = 0.05;
   r.output_checked = true;
   r.output_matches = true;
   r.check_detail = "compared 4096 elements";
@@ -77,7 +79,7 @@ fb::bench_report full_report() {
   fb::bench_report report;
   report.date = "2025-06-01T12:34:56Z";
   report.command = "ferry bench --engine reduce --sizes 1MB,19MB --strategies all";
-  report.machine = {"NVIDIA H200", "discrete-pcie", "Gen5 x16", 13000, 13000, 53.1, 54.2, 20.0};
+  report.machine = {"NVIDIA H200", "discrete-pcie", "Gen5 x16", 13000, 13000, 53.1, 54.2, 20.0, 8.0};
   report.objective = "latency";
   report.winner = "pinned";
   report.recommendation = "Use pinned: it reaches 95% of the link peak; managed without hints is 7x slower.";
@@ -116,6 +118,7 @@ fb::bench_report full_report() {
   managed.noise = 0.031;
   managed.stopped = "stopped at the 4.0 s cap with median noise 3.10%";
   managed.host_probe_us = 31.0;  // the host ran slower during this cell than at the start
+  managed.cuda_probe_us = 9.0;   // and its driver calls as fast (machine: 8)
   managed.notes = {"graph capture failed: ran without a graph", "second note, with a comma"};
   report.results.push_back(managed);
 
@@ -206,6 +209,8 @@ void expect_same(const fb::strategy_result& a, const fb::strategy_result& b) {
   EXPECT_EQ(a.clocks_note, b.clocks_note);
   EXPECT_EQ(a.host_probe_us, b.host_probe_us);
   EXPECT_EQ(a.host_probe_spread, b.host_probe_spread);
+  EXPECT_EQ(a.cuda_probe_us, b.cuda_probe_us);
+  EXPECT_EQ(a.cuda_probe_spread, b.cuda_probe_spread);
   EXPECT_EQ(a.output_checked, b.output_checked);
   EXPECT_EQ(a.output_matches, b.output_matches);
   EXPECT_EQ(a.check_detail, b.check_detail);
@@ -231,6 +236,7 @@ void expect_same(const fb::bench_report& a, const fb::bench_report& b) {
   EXPECT_EQ(a.machine.link_peak_h2d_gbps, b.machine.link_peak_h2d_gbps);
   EXPECT_EQ(a.machine.link_peak_d2h_gbps, b.machine.link_peak_d2h_gbps);
   EXPECT_EQ(a.machine.host_probe_us, b.machine.host_probe_us);
+  EXPECT_EQ(a.machine.cuda_probe_us, b.machine.cuda_probe_us);
   EXPECT_EQ(a.objective, b.objective);
   EXPECT_EQ(a.winner, b.winner);
   EXPECT_EQ(a.recommendation, b.recommendation);
@@ -379,8 +385,8 @@ TEST(BenchReportTable, ShowsEveryStrategyTheRefusalAndTheWinner) {
             std::string::npos) << table;
   EXPECT_NE(table.find("recipes: no recipe or floor"), std::string::npos);
   EXPECT_NE(table.find("where the time goes:"), std::string::npos);
-  EXPECT_NE(table.find("host: reduce / 19 MB / managed [inflight 2, clients 3, graph, no warm-up, cached writes]: the "
-                       "host CPU took 1.55x as long"),
+  EXPECT_NE(table.find("host: reduce / 19 MB / managed [inflight 2, clients 3, graph, no warm-up, cached writes]: "
+                       "against the start of the run, the CPU took 1.55x as long for the same work (31.0 vs 20.0 µs)"),
             std::string::npos) << table;
   EXPECT_EQ(table.find("host: reduce / 19 MB / pinned"), std::string::npos);  // 20.5 vs 20: the same host
 }
