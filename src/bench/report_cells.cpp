@@ -1,5 +1,7 @@
 #include "bench/report_cells.hpp"
 
+#include "ferry/bench_stats.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join (moved here in newer fmt)
 
@@ -266,18 +268,27 @@ std::vector<std::string> clock_notes(const bench_report& report) {
 
 std::vector<std::string> host_speed_notes(const bench_report& report) {
   std::vector<std::string> notes;
-  const machine_info& m = report.machine;
+  // The yardstick is the run's typical cell (the median over its cells); with fewer than three
+  // cells, the probes taken when the run started.
+  std::vector<double> host, cuda;
+  for (const strategy_result& r : report.results) {
+    if (r.refused) continue;
+    if (r.host_probe_us > 0) host.push_back(r.host_probe_us);
+    if (r.cuda_probe_us > 0) cuda.push_back(r.cuda_probe_us);
+  }
+  const double host_typical = host.size() >= 3 ? median_of(host) : report.machine.host_probe_us;
+  const double cuda_typical = cuda.size() >= 3 ? median_of(cuda) : report.machine.cuda_probe_us;
   for (const strategy_result& r : report.results) {
     if (r.refused) continue;
     std::vector<std::string> changes;
-    if (m.host_probe_us > 0 && r.host_probe_us > 0 && std::abs(r.host_probe_us / m.host_probe_us - 1) > 0.10)
+    if (host_typical > 0 && r.host_probe_us > 0 && std::abs(r.host_probe_us / host_typical - 1) > 0.10)
       changes.push_back(fmt::format("the CPU took {:.2f}x as long for the same work ({:.1f} vs {:.1f} µs)",
-                                    r.host_probe_us / m.host_probe_us, r.host_probe_us, m.host_probe_us));
-    if (m.cuda_probe_us > 0 && r.cuda_probe_us > 0 && std::abs(r.cuda_probe_us / m.cuda_probe_us - 1) > 0.25)
+                                    r.host_probe_us / host_typical, r.host_probe_us, host_typical));
+    if (cuda_typical > 0 && r.cuda_probe_us > 0 && std::abs(r.cuda_probe_us / cuda_typical - 1) > 0.25)
       changes.push_back(fmt::format("the CUDA driver's calls took {:.2f}x as long ({:.1f} vs {:.1f} µs)",
-                                    r.cuda_probe_us / m.cuda_probe_us, r.cuda_probe_us, m.cuda_probe_us));
+                                    r.cuda_probe_us / cuda_typical, r.cuda_probe_us, cuda_typical));
     if (changes.empty()) continue;
-    notes.push_back(fmt::format("host: {}: against the start of the run, {}: CPU-bound figures of this cell (small "
+    notes.push_back(fmt::format("host: {}: against the run's typical cell, {}: CPU-bound figures of this cell (small "
                                 "requests, pageable and staged copies, launch-bound engines) will not repeat at "
                                 "another speed",
                                 result_label(r), fmt::join(changes, " and ")));

@@ -61,7 +61,8 @@ inline constexpr double recipe_tolerance = 0.05;
 // Footer lines shared by both renderings, plain text, one per line; all_notes() is all of them
 // in this order: noisy cells with their noise; strategies more than recipe_tolerance slower than
 // their recipe; failed output checks (strategy or recipe); launch-bound engines; cells whose GPU
-// clocks changed; cells run while the host CPU was slower or faster than at the start of the run;
+// clocks changed; cells run while the host's CPU or CUDA driver was slower or faster than in the
+// run's typical cell;
 // each result's own notes; the distinct notes on missing recipes and UM counters.
 [[nodiscard]] std::vector<std::string> all_notes(const bench_report& report);
 [[nodiscard]] std::vector<std::string> noisy_notes(const bench_report& report);

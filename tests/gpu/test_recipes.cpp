@@ -72,7 +72,10 @@ TEST(BenchCellWithRecipes, RecipeAndFloorAreMeasuredAndChecked) {
     const auto r = ferry::bench::run_cell(w, k, options);
     ASSERT_FALSE(r.refused.has_value()) << *r.refused;
     ASSERT_TRUE(r.recipe.has_value()) << r.recipe_note;
-    EXPECT_EQ(r.recipe->iterations, 40u);
+    // 40 latency samples of the strategy take 80 rounds: every other one of its requests is timed
+    // with events for the stage breakdown instead. The recipe runs in every round.
+    EXPECT_EQ(r.iterations, 40u);
+    EXPECT_GE(r.recipe->iterations, 40u);
     EXPECT_TRUE(r.recipe->output_checked);
     EXPECT_TRUE(r.recipe->output_matches) << r.recipe->check_detail;
     EXPECT_GT(r.recipe->latency_us.median, 0.0);
