@@ -64,6 +64,10 @@ class engine_context {
     (void)consumed;
     return false;
   }
+  // Why enqueue() cannot be captured into a CUDA graph by a plain stream capture, or nullopt when
+  // it can. Sessions asked for graphs do not try to capture such an engine: a failed capture can
+  // leave an engine's own state (a framework's allocator, a runner) unusable for later runs.
+  [[nodiscard]] virtual std::optional<std::string> capture_refusal() const { return std::nullopt; }
 };
 
 class engine {

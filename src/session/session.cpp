@@ -69,7 +69,10 @@ session::session(engine& eng, std::vector<tensor_spec> concrete_io, const sessio
 
   if (options.graph == graph_mode::on) {
     // All slots or none: a mix would make the timing of one run incomparable.
+    if (auto refusal = state_->slots.front()->context->capture_refusal())
+      state_->graph = {false, "CUDA graphs not used: " + *refusal};
     for (auto& s : state_->slots) {
+      if (!state_->graph.reason.empty()) break;
       if (auto failure = s->capture_graph()) {
         for (auto& t : state_->slots) t->graph.reset();
         state_->graph = {false, "CUDA graph capture failed, running without graphs: " + *failure};

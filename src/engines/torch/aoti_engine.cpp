@@ -53,6 +53,13 @@ class aoti_context final : public engine_context {
     inputs_.clear();  // rebuilt on the next enqueue
   }
 
+  // Measured on the H200 host: the capture failed inside the package's run, and a later run of
+  // the same loader failed too.
+  [[nodiscard]] std::optional<std::string> capture_refusal() const override {
+    return "an AOTInductor package allocates through libtorch's caching allocator while it runs, which a plain "
+           "stream capture cannot record";
+  }
+
   void enqueue(stream_ref stream) override {
     if (inputs_.empty()) wrap_inputs();
     // Allocations the package makes (outputs, workspaces) come from libtorch's caching allocator
