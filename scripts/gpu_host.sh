@@ -4,7 +4,8 @@
 # of it refreshed after every step, so a call cut short still returns what it measured).
 #   scripts/gpu_host.sh OUTDIR SET...
 # The bundle (scripts/gpu_bundle.sh, carried as .bundle) provides ferry and the test binaries;
-# sets that need libtorch build it here first (in the background, beside the others). Every step
+# sets that need libtorch build it here (in the background, once the sets that time the host are
+# done). Every step
 # is logged to OUTDIR/steps.txt with its time, and OUTDIR/clocks.csv samples the GPU's clocks,
 # power and throttle reasons all along.
 # Sets:
@@ -15,6 +16,7 @@
 #   resnet     ResNet-50 (AOTInductor, fp16) through ferry: batch 16 every strategy (and as a CUDA
 #              graph where it captures); batch 8/16/32
 #              at 1 and 4 slots; the unified-memory claim at 1/4/16/64 clients
+#   encoder    the BERT-base-sized encoder (AOTInductor, fp16) at sequence 128 and 384, batch 8
 #   auto       --inflight auto against device on mlp:32x4096 b512 and ResNet-50 b8/b32, 8 clients
 #   sanitize   compute-sanitizer memcheck, racecheck and synccheck over the gpu tests
 set -uo pipefail
@@ -53,11 +55,15 @@ torch_ready() {  # waits for the background build and export once
     step "torch: waiting for the build and the export"
     wait "$torch_build" "$torch_export"
     torch_waited=1
-    tail -2 "$out/torch-build.log" "$out/export.log"
+    tail -n 2 "$out/torch-build.log" "$out/export.log"
   fi
   [[ -x build-torch/apps/ferry/ferry && -e models/resnet50.pt2 ]]
 }
-if wants resnet || wants auto || wants probes; then
+needs_torch() { wants resnet || wants auto || wants probes || wants encoder; }
+# Builds ferry against the host's PyTorch and exports the models, in the background. The matrix
+# sets time the host's CPU and CUDA calls, so the build waits until they are done.
+start_torch_build() {
+  needs_torch || return 0
   step "torch: build and export in the background"
   (scripts/gpu_build_torch.sh -DFERRY_BUILD_SERVE=OFF > "$out/torch-build.log" 2>&1
    echo "rc=$?" >> "$out/torch-build.log"
@@ -67,10 +73,14 @@ if wants resnet || wants auto || wants probes; then
    echo "probes rc=$?" >> "$out/torch-build.log") &
   torch_build=$!
   mkdir -p models
-  (TORCHINDUCTOR_COMPILE_THREADS=6 timeout 400 python3 scripts/export_model.py --out models resnet50 > "$out/export.log" 2>&1
+  exports=resnet50
+  wants encoder && exports="$exports encoder-s128 encoder-s384"
+  (TORCHINDUCTOR_COMPILE_THREADS=6 timeout 400 python3 scripts/export_model.py --out models $exports > "$out/export.log" 2>&1
    echo "rc=$?" >> "$out/export.log") &
   torch_export=$!
-fi
+}
+cpu_quiet_sets() { wants matrix || wants reduce64; }
+cpu_quiet_sets || start_torch_build
 
 if wants tests; then
   step "gpu tests"
@@ -91,6 +101,8 @@ fi
 if wants reduce64; then
   b reduce64 --engine reduce --size 64MB --strategy all
 fi
+
+cpu_quiet_sets && start_torch_build
 
 if wants probes && [[ -x .bundle/bin/managed_paths ]]; then
   step "probe: managed paths"
@@ -122,6 +134,13 @@ if wants resnet && torch_ready; then
       --objective throughput --duration 1.5 --no-link-measure
   done
   unset FERRY
+fi
+
+if wants encoder && torch_ready; then
+  for seq in 128 384; do
+    FERRY=build-torch/apps/ferry/ferry b encoder-s$seq --engine torch:models/encoder-s$seq.pt2 --batch 8 --strategy all \
+      --no-link-measure
+  done
 fi
 
 if wants auto; then

@@ -70,7 +70,7 @@ for spec in "touch --size 4MB,64MB" "mlp:48x2048 --batch 1024" "mlp:8x2048 --bat
 done
 
 # ResNet-50 scaling too, where the libtorch build and the exported model exist on this host
-# (scripts/gpu_model_results.sh makes both).
+# (scripts/gpu_host.sh OUT resnet makes both).
 if [[ -x build-torch/apps/ferry/ferry && -e models/resnet50.pt2 ]]; then
   step "resnet50 scaling"
   for d in "0 --clients 2" "0,1 --clients 4"; do
@@ -82,7 +82,7 @@ if [[ -x build-torch/apps/ferry/ferry && -e models/resnet50.pt2 ]]; then
     echo "rc=$?" >> "$out/$name.txt"
   done
 else
-  echo "resnet50 skipped: needs build-torch/ and models/resnet50.pt2 (scripts/gpu_model_results.sh)" | tee -a "$out/steps.txt"
+  echo "resnet50 skipped: needs build-torch/ and models/resnet50.pt2 (scripts/gpu_host.sh OUT resnet)" | tee -a "$out/steps.txt"
 fi
 
 step "scaling summary"

@@ -1,4 +1,4 @@
-// `ferry bench`: runs engines under transfer strategies and measures them as DESIGN.md §5 asks:
+// `ferry bench`: runs engines under transfer strategies and measures them as docs/ARCHITECTURE.md §5 describes:
 // fresh input written by the CPU and the output read by the CPU every iteration, outputs checked
 // against the device-resident reference, noise-aware stopping, the cold first request apart.
 #pragma once

@@ -1,4 +1,4 @@
-// io_buffer: one I/O tensor's memory under one strategy (DESIGN.md §3).
+// io_buffer: one I/O tensor's memory under one strategy (docs/ARCHITECTURE.md §2).
 //
 // A buffer has a host view (the CPU writes inputs and reads outputs there), a device address
 // (what the engine binds, aligned to at least 256 bytes) and two stream-ordered operations:

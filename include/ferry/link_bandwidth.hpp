@@ -1,5 +1,5 @@
 // Peak pinned-copy bandwidth between the host and one GPU: the "link peak" that effective
-// transfer rates are compared against (DESIGN.md §5).
+// transfer rates are compared against (docs/ARCHITECTURE.md §5).
 #pragma once
 
 #include <cstddef>

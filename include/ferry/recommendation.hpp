@@ -1,6 +1,6 @@
 // Which strategy to start from on each kind of platform, before anything has been measured.
 //
-// The advice is static and per platform_class: it is what DESIGN.md §1's measurements (and the
+// The advice is static and per platform_class: it is what the measurements in docs/RESULTS.md (and the
 // documented behaviour of integrated and coherent platforms) say, not a measurement of this
 // machine. `ferry bench` measures the user's own engine and machine; this is where to start.
 #pragma once
@@ -20,7 +20,7 @@ struct recommendation {
   std::span<const strategy_kind> alternatives;
   // Available on this kind of platform but measurably slower; never the default choice.
   std::span<const strategy_kind> avoid;
-  // In-flight slots (DESIGN.md §4) needed so the CPU fills request k+1 while request k runs.
+  // In-flight slots (docs/ARCHITECTURE.md §4) needed so the CPU fills request k+1 while request k runs.
   int in_flight_slots;
   std::string_view reasoning;
 };

@@ -1,4 +1,4 @@
-// The host<->device transfer strategies of DESIGN.md §3: names, properties and availability.
+// The host<->device transfer strategies of docs/ARCHITECTURE.md §2: names, properties and availability.
 //
 // A strategy is a plain value (an enum plus the properties below); the memory it needs lives in
 // io_buffer (buffer.hpp). Availability is decided here, from a device_caps record, so the

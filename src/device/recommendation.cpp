@@ -7,7 +7,7 @@ namespace {
 
 using enum strategy_kind;
 
-// Discrete GPU over PCIe (the project's H200 host, DESIGN.md §1).
+// Discrete GPU over PCIe (the project's H200 host; docs/RESULTS.md).
 // - pinned + cudaMemcpyAsync runs at the link's ceiling (53/54 GB/s of Gen5 x16's 64 on paper);
 //   with two or more slots the copy of request k+1 hides behind the compute of request k.
 // - mapped costs the same as pinned for an input the kernel reads exactly once (45 vs 51 us at

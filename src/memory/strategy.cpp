@@ -13,7 +13,7 @@ struct strategy_entry {
   strategy_properties props;
 };
 
-// The single table behind names, properties and parsing, in DESIGN.md §3 order.
+// The single table behind names, properties and parsing, in docs/ARCHITECTURE.md §2 order.
 constexpr std::array<strategy_entry, all_strategies.size()> table{{
     {strategy_kind::pageable, "pageable",
      {data_path::copy, false, false, "malloc + cudaMalloc; cudaMemcpyAsync from pageable memory"}},

@@ -1,4 +1,4 @@
-// One model's request queue and the workers that drain it (DESIGN.md §4 slots, seen from the
+// One model's request queue and the workers that drain it (docs/ARCHITECTURE.md §4 slots, seen from the
 // server): each worker forms a batch with decide_batch, runs it on the executor and answers every
 // request in it from its own rows. Workers run batches concurrently, so a slow batch holds one
 // worker, not the queue; a batch whose run fails is retried request by request, so only the

@@ -6,7 +6,7 @@
 
 namespace ferry::testing {
 
-// The project's GPU host (DESIGN.md §1): an H200 on PCIe Gen5 x16, no HMM/ATS.
+// The project's GPU host (docs/RESULTS.md): an H200 on PCIe Gen5 x16, no HMM/ATS.
 inline device_caps h200_like() {
   device_caps caps;
   caps.ordinal = 0;

@@ -1,4 +1,4 @@
-// The strategy contract, on the GPU, instantiated for every strategy (DESIGN.md §3):
+// The strategy contract, on the GPU, instantiated for every strategy (docs/ARCHITECTURE.md §2):
 // the CPU writes a fresh pattern into the host view, to_device, a kernel checks every element and
 // writes a transform of it, to_host (and finish_to_host), the CPU checks every element. Repeated, so managed pages
 // really travel both ways, at sizes from one byte to 64 MiB, odd sizes included.
