@@ -5,9 +5,8 @@
 #   scripts/gpu_host.sh OUTDIR SET...
 # The bundle (scripts/gpu_bundle.sh, carried as .bundle) provides ferry and the test binaries;
 # sets that need libtorch build it here (in the background, once the sets that time the host are
-# done). Every step
-# is logged to OUTDIR/steps.txt with its time, and OUTDIR/clocks.csv samples the GPU's clocks,
-# power and throttle reasons all along.
+# done). Every step is logged to OUTDIR/steps.txt with its time, and OUTDIR/clocks.csv samples the
+# GPU's clocks, power and throttle reasons all along.
 # Sets:
 #   tests      gpu-labelled tests and the CPU tests, from the bundle
 #   matrix     `ferry bench` with its defaults, twice back to back, and `ferry bench compare`
