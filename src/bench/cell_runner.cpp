@@ -50,6 +50,27 @@ struct clock_watch {
   clock_monitor monitor;
 };
 
+// Closed-loop clients over `target` (several clients, slots or GPUs), checked, into `r`.
+void measure_with_clients(const cell_target& target, const run_options& options, const stopping_criterion& stop,
+                          strategy_result& r) {
+  output_checks checks(target.references, target.request_bytes, options.check_every);
+  checks.start(options.warmup, options.writes);
+  client_loop loop(target, options, checks, stop);
+  loop.run();
+  checks.finish();
+  cell_samples& s = loop.samples();
+  assemble_result(s, std::chrono::duration<double>(s.last_done - s.start).count(), false, options, stop, r);
+}
+
+// CUPTI's unified-memory counters after the cell, for the strategies that use managed memory.
+void count_managed_traffic(const cell_target& target, strategy_kind strategy, const run_options& options,
+                           strategy_result& r) {
+  if (properties(strategy).uses_managed_memory)
+    count_um_traffic(target, options, r);
+  else
+    r.um_note = "no managed memory";
+}
+
 // The strategy's recipe and the floor, or why not. The device strategy's recipe is the floor.
 struct side_recipes {
   std::unique_ptr<recipe> own;
@@ -110,9 +131,9 @@ void run_on_one_gpu(const workload& w, strategy_kind strategy, const run_options
     reference.warmup();
     measured.warmup();
   }
-  output_checks checks(target.references, target.request_bytes, options.check_every);
   memory::scoped_device on_device(device);  // recipes run on their GPU
   if (one_at_a_time) {
+    output_checks checks(target.references, target.request_bytes, options.check_every);
     checks.start(options.warmup, options.writes);
     paired_loop loop(measured, sides.own.get(), sides.floor.get(), checks, options, *stop);
     loop.run();
@@ -121,18 +142,10 @@ void run_on_one_gpu(const workload& w, strategy_kind strategy, const run_options
     if (sides.own) r.recipe = assemble_side_run(loop.own_recipe(), sides.own->steps());
     if (sides.floor) r.floor = assemble_side_run(loop.floor(), sides.floor->steps());
   } else {
-    checks.start(options.warmup, options.writes);
-    client_loop loop(target, options, checks, *stop);
-    loop.run();
-    checks.finish();
-    cell_samples& s = loop.samples();
-    assemble_result(s, std::chrono::duration<double>(s.last_done - s.start).count(), false, options, *stop, r);
+    measure_with_clients(target, options, *stop, r);
   }
   clocks.finish_into(r);
-  if (properties(strategy).uses_managed_memory)
-    count_um_traffic(target, options, r);
-  else
-    r.um_note = "no managed memory";
+  count_managed_traffic(target, strategy, options, r);
 }
 
 // Several GPUs: a replica_set spreads the requests, each GPU checks its own outputs.
@@ -177,18 +190,9 @@ void run_on_replicas(const workload& w, strategy_kind strategy, const run_option
     measured.warmup();
   }
   const auto before = measured.acquisitions();
-  output_checks checks(target.references, target.request_bytes, options.check_every);
-  checks.start(options.warmup, options.writes);
-  client_loop loop(target, options, checks, *stop);
-  loop.run();
-  checks.finish();
-  cell_samples& s = loop.samples();
-  assemble_result(s, std::chrono::duration<double>(s.last_done - s.start).count(), false, options, *stop, r);
+  measure_with_clients(target, options, *stop, r);
   clocks.finish_into(r);
-  if (properties(strategy).uses_managed_memory)
-    count_um_traffic(target, options, r);
-  else
-    r.um_note = "no managed memory";
+  count_managed_traffic(target, strategy, options, r);
   // How the load was spread: each GPU's share of the requests (warm-ups and checks excluded).
   const auto after = measured.acquisitions();
   std::string shares;
