@@ -26,6 +26,7 @@ sets=" $* "
 mkdir -p "$out"
 source scripts/gpu_host_env.sh
 export PYTHONUNBUFFERED=1
+export FERRY_CLI="$PWD/.bundle/bin/ferry"  # the CPU tests run the CLI from here, not from the build path
 
 step() {
   echo "== $(date -u +%T) $*" | tee -a "$out/steps.txt"

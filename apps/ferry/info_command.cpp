@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "ferry/device_caps.hpp"
+#include "ferry/error.hpp"
 #include "ferry/info_report.hpp"
 #include "ferry/link_bandwidth.hpp"
 #include "ferry/peer_access.hpp"
@@ -17,6 +18,14 @@
 namespace ferry::cli {
 
 void run_info(const info_options& options) {
+  // Without a GPU, --json still prints a document that says so, for scripts collecting it from a
+  // fleet; the exit code stays 2 and stderr carries the usual line.
+  if (options.format == info_format::json && cuda_device_count() == 0) {
+    const std::string reason = no_device_reason();
+    fmt::print("{}\n", nlohmann::json{{"devices", nlohmann::json::array()}, {"no_device_reason", reason}}.dump(2));
+    std::fflush(stdout);
+    throw no_device(reason);
+  }
   // Devices first, so a machine without a GPU is reported as no_device (exit code 2) before
   // anything else can fail.
   const std::vector<device_caps> devices = options.device

@@ -263,12 +263,14 @@ struct cli_result {
   std::string output;
 };
 
-// Runs the built ferry binary with `args`; captures stderr only when `stream` says so.
-enum class captured { stderr_only, both };
+// Runs the built ferry binary with `args`, capturing the streams `stream` names.
+enum class captured { stderr_only, stdout_only, both };
 
 cli_result run_cli([[maybe_unused]] const std::string& args, [[maybe_unused]] captured stream) {
 #ifdef FERRY_CLI_PATH
-  const std::string redirect = stream == captured::stderr_only ? " 2>&1 1>/dev/null" : " 2>&1";
+  const std::string redirect = stream == captured::stderr_only   ? " 2>&1 1>/dev/null"
+                               : stream == captured::stdout_only ? " 2>/dev/null"
+                                                                 : " 2>&1";
   // FERRY_CLI overrides the build-time path, for test binaries carried to another machine.
   const char* moved = std::getenv("FERRY_CLI");
   const std::string command = std::string("'") + (moved ? moved : FERRY_CLI_PATH) + "' " + args + redirect;
@@ -300,6 +302,17 @@ TEST(CliInfo, WithoutAGpuPrintsOneNoDeviceLineAndExitsTwo) {
     EXPECT_EQ(result.output.rfind("ferry: no CUDA device", 0), 0U) << args << ": " << result.output;
     EXPECT_EQ(std::count(result.output.begin(), result.output.end(), '\n'), 1) << result.output;
   }
+}
+
+TEST(CliInfo, JsonWithoutAGpuIsADocumentThatSaysWhy) {
+  if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
+  if (ferry::cuda_device_count() > 0) GTEST_SKIP() << "this machine has a GPU";
+  const auto result = run_cli("info --json", captured::stdout_only);
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  const auto doc = nlohmann::json::parse(result.output);  // throws (fails the test) if not JSON
+  EXPECT_TRUE(doc.at("devices").is_array());
+  EXPECT_TRUE(doc.at("devices").empty());
+  EXPECT_EQ(doc.at("no_device_reason").get<std::string>().rfind("no CUDA device", 0), 0U) << result.output;
 }
 
 TEST(CliInfo, RequiresASubcommand) {
