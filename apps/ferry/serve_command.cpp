@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <memory>
 
+#include <sys/resource.h>
+
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -28,6 +30,18 @@ void keep_freed_tensor_memory() {
   if (std::getenv("MALLOC_MMAP_THRESHOLD_") == nullptr) (void)mallopt(M_MMAP_THRESHOLD, 32 << 20);
   if (std::getenv("MALLOC_TRIM_THRESHOLD_") == nullptr) (void)mallopt(M_TRIM_THRESHOLD, 1 << 30);
 #endif
+}
+
+// Every HTTP connection and every registered system shared-memory region holds a file descriptor.
+// The server's own limits (connections, regions) are what should refuse clients, with a message
+// naming them, not the soft limit of 1024 descriptors that many systems start processes with. So
+// the soft limit is raised to the hard one, as servers commonly do.
+void raise_open_file_limit() {
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    (void)setrlimit(RLIMIT_NOFILE, &files);
+  }
 }
 
 }  // namespace
@@ -55,6 +69,7 @@ void add_serve_command(CLI::App& app) {
   cmd->callback([options] {
     options->grpc.host = options->http.host;
     keep_freed_tensor_memory();
+    raise_open_file_limit();
     serve::run_server(*options);
   });
 }

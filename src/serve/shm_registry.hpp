@@ -1,8 +1,9 @@
 // The system shared-memory extension: clients register POSIX shared-memory regions
 // (shm_open keys) by name, then point inputs and outputs at ranges of them instead of sending
-// bytes. Registering maps the region once; on a GPU it is also registered with CUDA
-// (cudaHostRegister), so copies from it run as pinned DMA. Every offset and byte size is checked
-// against the region before a request is queued.
+// bytes. Registering maps the region once and keeps its object open; on a GPU it is also
+// registered with CUDA (cudaHostRegister), so copies from it run as pinned DMA. Every offset and
+// byte size is checked against the region, and against the object's current size (the client may
+// have shrunk it since), before a request is queued.
 #pragma once
 
 #include <cstddef>
@@ -43,7 +44,8 @@ class shm_registry {
 
   // The checked range `ref` names in its region, which is added to `pins` so it stays mapped until
   // the request is answered. Throws request_error: not_found for an unregistered region,
-  // bad_request for a range outside it (both naming `tensor`).
+  // bad_request for a range outside it or past the end its object has shrunk to (both naming
+  // `tensor`).
   [[nodiscard]] std::span<std::byte> lookup(const shm_ref& ref, const std::string& tensor,
                                             std::vector<std::shared_ptr<const void>>& pins) const;
   [[nodiscard]] bool contains(const std::string& name) const;

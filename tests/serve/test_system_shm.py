@@ -132,6 +132,39 @@ class SystemSharedMemory(ServerTestCase):
         self.http.unregister_system_shared_memory("in")
         self.expect_error(lambda: self.run_touch(httpclient, self.http, 0, 0), "region 'in' is not registered")
 
+    def resize_object(self, key, size):
+        """What a client may do to its object at any time after registering it."""
+        fd = os.open("/dev/shm" + key, os.O_RDWR)
+        try:
+            os.ftruncate(fd, size)
+        finally:
+            os.close(fd)
+
+    def test_a_region_shrunk_after_registering_is_refused(self):
+        """Once crashed the server (SIGBUS copying from the unmapped pages)."""
+        self.register(self.http)
+        self.resize_object(self.input_key, 0)
+        self.resize_object(self.output_key, TOUCH_BYTES)
+        for module, client in ((httpclient, self.http), (grpcclient, self.grpc)):
+            with self.subTest(client=module.__name__):
+                inp = module.InferInput("input", [ref.TOUCH_ELEMENTS], "FP32")
+                inp.set_shared_memory("in", TOUCH_BYTES)
+                self.expect_error(lambda: client.infer("touch", [inp]),
+                                  f"input 'input': shared-memory region 'in' has shrunk: its object "
+                                  f"'{self.input_key}' is now 0 bytes")
+                direct = module.InferInput("input", [ref.TOUCH_ELEMENTS], "FP32")
+                direct.set_data_from_numpy(np.zeros(ref.TOUCH_ELEMENTS, np.float32))
+                out = module.InferRequestedOutput("output")
+                out.set_shared_memory("out", TOUCH_BYTES, offset=TOUCH_BYTES)
+                self.expect_error(lambda: client.infer("touch", [direct], outputs=[out]),
+                                  f"output 'output': shared-memory region 'out' has shrunk: its object "
+                                  f"'{self.output_key}' is now {TOUCH_BYTES} bytes")
+        # Grown back, the same registrations serve again.
+        self.resize_object(self.input_key, 2 * TOUCH_BYTES)
+        self.resize_object(self.output_key, 2 * TOUCH_BYTES)
+        self.run_touch(httpclient, self.http, TOUCH_BYTES, TOUCH_BYTES)
+        self.run_touch(grpcclient, self.grpc, 0, 0)
+
 
 class CudaSharedMemory(ServerTestCase):
     """Register/status/unregister; without a GPU registering is refused, saying why. (Serving
