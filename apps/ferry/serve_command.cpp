@@ -66,6 +66,14 @@ void add_serve_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--allow-client-shm", options->allow_client_shm,
                 "let clients register shared-memory regions and point tensors at them");
+  cmd->add_option("--max-shm-regions", options->max_shm_regions,
+                  "system shared-memory regions registered at once; more are refused (HTTP 429)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 32768));  // each a mapping: half the kernel's default 65,530
+  cmd->add_option("--max-cuda-shm-regions", options->max_cuda_shm_regions,
+                  "CUDA shared-memory regions registered at once; more are refused (HTTP 429)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 32768));  // each a mapping: half the kernel's default 65,530
   cmd->callback([options] {
     options->grpc.host = options->http.host;
     keep_freed_tensor_memory();

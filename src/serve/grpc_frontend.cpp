@@ -22,6 +22,7 @@ StatusCode grpc_code(error_status status) {
     case error_status::unavailable: return StatusCode::UNAVAILABLE;
     case error_status::forbidden: return StatusCode::PERMISSION_DENIED;
     case error_status::payload_too_large: return StatusCode::RESOURCE_EXHAUSTED;
+    case error_status::quota_exceeded: return StatusCode::RESOURCE_EXHAUSTED;
     case error_status::not_implemented: return StatusCode::UNIMPLEMENTED;
     case error_status::internal: return StatusCode::INTERNAL;
   }

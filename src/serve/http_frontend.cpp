@@ -158,7 +158,7 @@ struct http_frontend::state {
     }));
     get("/v2", guarded([this](const auto&, auto& res) { send_json(res, server_metadata_json(service)); }));
     get("/metrics", guarded([this](const auto&, auto& res) {
-      set_content(res, render_metrics(service.repository()), "text/plain; version=0.0.4");
+      set_content(res, render_metrics(service), "text/plain; version=0.0.4");
     }));
     post("/v2/repository/index", guarded([this](const auto&, auto& res) {
       send_json(res, repository_index_json(service.repository()));

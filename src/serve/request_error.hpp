@@ -16,6 +16,7 @@ enum class error_status {
   unavailable,        // the model exists but is not ready: HTTP 503, gRPC UNAVAILABLE
   forbidden,          // an extension switched off on this server: HTTP 403, gRPC PERMISSION_DENIED
   payload_too_large,  // a size limit of the server: HTTP 413, gRPC RESOURCE_EXHAUSTED
+  quota_exceeded,     // a count the server limits is reached (registered regions): HTTP 429, gRPC RESOURCE_EXHAUSTED
   not_implemented,    // a protocol feature this server does not serve yet: HTTP 501, gRPC UNIMPLEMENTED
   internal,           // the engine failed: HTTP 500, gRPC INTERNAL
 };

@@ -209,6 +209,51 @@ TEST(ServeSystemShmDeathTest, ASigbusOutsideAGuardedCopyStillKillsTheProcess) {
       ::testing::KilledBySignal(SIGBUS), "");
 }
 
+// Registering the same small object again and again once exhausted the server's mappings; now
+// the registry stops at its limit, says so, and serves the regions it has.
+TEST(ServeSystemShm, RefusesRegistrationsPastItsLimitAndKeepsServing) {
+  const posix_object object(4096);
+  shm_registry registry(cuda_registration::off, 3);
+  for (const char* name : {"a", "b", "c"}) registry.register_region(name, object.key(), 0, 64);
+  EXPECT_EQ(registry.usage().registered, 3U);
+  EXPECT_EQ(registry.usage().limit, 3U);
+  EXPECT_EQ(error_of([&] { registry.register_region("d", object.key(), 0, 64); }, error_status::quota_exceeded),
+            "cannot register shared-memory region 'd': 3 shared-memory regions are registered, this server's "
+            "limit (--max-shm-regions); unregister one first");
+  // A name already taken is still answered as such, full or not.
+  EXPECT_NE(error_of([&] { registry.register_region("a", object.key(), 0, 64); }).find("already registered"),
+            std::string::npos);
+  EXPECT_EQ(registry.usage().registered, 3U);
+
+  std::memcpy(object.data() + 8, "still", 5);
+  shm_input_request q(registry, {"c", 8, 5});
+  EXPECT_EQ(std::memcmp(q.request.inputs[0].data.data(), "still", 5), 0);
+  registry.unregister_region("a");
+  registry.register_region("d", object.key(), 0, 64);
+  EXPECT_EQ(registry.usage().registered, 3U);
+  registry.unregister_all();
+  EXPECT_EQ(registry.usage().registered, 0U);
+}
+
+// The CUDA registry shares the table; without a GPU it is tested with stand-in regions.
+TEST(ServeRegionTable, NamesTheKindAndTheSettingOfItsLimit) {
+  struct stand_in {
+    cuda_shm_region_status status;
+  };
+  region_table<stand_in, cuda_shm_region_status> table("CUDA shared-memory region", 1, "--max-cuda-shm-regions");
+  table.insert("g", std::make_shared<stand_in>());
+  EXPECT_EQ(error_of([&] { table.check_free("h"); }, error_status::quota_exceeded),
+            "cannot register CUDA shared-memory region 'h': 1 CUDA shared-memory regions are registered, this "
+            "server's limit (--max-cuda-shm-regions); unregister one first");
+  EXPECT_EQ(error_of([&] { table.insert("h", std::make_shared<stand_in>()); }, error_status::quota_exceeded)
+                .find("cannot register"),
+            0U);
+  table.erase("g");
+  table.insert("h", std::make_shared<stand_in>());
+  EXPECT_EQ(table.status("")[0].name, "");  // stand-ins carry an empty status
+  EXPECT_EQ(table.usage().registered, 1U);
+}
+
 TEST(ServeCudaShm, RefusesRegistrationWithoutAGpuSayingWhy) {
   cuda_shm_registry registry(0, "no CUDA device: test");
   const std::string handle(64, '\0');

@@ -3,7 +3,9 @@ register/status/unregister over HTTP and gRPC, inputs read from and outputs writ
 regions (with offsets), and every bad range, key or name refused with the server still serving."""
 import base64
 import os
+import re
 import unittest
+import urllib.request
 
 import numpy as np
 import tritonclient.grpc as grpcclient
@@ -164,6 +166,59 @@ class SystemSharedMemory(ServerTestCase):
         self.resize_object(self.output_key, 2 * TOUCH_BYTES)
         self.run_touch(httpclient, self.http, TOUCH_BYTES, TOUCH_BYTES)
         self.run_touch(grpcclient, self.grpc, 0, 0)
+
+
+class SharedMemoryRegionLimit(ServerTestCase):
+    """Registering one small region over and over once exhausted the server's memory maps, and
+    then every request failed, the unregister that would have fixed it included. Now the count
+    of regions is limited (--max-shm-regions), refusals say so, and the server keeps serving."""
+
+    LIMIT = 4
+    server_args = ("--allow-client-shm", "--max-shm-regions", str(LIMIT))
+
+    def setUp(self):
+        self.http = httpclient.InferenceServerClient(self.server.http_url)
+        self.grpc = grpcclient.InferenceServerClient(self.server.grpc_url)
+        self.key = f"/ferry_limit_{os.getpid()}"
+        self.region = shm.create_shared_memory_region("limit", self.key, TOUCH_BYTES)
+
+    def tearDown(self):
+        self.http.unregister_system_shared_memory()
+        shm.destroy_shared_memory_region(self.region)
+        super().tearDown()
+
+    def region_metrics(self):
+        text = urllib.request.urlopen(f"http://{self.server.http_url}/metrics").read().decode()
+        return {name: int(value) for name, value in
+                re.findall(r'^(ferry_shm_region(?:s|_limit)){kind="system"} (\d+)$', text, re.M)}
+
+    def test_registrations_past_the_limit_are_refused_and_the_server_keeps_serving(self):
+        for i in range(self.LIMIT):
+            self.http.register_system_shared_memory(f"r{i}", self.key, TOUCH_BYTES)
+        self.assertEqual(self.region_metrics(), {"ferry_shm_regions": self.LIMIT, "ferry_shm_region_limit": self.LIMIT})
+        message = (f"cannot register shared-memory region 'extra': {self.LIMIT} shared-memory regions are "
+                   f"registered, this server's limit (--max-shm-regions); unregister one first")
+        for _ in range(100):  # as the attack did, if not 64,866 times
+            with self.assertRaises(InferenceServerException) as e:
+                self.http.register_system_shared_memory("extra", self.key, TOUCH_BYTES)
+            self.assertEqual(e.exception.status(), "429")
+            self.assertEqual(e.exception.message(), message)
+        with self.assertRaises(InferenceServerException) as e:
+            self.grpc.register_system_shared_memory("extra", self.key, TOUCH_BYTES)
+        self.assertEqual(e.exception.status(), "StatusCode.RESOURCE_EXHAUSTED")
+        self.assertEqual(e.exception.message(), message)
+
+        # Every region still serves, and unregistering makes room.
+        x = ref.random_f32(np.random.default_rng(3), ref.TOUCH_ELEMENTS)
+        shm.set_shared_memory_region(self.region, [x])
+        inp = httpclient.InferInput("input", [ref.TOUCH_ELEMENTS], "FP32")
+        inp.set_shared_memory(f"r{self.LIMIT - 1}", TOUCH_BYTES)
+        np.testing.assert_allclose(self.http.infer("touch", [inp]).as_numpy("output"), ref.touch(x), rtol=1e-6)
+        self.grpc.unregister_system_shared_memory("r0")
+        self.grpc.register_system_shared_memory("extra", self.key, TOUCH_BYTES)
+        self.assertEqual(len(self.http.get_system_shared_memory_status()), self.LIMIT)
+        self.http.unregister_system_shared_memory()
+        self.assertEqual(self.region_metrics()["ferry_shm_regions"], 0)
 
 
 class CudaSharedMemory(ServerTestCase):
