@@ -1,6 +1,8 @@
 // `ferry serve`: a KServe v2 server over a model repository (src/serve). Unlike info and bench it
 // also starts without a GPU: built-in models then run on the CPU, which it says on one line.
 // --devices picks the GPUs as ferry bench's does; without a GPU only its default, all, starts.
+#include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 
@@ -48,6 +50,7 @@ void raise_open_file_limit() {
 
 void add_serve_command(CLI::App& app) {
   auto options = std::make_shared<serve::server_options>();
+  auto request_timeout_ms = std::make_shared<std::int64_t>(options->request_timeout.count());
   auto* cmd = app.add_subcommand("serve", "serve a model repository over the KServe v2 protocol (HTTP/REST and gRPC)");
   cmd->add_option("--model-repository", options->model_repository,
                   "folder with one sub-folder per model, each holding a config.json")
@@ -60,6 +63,12 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--host", options->http.host, "address to listen on (HTTP and gRPC)");
   cmd->add_option("--http-threads", options->http.threads, "HTTP connections served at once")
       ->check(CLI::Range(1, 4096));
+  cmd->add_option("--request-timeout-ms", *request_timeout_ms,
+                  "longest a request waits in its model's queue for a worker; past it, it is answered 504 (gRPC "
+                  "DEADLINE_EXCEEDED) and never run (0: no limit). A request's own timeout parameter "
+                  "(microseconds) may shorten it")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{24} * 3600 * 1000));
   cmd->add_option("--devices", options->devices,
                   "GPUs to run models on: 0,1 or all (every GPU; the CPU on a machine without one); a request "
                   "whose input is in a CUDA shared-memory region runs on that region's GPU")
@@ -74,8 +83,9 @@ void add_serve_command(CLI::App& app) {
                   "CUDA shared-memory regions registered at once; more are refused (HTTP 429)")
       ->capture_default_str()
       ->check(CLI::Range(1, 32768));  // each a mapping: half the kernel's default 65,530
-  cmd->callback([options] {
+  cmd->callback([options, request_timeout_ms] {
     options->grpc.host = options->http.host;
+    options->request_timeout = std::chrono::milliseconds(*request_timeout_ms);
     keep_freed_tensor_memory();
     raise_open_file_limit();
     serve::run_server(*options);

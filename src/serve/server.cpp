@@ -45,7 +45,7 @@ void run_server(const server_options& options) {
     cuda_shm = std::make_unique<cuda_shm_registry>(platform.gpus.empty() ? 0 : platform.device_count,
                                                    platform.no_gpu_reason, options.max_cuda_shm_regions);
   }
-  inference_service service(repository, shm.get(), cuda_shm.get());
+  inference_service service(repository, shm.get(), cuda_shm.get(), options.request_timeout);
 
   // Both ports are bound before anything serves, so a port in use fails the start cleanly.
   http_frontend http(service, options.http);
