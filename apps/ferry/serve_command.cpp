@@ -51,6 +51,7 @@ void raise_open_file_limit() {
 void add_serve_command(CLI::App& app) {
   auto options = std::make_shared<serve::server_options>();
   auto request_timeout_ms = std::make_shared<std::int64_t>(options->request_timeout.count());
+  auto receive_timeout_ms = std::make_shared<std::int64_t>(options->http.request_timeout.count());
   auto* cmd = app.add_subcommand("serve", "serve a model repository over the KServe v2 protocol (HTTP/REST and gRPC)");
   cmd->add_option("--model-repository", options->model_repository,
                   "folder with one sub-folder per model, each holding a config.json")
@@ -61,8 +62,19 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--grpc-port", options->grpc.port, "gRPC port (0: any free port, printed at start)")
       ->check(CLI::Range(0, 65535));
   cmd->add_option("--host", options->http.host, "address to listen on (HTTP and gRPC)");
-  cmd->add_option("--http-threads", options->http.threads, "HTTP connections served at once")
+  cmd->add_option("--http-threads", options->http.threads,
+                  "HTTP requests handled at once (idle and slow connections take no thread)")
+      ->capture_default_str()
       ->check(CLI::Range(1, 4096));
+  cmd->add_option("--http-max-connections", options->http.max_connections,
+                  "HTTP connections served at once; one more is answered 503 and closed")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1'000'000));
+  cmd->add_option("--http-receive-timeout-ms", *receive_timeout_ms,
+                  "longest an HTTP request's headers and body may take to arrive from its first byte (408 past "
+                  "it), and its answer to be sent")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{24} * 3600 * 1000));
   cmd->add_option("--request-timeout-ms", *request_timeout_ms,
                   "longest a request waits in its model's queue for a worker; past it, it is answered 504 (gRPC "
                   "DEADLINE_EXCEEDED) and never run (0: no limit). A request's own timeout parameter "
@@ -83,9 +95,10 @@ void add_serve_command(CLI::App& app) {
                   "CUDA shared-memory regions registered at once; more are refused (HTTP 429)")
       ->capture_default_str()
       ->check(CLI::Range(1, 32768));  // each a mapping: half the kernel's default 65,530
-  cmd->callback([options, request_timeout_ms] {
+  cmd->callback([options, request_timeout_ms, receive_timeout_ms] {
     options->grpc.host = options->http.host;
     options->request_timeout = std::chrono::milliseconds(*request_timeout_ms);
+    options->http.request_timeout = std::chrono::milliseconds(*receive_timeout_ms);
     keep_freed_tensor_memory();
     raise_open_file_limit();
     serve::run_server(*options);

@@ -84,11 +84,10 @@ json parse_json_body(const route_request& req) {
   }
 }
 
-// The answer to a request the transport refuses before any route sees it (413, 400).
-http_response refused(int status) {
+// The answer to a request the transport refuses before any route sees it (400, 408, 413, 503).
+http_response refused(int status, const std::string& message) {
   http_response res;
-  res.status = status;
-  fill_error_body(res, "", "");
+  send_error(res, status, message);
   return res;
 }
 
