@@ -54,7 +54,7 @@ struct submission {
 
 class model_scheduler;
 
-// A queued request's answer, as the front end waits for it.
+// A queued request's answer, as the front end waits for it. Must not outlive its scheduler.
 class pending_response {
  public:
   // Waits for the response and returns it. Throws the request's request_error: that of its failed

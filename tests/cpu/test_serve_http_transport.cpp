@@ -93,6 +93,9 @@ class raw_client {
     return r;
   }
 
+  // What recv() gives: bytes, 0 at the end, -1 on a reset or the receive timeout.
+  ssize_t read_some(char* into, std::size_t bytes) const { return ::recv(fd_, into, bytes, 0); }
+
   // Whether the server closed the connection (instead of sending more, or nothing in time).
   bool closed_by_server() { return !fill() && pending_.empty(); }
 
@@ -165,6 +168,7 @@ class HttpTransportServer : public ::testing::Test {
       res.content_type = "text/plain";
       res.headers.emplace_back("X-Echo-Expect", std::string(req.header("Expect").value_or("none")));
       res.body = req.method + " " + req.path + " " + std::to_string(req.body.size()) + " " + std::to_string(sum);
+      if (req.path == "/large") res.body = large_answer();
       return res;
     };
     handlers.refused = [](int status, const std::string& message) {
@@ -187,6 +191,13 @@ class HttpTransportServer : public ::testing::Test {
   static std::string post(const std::string& path, const std::string& body, const std::string& extra = "") {
     return "POST " + path + " HTTP/1.1\r\nHost: t\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" +
            extra + "\r\n" + body;
+  }
+
+  // More than a socket's buffers hold, so it cannot be written at once.
+  static std::string large_answer() {
+    std::string body(16 << 20, '\0');
+    for (std::size_t i = 0; i < body.size(); ++i) body[i] = static_cast<char>(i * 13 + i / 4096);
+    return body;
   }
 
   // A request on a new connection: its answer, and how long it took.
@@ -434,6 +445,32 @@ TEST_F(HttpTransportServer, RefusesConnectionsOverTheLimitWith503) {
     else std::this_thread::sleep_for(10ms);  // the server has not seen the close yet
   }
   EXPECT_EQ(answered, "POST /probe 1 112");
+}
+
+// An answer larger than the socket takes at once is finished by the I/O threads as the client
+// reads; a client that never reads is let go at the deadline and holds no handler thread.
+TEST_F(HttpTransportServer, WritesALargeAnswerToASlowReaderAndLetsANonReaderGo) {
+  http_transport_options o = options();
+  o.threads = 1;
+  o.request_timeout = 1s;
+  start(o);
+  const auto started = std::chrono::steady_clock::now();
+  raw_client never_reads(port_);
+  never_reads.send(post("/large", ""));
+  raw_client slow_reader(port_);
+  slow_reader.send(post("/large", ""));
+  std::this_thread::sleep_for(100ms);
+  const auto [r, took] = probe();  // the only handler thread is free
+  EXPECT_EQ(r.body, "POST /probe 1 112");
+  EXPECT_LT(took, 400ms);
+  EXPECT_EQ(slow_reader.receive().body, large_answer());
+
+  std::this_thread::sleep_until(started + 1200ms);  // past the deadline of the answer nobody reads
+  char chunk[65536];
+  ssize_t n = 0;
+  std::size_t got = 0;
+  while ((n = never_reads.read_some(chunk, sizeof chunk)) > 0) got += static_cast<std::size_t>(n);
+  EXPECT_LT(got, large_answer().size());  // cut short: the server closed it
 }
 
 // Handlers may block (an inference waits for its model). With the only handler thread blocked,
