@@ -63,7 +63,13 @@ model_scheduler::~model_scheduler() {
     for (auto& w : wake_) w.notify_all();
   }
   for (auto& t : workers_) t.join();
-  for (auto& j : queue_)
+  // Taken under the lock: a waiter reaching its deadline now may be withdrawing its request.
+  std::deque<std::unique_ptr<job>> left;
+  {
+    const std::lock_guard lock(mutex_);
+    left.swap(queue_);
+  }
+  for (auto& j : left)
     j->promise.set_exception(std::make_exception_ptr(
         request_error(error_status::unavailable, "model '" + model_ + "' is shutting down")));
 }
