@@ -181,7 +181,9 @@ class connection : public std::enable_shared_from_this<connection> {
     arm(server_.options().idle_timeout);
     socket_.async_read_some(buffer_.prepare(first_read_bytes), [self = shared_from_this()](error_code ec, std::size_t n) {
       self->buffer_.commit(n);
-      if (ec || self->timed_out_) return self->close();  // closed, reset, idle too long or stopped
+      // Closed, reset, idle too long (the deadline cancelled the read) or stopped. A request
+      // whose first bytes came just as the deadline passed is served: start_request re-arms.
+      if (ec) return self->close();
       self->start_request();
     });
   }
