@@ -1,8 +1,12 @@
 // `ferry serve`: a KServe v2 server over a model repository (src/serve). Unlike info and bench it
 // also starts without a GPU: built-in models then run on the CPU, which it says on one line.
 // --devices picks the GPUs as ferry bench's does; without a GPU only its default, all, starts.
+#include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
+
+#include <sys/resource.h>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -30,10 +34,24 @@ void keep_freed_tensor_memory() {
 #endif
 }
 
+// Every HTTP connection and every registered system shared-memory region holds a file descriptor.
+// The server's own limits (connections, regions) are what should refuse clients, with a message
+// naming them, not the soft limit of 1024 descriptors that many systems start processes with. So
+// the soft limit is raised to the hard one, as servers commonly do.
+void raise_open_file_limit() {
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    (void)setrlimit(RLIMIT_NOFILE, &files);
+  }
+}
+
 }  // namespace
 
 void add_serve_command(CLI::App& app) {
   auto options = std::make_shared<serve::server_options>();
+  auto request_timeout_ms = std::make_shared<std::int64_t>(options->request_timeout.count());
+  auto receive_timeout_ms = std::make_shared<std::int64_t>(options->http.request_timeout.count());
   auto* cmd = app.add_subcommand("serve", "serve a model repository over the KServe v2 protocol (HTTP/REST and gRPC)");
   cmd->add_option("--model-repository", options->model_repository,
                   "folder with one sub-folder per model, each holding a config.json")
@@ -44,17 +62,45 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--grpc-port", options->grpc.port, "gRPC port (0: any free port, printed at start)")
       ->check(CLI::Range(0, 65535));
   cmd->add_option("--host", options->http.host, "address to listen on (HTTP and gRPC)");
-  cmd->add_option("--http-threads", options->http.threads, "HTTP connections served at once")
+  cmd->add_option("--http-threads", options->http.threads,
+                  "HTTP requests handled at once (idle and slow connections take no thread)")
+      ->capture_default_str()
       ->check(CLI::Range(1, 4096));
+  cmd->add_option("--http-max-connections", options->http.max_connections,
+                  "HTTP connections served at once; one more is answered 503 and closed")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1'000'000));
+  cmd->add_option("--http-receive-timeout-ms", *receive_timeout_ms,
+                  "longest an HTTP request's headers and body may take to arrive from its first byte (408 past "
+                  "it), and its answer to be sent")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{24} * 3600 * 1000));
+  cmd->add_option("--request-timeout-ms", *request_timeout_ms,
+                  "longest a request waits in its model's queue for a worker; past it, it is answered 504 (gRPC "
+                  "DEADLINE_EXCEEDED) and never run (0: no limit). A request's own timeout parameter "
+                  "(microseconds) may shorten it")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{24} * 3600 * 1000));
   cmd->add_option("--devices", options->devices,
                   "GPUs to run models on: 0,1 or all (every GPU; the CPU on a machine without one); a request "
                   "whose input is in a CUDA shared-memory region runs on that region's GPU")
       ->capture_default_str();
   cmd->add_flag("--allow-client-shm", options->allow_client_shm,
                 "let clients register shared-memory regions and point tensors at them");
-  cmd->callback([options] {
+  cmd->add_option("--max-shm-regions", options->max_shm_regions,
+                  "system shared-memory regions registered at once; more are refused (HTTP 429)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 32768));  // each a mapping: half the kernel's default 65,530
+  cmd->add_option("--max-cuda-shm-regions", options->max_cuda_shm_regions,
+                  "CUDA shared-memory regions registered at once; more are refused (HTTP 429)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 32768));  // each a mapping: half the kernel's default 65,530
+  cmd->callback([options, request_timeout_ms, receive_timeout_ms] {
     options->grpc.host = options->http.host;
+    options->request_timeout = std::chrono::milliseconds(*request_timeout_ms);
+    options->http.request_timeout = std::chrono::milliseconds(*receive_timeout_ms);
     keep_freed_tensor_memory();
+    raise_open_file_limit();
     serve::run_server(*options);
   });
 }

@@ -7,6 +7,7 @@
 
 #include "ferry/error.hpp"
 #include "ferry/streaming_copy.hpp"
+#include "serve/shm_guarded_copy.hpp"
 
 namespace ferry::serve {
 namespace {
@@ -16,13 +17,18 @@ namespace {
 // normally: a streaming store of a few KB saves the DMA next to nothing and only evicts lines.
 constexpr std::size_t streaming_copy_min_bytes = std::size_t{256} << 10;
 
-// A system region is host memory: one memcpy. A CUDA region is device memory: one blocking
+// A system region is host memory: one memcpy, guarded against the client shrinking the region
+// under it (shm_guarded_copy.hpp). A CUDA region is device memory: one blocking
 // cudaMemcpy from the output's host view, because a completed slot exposes its outputs only
 // there (the session API has no view of its device output buffers), and the copy must have
 // landed before the response tells the client the output is ready.
-void write_to_destination(const output_destination& destination, std::span<const std::byte> bytes) {
+void write_to_destination(const output_destination& destination, std::span<const std::byte> bytes,
+                          const std::string& output) {
   if (!destination.cuda_device) {
-    std::memcpy(destination.bytes.data(), bytes.data(), bytes.size());
+    if (!copy_to_client_memory(destination.bytes.first(bytes.size()), bytes))
+      throw invalid_argument("output '" + output +
+                             "': its shared-memory region shrank (the client truncated its object) while the "
+                             "output was written to it");
     return;
   }
   FERRY_CUDA_TRY(cudaMemcpy(destination.bytes.data(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
@@ -61,10 +67,16 @@ void gather_input(std::span<const batch_item> batch, std::size_t index, std::spa
       throw invalid_argument("batch input '" + item.request->inputs[index].name + "' does not fit the " +
                              std::to_string(destination.size()) + "-byte engine buffer");
     const auto target = destination.subspan(offset, source.size());
-    if (reader == gathered_for::device && source.size() >= streaming_copy_min_bytes)
+    const bool streaming = reader == gathered_for::device && source.size() >= streaming_copy_min_bytes;
+    if (in.shared_memory) {
+      if (!copy_from_client_memory(target, source, streaming ? copy_method::streaming : copy_method::ordinary))
+        throw invalid_argument("input '" + in.name + "': its shared-memory region '" + in.shared_memory->region +
+                               "' shrank (the client truncated its object) while the input was read");
+    } else if (streaming) {
       copy_streaming(target, source);
-    else
+    } else {
       std::memcpy(target.data(), source.data(), source.size());
+    }
     offset += source.size();
   }
   std::fill(destination.begin() + static_cast<std::ptrdiff_t>(offset), destination.end(), std::byte{0});
@@ -94,7 +106,7 @@ void scatter_outputs(std::span<batch_item> batch, const model_signature& signatu
         if (destination.bytes.size() < slice.size())
           throw invalid_argument("output '" + spec.name + "' needs " + std::to_string(slice.size()) +
                                  " bytes; its shared-memory range has " + std::to_string(destination.bytes.size()));
-        write_to_destination(destination, slice);
+        write_to_destination(destination, slice, spec.name);
         out.shared_memory = item.request->outputs.at(k).shared_memory;
         if (out.shared_memory) out.shared_memory->byte_size = slice.size();
       } else {

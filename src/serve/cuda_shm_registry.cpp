@@ -22,8 +22,10 @@ struct cuda_shm_registry::region {
   }
 };
 
-cuda_shm_registry::cuda_shm_registry(int gpus, std::string no_gpu_reason)
-    : gpus_(gpus), no_gpu_reason_(std::move(no_gpu_reason)) {}
+cuda_shm_registry::cuda_shm_registry(int gpus, std::string no_gpu_reason, std::size_t max_regions)
+    : gpus_(gpus),
+      no_gpu_reason_(std::move(no_gpu_reason)),
+      regions_("CUDA shared-memory region", max_regions, "--max-cuda-shm-regions") {}
 
 cuda_shm_registry::~cuda_shm_registry() = default;
 

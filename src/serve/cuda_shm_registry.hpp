@@ -36,21 +36,24 @@ struct cuda_shm_region_status {
 
 class cuda_shm_registry {
  public:
-  // `gpus` GPUs are usable; with none, `no_gpu_reason` says why.
-  cuda_shm_registry(int gpus, std::string no_gpu_reason);
+  // `gpus` GPUs are usable; with none, `no_gpu_reason` says why. At most `max_regions` regions
+  // are registered at once.
+  cuda_shm_registry(int gpus, std::string no_gpu_reason, std::size_t max_regions = default_max_regions);
   ~cuda_shm_registry();
   cuda_shm_registry(const cuda_shm_registry&) = delete;
   cuda_shm_registry& operator=(const cuda_shm_registry&) = delete;
 
   // Opens a cudaIpcMemHandle_t (its 64 raw bytes) on `device_id`. Throws request_error:
   // unavailable without a GPU, bad_request for a duplicate name, a handle of the wrong size, a
-  // device that does not exist, a zero size, or a handle CUDA cannot open (with CUDA's reason).
+  // device that does not exist, a zero size, or a handle CUDA cannot open (with CUDA's reason);
+  // quota_exceeded when max_regions are registered.
   void register_region(const std::string& name, std::string_view raw_handle, std::int64_t device_id,
                        std::size_t byte_size);
   void unregister_region(const std::string& name);  // not_found when unknown
   void unregister_all();
   [[nodiscard]] std::vector<cuda_shm_region_status> status(const std::string& name = {}) const;
   [[nodiscard]] bool contains(const std::string& name) const;
+  [[nodiscard]] region_usage usage() const { return regions_.usage(); }
   // Whether regions can be registered at all (the server has a GPU).
   [[nodiscard]] bool available() const noexcept { return gpus_ > 0; }
 
@@ -64,7 +67,7 @@ class cuda_shm_registry {
   struct region;
   int gpus_;
   std::string no_gpu_reason_;
-  region_table<region, cuda_shm_region_status> regions_{"CUDA shared-memory region"};
+  region_table<region, cuda_shm_region_status> regions_;
 };
 
 // Decodes standard base64 (RFC 4648, with padding), as the HTTP extension sends raw handles.

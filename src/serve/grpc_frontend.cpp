@@ -2,6 +2,9 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
+#include <chrono>
+
 #include "kserve_v2.grpc.pb.h"
 #include "serve/grpc_infer_codec.hpp"
 #include "serve/request_error.hpp"
@@ -22,6 +25,8 @@ StatusCode grpc_code(error_status status) {
     case error_status::unavailable: return StatusCode::UNAVAILABLE;
     case error_status::forbidden: return StatusCode::PERMISSION_DENIED;
     case error_status::payload_too_large: return StatusCode::RESOURCE_EXHAUSTED;
+    case error_status::quota_exceeded: return StatusCode::RESOURCE_EXHAUSTED;
+    case error_status::timed_out: return StatusCode::DEADLINE_EXCEEDED;
     case error_status::not_implemented: return StatusCode::UNIMPLEMENTED;
     case error_status::internal: return StatusCode::INTERNAL;
   }
@@ -41,6 +46,15 @@ Status guarded(F body) {
   } catch (const std::exception& e) {
     return {StatusCode::INTERNAL, e.what()};
   }
+}
+
+// A client that set a gRPC deadline has given up on its request by then: the request's timeout
+// is shortened to it, so it leaves the queue instead of running for no one.
+void wait_no_longer_than_the_client(infer_request& request, std::chrono::system_clock::time_point deadline) {
+  if (deadline == std::chrono::system_clock::time_point::max()) return;  // none set
+  const auto left = std::max(std::chrono::duration_cast<std::chrono::microseconds>(deadline - std::chrono::system_clock::now()),
+                             std::chrono::microseconds(1));
+  if (!request.timeout || request.timeout->count() == 0 || left < *request.timeout) request.timeout = left;
 }
 
 // Triton's TYPE_ enum for a tensor's dtype.
@@ -143,9 +157,14 @@ class service_impl final : public inference::GRPCInferenceService::Service {
     });
   }
 
-  Status ModelInfer(ServerContext*, const inference::ModelInferRequest* q, inference::ModelInferResponse* r) override {
+  Status ModelInfer(ServerContext* context, const inference::ModelInferRequest* q,
+                    inference::ModelInferResponse* r) override {
     // The request message outlives the inference: this handler waits for the response.
-    return guarded([&] { to_grpc(service_.infer(from_grpc(*q)).get(), *r); });
+    return guarded([&] {
+      infer_request request = from_grpc(*q);
+      wait_no_longer_than_the_client(request, context->deadline());
+      to_grpc(service_.infer(std::move(request)).get(), *r);
+    });
   }
 
   Status ModelStatistics(ServerContext*, const inference::ModelStatisticsRequest* q,

@@ -91,9 +91,12 @@ infer_request from_grpc(const inference::ModelInferRequest& message) {
   request.model = message.model_name();
   request.version = message.model_version();
   request.id = message.id();
-  for (const auto& [key, value] : message.parameters())
-    if (key != empty_final_response_parameter)
+  for (const auto& [key, value] : message.parameters()) {
+    if (key == "timeout")
+      request.timeout = timeout_microseconds(size_parameter(value, key, "request"));
+    else if (key != empty_final_response_parameter)
       throw bad_request("request parameter \"" + quote_text(key) + "\" is not supported by this server");
+  }
   if (message.inputs_size() == 0) throw bad_request("the inference request has no inputs");
   int raw = 0;
   for (const auto& in : message.inputs()) {

@@ -117,7 +117,7 @@ struct http_frontend::state {
       : service(s),
         options(o),
         transport(o, {[this](const http_request& req) { return dispatch(req); },
-                      [this](int status) { return refused(status); },
+                      [this](int status, const std::string& message) { return refused(status, message); },
                       [this](std::string_view method, std::string_view path) { return body_limit(method, path); }}) {
     add_routes();
   }
@@ -131,16 +131,16 @@ struct http_frontend::state {
     return options.max_small_body_bytes;
   }
 
-  // The answer to a request the transport refuses before any route sees it (413, 400).
-  http_response refused(int status) const {
+  // The answer to a request the transport refuses before any route sees it (400, 408, 413, 503),
+  // in the transport's words except for 413: the transport knows only the limit of the route
+  // that refused the body, so the answer names both, letting a client tell which one it hit.
+  http_response refused(int status, const std::string& message) const {
     http_response res;
-    if (status == 413)
-      send_error(res, 413, "request body exceeds the server's limit: " + std::to_string(options.max_body_bytes) +
-                               " bytes for inference, " + std::to_string(options.max_small_body_bytes) +
-                               " bytes for every other endpoint");
-    else
-      res.status = status;
-    fill_error_body(res, "", "");
+    send_error(res, status,
+               status != 413 ? message
+                             : "request body exceeds the server's limit: " + std::to_string(options.max_body_bytes) +
+                                   " bytes for inference, " + std::to_string(options.max_small_body_bytes) +
+                                   " bytes for every other endpoint");
     return res;
   }
 
@@ -206,7 +206,7 @@ struct http_frontend::state {
     }));
     get("/v2", guarded([this](const auto&, auto& res) { send_json(res, server_metadata_json(service)); }));
     get("/metrics", guarded([this](const auto&, auto& res) {
-      set_content(res, render_metrics(service.repository()), "text/plain; version=0.0.4");
+      set_content(res, render_metrics(service), "text/plain; version=0.0.4");
     }));
     post("/v2/repository/index", guarded([this](const auto&, auto& res) {
       send_json(res, repository_index_json(service.repository()));

@@ -171,9 +171,11 @@ http_infer_request parse_http_infer_request(std::string_view body, std::optional
     request.id = id->get<std::string>();
   }
   const json* parameters = member(doc, "parameters");
-  refuse_unknown_parameters(parameters, "request", {"binary_data_output", empty_final_response_parameter});
+  refuse_unknown_parameters(parameters, "request", {"binary_data_output", "timeout", empty_final_response_parameter});
   if (parameters != nullptr && member(*parameters, "binary_data_output") != nullptr)
     parsed.binary_by_default = bool_member(*parameters, "binary_data_output", "request parameters");
+  if (parameters != nullptr && member(*parameters, "timeout") != nullptr)
+    request.timeout = timeout_microseconds(size_member(*parameters, "timeout", "request parameters"));
 
   const json* inputs = member(doc, "inputs");
   if (inputs == nullptr || !inputs->is_array() || inputs->empty())

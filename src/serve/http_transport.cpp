@@ -2,26 +2,29 @@
 
 #include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
-#include <array>
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <limits>
 #include <mutex>
 #include <system_error>
 #include <thread>
+#include <unordered_map>
 
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/buffer.hpp>
-#include <boost/asio/error.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -36,6 +39,7 @@ namespace {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = boost::beast::http;
+using tcp = asio::ip::tcp;
 using beast::error_code;
 
 std::string errno_text(int code) { return std::system_category().message(code); }
@@ -43,113 +47,20 @@ std::string errno_text(int code) { return std::system_category().message(code); 
 // Beast 1.74 speaks boost::string_view.
 std::string_view std_view(beast::string_view s) { return {s.data(), s.size()}; }
 
-// A connected socket as Beast's SyncReadStream and SyncWriteStream. recv() and send() never
-// block: when the socket has nothing to give or take, poll() waits for it, for stop() (the
-// eventfd `stop_fd` turns readable) or for the timeout, whichever comes first.
-class socket_stream {
- public:
-  socket_stream(int fd, int stop_fd, std::chrono::milliseconds timeout)
-      : fd_(fd), stop_fd_(stop_fd), timeout_ms_(static_cast<int>(timeout.count())) {}
-
-  template <class MutableBufferSequence>
-  std::size_t read_some(const MutableBufferSequence& buffers, error_code& ec) {
-    ec = {};
-    asio::mutable_buffer into;
-    for (auto it = asio::buffer_sequence_begin(buffers); it != asio::buffer_sequence_end(buffers); ++it) {
-      if (asio::mutable_buffer b = *it; b.size() > 0) {
-        into = b;
-        break;
-      }
-    }
-    if (into.size() == 0) return 0;
-    for (;;) {
-      const ssize_t n = ::recv(fd_, into.data(), into.size(), MSG_DONTWAIT);
-      if (n > 0) return static_cast<std::size_t>(n);
-      if (n == 0) {
-        ec = asio::error::eof;
-        return 0;
-      }
-      if (!wait_after_failure(POLLIN, ec)) return 0;
-    }
-  }
-
-  template <class ConstBufferSequence>
-  std::size_t write_some(const ConstBufferSequence& buffers, error_code& ec) {
-    ec = {};
-    std::array<iovec, 16> parts{};
-    std::size_t count = 0;
-    for (auto it = asio::buffer_sequence_begin(buffers);
-         it != asio::buffer_sequence_end(buffers) && count < parts.size(); ++it) {
-      const asio::const_buffer b = *it;
-      if (b.size() > 0) parts[count++] = {const_cast<void*>(b.data()), b.size()};
-    }
-    if (count == 0) return 0;
-    msghdr message{};
-    message.msg_iov = parts.data();
-    message.msg_iovlen = count;
-    for (;;) {
-      const ssize_t n = ::sendmsg(fd_, &message, MSG_DONTWAIT | MSG_NOSIGNAL);
-      if (n >= 0) return static_cast<std::size_t>(n);
-      if (!wait_after_failure(POLLOUT, ec)) return 0;
-    }
-  }
-
-  // The throwing forms complete Beast's stream concepts.
-  template <class MutableBufferSequence>
-  std::size_t read_some(const MutableBufferSequence& buffers) {
-    error_code ec;
-    const std::size_t n = read_some(buffers, ec);
-    if (ec) throw beast::system_error(ec);
-    return n;
-  }
-  template <class ConstBufferSequence>
-  std::size_t write_some(const ConstBufferSequence& buffers) {
-    error_code ec;
-    const std::size_t n = write_some(buffers, ec);
-    if (ec) throw beast::system_error(ec);
-    return n;
-  }
-
- private:
-  // After recv/send failed with errno: whether to try again (interrupted, or now ready).
-  bool wait_after_failure(short events, error_code& ec) {
-    const int failure = errno;
-    if (failure == EINTR) return true;
-    if (failure != EAGAIN && failure != EWOULDBLOCK) {
-      ec.assign(failure, boost::system::system_category());
-      return false;
-    }
-    std::array<pollfd, 2> fds{{{fd_, events, 0}, {stop_fd_, POLLIN, 0}}};
-    int ready = 0;
-    do {
-      ready = ::poll(fds.data(), fds.size(), timeout_ms_);
-    } while (ready < 0 && errno == EINTR);
-    if (ready < 0) {
-      ec.assign(errno, boost::system::system_category());
-      return false;
-    }
-    if (ready == 0) {
-      ec = beast::error::timeout;
-      return false;
-    }
-    if (fds[1].revents != 0) {
-      ec = asio::error::operation_aborted;
-      return false;
-    }
-    return true;  // readable/writable, or an error the next call reports
-  }
-
-  int fd_;
-  int stop_fd_;
-  int timeout_ms_;
-};
-
 using request_parser = http::request_parser<http::string_body>;
 
-constexpr std::size_t read_chunk_bytes = 64 * 1024;  // the most Beast's http::read asks of read_some
+// Beast reads as much as the buffer has room for, up to 64 KiB: room for all of it while a
+// request is read, or bodies arrive 512 bytes per read.
+constexpr std::size_t read_chunk_bytes = 64 * 1024;
+// What an idle connection keeps to notice its next request: a request's first bytes.
+constexpr std::size_t first_read_bytes = 512;
+// How long a refused connection may take to receive its answer, and then to stop sending.
+constexpr std::chrono::seconds refusal_linger{1};
+// After a failed accept (out of descriptors or memory), how long to give connections to close.
+constexpr std::chrono::milliseconds accept_backoff{50};
 
 // Whether a read failed on the request itself (malformed, over a limit), which gets an answer,
-// rather than on the connection (closed, reset, silent, stopped), which does not.
+// rather than on the connection (closed, reset, cancelled), which does not.
 bool refusable(const error_code& ec) {
   static const auto& http_errors = http::make_error_code(http::error::need_more).category();
   return ec.category() == http_errors && ec != http::error::end_of_stream && ec != http::error::partial_message;
@@ -164,18 +75,16 @@ http_request to_request(http::request<http::string_body>&& message) {
   return request;
 }
 
-bool write_response(socket_stream& stream, http_response&& answer, unsigned version, bool keep_alive,
-                    bool head_only) {
-  http::response<http::string_body> response{static_cast<http::status>(answer.status), version};
-  if (!answer.content_type.empty()) response.set(http::field::content_type, answer.content_type);
-  for (auto& [name, value] : answer.headers) response.set(name, value);
-  response.body() = std::move(answer.body);
-  response.keep_alive(keep_alive);
-  response.prepare_payload();
-  if (head_only) response.body().clear();  // Content-Length stays that of the GET answer
-  error_code ec;
-  http::write(stream, response, ec);
-  return !ec;
+std::unique_ptr<http::response<http::string_body>> to_message(http_response&& answer, unsigned version,
+                                                              bool keep_alive, bool head_only) {
+  auto response = std::make_unique<http::response<http::string_body>>(static_cast<http::status>(answer.status), version);
+  if (!answer.content_type.empty()) response->set(http::field::content_type, answer.content_type);
+  for (auto& [name, value] : answer.headers) response->set(name, value);
+  response->body() = std::move(answer.body);
+  response->keep_alive(keep_alive);
+  response->prepare_payload();
+  if (head_only) response->body().clear();  // Content-Length stays that of the GET answer
+  return response;
 }
 
 int hex_digit(char c) {
@@ -185,7 +94,358 @@ int hex_digit(char c) {
   return -1;
 }
 
+class connection;
+
+// Everything the connections share: the options and handlers, the I/O context, the handler
+// pool, and the table of open connections that stop() and the connection limit read.
+class server_core {
+ public:
+  server_core(http_transport_options o, http_handlers h) : options_(std::move(o)), handlers_(std::move(h)) {}
+
+  [[nodiscard]] const http_transport_options& options() const noexcept { return options_; }
+  [[nodiscard]] const http_handlers& handlers() const noexcept { return handlers_; }
+  [[nodiscard]] bool stopping() const noexcept { return stopping_; }
+  [[nodiscard]] tcp::acceptor& acceptor() noexcept { return acceptor_; }
+
+  // Runs `task` on a handler thread; the I/O context stays running until it has returned.
+  template <class Task>
+  void run_handler(Task task) {
+    asio::post(*handler_pool_, [task = std::move(task), busy = asio::make_work_guard(io_)]() mutable { task(); });
+  }
+
+  void serve();
+  void stop();
+  // A connection's destructor: it no longer counts.
+  void forget(const connection* c, bool refused);
+
+ private:
+  void accept();
+  void admit(tcp::socket socket);
+
+  const http_transport_options options_;
+  const http_handlers handlers_;
+  std::atomic<bool> stopping_{false};
+  // Before io_: destroying the I/O context destroys the connections its pending operations hold,
+  // which take themselves off this table.
+  std::mutex table_mutex_;
+  std::unordered_map<const connection*, std::weak_ptr<connection>> connections_;
+  std::size_t serving_ = 0;   // connections counted against max_connections
+  std::size_t refusing_ = 0;  // connections being answered 503 for being over it
+  asio::io_context io_;
+  tcp::acceptor acceptor_{asio::make_strand(io_)};
+  asio::steady_timer accept_retry_{acceptor_.get_executor()};
+  std::optional<asio::thread_pool> handler_pool_;
+};
+
+// One accepted connection. Everything it does runs on its own strand (its socket's executor), so
+// a connection is never touched by two threads at once, whichever I/O thread runs it; its
+// handler runs on a handler thread, which is handed the request and posts the answer back.
+// Pending operations hold the connection (shared_ptr): it ends with the last of them.
+class connection : public std::enable_shared_from_this<connection> {
+ public:
+  // `over_limit`: the connection is past max_connections (`limit`), to be answered 503 and closed.
+  connection(server_core& server, tcp::socket socket, bool over_limit, std::size_t limit)
+      : server_(server),
+        socket_(std::move(socket)),
+        deadline_(socket_.get_executor()),
+        refused_at_accept_(over_limit),
+        limit_(limit) {}
+  ~connection() { server_.forget(this, refused_at_accept_); }
+  connection(const connection&) = delete;
+  connection& operator=(const connection&) = delete;
+
+  [[nodiscard]] tcp::socket::executor_type executor() { return socket_.get_executor(); }
+
+  // On the strand: serve, or answer 503 and close.
+  void start() {
+    if (refused_at_accept_)
+      return refuse(503, "the server is serving its limit of " + std::to_string(limit_) +
+                             " HTTP connections at once; try again later");
+    await_request();
+  }
+
+  // On the strand: idle and half-read connections close now; a request being handled or
+  // answered is answered first, then the connection closes (keep-alive is off once stopping).
+  void on_stop() {
+    if (phase_ != phase::handling && phase_ != phase::writing) close();
+  }
+
+ private:
+  enum class phase { idle, reading, handling, writing, refusing };
+
+  // Between requests: wait for the next one's first byte, holding no read buffer meanwhile.
+  void await_request() {
+    if (server_.stopping() || !socket_.is_open()) return close();
+    if (buffer_.size() > 0) return start_request();  // pipelined: it is here already
+    phase_ = phase::idle;
+    buffer_.shrink_to_fit();
+    arm(server_.options().idle_timeout);
+    socket_.async_read_some(buffer_.prepare(first_read_bytes), [self = shared_from_this()](error_code ec, std::size_t n) {
+      self->buffer_.commit(n);
+      // Closed, reset, idle too long (the deadline cancelled the read) or stopped. A request
+      // whose first bytes came just as the deadline passed is served: start_request re-arms.
+      if (ec) return self->close();
+      self->start_request();
+    });
+  }
+
+  // A request has begun: its headers and body must all arrive within request_timeout.
+  void start_request() {
+    phase_ = phase::reading;
+    buffer_.reserve(read_chunk_bytes);
+    parser_.emplace();
+    parser_->header_limit(static_cast<std::uint32_t>(
+        std::min<std::size_t>(server_.options().max_header_bytes, std::numeric_limits<std::uint32_t>::max())));
+    body_limit_ = server_.options().max_body_bytes;
+    parser_->body_limit(body_limit_);
+    arm(server_.options().request_timeout);
+    http::async_read_header(socket_, buffer_, *parser_, [self = shared_from_this()](error_code ec, std::size_t) {
+      if (!ec && !self->timed_out_) self->limit_body(ec);
+      if (ec || self->timed_out_) return self->fail(ec);
+      self->continue_if_asked();
+    });
+  }
+
+  // Narrows the body limit to the request's own, now that its method and path are known, before
+  // the client is told to send the body. Beast checks Content-Length against its limit only while
+  // parsing the header, so that is done here; a chunked body is checked against the new limit
+  // chunk by chunk as it is read.
+  void limit_body(error_code& ec) {
+    const auto& route_limit = server_.handlers().body_limit;
+    if (!route_limit) return;
+    const auto& head = parser_->get();
+    const std::string path = decode_target_path(std_view(head.target()));
+    body_limit_ = std::min(body_limit_, route_limit(std_view(head.method_string()), path));
+    if (parser_->content_length() && *parser_->content_length() > body_limit_)
+      ec = http::error::body_limit;
+    else
+      parser_->body_limit(body_limit_);
+  }
+
+  // `Expect: 100-continue`: the client waits for this before it sends the body. (A body over its
+  // limit was refused already: it gets 413, never 100.)
+  void continue_if_asked() {
+    const auto& message = parser_->get();
+    if (message.version() != 11 || !beast::iequals(message[http::field::expect], "100-continue")) return read_body();
+    static constexpr std::string_view go_on = "HTTP/1.1 100 Continue\r\n\r\n";
+    asio::async_write(socket_, asio::buffer(go_on.data(), go_on.size()),
+                      [self = shared_from_this()](error_code ec, std::size_t) {
+                        if (ec || self->timed_out_) return self->fail(ec);
+                        self->read_body();
+                      });
+  }
+
+  void read_body() {
+    if (parser_->is_done()) return dispatch();
+    http::async_read(socket_, buffer_, *parser_, [self = shared_from_this()](error_code ec, std::size_t) {
+      if (ec || self->timed_out_) return self->fail(ec);
+      self->dispatch();
+    });
+  }
+
+  // A read of a request failed: answer what is the request's fault, close on the rest.
+  void fail(const error_code& ec) {
+    const auto& o = server_.options();
+    if (timed_out_)
+      return refuse(408, "the request did not arrive in full within " + std::to_string(o.request_timeout.count()) +
+                             " ms of its first byte");
+    if (server_.stopping() || !refusable(ec)) return close();
+    if (ec == http::error::body_limit)
+      return refuse(413, "request body exceeds the server's limit of " + std::to_string(body_limit_) + " bytes");
+    if (ec == http::error::header_limit)
+      return refuse(400, "request line and headers exceed the server's limit of " +
+                             std::to_string(o.max_header_bytes) + " bytes");
+    refuse(400, "malformed HTTP request: " + ec.message());
+  }
+
+  // The request is complete: a handler thread answers it, and the answer comes back here.
+  void dispatch() {
+    disarm();
+    phase_ = phase::handling;
+    http::request<http::string_body> message = parser_->release();
+    parser_.reset();
+    const unsigned version = message.version();
+    const bool head_only = message.method() == http::verb::head;
+    const bool keep_alive = message.keep_alive();
+    server_.run_handler([self = shared_from_this(), request = to_request(std::move(message)), version, head_only,
+                         keep_alive]() mutable {
+      std::optional<http_response> answer;
+      try {
+        answer = self->server_.handlers().request(request);
+      } catch (...) {
+        // A handler must not throw; if one does (out of memory, say), only its connection closes.
+      }
+      request = {};  // the body is no longer needed while the answer waits for the I/O thread
+      asio::post(self->executor(), [self, answer = std::move(answer), version, head_only, keep_alive]() mutable {
+        if (!answer) return self->close();
+        self->write(std::move(*answer), version, keep_alive, head_only);
+      });
+    });
+  }
+
+  void write(http_response&& answer, unsigned version, bool keep_alive, bool head_only) {
+    keep_alive = keep_alive && !server_.stopping();
+    phase_ = phase::writing;
+    response_ = to_message(std::move(answer), version, keep_alive, head_only);
+    arm(server_.options().request_timeout);  // a client that never reads its answer lets it go
+    http::async_write(socket_, *response_, [self = shared_from_this(), keep_alive](error_code ec, std::size_t) {
+      self->response_.reset();
+      if (ec || self->timed_out_ || !keep_alive) return self->close();
+      self->await_request();
+    });
+  }
+
+  // Answers a request the transport will not read on, and closes the connection gently: the
+  // client may still be sending, and closing with unread data would reset the connection before
+  // the client reads the answer. So: stop sending, then discard what arrives for a moment.
+  void refuse(int status, const std::string& message) {
+    phase_ = phase::refusing;
+    parser_.reset();
+    response_ = to_message(server_.handlers().refused(status, message), 11, false, false);
+    arm(refusal_linger);
+    http::async_write(socket_, *response_, [self = shared_from_this()](error_code ec, std::size_t) {
+      self->response_.reset();
+      if (ec || self->timed_out_) return self->close();
+      error_code ignored;
+      self->socket_.shutdown(tcp::socket::shutdown_send, ignored);
+      self->arm(refusal_linger);
+      self->discard_until_closed();
+    });
+  }
+
+  void discard_until_closed() {
+    buffer_.clear();
+    socket_.async_read_some(buffer_.prepare(read_chunk_bytes), [self = shared_from_this()](error_code ec, std::size_t) {
+      if (ec || self->timed_out_ || self->server_.stopping()) return self->close();
+      self->discard_until_closed();
+    });
+  }
+
+  // The deadline of what the connection does next. When it passes, the pending read or write is
+  // cancelled and completes with timed_out_ set. A deadline replaced or cancelled before it fires
+  // is recognised by its generation (its handler may already be queued when it is cancelled).
+  void arm(std::chrono::steady_clock::duration timeout) {
+    const std::uint64_t generation = ++deadline_generation_;
+    timed_out_ = false;
+    deadline_.expires_after(timeout);
+    deadline_.async_wait([self = shared_from_this(), generation](error_code ec) {
+      if (ec || generation != self->deadline_generation_) return;
+      self->timed_out_ = true;
+      error_code ignored;
+      self->socket_.cancel(ignored);
+    });
+  }
+
+  void disarm() {
+    ++deadline_generation_;
+    deadline_.cancel();
+  }
+
+  void close() {
+    disarm();
+    error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_both, ignored);
+    socket_.close(ignored);
+  }
+
+  server_core& server_;
+  tcp::socket socket_;
+  asio::steady_timer deadline_;
+  std::uint64_t deadline_generation_ = 0;
+  bool timed_out_ = false;
+  const bool refused_at_accept_;
+  const std::size_t limit_;
+  phase phase_ = phase::idle;
+  beast::flat_buffer buffer_;
+  std::optional<request_parser> parser_;
+  std::size_t body_limit_ = 0;  // of the request being read: max_body_bytes or its route's, if lower
+  std::unique_ptr<http::response<http::string_body>> response_;  // while it is written
+};
+
+void server_core::serve() {
+  if (stopping_) return;
+  handler_pool_.emplace(static_cast<std::size_t>(std::max(1, options_.threads)));
+  asio::dispatch(acceptor_.get_executor(), [this] { accept(); });
+  const auto run = [this] {
+    for (;;) {
+      try {
+        io_.run();
+        return;
+      } catch (...) {
+        // A completion that threw (out of memory, say) loses its connection only.
+      }
+    }
+  };
+  std::vector<std::thread> io_threads;
+  for (int i = 1; i < options_.io_threads; ++i) io_threads.emplace_back(run);
+  run();  // returns once stopped, every connection closed and every handler returned
+  for (auto& t : io_threads) t.join();
+  handler_pool_->join();
+}
+
+void server_core::accept() {
+  if (stopping_ || !acceptor_.is_open()) return;
+  // Each connection gets a strand of its own.
+  acceptor_.async_accept(asio::make_strand(io_), [this](error_code ec, tcp::socket socket) {
+    if (stopping_ || ec == asio::error::operation_aborted) return;
+    if (ec) {
+      // Out of descriptors or memory: give connections time to close instead of spinning.
+      accept_retry_.expires_after(accept_backoff);
+      accept_retry_.async_wait([this](error_code waited) {
+        if (!waited) accept();
+      });
+      return;
+    }
+    admit(std::move(socket));
+    accept();
+  });
+}
+
+void server_core::admit(tcp::socket socket) {
+  error_code ignored;
+  socket.set_option(tcp::no_delay(true), ignored);
+  std::shared_ptr<connection> c;
+  {
+    const std::lock_guard lock(table_mutex_);
+    const bool over_limit = serving_ >= options_.max_connections;
+    // Past the limit, a client is told so while as many again are being told; past that, a
+    // flood of connections is closed unanswered, so refusing costs bounded descriptors too.
+    if (over_limit && refusing_ >= options_.max_connections) return;  // closes the socket
+    c = std::make_shared<connection>(*this, std::move(socket), over_limit, options_.max_connections);
+    ++(over_limit ? refusing_ : serving_);
+    connections_.emplace(c.get(), c);
+  }
+  asio::dispatch(c->executor(), [c] { c->start(); });
+}
+
+void server_core::forget(const connection* c, bool refused) {
+  const std::lock_guard lock(table_mutex_);
+  connections_.erase(c);
+  --(refused ? refusing_ : serving_);
+}
+
+void server_core::stop() {
+  stopping_ = true;
+  asio::post(acceptor_.get_executor(), [this] {
+    error_code ignored;
+    acceptor_.close(ignored);
+    accept_retry_.cancel();
+  });
+  std::vector<std::shared_ptr<connection>> open;
+  {
+    const std::lock_guard lock(table_mutex_);
+    for (const auto& [key, weak] : connections_)
+      if (auto c = weak.lock()) open.push_back(std::move(c));
+  }
+  // A connection admitted after this sees stopping_ before it reads anything.
+  for (auto& c : open) asio::post(c->executor(), [c] { c->on_stop(); });
+}
+
 }  // namespace
+
+struct http_transport::state : server_core {
+  using server_core::server_core;
+};
 
 std::optional<std::string_view> http_request::header(std::string_view name) const {
   for (const auto& [key, value] : headers)
@@ -208,129 +468,6 @@ std::string decode_target_path(std::string_view target) {
   return path;
 }
 
-struct http_transport::state {
-  http_transport_options options;
-  http_handlers handlers;
-  int listen_fd = -1;
-  int stop_fd = -1;  // an eventfd, readable from stop() on: every poll() of the transport watches it
-  std::atomic<bool> stopping{false};
-  std::mutex mutex;
-  std::condition_variable connection_waiting;
-  std::deque<int> waiting;  // accepted connections no worker has taken yet
-
-  state(http_transport_options o, http_handlers h) : options(std::move(o)), handlers(std::move(h)) {
-    stop_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (stop_fd < 0) throw error("HTTP: eventfd: " + errno_text(errno));
-  }
-
-  ~state() {
-    for (const int fd : waiting) ::close(fd);
-    if (listen_fd >= 0) ::close(listen_fd);
-    ::close(stop_fd);
-  }
-
-  void accept_loop() {
-    for (;;) {
-      std::array<pollfd, 2> fds{{{listen_fd, POLLIN, 0}, {stop_fd, POLLIN, 0}}};
-      if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) return;
-      if (fds[1].revents != 0) return;
-      const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd < 0) {
-        // Out of descriptors or memory: give the workers time to close some instead of spinning.
-        if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-          std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        continue;
-      }
-      const int yes = 1;
-      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
-      {
-        const std::lock_guard lock(mutex);
-        waiting.push_back(fd);
-      }
-      connection_waiting.notify_one();
-    }
-  }
-
-  void worker() {
-    for (;;) {
-      int fd = -1;
-      {
-        std::unique_lock lock(mutex);
-        connection_waiting.wait(lock, [this] { return stopping || !waiting.empty(); });
-        if (stopping) return;
-        fd = waiting.front();
-        waiting.pop_front();
-      }
-      try {
-        serve(fd);
-      } catch (...) {
-        // One connection's failure (out of memory, say) closes that connection only.
-      }
-      ::close(fd);
-    }
-  }
-
-  void serve(int fd) {
-    socket_stream stream(fd, stop_fd, options.timeout);
-    beast::flat_buffer buffer;
-    // Beast reads as much as the buffer has room for, up to 64 KiB: room for all of it, or
-    // bodies arrive 512 bytes per recv().
-    buffer.reserve(read_chunk_bytes);
-    for (bool keep_alive = true; keep_alive && !stopping;) {
-      request_parser parser;
-      parser.header_limit(static_cast<std::uint32_t>(
-          std::min<std::size_t>(options.max_header_bytes, std::numeric_limits<std::uint32_t>::max())));
-      parser.body_limit(options.max_body_bytes);
-      error_code ec;
-      http::read_header(stream, buffer, parser, ec);
-      if (!ec && handlers.body_limit) limit_body(parser, ec);
-      if (!ec && parser.get().version() == 11 && beast::iequals(parser.get()[http::field::expect], "100-continue")) {
-        static constexpr std::string_view go_on = "HTTP/1.1 100 Continue\r\n\r\n";
-        asio::write(stream, asio::buffer(go_on.data(), go_on.size()), ec);
-      }
-      if (!ec && !parser.is_done()) http::read(stream, buffer, parser, ec);
-      if (ec) {
-        if (refusable(ec)) refuse(stream, fd, ec == http::error::body_limit ? 413 : 400);
-        return;
-      }
-      http::request<http::string_body> message = parser.release();
-      const unsigned version = message.version();
-      const bool head_only = message.method() == http::verb::head;
-      keep_alive = message.keep_alive();
-      http_response answer = handlers.request(to_request(std::move(message)));
-      if (!write_response(stream, std::move(answer), version, keep_alive && !stopping, head_only)) return;
-    }
-  }
-
-  // Narrows the body limit to the request's own, now that its method and path are known. Beast
-  // checks Content-Length against its limit only while reading the header, so that is done here;
-  // chunked bodies are checked against the new limit chunk by chunk.
-  void limit_body(request_parser& parser, error_code& ec) const {
-    const auto& head = parser.get();
-    const std::string path = decode_target_path(std_view(head.target()));
-    const std::size_t route_limit = handlers.body_limit(std_view(head.method_string()), path);
-    const std::size_t limit = std::min(options.max_body_bytes, route_limit);
-    if (parser.content_length() && *parser.content_length() > limit)
-      ec = http::error::body_limit;
-    else
-      parser.body_limit(limit);
-  }
-
-  // Answers a request the transport will not read on, and closes the connection gently: the
-  // client may still be sending, and closing with unread data would reset the connection before
-  // the client reads the answer. So: stop sending, then discard what arrives for a short while.
-  void refuse(socket_stream& stream, int fd, int status) {
-    if (!write_response(stream, handlers.refused(status), 11, false, false)) return;
-    ::shutdown(fd, SHUT_WR);
-    socket_stream draining(fd, stop_fd, std::chrono::milliseconds(1000));
-    std::array<char, 64 * 1024> discard{};
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-    error_code ec;
-    while (!ec && std::chrono::steady_clock::now() < until)
-      (void)draining.read_some(asio::buffer(discard), ec);
-  }
-};
-
 http_transport::http_transport(http_transport_options options, http_handlers handlers)
     : state_(std::make_unique<state>(std::move(options), std::move(handlers))) {}
 
@@ -338,7 +475,8 @@ http_transport::~http_transport() { stop(); }
 
 int http_transport::bind() {
   auto& s = *state_;
-  const auto& o = s.options;
+  const auto& o = s.options();
+  if (s.acceptor().is_open()) throw error("HTTP: bind() called twice");
   const std::string where = o.port == 0 ? o.host + " (any port)" : o.host + ":" + std::to_string(o.port);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -350,7 +488,9 @@ int http_transport::bind() {
       rc != 0)
     throw error("HTTP: cannot bind to " + where + ": " + ::gai_strerror(rc));
   std::string why = "no address";
-  for (const addrinfo* a = found; a != nullptr && s.listen_fd < 0; a = a->ai_next) {
+  int listen_fd = -1;
+  int family = AF_INET;
+  for (const addrinfo* a = found; a != nullptr && listen_fd < 0; a = a->ai_next) {
     const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
     if (fd < 0) {
       why = errno_text(errno);
@@ -364,43 +504,39 @@ int http_transport::bind() {
     if (a->ai_family == AF_INET6) ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &no, sizeof no);
     // The system's backlog: perf_analyzer's 64 clients connect at once.
     if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, SOMAXCONN) == 0) {
-      s.listen_fd = fd;
+      listen_fd = fd;
+      family = a->ai_family;
     } else {
       why = errno_text(errno);
       ::close(fd);
     }
   }
   ::freeaddrinfo(found);
-  if (s.listen_fd < 0) throw error("HTTP: cannot bind to " + where + ": " + why);
+  if (listen_fd < 0) throw error("HTTP: cannot bind to " + where + ": " + why);
 
   sockaddr_storage bound{};
   socklen_t length = sizeof bound;
-  if (::getsockname(s.listen_fd, reinterpret_cast<sockaddr*>(&bound), &length) != 0)
-    throw error("HTTP: getsockname: " + errno_text(errno));
+  if (::getsockname(listen_fd, reinterpret_cast<sockaddr*>(&bound), &length) != 0) {
+    why = errno_text(errno);
+    ::close(listen_fd);
+    throw error("HTTP: getsockname: " + why);
+  }
+  error_code ec;
+  s.acceptor().assign(family == AF_INET6 ? tcp::v6() : tcp::v4(), listen_fd, ec);
+  if (ec) {
+    ::close(listen_fd);
+    throw error("HTTP: cannot listen on " + where + ": " + ec.message());
+  }
   const in_port_t port = bound.ss_family == AF_INET6 ? reinterpret_cast<const sockaddr_in6&>(bound).sin6_port
                                                      : reinterpret_cast<const sockaddr_in&>(bound).sin_port;
   return ntohs(port);
 }
 
 void http_transport::serve_blocking() {
-  auto& s = *state_;
-  if (s.listen_fd < 0) throw error("HTTP: serve_blocking() before bind()");
-  std::vector<std::thread> workers;
-  for (int i = 0; i < s.options.threads; ++i) workers.emplace_back([&s] { s.worker(); });
-  s.accept_loop();  // returns on stop()
-  stop();           // also when accept_loop() failed on its own
-  for (auto& w : workers) w.join();
+  if (!state_->acceptor().is_open()) throw error("HTTP: serve_blocking() before bind()");
+  state_->serve();
 }
 
-void http_transport::stop() {
-  auto& s = *state_;
-  {
-    const std::lock_guard lock(s.mutex);
-    s.stopping = true;
-  }
-  const std::uint64_t one = 1;
-  [[maybe_unused]] const ssize_t written = ::write(s.stop_fd, &one, sizeof one);
-  s.connection_waiting.notify_all();
-}
+void http_transport::stop() { state_->stop(); }
 
 }  // namespace ferry::serve

@@ -1,6 +1,14 @@
 #include "serve/inference.hpp"
 
+#include <algorithm>
+#include <limits>
+
 namespace ferry::serve {
+
+std::chrono::microseconds timeout_microseconds(std::uint64_t microseconds) noexcept {
+  constexpr auto most = static_cast<std::uint64_t>(std::numeric_limits<std::chrono::microseconds::rep>::max());
+  return std::chrono::microseconds(static_cast<std::chrono::microseconds::rep>(std::min(microseconds, most)));
+}
 
 std::size_t element_count(std::span<const std::int64_t> shape) noexcept {
   std::size_t n = 1;

@@ -2,6 +2,7 @@
 // scheduler: protocol-neutral, tensors as typed bytes.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -62,6 +63,9 @@ struct infer_request {
   std::string id;       // echoed in the response
   std::vector<input_tensor> inputs;
   std::vector<requested_output> outputs;  // what to return; empty: every output
+  // The longest the client lets the request wait for a worker (KServe's "timeout" parameter, in
+  // microseconds); none, or 0: the server's default.
+  std::optional<std::chrono::microseconds> timeout;
   // Bytes decoded from a text form (JSON "data"), owned here; inputs[i].data may point into it.
   // A deque, so growing it never moves what earlier inputs point at.
   std::deque<std::vector<std::byte>> storage;
@@ -81,6 +85,9 @@ struct infer_response {
   std::string id;
   std::vector<output_tensor> outputs;
 };
+
+// A client's "timeout" parameter (microseconds) as a duration; beyond what one can hold, the most.
+[[nodiscard]] std::chrono::microseconds timeout_microseconds(std::uint64_t microseconds) noexcept;
 
 // Elements of a concrete shape (every dim >= 0).
 [[nodiscard]] std::size_t element_count(std::span<const std::int64_t> shape) noexcept;

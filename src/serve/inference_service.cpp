@@ -11,8 +11,8 @@
 namespace ferry::serve {
 
 inference_service::inference_service(const model_repository& repository, shm_registry* system_shm,
-                                     cuda_shm_registry* cuda_shm)
-    : repository_(repository), system_shm_(system_shm), cuda_shm_(cuda_shm) {}
+                                     cuda_shm_registry* cuda_shm, std::chrono::microseconds request_timeout)
+    : repository_(repository), system_shm_(system_shm), cuda_shm_(cuda_shm), request_timeout_(request_timeout) {}
 
 std::vector<std::string> inference_service::extensions() const {
   std::vector<std::string> list{"binary_tensor_data", "statistics", "model_repository"};
@@ -39,7 +39,7 @@ const served_model& inference_service::find_ready(std::string_view name, std::st
   return model;
 }
 
-std::future<infer_response> inference_service::infer(infer_request request) {
+pending_response inference_service::infer(infer_request request) {
   const served_model& model = find_ready(request.model, request.version);
   submission work;
   // Shared-memory inputs and outputs: look the regions up and check every range first.
@@ -56,6 +56,12 @@ std::future<infer_response> inference_service::infer(infer_request request) {
   }
   work.plan = plan_request(model.signature, request);
   if (uses_shm) check_output_ranges(model.signature, work.plan, request, work.output_destinations);
+  // The shorter of the server's timeout and the client's; a client cannot wait longer than the
+  // server allows.
+  const auto positive = [](std::optional<std::chrono::microseconds> t) { return t && t->count() > 0; };
+  if (positive(request.timeout)) work.timeout = request.timeout;
+  if (request_timeout_.count() > 0 && !(positive(work.timeout) && *work.timeout < request_timeout_))
+    work.timeout = request_timeout_;
   work.request = std::move(request);
   return model.scheduler->submit(std::move(work));
 }

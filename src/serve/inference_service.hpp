@@ -2,7 +2,7 @@
 // errors, and inference (look the model up, check the request, queue it).
 #pragma once
 
-#include <future>
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,8 +19,11 @@ inline constexpr std::string_view server_name = "ferry";
 
 class inference_service {
  public:
-  // The registries are null when client shared memory is not allowed (--allow-client-shm).
-  inference_service(const model_repository& repository, shm_registry* system_shm, cuda_shm_registry* cuda_shm);
+  // The registries are null when client shared memory is not allowed (--allow-client-shm). A
+  // request waits at most `request_timeout` for a worker (0: no limit), or its own timeout when
+  // that is shorter.
+  inference_service(const model_repository& repository, shm_registry* system_shm, cuda_shm_registry* cuda_shm,
+                    std::chrono::microseconds request_timeout = {});
 
   // Live once constructed; ready once every model has been loaded (or has failed, in which case
   // only that model is not ready: readiness is per model, as with Triton's non-strict mode).
@@ -35,9 +38,10 @@ class inference_service {
   // As find(), and throws request_error(unavailable) with the load failure when not ready.
   [[nodiscard]] const served_model& find_ready(std::string_view name, std::string_view version) const;
 
-  // Checks the request and queues it. Throws request_error for a bad request; the future holds
-  // the response or the request_error of a failed run.
-  [[nodiscard]] std::future<infer_response> infer(infer_request request);
+  // Checks the request and queues it. Throws request_error for a bad request, or unavailable
+  // when the model's queue is full; the answer holds the response or the request_error of a
+  // failed run or of a timeout.
+  [[nodiscard]] pending_response infer(infer_request request);
 
   [[nodiscard]] const model_repository& repository() const noexcept { return repository_; }
   [[nodiscard]] shm_registry* system_shm() const noexcept { return system_shm_; }
@@ -47,6 +51,7 @@ class inference_service {
   const model_repository& repository_;
   shm_registry* system_shm_;
   cuda_shm_registry* cuda_shm_;
+  std::chrono::microseconds request_timeout_;
 };
 
 }  // namespace ferry::serve

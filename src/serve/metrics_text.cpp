@@ -4,6 +4,9 @@
 
 #include <functional>
 
+#include "serve/cuda_shm_registry.hpp"
+#include "serve/shm_registry.hpp"
+
 namespace ferry::serve {
 namespace {
 
@@ -14,9 +17,25 @@ struct metric {
   std::function<double(const served_model&, const statistics_snapshot&)> value;
 };
 
+// The shared-memory regions registered and the limit, per kind (system, cuda); none when client
+// shared memory is off.
+std::string render_region_usage(const inference_service& service) {
+  if (service.system_shm() == nullptr) return {};
+  std::vector<std::pair<const char*, region_usage>> kinds{{"system", service.system_shm()->usage()}};
+  if (service.cuda_shm() != nullptr) kinds.emplace_back("cuda", service.cuda_shm()->usage());
+  std::string text =
+      "# HELP ferry_shm_regions Shared-memory regions registered\n# TYPE ferry_shm_regions gauge\n";
+  for (const auto& [kind, usage] : kinds) text += fmt::format("ferry_shm_regions{{kind=\"{}\"}} {}\n", kind, usage.registered);
+  text += "# HELP ferry_shm_region_limit Shared-memory regions that may be registered at once\n"
+          "# TYPE ferry_shm_region_limit gauge\n";
+  for (const auto& [kind, usage] : kinds) text += fmt::format("ferry_shm_region_limit{{kind=\"{}\"}} {}\n", kind, usage.limit);
+  return text;
+}
+
 }  // namespace
 
-std::string render_metrics(const model_repository& repository) {
+std::string render_metrics(const inference_service& service) {
+  const model_repository& repository = service.repository();
   const std::vector<metric> metrics{
       {"nv_inference_request_success", "counter", "Number of successful inference requests",
        [](const served_model&, const statistics_snapshot& s) { return double(s.success.count); }},
@@ -61,7 +80,7 @@ std::string render_metrics(const model_repository& repository) {
                           metric.value(m, snapshots[i]));
     }
   }
-  return text;
+  return text + render_region_usage(service);
 }
 
 }  // namespace ferry::serve

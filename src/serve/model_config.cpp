@@ -63,10 +63,10 @@ model_config parse_model_config(std::string_view json_text, std::string model_na
   if (!doc.is_object()) read.fail("expected a JSON object");
   for (const auto& [key, value] : doc.items()) {
     if (key != "engine" && key != "strategy" && key != "inflight" && key != "instances_per_gpu" &&
-        key != "max_batch" && key != "batch_delay_us" && key != "input_size")
+        key != "max_batch" && key != "batch_delay_us" && key != "max_queue_size" && key != "input_size")
       read.fail("unknown key '" + key +
                 "' (known: engine, strategy, inflight, instances_per_gpu, max_batch, "
-                "batch_delay_us, input_size)");
+                "batch_delay_us, max_queue_size, input_size)");
   }
   if (read.find("engine") == nullptr) read.fail("'engine' is missing (e.g. \"mlp:2x256\", \"touch\")");
   config.engine = read.text("engine");
@@ -85,6 +85,8 @@ model_config parse_model_config(std::string_view json_text, std::string model_na
   if (read.find("max_batch") != nullptr) config.max_batch = read.integer("max_batch", 0, int_max);
   if (read.find("batch_delay_us") != nullptr)
     config.batch_delay = std::chrono::microseconds(read.integer("batch_delay_us", 0, 10'000'000));
+  if (read.find("max_queue_size") != nullptr)
+    config.max_queue_size = static_cast<std::size_t>(read.integer("max_queue_size", 0, int_max));
   if (const json* size = read.find("input_size")) {
     if (size->is_number_integer()) {
       config.input_bytes = static_cast<std::size_t>(

@@ -1,6 +1,6 @@
 // A model's configuration: one JSON file, <repository>/<model>/config.json, e.g.
 //   {"engine": "mlp:2x256", "strategy": "pinned", "inflight": 2, "instances_per_gpu": 1,
-//    "max_batch": 16, "batch_delay_us": 500}
+//    "max_batch": 16, "batch_delay_us": 500, "max_queue_size": 64}
 //   {"engine": "touch", "input_size": "4MB"}
 //   {"engine": "torch:/models/resnet50.pt2", "max_batch": 32}
 // Unknown keys are refused, so a typo never silently leaves a setting at its default.
@@ -29,6 +29,9 @@ struct model_config {
   std::int64_t max_batch = 0;
   // How long the first queued request may wait for others to join its batch.
   std::chrono::microseconds batch_delay{0};
+  // Requests that may wait for a worker at once; more are refused as unavailable (Triton's name
+  // and meaning: 0 for no limit).
+  std::size_t max_queue_size = 0;
   std::size_t input_bytes = std::size_t{1} << 20;   // touch, reduce, sparse: f32 input size
 };
 

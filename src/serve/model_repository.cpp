@@ -28,7 +28,7 @@ void load(served_model& model, const std::filesystem::path& folder, const execut
   model.platform = exec->platform();
   model.scheduler = std::make_unique<model_scheduler>(
       model.config.name, std::string(model_version), exec, model.signature,
-      batching_rules{model.config.max_batch, model.config.batch_delay}, *model.stats);
+      batching_rules{model.config.max_batch, model.config.batch_delay}, *model.stats, model.config.max_queue_size);
 }
 
 }  // namespace

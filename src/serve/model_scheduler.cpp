@@ -18,6 +18,7 @@ std::uint64_t ns_between(steady_time a, steady_time b) {
 }  // namespace
 
 struct model_scheduler::job {
+  std::uint64_t ticket = 0;
   submission work;
   std::optional<int> gpu;  // set: only this GPU's workers may run it (its CUDA inputs are there)
   infer_response response;
@@ -28,13 +29,15 @@ struct model_scheduler::job {
 };
 
 model_scheduler::model_scheduler(std::string model, std::string version, std::shared_ptr<executor> exec,
-                                 model_signature signature, batching_rules rules, model_statistics& stats)
+                                 model_signature signature, batching_rules rules, model_statistics& stats,
+                                 std::size_t max_queue_size)
     : model_(std::move(model)),
       version_(std::move(version)),
       exec_(std::move(exec)),
       signature_(std::move(signature)),
       rules_(rules),
       stats_(stats),
+      max_queue_size_(max_queue_size),
       up_(exec_->workers()) {
   const int n = exec_->workers();
   for (int i = 0; i < n; ++i) {
@@ -60,23 +63,70 @@ model_scheduler::~model_scheduler() {
     for (auto& w : wake_) w.notify_all();
   }
   for (auto& t : workers_) t.join();
-  for (auto& j : queue_)
+  // Taken under the lock: a waiter reaching its deadline now may be withdrawing its request.
+  std::deque<std::unique_ptr<job>> left;
+  {
+    const std::lock_guard lock(mutex_);
+    left.swap(queue_);
+  }
+  for (auto& j : left)
     j->promise.set_exception(std::make_exception_ptr(
         request_error(error_status::unavailable, "model '" + model_ + "' is shutting down")));
 }
 
-std::future<infer_response> model_scheduler::submit(submission work) {
+pending_response model_scheduler::submit(submission work) {
   auto j = std::make_unique<job>();
   // Refused now, not queued: no worker would ever take it.
   j->gpu = required_gpu(work.request, gpus_, model_);
   j->work = std::move(work);
   j->arrived = std::chrono::steady_clock::now();
+  std::optional<steady_time> deadline;
+  // A timeout so long that the deadline would overflow the clock is no deadline.
+  if (j->work.timeout && j->work.timeout->count() <
+                             std::chrono::duration_cast<std::chrono::microseconds>(steady_time::max() - j->arrived).count())
+    deadline = j->arrived + *j->work.timeout;
   auto future = j->promise.get_future();
-  const std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   if (stopping_) throw request_error(error_status::unavailable, "model '" + model_ + "' is shutting down");
+  if (max_queue_size_ > 0 && queue_.size() >= max_queue_size_) {
+    const std::size_t waiting = queue_.size();
+    lock.unlock();
+    stats_.record_failure(0);
+    throw request_error(error_status::unavailable,
+                        "model '" + model_ + "' is busy: " + std::to_string(waiting) +
+                            " requests wait for a worker, its max_queue_size; try again later");
+  }
+  j->ticket = next_ticket_++;
+  const std::uint64_t ticket = j->ticket;
   queue_.push_back(std::move(j));
   offer_work();
-  return future;
+  return {*this, ticket, std::move(future), deadline};
+}
+
+bool model_scheduler::withdraw(std::uint64_t ticket) {
+  std::unique_ptr<job> j;
+  {
+    const std::lock_guard lock(mutex_);
+    const auto it = std::find_if(queue_.begin(), queue_.end(), [ticket](const auto& q) { return q->ticket == ticket; });
+    if (it == queue_.end()) return false;  // a worker has it, or it is answered already
+    j = std::move(*it);
+    queue_.erase(it);
+  }
+  // Outside the lock: dropping the request may unmap its shared-memory regions.
+  const auto now = std::chrono::steady_clock::now();
+  const auto waited = now - j->arrived;
+  stats_.record_failure(ns_between(j->arrived, now));
+  const auto ms = [](auto d) { return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()); };
+  j->promise.set_exception(std::make_exception_ptr(request_error(
+      error_status::timed_out, "model '" + model_ + "': the request timed out: no worker started it within its " +
+                                   "timeout of " + ms(*j->work.timeout) + " ms (it waited " + ms(waited) +
+                                   " ms in the queue)")));
+  return true;
+}
+
+infer_response pending_response::get() {
+  if (deadline_ && answer_.wait_until(*deadline_) == std::future_status::timeout) (void)scheduler_->withdraw(ticket_);
+  return answer_.get();
 }
 
 std::size_t model_scheduler::pending() const {

@@ -10,10 +10,18 @@
 // decide_batch over the requests it sees, in arrival order, so batching works as before within
 // each GPU. Each group has its own condition variable, woken when it has something to take, so
 // a request is never left waiting while a worker that may run it sleeps.
+//
+// Back-pressure: at most max_queue_size requests wait (Triton's setting, 0 for no limit); one more
+// is refused at once as unavailable. A request may have a timeout: still queued when it passes,
+// it is taken out of the queue and answered timed_out. Once a worker has started it, it is waited
+// for however long it runs: the run reads the client's buffers (an HTTP body, a gRPC message),
+// which must outlive it, and no request is ever answered with a result that is not its own.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <future>
 #include <latch>
@@ -40,27 +48,57 @@ struct submission {
   // Keeps the shared-memory regions the request reads or writes mapped until it is answered,
   // even when a client unregisters them meanwhile.
   std::vector<std::shared_ptr<const void>> pinned_regions;
+  // The longest the request may wait for a worker; none: as long as it takes.
+  std::optional<std::chrono::microseconds> timeout;
+};
+
+class model_scheduler;
+
+// A queued request's answer, as the front end waits for it. Must not outlive its scheduler.
+class pending_response {
+ public:
+  // Waits for the response and returns it. Throws the request's request_error: that of its failed
+  // run, or timed_out when it was still queued at its deadline (it is then withdrawn, never run).
+  [[nodiscard]] infer_response get();
+
+ private:
+  friend class model_scheduler;
+  pending_response(model_scheduler& scheduler, std::uint64_t ticket, std::future<infer_response> answer,
+                   std::optional<steady_time> deadline)
+      : scheduler_(&scheduler), ticket_(ticket), answer_(std::move(answer)), deadline_(deadline) {}
+
+  model_scheduler* scheduler_;
+  std::uint64_t ticket_;
+  std::future<infer_response> answer_;
+  std::optional<steady_time> deadline_;
 };
 
 class model_scheduler {
  public:
   // Returns once every worker waits for work, so placement counts them all from the first request.
+  // At most `max_queue_size` requests wait for a worker (0: no limit).
   model_scheduler(std::string model, std::string version, std::shared_ptr<executor> exec,
-                  model_signature signature, batching_rules rules, model_statistics& stats);
+                  model_signature signature, batching_rules rules, model_statistics& stats,
+                  std::size_t max_queue_size = 0);
   // Stops the workers after their current batch; requests still queued fail as unavailable.
   ~model_scheduler();
   model_scheduler(const model_scheduler&) = delete;
   model_scheduler& operator=(const model_scheduler&) = delete;
 
-  // Queues a checked request (plan_request). The future holds the response, or a request_error.
-  // Throws request_error(bad_request) when its CUDA inputs are on two GPUs or on a GPU this
-  // model has no worker on (required_gpu).
-  [[nodiscard]] std::future<infer_response> submit(submission work);
+  // Queues a checked request (plan_request); its answer holds the response, or a request_error.
+  // Throws request_error: bad_request when its CUDA inputs are on two GPUs or on a GPU this
+  // model has no worker on (required_gpu), unavailable when max_queue_size requests are waiting.
+  [[nodiscard]] pending_response submit(submission work);
   // Requests waiting for a worker.
   [[nodiscard]] std::size_t pending() const;
+  [[nodiscard]] std::size_t max_queue_size() const noexcept { return max_queue_size_; }
 
  private:
+  friend class pending_response;
   struct job;
+  // Takes the request out of the queue and answers it timed_out, if it is still queued; returns
+  // whether it was.
+  bool withdraw(std::uint64_t ticket);
   void work(int worker);
   // Waits for and takes the next batch group `g` may run; empty once stopping.
   [[nodiscard]] std::vector<std::unique_ptr<job>> next_batch(std::size_t g, std::unique_lock<std::mutex>& lock);
@@ -78,6 +116,8 @@ class model_scheduler {
   model_signature signature_;
   batching_rules rules_;
   model_statistics& stats_;
+  std::size_t max_queue_size_;
+  std::uint64_t next_ticket_ = 0;  // under the lock; identifies a job for withdraw, never reused
   std::vector<int> gpus_;  // the GPUs the model has workers on, for required_gpu
   mutable std::mutex mutex_;
   std::deque<std::unique_ptr<job>> queue_;

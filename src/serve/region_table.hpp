@@ -3,8 +3,14 @@
 // messages for both, apart from what the region is called ("shared-memory region", "CUDA
 // shared-memory region"). A request pins the region it reads (shared_ptr), so unregistering
 // never unmaps memory a request still uses.
+//
+// The table holds at most `max_regions` regions. Every region costs the server a mapping (the
+// kernel allows a process about 65,000) or an opened IPC handle, and a file descriptor: without a
+// limit one client registering the same small region over and over exhausts them, and then every
+// request fails, even the unregister that would free them.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -16,20 +22,33 @@
 
 namespace ferry::serve {
 
+// The default of ferry serve's --max-shm-regions and --max-cuda-shm-regions, each.
+inline constexpr std::size_t default_max_regions = 1024;
+
+// How full a table is, for /metrics.
+struct region_usage {
+  std::size_t registered = 0;
+  std::size_t limit = 0;
+};
+
 // Region must have a `status` member of type Status.
 template <class Region, class Status>
 class region_table {
  public:
-  explicit region_table(std::string kind) : kind_(std::move(kind)) {}
+  // `limit_option` names the setting that raises the limit, for the refusal's message.
+  region_table(std::string kind, std::size_t max_regions, std::string limit_option)
+      : kind_(std::move(kind)), max_regions_(max_regions), limit_option_(std::move(limit_option)) {}
 
-  // Throws bad_request when `name` is taken: checked before the costly mapping, and again on insert.
+  // Throws bad_request when `name` is taken, quota_exceeded when the table is full: checked before
+  // the costly mapping, and again on insert.
   void check_free(const std::string& name) const {
     const std::lock_guard lock(mutex_);
-    if (regions_.count(name) != 0) throw bad_request(taken(name));
+    check_room(name);
   }
   void insert(const std::string& name, std::shared_ptr<Region> r) {
     const std::lock_guard lock(mutex_);
-    if (!regions_.emplace(name, std::move(r)).second) throw bad_request(taken(name));
+    check_room(name);
+    regions_.emplace(name, std::move(r));
   }
   void erase(const std::string& name) {
     const std::lock_guard lock(mutex_);
@@ -56,6 +75,10 @@ class region_table {
     const std::lock_guard lock(mutex_);
     return regions_.count(name) != 0;
   }
+  [[nodiscard]] region_usage usage() const {
+    const std::lock_guard lock(mutex_);
+    return {regions_.size(), max_regions_};
+  }
   // The region a request names for `tensor`; not_found, naming both, when it is not registered.
   [[nodiscard]] std::shared_ptr<Region> find(const std::string& name, const std::string& tensor) const {
     const std::lock_guard lock(mutex_);
@@ -66,14 +89,22 @@ class region_table {
   }
 
  private:
-  [[nodiscard]] std::string taken(const std::string& name) const {
-    return kind_ + " '" + name + "' is already registered; unregister it first";
+  // Under the lock.
+  void check_room(const std::string& name) const {
+    if (regions_.count(name) != 0) throw bad_request(kind_ + " '" + name + "' is already registered; unregister it first");
+    if (regions_.size() >= max_regions_)
+      throw request_error(error_status::quota_exceeded,
+                          "cannot register " + kind_ + " '" + name + "': " + std::to_string(regions_.size()) + " " +
+                              kind_ + "s are registered, this server's limit (" + limit_option_ +
+                              "); unregister one first");
   }
   [[nodiscard]] std::string unknown(const std::string& name) const {
     return "no " + kind_ + " '" + name + "' is registered";
   }
 
   std::string kind_;
+  std::size_t max_regions_;
+  std::string limit_option_;
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<Region>> regions_;
 };

@@ -9,6 +9,8 @@ int http_status(error_status status) noexcept {
     case error_status::unavailable: return 503;
     case error_status::forbidden: return 403;
     case error_status::payload_too_large: return 413;
+    case error_status::quota_exceeded: return 429;
+    case error_status::timed_out: return 504;
     case error_status::not_implemented: return 501;
     case error_status::internal: return 500;
   }

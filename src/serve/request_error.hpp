@@ -13,9 +13,11 @@ namespace ferry::serve {
 enum class error_status {
   bad_request,        // malformed or inconsistent request: HTTP 400, gRPC INVALID_ARGUMENT
   not_found,          // unknown model, version, region: HTTP 404, gRPC NOT_FOUND
-  unavailable,        // the model exists but is not ready: HTTP 503, gRPC UNAVAILABLE
+  unavailable,        // the model is not ready, or its queue is full: HTTP 503, gRPC UNAVAILABLE
   forbidden,          // an extension switched off on this server: HTTP 403, gRPC PERMISSION_DENIED
   payload_too_large,  // a size limit of the server: HTTP 413, gRPC RESOURCE_EXHAUSTED
+  quota_exceeded,     // a count the server limits is reached (registered regions): HTTP 429, gRPC RESOURCE_EXHAUSTED
+  timed_out,          // the request's timeout passed before it ran: HTTP 504, gRPC DEADLINE_EXCEEDED
   not_implemented,    // a protocol feature this server does not serve yet: HTTP 501, gRPC UNIMPLEMENTED
   internal,           // the engine failed: HTTP 500, gRPC INTERNAL
 };

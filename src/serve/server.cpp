@@ -38,13 +38,14 @@ void run_server(const server_options& options) {
   std::unique_ptr<shm_registry> shm;
   std::unique_ptr<cuda_shm_registry> cuda_shm;
   if (options.allow_client_shm) {
-    shm = std::make_unique<shm_registry>(platform.gpus.empty() ? cuda_registration::off : cuda_registration::on);
+    shm = std::make_unique<shm_registry>(platform.gpus.empty() ? cuda_registration::off : cuda_registration::on,
+                                         options.max_shm_regions);
     // Regions may be registered on any GPU of the machine; a request reading one on a GPU the
     // model does not run on is refused by its scheduler, naming both.
     cuda_shm = std::make_unique<cuda_shm_registry>(platform.gpus.empty() ? 0 : platform.device_count,
-                                                   platform.no_gpu_reason);
+                                                   platform.no_gpu_reason, options.max_cuda_shm_regions);
   }
-  inference_service service(repository, shm.get(), cuda_shm.get());
+  inference_service service(repository, shm.get(), cuda_shm.get(), options.request_timeout);
 
   // Both ports are bound before anything serves, so a port in use fails the start cleanly.
   http_frontend http(service, options.http);

@@ -2,11 +2,13 @@
 // SIGINT or SIGTERM.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <string>
 
 #include "serve/grpc_frontend.hpp"
 #include "serve/http_frontend.hpp"
+#include "serve/region_table.hpp"
 
 namespace ferry::serve {
 
@@ -15,6 +17,10 @@ struct server_options {
   http_options http;
   grpc_options grpc;
   bool allow_client_shm = false;
+  std::size_t max_shm_regions = default_max_regions;       // system shared-memory regions at once
+  std::size_t max_cuda_shm_regions = default_max_regions;  // CUDA shared-memory regions at once
+  // The longest a request waits for a worker of its model (0: no limit); see inference_service.
+  std::chrono::milliseconds request_timeout{60'000};
   std::string devices = "all";  // the GPUs models run on (--devices, as ferry bench reads it)
 };
 

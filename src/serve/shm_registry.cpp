@@ -18,6 +18,9 @@ namespace ferry::serve {
 // One mapped region; unmapped (and unregistered from CUDA) when the last user lets go.
 struct shm_registry::region {
   shm_region_status status;
+  // The object, kept open so every request can see its current size: the client may shrink it
+  // after registering, and the mapping does not say so (its pages past the new end fault instead).
+  int fd = -1;
   void* mapping = nullptr;
   std::size_t mapping_bytes = 0;
   std::byte* data = nullptr;  // mapping + the offset's remainder within a page
@@ -26,6 +29,7 @@ struct shm_registry::region {
   ~region() {
     if (cuda_registered) FERRY_CUDA_TRY_NOTHROW(cudaHostUnregister(mapping));
     if (mapping != nullptr) munmap(mapping, mapping_bytes);
+    if (fd >= 0) close(fd);
   }
 };
 
@@ -45,17 +49,13 @@ void shm_registry::register_region(const std::string& name, const std::string& k
   regions_.check_free(name);
   auto r = std::make_shared<region>();
   r->status = {name, key, offset, byte_size};
-  const int fd = shm_open(key.c_str(), O_RDWR, 0);
-  if (fd < 0) throw bad_request("shared-memory region '" + name + "': cannot open key '" + key + "': " + os_error("shm_open"));
+  r->fd = shm_open(key.c_str(), O_RDWR, 0);  // glibc opens it close-on-exec
+  if (r->fd < 0)
+    throw bad_request("shared-memory region '" + name + "': cannot open key '" + key + "': " + os_error("shm_open"));
   struct stat info {};
-  if (fstat(fd, &info) != 0) {
-    const std::string why = os_error("fstat");
-    close(fd);
-    throw bad_request("shared-memory region '" + name + "': " + why);
-  }
+  if (fstat(r->fd, &info) != 0) throw bad_request("shared-memory region '" + name + "': " + os_error("fstat"));
   const auto object_bytes = static_cast<std::size_t>(info.st_size);
   if (offset > object_bytes || byte_size > object_bytes - offset) {
-    close(fd);
     throw bad_request("shared-memory region '" + name + "': offset " + std::to_string(offset) + " + byte_size " +
                       std::to_string(byte_size) + " exceeds the " + std::to_string(object_bytes) + " bytes of '" +
                       key + "'");
@@ -63,10 +63,9 @@ void shm_registry::register_region(const std::string& name, const std::string& k
   const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   const std::size_t aligned_offset = offset / page * page;
   r->mapping_bytes = byte_size + (offset - aligned_offset);
-  void* p = mmap(nullptr, r->mapping_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(aligned_offset));
-  const std::string map_error = p == MAP_FAILED ? os_error("mmap") : "";
-  close(fd);  // the mapping keeps the object alive
-  if (p == MAP_FAILED) throw bad_request("shared-memory region '" + name + "': " + map_error);
+  void* p = mmap(nullptr, r->mapping_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd,
+                 static_cast<off_t>(aligned_offset));
+  if (p == MAP_FAILED) throw bad_request("shared-memory region '" + name + "': " + os_error("mmap"));
   r->mapping = p;
   r->data = static_cast<std::byte*>(p) + (offset - aligned_offset);
   if (cuda_ == cuda_registration::on) {
@@ -92,6 +91,20 @@ std::span<std::byte> shm_registry::lookup(const shm_ref& ref, const std::string&
                                           std::vector<std::shared_ptr<const void>>& pins) const {
   auto r = regions_.find(ref.region, tensor);
   const auto range = checked_range(ref, std::span(r->data, r->status.byte_size), tensor);
+  // The object may have shrunk since it was registered: touching its pages past the new end
+  // would fault. A truncation racing the copies that follow is caught by the copies themselves
+  // (shm_guarded_copy.hpp); this check answers every earlier one before the request is queued.
+  struct stat info {};
+  if (fstat(r->fd, &info) != 0)
+    throw request_error(error_status::internal, tensor + ": shared-memory region '" + ref.region + "': " + os_error("fstat"));
+  const auto object_bytes = static_cast<std::size_t>(info.st_size);
+  const std::size_t needed = r->status.offset + ref.offset + ref.byte_size;  // all within the registered range
+  if (object_bytes < needed)
+    throw bad_request(tensor + ": shared-memory region '" + ref.region + "' has shrunk: its object '" +
+                      r->status.key + "' is now " + std::to_string(object_bytes) +
+                      " bytes, smaller than the region's offset + the range's offset + byte_size = " +
+                      std::to_string(r->status.offset) + " + " + std::to_string(ref.offset) + " + " +
+                      std::to_string(ref.byte_size) + " = " + std::to_string(needed));
   pins.push_back(std::move(r));
   return range;
 }

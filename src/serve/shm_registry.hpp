@@ -1,8 +1,9 @@
 // The system shared-memory extension: clients register POSIX shared-memory regions
 // (shm_open keys) by name, then point inputs and outputs at ranges of them instead of sending
-// bytes. Registering maps the region once; on a GPU it is also registered with CUDA
-// (cudaHostRegister), so copies from it run as pinned DMA. Every offset and byte size is checked
-// against the region before a request is queued.
+// bytes. Registering maps the region once and keeps its object open; on a GPU it is also
+// registered with CUDA (cudaHostRegister), so copies from it run as pinned DMA. Every offset and
+// byte size is checked against the region, and against the object's current size (the client may
+// have shrunk it since), before a request is queued.
 #pragma once
 
 #include <cstddef>
@@ -29,21 +30,26 @@ struct shm_region_status {
 
 class shm_registry {
  public:
-  explicit shm_registry(cuda_registration cuda) : cuda_(cuda) {}
+  // At most `max_regions` regions are registered at once.
+  explicit shm_registry(cuda_registration cuda, std::size_t max_regions = default_max_regions)
+      : cuda_(cuda), regions_("shared-memory region", max_regions, "--max-shm-regions") {}
 
   // Maps [offset, offset + byte_size) of the POSIX shared-memory object `key` as region `name`.
   // Throws request_error: bad_request for a name already registered, a zero size, a range beyond
-  // the object's size, or an object that cannot be opened or mapped (with the OS's reason).
+  // the object's size, or an object that cannot be opened or mapped (with the OS's reason);
+  // quota_exceeded when max_regions are registered.
   void register_region(const std::string& name, const std::string& key, std::size_t offset, std::size_t byte_size);
   // Unregisters one region (not_found when unknown); requests still using it keep it mapped.
   void unregister_region(const std::string& name);
   void unregister_all();
   // Every region, or the one named (not_found when unknown).
   [[nodiscard]] std::vector<shm_region_status> status(const std::string& name = {}) const;
+  [[nodiscard]] region_usage usage() const { return regions_.usage(); }
 
   // The checked range `ref` names in its region, which is added to `pins` so it stays mapped until
   // the request is answered. Throws request_error: not_found for an unregistered region,
-  // bad_request for a range outside it (both naming `tensor`).
+  // bad_request for a range outside it or past the end its object has shrunk to (both naming
+  // `tensor`).
   [[nodiscard]] std::span<std::byte> lookup(const shm_ref& ref, const std::string& tensor,
                                             std::vector<std::shared_ptr<const void>>& pins) const;
   [[nodiscard]] bool contains(const std::string& name) const;
@@ -51,7 +57,7 @@ class shm_registry {
  private:
   struct region;
   cuda_registration cuda_;
-  region_table<region, shm_region_status> regions_{"shared-memory region"};
+  region_table<region, shm_region_status> regions_;
 };
 
 }  // namespace ferry::serve

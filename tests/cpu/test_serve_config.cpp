@@ -22,7 +22,7 @@ std::string failure(const std::string& text) {
 TEST(ServeConfig, ParsesEveryKey) {
   const auto c = parse_model_config(
       R"({"engine": "mlp:2x256", "strategy": "mapped", "inflight": 3, "instances_per_gpu": 2,
-          "max_batch": 16, "batch_delay_us": 500, "input_size": "4KiB"})",
+          "max_batch": 16, "batch_delay_us": 500, "max_queue_size": 32, "input_size": "4KiB"})",
       "mlp");
   EXPECT_EQ(c.name, "mlp");
   EXPECT_EQ(c.engine, "mlp:2x256");
@@ -31,6 +31,7 @@ TEST(ServeConfig, ParsesEveryKey) {
   EXPECT_EQ(c.instances_per_gpu, 2);
   EXPECT_EQ(c.max_batch, 16);
   EXPECT_EQ(c.batch_delay.count(), 500);
+  EXPECT_EQ(c.max_queue_size, 32U);
   EXPECT_EQ(c.input_bytes, 4096U);
 }
 
@@ -41,6 +42,7 @@ TEST(ServeConfig, DefaultsAndIntegerSizes) {
   EXPECT_EQ(c.instances_per_gpu, 1);
   EXPECT_EQ(c.max_batch, 0);
   EXPECT_EQ(c.batch_delay.count(), 0);
+  EXPECT_EQ(c.max_queue_size, 0U);  // no limit, as in Triton
   EXPECT_EQ(c.input_bytes, 8000U);
 }
 
@@ -54,6 +56,8 @@ TEST(ServeConfig, RefusesMistakesNamingThem) {
   EXPECT_NE(failure(R"({"engine": "touch", "max_batch": -1})").find("'max_batch'"), std::string::npos);
   EXPECT_NE(failure(R"({"engine": "touch", "max_batch": 1.5})").find("must be an integer"), std::string::npos);
   EXPECT_NE(failure(R"({"engine": "touch", "strategy": "fast"})").find("fast"), std::string::npos);
+  EXPECT_NE(failure(R"({"engine": "touch", "max_queue_size": -1})").find("'max_queue_size' must be in [0, "),
+            std::string::npos);
   EXPECT_NE(failure(R"({"engine": "touch", "input_size": "lots"})").find("'input_size'"), std::string::npos);
   EXPECT_EQ(failure(R"({"engine": "touch", "inflight": 0})").rfind("model 'm': config.json: ", 0), 0U);
 }

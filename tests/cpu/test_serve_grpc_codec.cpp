@@ -143,4 +143,22 @@ TEST(ServeGrpcCodec, ResponseHasOneRawEntryPerOutput) {
   EXPECT_EQ(m.outputs(1).shape(0), 2);
 }
 
+// KServe's "timeout" request parameter (microseconds, as Triton's client sends it).
+TEST(ServeGrpcCodec, ReadsTheTimeoutParameter) {
+  inference::ModelInferRequest m;
+  auto* in = m.add_inputs();
+  in->set_name("x");
+  in->set_datatype("FP32");
+  in->add_shape(1);
+  m.add_raw_input_contents(std::string(4, '\0'));
+  EXPECT_FALSE(from_grpc(m).timeout.has_value());
+  (*m.mutable_parameters())["timeout"] = int_param(250000);
+  EXPECT_EQ(from_grpc(m).timeout, std::chrono::microseconds(250000));
+  (*m.mutable_parameters())["timeout"] = int_param(-1);
+  EXPECT_NE(error_of([&] { (void)from_grpc(m); }).find("parameter \"timeout\" must be a non-negative integer"),
+            std::string::npos);
+  (*m.mutable_parameters())["timeout"] = string_param("soon");
+  EXPECT_NE(error_of([&] { (void)from_grpc(m); }).find("\"timeout\""), std::string::npos);
+}
+
 }  // namespace

@@ -331,4 +331,21 @@ TEST(ServeHttpCodec, EncodesJsonAndBinaryOutputs) {
   EXPECT_EQ(binary_choices({}, {}, true, response), (std::vector<bool>{true, true}));
 }
 
+// KServe's "timeout" request parameter (microseconds, as Triton's client sends it).
+TEST(ServeHttpCodec, ReadsTheTimeoutParameter) {
+  const auto with = [](const std::string& parameters) {
+    return R"({"inputs": [{"name": "a", "shape": [1], "datatype": "FP32", "data": [1]}], "parameters": )" +
+           parameters + "}";
+  };
+  EXPECT_FALSE(parse_http_infer_request(with("{}"), std::nullopt, {}).request.timeout.has_value());
+  EXPECT_EQ(parse_http_infer_request(with(R"({"timeout": 1500})"), std::nullopt, {}).request.timeout,
+            std::chrono::microseconds(1500));
+  // More than a duration holds: the longest one, never a negative overflow.
+  EXPECT_EQ(parse_http_infer_request(with(R"({"timeout": 18446744073709551615})"), std::nullopt, {}).request.timeout,
+            std::chrono::microseconds::max());
+  EXPECT_NE(error_of([&] { (void)parse_http_infer_request(with(R"({"timeout": -5})"), std::nullopt, {}); })
+                .find("\"timeout\" must be a non-negative integer"),
+            std::string::npos);
+}
+
 }  // namespace

@@ -1,15 +1,21 @@
 // The HTTP transport under ferry serve's routes, over real loopback sockets: persistent
-// connections, Connection: close, Expect: 100-continue, large bodies, the body limit, pipelining,
-// a port in use, and stop() with connections still open.
+// connections, Connection: close, Expect: 100-continue, large bodies, the body limit and a
+// route's own, pipelining, a port in use, and stop() with connections still open; and what
+// hostile clients once did to it: idle and trickling connections that held every worker, a
+// request deadline that restarted with every byte, no limit on connections, handlers that
+// blocked the reading of others.
 #include <gtest/gtest.h>
 
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -64,6 +70,9 @@ class raw_client {
     }
   }
 
+  // From another thread, while the test reads: failures (the server closed) are expected.
+  void send_quietly(const std::string& bytes) const { (void)::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL); }
+
   // One response: its head (status line and headers) and a body of its Content-Length (none for
   // an answer to HEAD).
   struct response {
@@ -86,6 +95,9 @@ class raw_client {
     return r;
   }
 
+  // What recv() gives: bytes, 0 at the end, -1 on a reset or the receive timeout.
+  ssize_t read_some(char* into, std::size_t bytes) const { return ::recv(fd_, into, bytes, 0); }
+
   // Whether the server closed the connection (instead of sending more, or nothing in time).
   bool closed_by_server() { return !fill() && pending_.empty(); }
 
@@ -102,29 +114,69 @@ class raw_client {
   std::string pending_;
 };
 
-// An echo server: answers every request with "METHOD PATH BODY-SIZE CHECKSUM".
+// Holds the handlers of "/block" requests until the test opens it.
+class handler_gate {
+ public:
+  void pass() {
+    std::unique_lock lock(mutex_);
+    ++waiting_;
+    changed_.notify_all();
+    changed_.wait(lock, [this] { return open_; });
+  }
+  void wait_for_waiting(int n) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return waiting_ >= n; });
+  }
+  void open() {
+    const std::lock_guard lock(mutex_);
+    open_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int waiting_ = 0;
+  bool open_ = false;
+};
+
+// An echo server: answers every request with "METHOD PATH BODY-SIZE CHECKSUM" ("/block" once the
+// gate opens), and a request it refuses with "refused STATUS: MESSAGE".
 class HttpTransportServer : public ::testing::Test {
  protected:
+  http_transport_options options() const {
+    http_transport_options o;
+    o.host = "127.0.0.1";
+    o.port = 0;
+    o.threads = 4;
+    o.max_body_bytes = std::size_t{64} << 20;
+    return o;
+  }
+
   void start(std::size_t max_body_bytes = std::size_t{64} << 20, int threads = 4) {
-    http_transport_options options;
-    options.host = "127.0.0.1";
-    options.port = 0;
-    options.threads = threads;
-    options.max_body_bytes = max_body_bytes;
+    http_transport_options o = options();
+    o.max_body_bytes = max_body_bytes;
+    o.threads = threads;
+    start(o);
+  }
+
+  void start(const http_transport_options& options) {
     http_handlers handlers;
-    handlers.request = [](const http_request& req) {
+    handlers.request = [this](const http_request& req) {
+      if (req.path == "/block") gate_.pass();
       unsigned long sum = 0;
       for (const char c : req.body) sum = sum * 31 + static_cast<unsigned char>(c);
       http_response res;
       res.content_type = "text/plain";
       res.headers.emplace_back("X-Echo-Expect", std::string(req.header("Expect").value_or("none")));
       res.body = req.method + " " + req.path + " " + std::to_string(req.body.size()) + " " + std::to_string(sum);
+      if (req.path == "/large") res.body = large_answer();
       return res;
     };
-    handlers.refused = [](int status) {
+    handlers.refused = [](int status, const std::string& message) {
       http_response res;
       res.status = status;
-      res.body = "refused " + std::to_string(status);
+      res.body = "refused " + std::to_string(status) + ": " + message;
       return res;
     };
     handlers.body_limit = body_limit_;
@@ -134,6 +186,7 @@ class HttpTransportServer : public ::testing::Test {
   }
 
   void TearDown() override {
+    gate_.open();
     if (transport_) transport_->stop();
     if (serving_.joinable()) serving_.join();
   }
@@ -144,9 +197,27 @@ class HttpTransportServer : public ::testing::Test {
   }
 
   std::function<std::size_t(std::string_view, std::string_view)> body_limit_;  // set before start()
+
+  // More than a socket's buffers hold, so it cannot be written at once.
+  static std::string large_answer() {
+    std::string body(16 << 20, '\0');
+    for (std::size_t i = 0; i < body.size(); ++i) body[i] = static_cast<char>(i * 13 + i / 4096);
+    return body;
+  }
+
+  // A request on a new connection: its answer, and how long it took.
+  std::pair<raw_client::response, std::chrono::steady_clock::duration> probe(const std::string& path = "/probe") {
+    const auto start = std::chrono::steady_clock::now();
+    raw_client client(port_);
+    client.send(post(path, "p"));
+    auto r = client.receive();
+    return {r, std::chrono::steady_clock::now() - start};
+  }
+
   std::unique_ptr<http_transport> transport_;
   std::thread serving_;
   int port_ = 0;
+  handler_gate gate_;
 };
 
 TEST_F(HttpTransportServer, KeepsTheConnectionForRequestAfterRequest) {
@@ -211,7 +282,7 @@ TEST_F(HttpTransportServer, RefusesABodyOverTheLimitWithoutReadingIt) {
   client.send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 1001\r\nExpect: 100-continue\r\n\r\n");
   const auto r = client.receive();
   EXPECT_EQ(r.head.substr(0, 12), "HTTP/1.1 413") << r.head;
-  EXPECT_EQ(r.body, "refused 413");
+  EXPECT_EQ(r.body, "refused 413: request body exceeds the server's limit of 1000 bytes");
   EXPECT_TRUE(client.closed_by_server());
 
   raw_client at_limit(port_);
@@ -230,7 +301,7 @@ TEST_F(HttpTransportServer, RefusesABodyOverItsRoutesOwnLimitWithoutReadingIt) {
   small.send("POST /sm%61ll HTTP/1.1\r\nHost: t\r\nContent-Length: 11\r\nExpect: 100-continue\r\n\r\n");
   const auto r = small.receive();
   EXPECT_EQ(r.head.substr(0, 12), "HTTP/1.1 413") << r.head;
-  EXPECT_EQ(r.body, "refused 413");
+  EXPECT_EQ(r.body, "refused 413: request body exceeds the server's limit of 10 bytes");
   EXPECT_TRUE(small.closed_by_server());
   EXPECT_EQ(asked, std::vector<std::string>{"POST /small"});  // the decoded path, as routes see it
 
@@ -257,7 +328,7 @@ TEST_F(HttpTransportServer, RefusesAMalformedRequest) {
   client.send("NOT HTTP AT ALL\r\n\r\n");
   const auto r = client.receive();
   EXPECT_EQ(r.head.substr(0, 12), "HTTP/1.1 400") << r.head;
-  EXPECT_EQ(r.body, "refused 400");
+  EXPECT_EQ(r.body.substr(0, 37), "refused 400: malformed HTTP request: ") << r.body;
 }
 
 TEST_F(HttpTransportServer, AnswersHeadWithoutTheBody) {
@@ -291,7 +362,7 @@ TEST_F(HttpTransportServer, StopsPromptlyWithConnectionsOpen) {
   (void)idle.receive();
   raw_client half(port_);
   half.send("POST /half HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\nonly some");
-  raw_client queued(port_);  // both workers are busy: this one waits for a worker
+  raw_client fresh(port_);  // connected, nothing sent
   std::this_thread::sleep_for(50ms);
   const auto before = std::chrono::steady_clock::now();
   transport_->stop();
@@ -299,6 +370,169 @@ TEST_F(HttpTransportServer, StopsPromptlyWithConnectionsOpen) {
   EXPECT_LT(std::chrono::steady_clock::now() - before, 1s);
   EXPECT_TRUE(idle.closed_by_server());
   EXPECT_TRUE(half.closed_by_server());
+  EXPECT_TRUE(fresh.closed_by_server());
+}
+
+TEST_F(HttpTransportServer, AnswersTheRequestBeingHandledWhenStopped) {
+  start();
+  raw_client blocked(port_);
+  blocked.send(post("/block", "b"));
+  gate_.wait_for_waiting(1);
+  std::thread stopping([this] { transport_->stop(); });
+  std::this_thread::sleep_for(50ms);
+  gate_.open();
+  const auto r = blocked.receive();
+  EXPECT_EQ(r.body, "POST /block 1 98");
+  EXPECT_NE(r.head.find("Connection: close"), std::string::npos) << r.head;
+  EXPECT_TRUE(blocked.closed_by_server());
+  stopping.join();
+}
+
+// 128 connections sending a byte a second once got 0 of 4 probes answered: each held one of the
+// 128 workers. Now they hold none: with a single handler thread, 100 trickling connections and
+// 100 idle ones, probes are answered at once, and the idle connections still serve.
+TEST_F(HttpTransportServer, IdleAndTricklingConnectionsHoldNoThread) {
+  http_transport_options o = options();
+  o.threads = 1;
+  o.io_threads = 1;
+  start(o);
+  std::vector<std::unique_ptr<raw_client>> idle, trickling;
+  for (int i = 0; i < 100; ++i) idle.push_back(std::make_unique<raw_client>(port_));
+  for (int i = 0; i < 100; ++i) trickling.push_back(std::make_unique<raw_client>(port_));
+  const std::string slow = "POST /slow HTTP/1.1\r\nHost: t\r\nX-Slow: ";
+  for (std::size_t k = 0; k < 5; ++k) {
+    for (auto& c : trickling) c->send(slow.substr(k, 1));
+    const auto [r, took] = probe();
+    EXPECT_EQ(r.body, "POST /probe 1 112") << r.head;
+    EXPECT_LT(took, 1s);
+  }
+  idle.front()->send(post("/after", "x"));
+  EXPECT_EQ(idle.front()->receive().body, "POST /after 1 120");
+}
+
+// The deadline once restarted with every byte, so a byte every few seconds kept a request open
+// forever. Now the whole request must arrive within request_timeout of its first byte.
+TEST_F(HttpTransportServer, AnswersARequestNotReceivedInTimeWith408) {
+  http_transport_options o = options();
+  o.request_timeout = 300ms;
+  start(o);
+  raw_client slow(port_);
+  const auto started = std::chrono::steady_clock::now();
+  std::atomic<bool> done{false};
+  std::thread trickle([&] {
+    const std::string bytes = "POST /slow HTTP/1.1\r\nHost: t\r\nX-Slow: " + std::string(1000, 'a');
+    for (std::size_t k = 0; k < bytes.size() && !done; ++k) {
+      slow.send_quietly(bytes.substr(k, 1));
+      std::this_thread::sleep_for(20ms);  // far quicker than any per-read timeout
+    }
+  });
+  const auto r = slow.receive();
+  const auto took = std::chrono::steady_clock::now() - started;
+  done = true;
+  trickle.join();
+  EXPECT_EQ(r.head.substr(0, 12), "HTTP/1.1 408") << r.head;
+  EXPECT_NE(r.head.find("Connection: close"), std::string::npos) << r.head;
+  EXPECT_EQ(r.body, "refused 408: the request did not arrive in full within 300 ms of its first byte");
+  EXPECT_GE(took, 250ms);
+  EXPECT_LT(took, 2s);
+  EXPECT_TRUE(slow.closed_by_server());
+  EXPECT_EQ(probe().first.body, "POST /probe 1 112");
+}
+
+TEST_F(HttpTransportServer, ClosesAConnectionIdleForItsTimeoutWithoutAnAnswer) {
+  http_transport_options o = options();
+  o.idle_timeout = 200ms;
+  start(o);
+  raw_client kept(port_);
+  kept.send(post("/one", "1"));
+  EXPECT_EQ(kept.receive().body, "POST /one 1 49");
+  const auto before = std::chrono::steady_clock::now();
+  EXPECT_TRUE(kept.closed_by_server());  // nothing sent: no 408 for a request never begun
+  EXPECT_GE(std::chrono::steady_clock::now() - before, 150ms);
+  EXPECT_EQ(probe().first.body, "POST /probe 1 112");
+}
+
+TEST_F(HttpTransportServer, RefusesConnectionsOverTheLimitWith503) {
+  http_transport_options o = options();
+  o.max_connections = 2;
+  start(o);
+  auto first = std::make_unique<raw_client>(port_);
+  first->send(post("/one", "1"));
+  EXPECT_EQ(first->receive().body, "POST /one 1 49");
+  raw_client second(port_);  // idle, but open: it counts
+  std::this_thread::sleep_for(50ms);
+
+  raw_client third(port_);
+  third.send(post("/three", "3"));
+  const auto r = third.receive();
+  EXPECT_EQ(r.head.substr(0, 12), "HTTP/1.1 503") << r.head;
+  EXPECT_NE(r.head.find("Connection: close"), std::string::npos) << r.head;
+  EXPECT_EQ(r.body, "refused 503: the server is serving its limit of 2 HTTP connections at once; try again later");
+  EXPECT_TRUE(third.closed_by_server());
+
+  // The connections it serves are served as before, and a closed one makes room.
+  second.send(post("/two", "2"));
+  EXPECT_EQ(second.receive().body, "POST /two 1 50");
+  first.reset();
+  std::string answered;
+  for (const auto until = std::chrono::steady_clock::now() + 2s;
+       answered.empty() && std::chrono::steady_clock::now() < until;) {
+    const auto [again, took] = probe();
+    if (again.head.substr(0, 12) == "HTTP/1.1 200") answered = again.body;
+    else std::this_thread::sleep_for(10ms);  // the server has not seen the close yet
+  }
+  EXPECT_EQ(answered, "POST /probe 1 112");
+}
+
+// An answer larger than the socket takes at once is finished by the I/O threads as the client
+// reads; a client that never reads is let go at the deadline and holds no handler thread.
+TEST_F(HttpTransportServer, WritesALargeAnswerToASlowReaderAndLetsANonReaderGo) {
+  http_transport_options o = options();
+  o.threads = 1;
+  o.request_timeout = 1s;
+  start(o);
+  const auto started = std::chrono::steady_clock::now();
+  raw_client never_reads(port_);
+  never_reads.send(post("/large", ""));
+  raw_client slow_reader(port_);
+  slow_reader.send(post("/large", ""));
+  std::this_thread::sleep_for(100ms);
+  const auto [r, took] = probe();  // the only handler thread is free
+  EXPECT_EQ(r.body, "POST /probe 1 112");
+  EXPECT_LT(took, 400ms);
+  EXPECT_EQ(slow_reader.receive().body, large_answer());
+
+  std::this_thread::sleep_until(started + 1200ms);  // past the deadline of the answer nobody reads
+  char chunk[65536];
+  ssize_t n = 0;
+  std::size_t got = 0;
+  while ((n = never_reads.read_some(chunk, sizeof chunk)) > 0) got += static_cast<std::size_t>(n);
+  EXPECT_LT(got, large_answer().size());  // cut short: the server closed it
+}
+
+// Handlers may block (an inference waits for its model). With the only handler thread blocked,
+// the I/O threads still read, refuse and continue other requests; the blocked one and those
+// queued behind it are answered once it returns.
+TEST_F(HttpTransportServer, ABlockedHandlerDoesNotStopTheReadingOfOthers) {
+  http_transport_options o = options();
+  o.threads = 1;
+  o.max_body_bytes = 1000;
+  start(o);
+  raw_client blocked(port_);
+  blocked.send(post("/block", "b"));
+  gate_.wait_for_waiting(1);
+
+  raw_client too_big(port_);
+  too_big.send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 5000\r\n\r\n");
+  EXPECT_EQ(too_big.receive().head.substr(0, 12), "HTTP/1.1 413");
+  raw_client continued(port_);
+  continued.send("POST /late HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n");
+  EXPECT_EQ(continued.receive().head, "HTTP/1.1 100 Continue\r\n\r\n");
+  continued.send("body");  // read in full, then waits for the handler thread
+
+  gate_.open();
+  EXPECT_EQ(blocked.receive().body, "POST /block 1 98");
+  EXPECT_EQ(continued.receive().body.substr(0, 13), "POST /late 4 ");
 }
 
 }  // namespace

@@ -9,7 +9,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <future>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -104,7 +103,7 @@ class fake_gpu_executor final : public executor {
 };
 
 // Queues request `id` with input x; `gpu` set: x is "in a CUDA region on that GPU".
-std::future<infer_response> send(model_scheduler& s, const model_signature& sig, const std::string& id,
+pending_response send(model_scheduler& s, const model_signature& sig, const std::string& id,
                                  const std::vector<float>& x, std::optional<int> gpu = std::nullopt) {
   submission work;
   work.request.model = "m";
@@ -149,7 +148,7 @@ TEST(ServePlacement, PinnedRequestsRunOnlyOnTheirGpuAndEveryRequestIsAnsweredOnc
   for (int c = 0; c < clients; ++c)
     threads.emplace_back([&, c] {
       std::vector<std::vector<float>> inputs;
-      std::vector<std::future<infer_response>> answers;
+      std::vector<pending_response> answers;
       for (int i = 0; i < per_client; ++i)
         inputs.emplace_back(static_cast<std::size_t>(1 + i % 2), static_cast<float>(c * 100 + i));
       for (int i = 0; i < per_client; ++i) answers.push_back(send(scheduler, sig, id_of(c, i), inputs[i], gpu_of(i)));

@@ -1,18 +1,21 @@
 // The per-model scheduler with a scripted executor: batches form under load, a failing request
-// fails alone (its batch-mates are retried and answered), and a slow batch holds one worker, not
-// the queue.
+// fails alone (its batch-mates are retried and answered), a slow batch holds one worker, not
+// the queue, a full queue refuses more, and a request still queued at its timeout is withdrawn.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <cstring>
-#include <future>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "serve/batch_io.hpp"
 #include "serve/model_scheduler.hpp"
 #include "serve/request_error.hpp"
+#include "serve_errors.hpp"
 
 namespace {
 
@@ -25,8 +28,36 @@ using ferry::tensor_spec;
 
 constexpr float fail_marker = -1.0F;
 constexpr float slow_marker = -2.0F;
+constexpr float gated_marker = -3.0F;
 
-// y = x + 1000 per row. A row holding fail_marker makes the whole run throw; slow_marker sleeps.
+// Holds the runs that reach it until the test opens it, so a test knows a worker is busy.
+class gate {
+ public:
+  void pass() {
+    std::unique_lock lock(mutex_);
+    ++arrived_;
+    changed_.notify_all();
+    changed_.wait(lock, [this] { return open_; });
+  }
+  void wait_for_arrivals(int n) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return arrived_ >= n; });
+  }
+  void open() {
+    const std::lock_guard lock(mutex_);
+    open_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int arrived_ = 0;
+  bool open_ = false;
+};
+
+// y = x + 1000 per row. A row holding fail_marker makes the whole run throw; slow_marker sleeps;
+// gated_marker waits for the gate.
 class scripted_executor final : public executor {
  public:
   explicit scripted_executor(int workers) : workers_(workers) {}
@@ -42,6 +73,7 @@ class scripted_executor final : public executor {
     for (float v : x) {
       if (v == fail_marker) throw std::runtime_error("scripted failure");
       if (v == slow_marker) std::this_thread::sleep_for(300ms);
+      if (v == gated_marker) held.pass();
     }
     for (float& v : x) v += 1000;
     const std::vector<tensor_spec> out{{"y", dtype::f32, {rows}, tensor_role::output, std::nullopt}};
@@ -53,6 +85,7 @@ class scripted_executor final : public executor {
 
   std::atomic<int> runs{0};
   std::atomic<std::int64_t> largest_batch{0};
+  gate held;
 
  private:
   int workers_;
@@ -62,11 +95,13 @@ class scripted_executor final : public executor {
 
 struct client_request {
   std::vector<float> x;
-  std::future<infer_response> answer;
+  std::optional<pending_response> answer;
 };
 
-std::future<infer_response> send(model_scheduler& s, const model_signature& sig, std::vector<float>& x) {
+pending_response send(model_scheduler& s, const model_signature& sig, std::vector<float>& x,
+                      std::optional<std::chrono::microseconds> timeout = std::nullopt) {
   submission work;
+  work.timeout = timeout;
   work.request.model = "m";
   work.request.inputs.push_back({"x", dtype::f32, {static_cast<std::int64_t>(x.size())},
                                  std::as_bytes(std::span(x)), std::nullopt});
@@ -91,7 +126,7 @@ TEST(ServeScheduler, BatchesUnderLoadAndAnswersEachRequestWithItsOwnRows) {
     requests[i].answer = send(scheduler, sig, requests[i].x);
   }
   for (std::size_t i = 0; i < requests.size(); ++i) {
-    const infer_response r = requests[i].answer.get();
+    const infer_response r = requests[i].answer->get();
     EXPECT_EQ(values(r), std::vector<float>(requests[i].x.size(), static_cast<float>(i) + 1000)) << i;
     EXPECT_EQ(r.outputs[0].shape, (std::vector<std::int64_t>{static_cast<std::int64_t>(requests[i].x.size())}));
   }
@@ -136,6 +171,71 @@ TEST(ServeScheduler, ASlowBatchDoesNotHoldTheQueue) {
   EXPECT_EQ(values(send(scheduler, sig, quick).get()), (std::vector<float>{1005}));
   EXPECT_LT(std::chrono::steady_clock::now() - start, 200ms);
   EXPECT_EQ(values(s.get()), (std::vector<float>{slow_marker + 1000}));
+}
+
+TEST(ServeScheduler, RefusesRequestsPastMaxQueueSizeAndServesThoseItHolds) {
+  auto exec = std::make_shared<scripted_executor>(1);
+  const auto sig = exec->signature();
+  model_statistics stats;
+  model_scheduler scheduler("m", "1", exec, sig, {0, 0us}, stats, 2);
+  EXPECT_EQ(scheduler.max_queue_size(), 2U);
+  std::vector<float> running{gated_marker}, first{1}, second{2}, refused{3}, later{4};
+  auto a = send(scheduler, sig, running);
+  exec->held.wait_for_arrivals(1);  // the only worker is busy
+  auto b = send(scheduler, sig, first);
+  auto c = send(scheduler, sig, second);
+  EXPECT_EQ(ferry::serve::testing::error_of([&] { (void)send(scheduler, sig, refused); }, error_status::unavailable),
+            "model 'm' is busy: 2 requests wait for a worker, its max_queue_size; try again later");
+  EXPECT_EQ(scheduler.pending(), 2U);
+  EXPECT_EQ(stats.snapshot().fail.count, 1U);
+
+  exec->held.open();
+  EXPECT_EQ(values(a.get()), (std::vector<float>{gated_marker + 1000}));
+  EXPECT_EQ(values(b.get()), (std::vector<float>{1001}));
+  EXPECT_EQ(values(c.get()), (std::vector<float>{1002}));
+  EXPECT_EQ(values(send(scheduler, sig, later).get()), (std::vector<float>{1004}));
+  EXPECT_EQ(exec->runs.load(), 4);  // the refused request never ran
+}
+
+TEST(ServeScheduler, ARequestStillQueuedAtItsTimeoutIsWithdrawnAndNeverRun) {
+  auto exec = std::make_shared<scripted_executor>(1);
+  const auto sig = exec->signature();
+  model_statistics stats;
+  model_scheduler scheduler("m", "1", exec, sig, {0, 0us}, stats, 1);
+  std::vector<float> running{gated_marker}, late{7}, next{8};
+  auto a = send(scheduler, sig, running);
+  exec->held.wait_for_arrivals(1);
+  auto b = send(scheduler, sig, late, 30ms);
+  const auto start = std::chrono::steady_clock::now();
+  const std::string message = ferry::serve::testing::error_of([&] { (void)b.get(); }, error_status::timed_out);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 25ms);
+  EXPECT_EQ(message.rfind("model 'm': the request timed out: no worker started it within its timeout of 30 ms", 0),
+            0U)
+      << message;
+  // Its place in the queue is free again (max_queue_size 1), and only the right requests run.
+  EXPECT_EQ(scheduler.pending(), 0U);
+  auto c = send(scheduler, sig, next);
+  exec->held.open();
+  EXPECT_EQ(values(a.get()), (std::vector<float>{gated_marker + 1000}));
+  EXPECT_EQ(values(c.get()), (std::vector<float>{1008}));
+  EXPECT_EQ(exec->runs.load(), 2);
+  EXPECT_EQ(stats.snapshot().fail.count, 1U);
+  EXPECT_EQ(stats.snapshot().success.count, 2U);
+}
+
+TEST(ServeScheduler, ARequestStartedBeforeItsTimeoutGetsItsOwnResult) {
+  auto exec = std::make_shared<scripted_executor>(1);
+  const auto sig = exec->signature();
+  model_statistics stats;
+  model_scheduler scheduler("m", "1", exec, sig, {0, 0us}, stats);
+  std::vector<float> running{gated_marker}, endless{9};
+  auto a = send(scheduler, sig, running, 10ms);
+  exec->held.wait_for_arrivals(1);
+  std::this_thread::sleep_for(30ms);  // past its deadline, while it runs
+  exec->held.open();
+  EXPECT_EQ(values(a.get()), (std::vector<float>{gated_marker + 1000}));
+  // A timeout too long for the clock to hold is no timeout at all.
+  EXPECT_EQ(values(send(scheduler, sig, endless, std::chrono::microseconds::max()).get()), (std::vector<float>{1009}));
 }
 
 }  // namespace

@@ -5,7 +5,9 @@ import base64
 import http.client
 import json
 import os
+import re
 import unittest
+import urllib.request
 
 import numpy as np
 import tritonclient.grpc as grpcclient
@@ -158,6 +160,92 @@ class SystemSharedMemory(ServerTestCase):
                 self.expect_error(lambda: infer(out=("out", TOUCH_BYTES, TOUCH_BYTES + 8)), "outside region 'out'")
         self.http.unregister_system_shared_memory("in")
         self.expect_error(lambda: self.run_touch(httpclient, self.http, 0, 0), "region 'in' is not registered")
+
+    def resize_object(self, key, size):
+        """What a client may do to its object at any time after registering it."""
+        fd = os.open("/dev/shm" + key, os.O_RDWR)
+        try:
+            os.ftruncate(fd, size)
+        finally:
+            os.close(fd)
+
+    def test_a_region_shrunk_after_registering_is_refused(self):
+        """Once crashed the server (SIGBUS copying from the unmapped pages)."""
+        self.register(self.http)
+        self.resize_object(self.input_key, 0)
+        self.resize_object(self.output_key, TOUCH_BYTES)
+        for module, client in ((httpclient, self.http), (grpcclient, self.grpc)):
+            with self.subTest(client=module.__name__):
+                inp = module.InferInput("input", [ref.TOUCH_ELEMENTS], "FP32")
+                inp.set_shared_memory("in", TOUCH_BYTES)
+                self.expect_error(lambda: client.infer("touch", [inp]),
+                                  f"input 'input': shared-memory region 'in' has shrunk: its object "
+                                  f"'{self.input_key}' is now 0 bytes")
+                direct = module.InferInput("input", [ref.TOUCH_ELEMENTS], "FP32")
+                direct.set_data_from_numpy(np.zeros(ref.TOUCH_ELEMENTS, np.float32))
+                out = module.InferRequestedOutput("output")
+                out.set_shared_memory("out", TOUCH_BYTES, offset=TOUCH_BYTES)
+                self.expect_error(lambda: client.infer("touch", [direct], outputs=[out]),
+                                  f"output 'output': shared-memory region 'out' has shrunk: its object "
+                                  f"'{self.output_key}' is now {TOUCH_BYTES} bytes")
+        # Grown back, the same registrations serve again.
+        self.resize_object(self.input_key, 2 * TOUCH_BYTES)
+        self.resize_object(self.output_key, 2 * TOUCH_BYTES)
+        self.run_touch(httpclient, self.http, TOUCH_BYTES, TOUCH_BYTES)
+        self.run_touch(grpcclient, self.grpc, 0, 0)
+
+
+class SharedMemoryRegionLimit(ServerTestCase):
+    """Registering one small region over and over once exhausted the server's memory maps, and
+    then every request failed, the unregister that would have fixed it included. Now the count
+    of regions is limited (--max-shm-regions), refusals say so, and the server keeps serving."""
+
+    LIMIT = 4
+    server_args = ("--allow-client-shm", "--max-shm-regions", str(LIMIT))
+
+    def setUp(self):
+        self.http = httpclient.InferenceServerClient(self.server.http_url)
+        self.grpc = grpcclient.InferenceServerClient(self.server.grpc_url)
+        self.key = f"/ferry_limit_{os.getpid()}"
+        self.region = shm.create_shared_memory_region("limit", self.key, TOUCH_BYTES)
+
+    def tearDown(self):
+        self.http.unregister_system_shared_memory()
+        shm.destroy_shared_memory_region(self.region)
+        super().tearDown()
+
+    def region_metrics(self):
+        text = urllib.request.urlopen(f"http://{self.server.http_url}/metrics").read().decode()
+        return {name: int(value) for name, value in
+                re.findall(r'^(ferry_shm_region(?:s|_limit)){kind="system"} (\d+)$', text, re.M)}
+
+    def test_registrations_past_the_limit_are_refused_and_the_server_keeps_serving(self):
+        for i in range(self.LIMIT):
+            self.http.register_system_shared_memory(f"r{i}", self.key, TOUCH_BYTES)
+        self.assertEqual(self.region_metrics(), {"ferry_shm_regions": self.LIMIT, "ferry_shm_region_limit": self.LIMIT})
+        message = (f"cannot register shared-memory region 'extra': {self.LIMIT} shared-memory regions are "
+                   f"registered, this server's limit (--max-shm-regions); unregister one first")
+        for _ in range(100):  # as the attack did, if not 64,866 times
+            with self.assertRaises(InferenceServerException) as e:
+                self.http.register_system_shared_memory("extra", self.key, TOUCH_BYTES)
+            self.assertEqual(e.exception.status(), "429")
+            self.assertEqual(e.exception.message(), message)
+        with self.assertRaises(InferenceServerException) as e:
+            self.grpc.register_system_shared_memory("extra", self.key, TOUCH_BYTES)
+        self.assertEqual(e.exception.status(), "StatusCode.RESOURCE_EXHAUSTED")
+        self.assertEqual(e.exception.message(), message)
+
+        # Every region still serves, and unregistering makes room.
+        x = ref.random_f32(np.random.default_rng(3), ref.TOUCH_ELEMENTS)
+        shm.set_shared_memory_region(self.region, [x])
+        inp = httpclient.InferInput("input", [ref.TOUCH_ELEMENTS], "FP32")
+        inp.set_shared_memory(f"r{self.LIMIT - 1}", TOUCH_BYTES)
+        np.testing.assert_allclose(self.http.infer("touch", [inp]).as_numpy("output"), ref.touch(x), rtol=1e-6)
+        self.grpc.unregister_system_shared_memory("r0")
+        self.grpc.register_system_shared_memory("extra", self.key, TOUCH_BYTES)
+        self.assertEqual(len(self.http.get_system_shared_memory_status()), self.LIMIT)
+        self.http.unregister_system_shared_memory()
+        self.assertEqual(self.region_metrics()["ferry_shm_regions"], 0)
 
 
 class CudaSharedMemory(ServerTestCase):
