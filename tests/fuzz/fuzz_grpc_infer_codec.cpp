@@ -8,8 +8,8 @@
 // inputs as outputs through the response encoder, whose raw contents must match them.
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include <google/protobuf/stubs/logging.h>
 
@@ -17,33 +17,31 @@
 #include "serve/grpc_infer_codec.hpp"
 #include "serve/request_error.hpp"
 
+#include "fuzz_check.hpp"
+
 namespace {
 
 using namespace ferry::serve;
 
-void require(bool condition) {
-  if (!condition) std::abort();
-}
-
 void check_accepted(const infer_request& request, const inference::ModelInferRequest& message) {
-  require(static_cast<int>(request.inputs.size()) == message.inputs_size());
-  require(static_cast<int>(request.outputs.size()) == message.outputs_size());
+  FUZZ_REQUIRE(static_cast<int>(request.inputs.size()) == message.inputs_size());
+  FUZZ_REQUIRE(static_cast<int>(request.outputs.size()) == message.outputs_size());
   infer_response response{request.model, request.version, request.id, {}};
   for (const input_tensor& in : request.inputs) {
     if (in.shared_memory) {
-      require(in.data.empty());  // looked up in the registry later, not here
+      FUZZ_REQUIRE(in.data.empty());  // looked up in the registry later, not here
       continue;
     }
     response.outputs.push_back({in.name, in.type, in.shape, {in.data.begin(), in.data.end()}, std::nullopt});
   }
   inference::ModelInferResponse answer;
   to_grpc(response, answer);
-  require(answer.outputs_size() == static_cast<int>(response.outputs.size()));
-  require(answer.raw_output_contents_size() == answer.outputs_size());
+  FUZZ_REQUIRE(answer.outputs_size() == static_cast<int>(response.outputs.size()));
+  FUZZ_REQUIRE(answer.raw_output_contents_size() == answer.outputs_size());
   for (int i = 0; i < answer.outputs_size(); ++i) {
     const auto& sent = response.outputs[static_cast<std::size_t>(i)].data;
     const std::string& raw = answer.raw_output_contents(i);
-    require(raw.size() == sent.size() && (sent.empty() || std::memcmp(raw.data(), sent.data(), sent.size()) == 0));
+    FUZZ_REQUIRE(raw.size() == sent.size() && (sent.empty() || std::memcmp(raw.data(), sent.data(), sent.size()) == 0));
   }
 }
 

@@ -9,7 +9,6 @@
 // its own inputs as outputs, through the response encoder, whose framing is checked.
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,42 +19,40 @@
 #include "serve/http_infer_codec.hpp"
 #include "serve/request_error.hpp"
 
+#include "fuzz_check.hpp"
+
 namespace {
 
 using namespace ferry::serve;
 
-void require(bool condition) {
-  if (!condition) std::abort();
-}
-
 void check_accepted(const http_infer_request& parsed, std::string_view body) {
   const infer_request& request = parsed.request;
-  require(!request.inputs.empty());
-  require(parsed.binary_outputs.size() == request.outputs.size());
+  FUZZ_REQUIRE(!request.inputs.empty());
+  FUZZ_REQUIRE(parsed.binary_outputs.size() == request.outputs.size());
   infer_response response{"model", "1", request.id, {}};
   std::vector<std::string> requested;
   for (const auto& out : request.outputs) requested.push_back(out.name);
   for (const input_tensor& in : request.inputs) {
     if (in.shared_memory) {
-      require(in.data.empty());  // looked up in the registry later, not here
+      FUZZ_REQUIRE(in.data.empty());  // looked up in the registry later, not here
       continue;
     }
     // Binary inputs point into the body; JSON ones are decoded to the size their shape says.
     const auto first = reinterpret_cast<std::uintptr_t>(in.data.data());
     const auto start = reinterpret_cast<std::uintptr_t>(body.data());
     const bool in_body = first >= start && first + in.data.size() <= start + body.size();
-    require(in_body || in.data.size() == element_count(in.shape) * ferry::size_of(in.type));
+    FUZZ_REQUIRE(in_body || in.data.size() == element_count(in.shape) * ferry::size_of(in.type));
     response.outputs.push_back({in.name, in.type, in.shape, {in.data.begin(), in.data.end()}, std::nullopt});
   }
   const auto binary = binary_choices(requested, parsed.binary_outputs, parsed.binary_by_default, response);
-  require(binary.size() == response.outputs.size());
+  FUZZ_REQUIRE(binary.size() == response.outputs.size());
   const http_infer_body encoded = encode_http_infer_response(response, binary);
   std::size_t binary_bytes = 0;
   for (std::size_t i = 0; i < binary.size(); ++i)
     if (binary[i]) binary_bytes += response.outputs[i].data.size();
   const std::size_t json_bytes = encoded.header_length.value_or(encoded.body.size());
-  require(json_bytes + binary_bytes == encoded.body.size());
-  require(nlohmann::json::accept(std::string_view(encoded.body).substr(0, json_bytes)));
+  FUZZ_REQUIRE(json_bytes + binary_bytes == encoded.body.size());
+  FUZZ_REQUIRE(nlohmann::json::accept(std::string_view(encoded.body).substr(0, json_bytes)));
 }
 
 }  // namespace

@@ -8,20 +8,13 @@
 // every dim concrete and positive and every input at the shape that was asked for.
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <string_view>
 #include <vector>
 
 #include "engines/io_description.hpp"
 #include "ferry/error.hpp"
 
-namespace {
-
-void require(bool condition) {
-  if (!condition) std::abort();
-}
-
-}  // namespace
+#include "fuzz_check.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
@@ -32,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   try {
     const ferry::io_description d = ferry::parse_io_description(text, "fuzzed.io.json");
-    require(d.tensors.size() == d.dim_symbols.size());
+    FUZZ_REQUIRE(d.tensors.size() == d.dim_symbols.size());
     std::vector<ferry::shape_binding> bindings;
     std::size_t next = 0;
     for (const auto& t : d.tensors) {
@@ -49,11 +42,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       bindings.push_back(std::move(b));
     }
     const std::vector<ferry::tensor_spec> io = ferry::resolve_io(d, bindings);
-    require(io.size() == d.tensors.size());
+    FUZZ_REQUIRE(io.size() == d.tensors.size());
     std::size_t input = 0;
     for (const auto& t : io) {
-      for (const auto extent : t.shape) require(extent >= 1);
-      if (t.role == ferry::tensor_role::input) require(t.shape == bindings[input++].dims);
+      for (const auto extent : t.shape) FUZZ_REQUIRE(extent >= 1);
+      if (t.role == ferry::tensor_role::input) FUZZ_REQUIRE(t.shape == bindings[input++].dims);
     }
   } catch (const ferry::invalid_argument&) {
     // A refusal naming the problem: what a bad description or shape must get.

@@ -8,7 +8,6 @@
 // fit; an accepted range is written through, so ASan sees any byte of it outside the region.
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <span>
 #include <string>
@@ -17,11 +16,9 @@
 #include "serve/request_error.hpp"
 #include "serve/shm_range.hpp"
 
-namespace {
+#include "fuzz_check.hpp"
 
-void require(bool condition) {
-  if (!condition) std::abort();
-}
+namespace {
 
 template <typename T>
 T read(const std::uint8_t* data) {
@@ -44,13 +41,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const bool fits = end <= region.size();
   try {
     const std::span<std::byte> range = ferry::serve::checked_range(ref, region, "x");
-    require(fits);
-    require(range.size() == ref.byte_size);
-    require(range.empty() || range.data() == region.data() + ref.offset);
+    FUZZ_REQUIRE(fits);
+    FUZZ_REQUIRE(range.size() == ref.byte_size);
+    FUZZ_REQUIRE(range.empty() || range.data() == region.data() + ref.offset);
     if (!range.empty()) std::memset(range.data(), 0x5a, range.size());
   } catch (const ferry::serve::request_error& e) {
-    require(!fits);
-    require(e.status() == ferry::serve::error_status::bad_request);
+    FUZZ_REQUIRE(!fits);
+    FUZZ_REQUIRE(e.status() == ferry::serve::error_status::bad_request);
   }
   return 0;
 }
