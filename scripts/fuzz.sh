@@ -16,7 +16,10 @@ cd "$(dirname "$0")/.."
 
 all_targets=(http_infer_codec json_tensor grpc_infer_codec model_config io_description shm_range)
 # What CI fuzzes: take a target out here, saying why, only while a known bug it finds is unfixed.
-ci_targets=("${all_targets[@]}")
+# model_config: parse_model_config lets the JSON library's out_of_range through for a number
+# beyond a double (the text `1e999` is enough) where it promises invalid_argument; the repository
+# still marks the model unavailable, but with a message that does not name config.json.
+ci_targets=(http_infer_codec json_tensor grpc_infer_codec io_description shm_range)
 
 seconds=60
 mode=()
