@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
+#include <limits>
 #include <optional>
 
 #include <fmt/format.h>
@@ -27,6 +29,19 @@ std::string shape_text(const std::vector<std::int64_t>& dims) {
   return fmt::format("[{}]", fmt::join(parts, ", "));
 }
 
+// An integer field as written. The JSON library's own conversion would truncate a fraction
+// (2.5 -> 2), wrap an unsigned value beyond int64 to a negative one, and convert a number beyond
+// int64 (1e30) with undefined behaviour; each is refused here, naming `what`.
+std::int64_t integer(const json& v, const std::string& what) {
+  const bool fits = v.is_number_integer() &&
+                    !(v.is_number_unsigned() &&
+                      v.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()));
+  if (!fits)
+    throw invalid_argument(fmt::format("{} must be an integer in int64's range, got {}", what,
+                                       v.is_number() ? v.dump() : fmt::format("a JSON {}", v.type_name())));
+  return v.get<std::int64_t>();
+}
+
 void read_tensors(const json& list, tensor_role role, const std::string& origin, io_description& d) {
   if (!list.is_array() || list.empty())
     throw invalid_argument(fmt::format("{}: '{}' must be a non-empty list of tensors", origin,
@@ -37,7 +52,7 @@ void read_tensors(const json& list, tensor_role role, const std::string& origin,
     spec.name = t.at("name").get<std::string>();
     spec.type = parse_dtype_name(t.at("dtype").get<std::string>());
     if (t.contains("index_bound")) {
-      spec.index_bound = t["index_bound"].get<std::int64_t>();
+      spec.index_bound = integer(t["index_bound"], fmt::format("{}: tensor '{}': index_bound", origin, spec.name));
       if (*spec.index_bound < 1 || (spec.type != dtype::i32 && spec.type != dtype::i64))
         throw invalid_argument(fmt::format("{}: tensor '{}': index_bound needs an int32/int64 tensor and a bound >= 1",
                                            origin, spec.name));
@@ -52,7 +67,7 @@ void read_tensors(const json& list, tensor_role role, const std::string& origin,
         spec.shape.push_back(dynamic_dim);
         symbols.push_back(symbol);
       } else {
-        const auto extent = dim.get<std::int64_t>();
+        const auto extent = integer(dim, fmt::format("{}: tensor '{}': dim {}", origin, spec.name, symbols.size()));
         if (extent <= 0)
           throw invalid_argument(fmt::format("{}: tensor '{}' has a non-positive dim {}", origin, spec.name, extent));
         spec.shape.push_back(extent);
@@ -100,7 +115,8 @@ io_description parse_io_description(std::string_view json_text, std::string_view
     }
     const json symbols = doc.value("symbols", json::object());  // named: items() must not outlive it
     for (const auto& [symbol, range] : symbols.items()) {
-      symbol_range r{range.at("min").get<std::int64_t>(), range.at("max").get<std::int64_t>()};
+      const std::string where = fmt::format("{}: symbol '{}': ", origin, symbol);
+      symbol_range r{integer(range.at("min"), where + "min"), integer(range.at("max"), where + "max")};
       if (r.min < 1 || r.max < r.min)
         throw invalid_argument(fmt::format("{}: symbol '{}' has a bad range [{}, {}]", origin, symbol, r.min, r.max));
       d.symbols[symbol] = r;

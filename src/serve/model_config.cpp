@@ -35,6 +35,10 @@ class config_reader {
     const json& v = *find(key);
     if (!v.is_number_integer())
       fail(std::string("'") + key + "' must be an integer, got " + v.dump());
+    // An unsigned value past int64's range would read back negative: name it as written.
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi))
+      fail(std::string("'") + key + "' must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
+           v.dump());
     const auto n = v.get<std::int64_t>();
     if (n < lo || n > hi)
       fail(std::string("'") + key + "' must be in [" + std::to_string(lo) + ", " +
@@ -55,7 +59,7 @@ model_config parse_model_config(std::string_view json_text, std::string model_na
   json doc;
   try {
     doc = json::parse(json_text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
     throw invalid_argument("model '" + config.name + "': " + std::string(model_config_file) +
                            " is not valid JSON: " + e.what());
   }

@@ -92,6 +92,31 @@ TEST(IoDescription, MalformedDescriptionsSayWhere) {
   EXPECT_EQ(ferry::parse_dtype_name("torch.bfloat16"), ferry::dtype::bf16);
 }
 
+// Found by fuzzing (tests/fuzz): the JSON library's own conversion took 2.5 as 2, wrapped
+// 2^64-1 to -1, and converted 1e30 with undefined behaviour.
+TEST(IoDescription, IntegerFieldsAreTakenOnlyAsWritten) {
+  const auto described = [](const std::string& symbols, const std::string& input) {
+    return message_of([&] {
+      (void)ferry::parse_io_description(R"({"format":"ferry.io/1","symbols":{)" + symbols + R"(},"inputs":[)" + input +
+                                            R"(],"outputs":[{"name":"b","dtype":"float16","shape":[1]}]})",
+                                        "x.io.json");
+    });
+  };
+  const std::string a = R"({"name":"a","dtype":"int64","shape":)";
+  for (const std::string dim : {"1e30", "2.5", "18446744073709551615", "true"})
+    EXPECT_NE(described("", a + "[" + dim + "]}").find("x.io.json: tensor 'a': dim 0 must be an integer in int64's range"),
+              std::string::npos)
+        << dim;
+  EXPECT_NE(described("", a + R"([1], "index_bound": 1e30})").find("tensor 'a': index_bound must be an integer"),
+            std::string::npos);
+  EXPECT_NE(described(R"("n": {"min": 1.5, "max": 8})", a + R"(["n"]})").find("symbol 'n': min must be an integer"),
+            std::string::npos);
+  EXPECT_NE(described(R"("n": {"min": 1, "max": 1e30})", a + R"(["n"]})").find("symbol 'n': max must be an integer"),
+            std::string::npos);
+  // What is written as an integer still parses.
+  EXPECT_EQ(ferry::parse_io_description(encoder, "enc").tensors[0].index_bound, 30522);
+}
+
 class PackageFiles : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -19,6 +19,14 @@ std::string failure(const std::string& text) {
   return "no exception";
 }
 
+// Found by fuzzing: numbers the JSON library cannot hold, or that read back as another value.
+TEST(ServeConfig, NumbersBeyondRangeAreNamedNotThrownThrough) {
+  const std::string huge = failure(R"({"engine": "touch", "max_batch": 1e999})");
+  EXPECT_NE(huge.find("config.json"), std::string::npos) << huge;
+  const std::string unsigned_max = failure(R"({"engine": "touch", "max_batch": 18446744073709551615})");
+  EXPECT_NE(unsigned_max.find("got 18446744073709551615"), std::string::npos) << unsigned_max;
+}
+
 TEST(ServeConfig, ParsesEveryKey) {
   const auto c = parse_model_config(
       R"({"engine": "mlp:2x256", "strategy": "mapped", "inflight": 3, "instances_per_gpu": 2,
