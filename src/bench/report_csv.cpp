@@ -72,12 +72,14 @@ csv_fields fields_of(const strategy_result& r) {
   f.emplace_back("max_noise", number(r.max_noise));
   f.emplace_back("noisy", flag(r.noisy));
   f.emplace_back("stopped", r.stopped);
-  for (const auto& [name, side] : {std::pair{"recipe", &r.recipe}, std::pair{"floor", &r.floor}}) {
-    const auto add = [&, name = name](std::string_view member, std::string value) {
-      f.emplace_back(fmt::format("{}_{}", name, member), *side ? std::move(value) : "");
+  for (const auto& entry : {std::pair{"recipe", &r.recipe}, std::pair{"floor", &r.floor}}) {
+    const std::string_view name = entry.first;
+    const bool present = entry.second->has_value();
+    const auto add = [&f, name, present](std::string_view member, std::string value) {
+      f.emplace_back(fmt::format("{}_{}", name, member), present ? std::move(value) : "");
     };
     const side_run empty;
-    const side_run& s = *side ? **side : empty;
+    const side_run& s = present ? **entry.second : empty;
     add("steps", s.steps);
     add("iterations", number(std::uint64_t{s.iterations}));
     add("latency_us_median", number(s.latency_us.median));
