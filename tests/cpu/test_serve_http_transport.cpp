@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "cpu/test_gate.hpp"
 #include "ferry/error.hpp"
 #include "serve/http_transport.hpp"
 
@@ -115,30 +116,7 @@ class raw_client {
 };
 
 // Holds the handlers of "/block" requests until the test opens it.
-class handler_gate {
- public:
-  void pass() {
-    std::unique_lock lock(mutex_);
-    ++waiting_;
-    changed_.notify_all();
-    changed_.wait(lock, [this] { return open_; });
-  }
-  void wait_for_waiting(int n) {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return waiting_ >= n; });
-  }
-  void open() {
-    const std::lock_guard lock(mutex_);
-    open_ = true;
-    changed_.notify_all();
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  int waiting_ = 0;
-  bool open_ = false;
-};
+using handler_gate = ferry::testing::gate;
 
 // An echo server: answers every request with "METHOD PATH BODY-SIZE CHECKSUM" ("/block" once the
 // gate opens), and a request it refuses with "refused STATUS: MESSAGE".
@@ -383,7 +361,7 @@ TEST_F(HttpTransportServer, AnswersTheRequestBeingHandledWhenStopped) {
   start();
   raw_client blocked(port_);
   blocked.send(post("/block", "b"));
-  gate_.wait_for_waiting(1);
+  gate_.wait_for_arrivals(1);
   std::thread stopping([this] { transport_->stop(); });
   std::this_thread::sleep_for(50ms);
   gate_.open();
@@ -526,7 +504,7 @@ TEST_F(HttpTransportServer, ABlockedHandlerDoesNotStopTheReadingOfOthers) {
   start(o);
   raw_client blocked(port_);
   blocked.send(post("/block", "b"));
-  gate_.wait_for_waiting(1);
+  gate_.wait_for_arrivals(1);
 
   raw_client too_big(port_);
   too_big.send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 5000\r\n\r\n");

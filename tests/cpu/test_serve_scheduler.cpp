@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "cpu/test_gate.hpp"
 #include "serve/batch_io.hpp"
 #include "serve/model_scheduler.hpp"
 #include "serve/request_error.hpp"
@@ -30,31 +31,7 @@ constexpr float fail_marker = -1.0F;
 constexpr float slow_marker = -2.0F;
 constexpr float gated_marker = -3.0F;
 
-// Holds the runs that reach it until the test opens it, so a test knows a worker is busy.
-class gate {
- public:
-  void pass() {
-    std::unique_lock lock(mutex_);
-    ++arrived_;
-    changed_.notify_all();
-    changed_.wait(lock, [this] { return open_; });
-  }
-  void wait_for_arrivals(int n) {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return arrived_ >= n; });
-  }
-  void open() {
-    const std::lock_guard lock(mutex_);
-    open_ = true;
-    changed_.notify_all();
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  int arrived_ = 0;
-  bool open_ = false;
-};
+using ferry::testing::gate;
 
 // y = x + 1000 per row. A row holding fail_marker makes the whole run throw; slow_marker sleeps;
 // gated_marker waits for the gate.
