@@ -12,9 +12,12 @@
 #   matrix     `ferry bench` with its defaults, twice back to back, and `ferry bench compare`
 #   reduce64   reduce at 64 MB, every strategy (the default matrix stops at 19 MB)
 #   probes     the hand-written probes of scripts/probes (managed paths; libtorch paths)
+#   tail       the managed-paths probe's tail variants at 0.6 and 4 MB (what a session's events
+#              cost a small prefetch)
 #   resnet     ResNet-50 (AOTInductor, fp16) through ferry: batch 16 every strategy (and as a CUDA
 #              graph where it captures); batch 8/16/32
 #              at 1 and 4 slots; the unified-memory claim at 1/4/16/64 clients
+#   graph      ResNet-50 batch 16 as a CUDA graph (AOTInductor refuses capture: the report says so)
 #   encoder    the BERT-base-sized encoder (AOTInductor, fp16) at sequence 128 and 384, batch 8
 #   auto       --inflight auto against device on mlp:32x4096 b512 and ResNet-50 b8/b32, 8 clients
 #   sanitize   compute-sanitizer memcheck, racecheck and synccheck over the gpu tests
@@ -59,7 +62,7 @@ torch_ready() {  # waits for the background build and export once
   fi
   [[ -x build-torch/apps/ferry/ferry && -e models/resnet50.pt2 ]]
 }
-needs_torch() { wants resnet || wants auto || wants probes || wants encoder; }
+needs_torch() { wants resnet || wants auto || wants probes || wants encoder || wants graph; }
 # Builds ferry against the host's PyTorch and exports the models, in the background. The matrix
 # sets time the host's CPU and CUDA calls, so the build waits until they are done.
 start_torch_build() {
@@ -79,16 +82,8 @@ start_torch_build() {
    echo "rc=$?" >> "$out/export.log") &
   torch_export=$!
 }
-cpu_quiet_sets() { wants matrix || wants reduce64; }
+cpu_quiet_sets() { wants matrix || wants reduce64 || wants tail; }
 cpu_quiet_sets || start_torch_build
-
-if wants tests; then
-  step "gpu tests"
-  timeout 400 ferry_gpu_tests --gtest_brief=1 > "$out/gpu_tests.txt" 2>&1; echo "rc=$?" >> "$out/gpu_tests.txt"
-  tail -4 "$out/gpu_tests.txt"
-  timeout 120 ferry_cpu_tests --gtest_brief=1 > "$out/cpu_tests.txt" 2>&1; echo "rc=$?" >> "$out/cpu_tests.txt"
-  tail -2 "$out/cpu_tests.txt"
-fi
 
 if wants matrix; then
   b matrix-1
@@ -102,7 +97,22 @@ if wants reduce64; then
   b reduce64 --engine reduce --size 64MB --strategy all
 fi
 
+if wants tail && [[ -x .bundle/bin/managed_paths ]]; then
+  step "probe: managed paths, tail variants"
+  timeout 100 .bundle/bin/managed_paths --tail 0.6 4 > "$out/managed_tail.txt" 2>&1; echo "rc=$?" >> "$out/managed_tail.txt"
+  cat "$out/managed_tail.txt"
+fi
+
 cpu_quiet_sets && start_torch_build
+
+# The tests time nothing: they run while libtorch builds.
+if wants tests; then
+  step "gpu tests"
+  timeout 400 ferry_gpu_tests --gtest_brief=1 > "$out/gpu_tests.txt" 2>&1; echo "rc=$?" >> "$out/gpu_tests.txt"
+  tail -4 "$out/gpu_tests.txt"
+  timeout 120 ferry_cpu_tests --gtest_brief=1 > "$out/cpu_tests.txt" 2>&1; echo "rc=$?" >> "$out/cpu_tests.txt"
+  tail -2 "$out/cpu_tests.txt"
+fi
 
 if wants probes && [[ -x .bundle/bin/managed_paths ]]; then
   step "probe: managed paths"
@@ -136,6 +146,11 @@ if wants resnet && torch_ready; then
   unset FERRY
 fi
 
+if wants graph && torch_ready; then
+  FERRY=build-torch/apps/ferry/ferry b resnet-b16-graph --engine torch:models/resnet50.pt2 --batch 16 --graph \
+    --strategy device,pinned --no-link-measure
+fi
+
 if wants encoder && torch_ready; then
   for seq in 128 384; do
     FERRY=build-torch/apps/ferry/ferry b encoder-s$seq --engine torch:models/encoder-s$seq.pt2 --batch 8 --strategy all \
@@ -144,9 +159,10 @@ if wants encoder && torch_ready; then
 fi
 
 if wants auto; then
+  needs_torch && torch_ready  # a quiet CPU for the throughput runs
   b auto-mlp --engine mlp:32x4096 --batch 512 --clients 8 --objective throughput --inflight auto \
     --strategy device,pinned,registered,mapped,managed-prefetch --no-link-measure
-  if torch_ready; then
+  if [[ -x build-torch/apps/ferry/ferry && -e models/resnet50.pt2 ]]; then
     for batch in 8 32; do
       FERRY=build-torch/apps/ferry/ferry b auto-resnet-b$batch --engine torch:models/resnet50.pt2 --batch $batch \
         --clients 8 --objective throughput --inflight auto --strategy device,pinned,registered,mapped,managed-prefetch \

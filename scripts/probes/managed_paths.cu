@@ -6,10 +6,11 @@
 // (the fill is timed apart), with a CUDA-event span around the input prefetch.
 //
 //   nvcc -O2 -std=c++20 -arch=sm_90 scripts/probes/managed_paths.cu -o managed_paths
-//   ./managed_paths [--outputs] [MB ...]     (default 0.6 19 64)
+//   ./managed_paths [--outputs | --tail] [MB ...]     (default 0.6 19 64)
 // Without --outputs: the input prefetch with and without an event recorded just before it. With
 // --outputs: where a managed output's pages should live (prefetched both ways, faulted, advised
-// to host pages).
+// to host pages). With --tail: what an event after the kernel, or timing every other request, costs
+// a small prefetch.
 #include <cuda_runtime.h>
 #include <emmintrin.h>
 
@@ -70,6 +71,12 @@ struct variant {
   // An event recorded on the stream just before the prefetch (as a stage timer would), or none:
   // then the prefetch call is timed on the host and the event follows it.
   bool event_before = true;
+  // The tail variants (--tail): no span events; `tail_event` records one event after the kernel
+  // (as a session marks "inputs consumed"); `alternate` adds span events on every other request
+  // and keeps only the others (as ferry's paired loop times every other request).
+  bool span_events = true;
+  bool tail_event = false;
+  bool alternate = false;
 };
 
 static void fill(float* p, std::size_t n, unsigned salt, writes w) {
@@ -120,12 +127,13 @@ static void run(const variant& v, std::size_t bytes, int iters) {
   for (int it = 0; it < iters + 20; ++it) {
     const auto f0 = clk::now();
     fill(in, n4 * 4, unsigned(it) * 977u, v.w);
+    const bool spans = v.span_events || (v.alternate && it % 2 == 1);
     const auto t0 = clk::now();
-    if (v.event_before) CHECK(cudaEventRecord(e0, copy));
+    if (spans && v.event_before) CHECK(cudaEventRecord(e0, copy));
     const auto p0 = clk::now();
     if (v.prefetch_input) CHECK(cudaMemPrefetchAsync(in, n4 * 16, gpu(), 0, copy));
     const double call_us = us(clk::now() - p0);
-    if (!v.event_before) CHECK(cudaEventRecord(e0, copy));
+    if (spans && !v.event_before) CHECK(cudaEventRecord(e0, copy));
     if (v.before == out_in::prefetch) CHECK(cudaMemPrefetchAsync(out, out_bytes, gpu(), 0, copy));
     if (v.before == out_in::discard_prefetch) {
       void* p = out;
@@ -134,10 +142,11 @@ static void run(const variant& v, std::size_t bytes, int iters) {
       std::size_t idx = 0;
       CHECK(cudaMemDiscardAndPrefetchBatchAsync(&p, &sz, 1, &loc, &idx, 1, 0, copy));
     }
-    CHECK(cudaEventRecord(e1, copy));
+    if (spans) CHECK(cudaEventRecord(e1, copy));
     if (v.two_streams) CHECK(cudaStreamWaitEvent(s, e1, 0));
     read_write<<<264, 512, 0, s>>>(reinterpret_cast<const float4*>(in), n4, out, out_bytes / 4);
     CHECK(cudaGetLastError());
+    if (v.tail_event && !spans) CHECK(cudaEventRecord(join, s));
     if (v.two_streams) {
       CHECK(cudaEventRecord(join, s));
       CHECK(cudaStreamWaitEvent(copy, join, 0));
@@ -154,11 +163,11 @@ static void run(const variant& v, std::size_t bytes, int iters) {
     sink = sink + acc;
     const auto t1 = clk::now();
     float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    if (it >= 20) {
+    if (spans) CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    if (it >= 20 && !(v.alternate && spans)) {
       total.push_back(us(t1 - t0));
       fills.push_back(us(t0 - f0));
-      pre.push_back(ms * 1000 + (v.event_before ? 0.0 : call_us));
+      pre.push_back(spans ? ms * 1000 + (v.event_before ? 0.0 : call_us) : call_us);
       calls.push_back(call_us);
     }
   }
@@ -181,10 +190,12 @@ static void run(const variant& v, std::size_t bytes, int iters) {
 
 int main(int argc, char** argv) {
   std::vector<double> sizes;
-  bool outputs = false;
+  bool outputs = false, tail = false;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--outputs")
       outputs = true;
+    else if (std::string(argv[i]) == "--tail")
+      tail = true;
     else
       sizes.push_back(std::atof(argv[i]));
   }
@@ -217,9 +228,26 @@ int main(int argc, char** argv) {
       {"big out: advise host, no prefetch", false, writes::streaming, true, out_in::none, out_back::advise_host, false, true},
       {"big out: left on gpu, cpu faults", false, writes::streaming, true, out_in::none, out_back::none, false, true},
   };
+  // The tail (--tail): what else on the stream costs a small prefetch its fast path? ferry's
+  // session ends every request with an event (inputs consumed) and times every other request.
+  variant bare = prefetch_first;
+  bare.name = "tail: none (the recipe)";
+  bare.span_events = false;
+  variant tail_event = bare;
+  tail_event.name = "tail: an event after the kernel";
+  tail_event.tail_event = true;
+  variant alternate = bare;
+  alternate.name = "tail: every other request timed";
+  alternate.alternate = true;
+  variant both = tail_event;
+  both.name = "tail: event + every other timed";
+  both.alternate = true;
+  const std::vector<variant> tail_variants{bare, tail_event, alternate, both, bare};
   for (double mb : sizes) {
     const std::size_t bytes = std::size_t(mb * 1e6) / 16 * 16;
-    if (outputs)
+    if (tail)
+      for (const auto& v : tail_variants) run(v, bytes, 400);
+    else if (outputs)
       for (const auto& v : output_variants) run(v, bytes, mb > 30 ? 60 : 150);
     else
       for (const auto& v : input_variants) run(v, bytes, mb > 30 ? 60 : 150);
