@@ -20,6 +20,8 @@
 #   graph      ResNet-50 batch 16 as a CUDA graph (AOTInductor refuses capture: the report says so)
 #   encoder    the BERT-base-sized encoder (AOTInductor, fp16) at sequence 128 and 384, batch 8
 #   auto       --inflight auto against device on mlp:32x4096 b512 and ResNet-50 b8/b32, 8 clients
+#   auto-mlp   the same on mlp:32x4096 b512 only (no libtorch)
+#   gap        managed-prefetch beside its recipe at 0.6 and 4 MB, alone and beside pinned, three runs
 #   sanitize   compute-sanitizer memcheck, racecheck and synccheck over the gpu tests
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -82,7 +84,7 @@ start_torch_build() {
    echo "rc=$?" >> "$out/export.log") &
   torch_export=$!
 }
-cpu_quiet_sets() { wants matrix || wants reduce64 || wants tail; }
+cpu_quiet_sets() { wants matrix || wants reduce64 || wants tail || wants gap; }
 cpu_quiet_sets || start_torch_build
 
 if wants matrix; then
@@ -158,11 +160,18 @@ if wants encoder && torch_ready; then
   done
 fi
 
-if wants auto; then
+if wants gap; then
+  for run in 1 2 3; do
+    b gap-alone-$run --engine reduce --size 0.6MB,4MB --strategy managed-prefetch --no-link-measure
+  done
+  b gap-beside --engine reduce --size 0.6MB,4MB --strategy managed-prefetch,pinned,managed-advise --no-link-measure
+fi
+
+if wants auto || wants auto-mlp; then
   needs_torch && torch_ready  # a quiet CPU for the throughput runs
   b auto-mlp --engine mlp:32x4096 --batch 512 --clients 8 --objective throughput --inflight auto \
     --strategy device,pinned,registered,mapped,managed-prefetch --no-link-measure
-  if [[ -x build-torch/apps/ferry/ferry && -e models/resnet50.pt2 ]]; then
+  if wants auto && [[ -x build-torch/apps/ferry/ferry && -e models/resnet50.pt2 ]]; then
     for batch in 8 32; do
       FERRY=build-torch/apps/ferry/ferry b auto-resnet-b$batch --engine torch:models/resnet50.pt2 --batch $batch \
         --clients 8 --objective throughput --inflight auto --strategy device,pinned,registered,mapped,managed-prefetch \
@@ -180,7 +189,7 @@ fi
 if wants sanitize; then
   for tool in memcheck racecheck synccheck; do
     step "compute-sanitizer --tool $tool"
-    timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 --print-limit 20 .bundle/bin/ferry_gpu_tests \
+    timeout "${SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool $tool --error-exitcode 9 --print-limit 20 .bundle/bin/ferry_gpu_tests \
       --gtest_brief=1 --gtest_filter="${SANITIZE_FILTER:-*}" > "$out/sanitizer-$tool.txt" 2>&1
     echo "rc=$?" >> "$out/sanitizer-$tool.txt"
     grep -E "ERROR SUMMARY|rc=" "$out/sanitizer-$tool.txt" | tail -2
