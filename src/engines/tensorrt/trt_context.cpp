@@ -1,3 +1,4 @@
+#include "core/scoped_device.hpp"
 #include "engines/tensorrt/trt_context.hpp"
 
 #include <string>
@@ -40,7 +41,7 @@ void trt_context::enqueue(stream_ref stream) {
     if (!bound_[i]) unbound += (unbound.empty() ? "'" : ", '") + io_[i].name + "'";
   if (!unbound.empty()) throw invalid_argument(model_->name() + ": enqueue before binding " + unbound);
 
-  const builtin::device_scope on_device(model_->device());
+  const core::scoped_device on_device(model_->device());
   logger::clear_errors();
   if (!context_->enqueueV3(stream.get()))
     throw error(model_->name() + ": TensorRT enqueueV3 failed: " + logger::last_error());
