@@ -11,6 +11,8 @@ Each layer uses only the layers below it:
     device
     core
 
+and engines do not include memory either (APART below).
+
 Every `#include "..."` in src/, include/ferry/ and apps/ is resolved to a file of the tree; an
 include whose file sits in a higher layer, or in a sibling, is reported as
 `file:line: <layer> includes "<path>" of <layer>`. Includes that resolve to no file of the tree
@@ -36,6 +38,8 @@ PUBLIC_HEADERS = {
     "error.hpp": "core",
     "stream.hpp": "core",
     "dtype.hpp": "core",
+    "byte_size.hpp": "core",
+    "device_alignment.hpp": "core",
     "buffer.hpp": "memory",
     "strategy.hpp": "memory",
     "data_location.hpp": "memory",
@@ -53,6 +57,10 @@ PUBLIC_HEADERS = {
     "placement.hpp": "session",
     "replica_set.hpp": "session",
 }
+
+# Pairs the ranks would allow that the design keeps apart: engines stand on core and device only,
+# so a backend never sees how I/O memory was allocated (strategies and engines meet in session).
+APART = {("engines", "memory")}
 
 SCANNED = ("src", "include/ferry", "apps")
 SUFFIXES = {".hpp", ".h", ".cpp", ".cu", ".cuh"}
@@ -91,6 +99,8 @@ def resolve(root: Path, including: Path, name: str) -> Path | None:
 
 
 def allowed(from_layer: str, to_layer: str) -> bool:
+    if (from_layer, to_layer) in APART:
+        return False
     return from_layer == to_layer or RANK[to_layer] < RANK[from_layer]
 
 
@@ -123,7 +133,12 @@ def check(root: Path) -> list[str]:
                     continue
                 if to_layer is None or allowed(from_layer, to_layer):
                     continue
-                relation = "a sibling" if RANK[to_layer] == RANK[from_layer] else "a higher layer"
+                if (from_layer, to_layer) in APART:
+                    relation = "kept apart"
+                elif RANK[to_layer] == RANK[from_layer]:
+                    relation = "a sibling"
+                else:
+                    relation = "a higher layer"
                 problems.append(f'{path.relative_to(root)}:{number}: {from_layer} includes '
                                 f'"{match.group(1)}" of {to_layer} ({relation})')
     return sorted(set(problems))

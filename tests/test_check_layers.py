@@ -57,6 +57,13 @@ class CheckLayers(unittest.TestCase):
         self.assertEqual(result.returncode, 1)
         self.assertIn('src/serve/server.cpp:1: serve includes "bench/cell.hpp" of bench (a sibling)', result.stdout)
 
+    def test_engines_do_not_include_memory(self):
+        result = run_checker({**BASE, "src/memory/buffer.hpp": "#pragma once\n",
+                              "src/engines/context.cpp": '#include "memory/buffer.hpp"\n'})
+        self.assertEqual(result.returncode, 1)
+        self.assertIn('src/engines/context.cpp:1: engines includes "memory/buffer.hpp" of memory (kept apart)',
+                      result.stdout)
+
     def test_a_public_header_without_a_layer_fails(self):
         result = run_checker({**BASE, "include/ferry/new_thing.hpp": "#pragma once\n"})
         self.assertEqual(result.returncode, 1)

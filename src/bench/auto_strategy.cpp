@@ -1,7 +1,7 @@
 // `--strategy auto`: a short calibration on the actual workload, then the pick and its reason.
 #include <fmt/format.h>
 
-#include "ferry/bench.hpp"
+#include "ferry/bench/run.hpp"
 #include "ferry/device_caps.hpp"
 
 namespace ferry::bench {

@@ -4,8 +4,8 @@
 
 #include "bench/host_probe.hpp"
 #include "core/scoped_device.hpp"
-#include "ferry/bench_matrix.hpp"
-#include "ferry/bench_stats.hpp"
+#include "ferry/bench/matrix.hpp"
+#include "ferry/bench/stats.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/device_set.hpp"
 #include "ferry/error.hpp"

@@ -1,6 +1,6 @@
 // The placement probe: one request at a time on device buffers, with its data on one GPU and the
 // engine on the same or another GPU (placement_cost.hpp).
-#include "ferry/placement_cost.hpp"
+#include "ferry/bench/placement_cost.hpp"
 
 #include <array>
 #include <vector>
@@ -9,7 +9,7 @@
 #include "bench/output_check.hpp"
 #include "core/device_memory.hpp"
 #include "core/scoped_device.hpp"
-#include "ferry/bench_stats.hpp"
+#include "ferry/bench/stats.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/error.hpp"
 #include "ferry/peer_access.hpp"

@@ -11,7 +11,7 @@
 #include "core/pinned_memory.hpp"
 #include "core/scoped_device.hpp"
 #include "memory/copy_buffer.hpp"
-#include "memory/device_alignment.hpp"
+#include "memory/alignment_check.hpp"
 #include "memory/managed_buffer.hpp"
 #include "memory/resident_buffer.hpp"
 #include "memory/staged_buffer.hpp"

@@ -22,15 +22,15 @@
 #include "core/managed_memory.hpp"
 #include "core/pinned_memory.hpp"
 #include "core/scoped_device.hpp"
-#include "ferry/bench.hpp"
+#include "ferry/bench/placement_cost.hpp"
+#include "ferry/bench/run.hpp"
+#include "ferry/bench/workload_factory.hpp"
 #include "ferry/builtin.hpp"
 #include "ferry/data_location.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/peer_access.hpp"
-#include "ferry/placement_cost.hpp"
 #include "ferry/replica_set.hpp"
 #include "ferry/session.hpp"
-#include "ferry/workload_factory.hpp"
 
 namespace {
 

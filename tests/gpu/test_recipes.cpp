@@ -10,11 +10,11 @@
 
 #include "bench/recipes/recipe.hpp"
 #include "core/scoped_device.hpp"
-#include "ferry/bench.hpp"
+#include "ferry/bench/run.hpp"
+#include "ferry/bench/workload_factory.hpp"
 #include "ferry/builtin.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/gpu_clocks.hpp"
-#include "ferry/workload_factory.hpp"
 
 namespace {
 

@@ -1,9 +1,9 @@
-#include "memory/device_alignment.hpp"
+#include "memory/alignment_check.hpp"
 
 #include <cstdint>
 #include <string>
 
-#include "ferry/buffer.hpp"
+#include "ferry/device_alignment.hpp"
 #include "ferry/error.hpp"
 
 namespace ferry::memory {
