@@ -1,8 +1,8 @@
-#include "core/scoped_device.hpp"
 #include "engines/builtin/launch_context.hpp"
 
 #include <utility>
 
+#include "core/scoped_device.hpp"
 #include "engines/builtin/launch_support.hpp"
 
 namespace ferry::builtin {

@@ -1,11 +1,10 @@
-#include "core/scoped_device.hpp"
 #include "engines/tensorrt/tensorrt_engine.hpp"
 
 #include <algorithm>
 #include <mutex>
 #include <utility>
 
-#include "engines/builtin/launch_support.hpp"
+#include "core/scoped_device.hpp"
 #include "engines/builtin/tensor_checks.hpp"
 #include "engines/tensorrt/trt_context.hpp"
 #include "engines/tensorrt/trt_model.hpp"

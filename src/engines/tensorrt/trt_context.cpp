@@ -1,10 +1,9 @@
-#include "core/scoped_device.hpp"
 #include "engines/tensorrt/trt_context.hpp"
 
 #include <string>
 #include <utility>
 
-#include "engines/builtin/launch_support.hpp"
+#include "core/scoped_device.hpp"
 #include "engines/tensorrt/trt_logger.hpp"
 #include "ferry/error.hpp"
 

@@ -1,11 +1,10 @@
-#include "core/scoped_device.hpp"
 #include "engines/tensorrt/trt_model.hpp"
 
 #include <cuda_runtime_api.h>
 
 #include <utility>
 
-#include "engines/builtin/launch_support.hpp"
+#include "core/scoped_device.hpp"
 #include "engines/tensorrt/trt_logger.hpp"
 #include "ferry/error.hpp"
 
