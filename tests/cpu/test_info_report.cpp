@@ -75,7 +75,6 @@ TEST(Recommendation, DiscretePcieIsPinnedCopiesWithTwoSlots) {
   EXPECT_TRUE(contains(r.avoid, strategy_kind::managed));
   EXPECT_TRUE(contains(r.avoid, strategy_kind::pageable));
   EXPECT_TRUE(contains(r.avoid, strategy_kind::managed_prefetch));
-  EXPECT_NE(r.reasoning.find("53"), std::string_view::npos);  // the measured link ceiling
 }
 
 TEST(Recommendation, IntegratedIsZeroCopyAndAvoidsCopies) {
@@ -105,6 +104,9 @@ TEST(Recommendation, ListsAreConsistentAndTheChoiceIsAvailableOnItsPlatform) {
     SCOPED_TRACE(std::string(ferry::to_string(platform)));
     EXPECT_EQ(r.platform, platform);
     EXPECT_FALSE(r.reasoning.empty());
+    // The rules are shown on machines they were not measured on: no figure of one machine.
+    for (const std::string_view figure : {"GB/s", " us ", "µs", "x slower", " MB", "%"})
+      EXPECT_EQ(r.reasoning.find(figure), std::string_view::npos) << figure << " in: " << r.reasoning;
     EXPECT_FALSE(contains(r.avoid, r.recommended));
     EXPECT_FALSE(contains(r.alternatives, r.recommended));
     for (const auto k : r.alternatives) EXPECT_FALSE(contains(r.avoid, k)) << ferry::to_string(k);
