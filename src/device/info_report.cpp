@@ -291,7 +291,7 @@ void append_measured(std::string& out, const json& profile) {
     append_wrapped(out, label("  " + use.at("use").get<std::string>()), rows, " ");
   }
   for (const auto& f : profile.at("inflight"))
-    append_field(out, "  in-flight", fmt::format("{} slots for {} at {} (throughput stopped rising beyond)",
+    append_field(out, "  in-flight", fmt::format("{} slots for {} at {} (more did not raise throughput)",
                                                  f.at("depth").get<int>(), f.at("strategy").get<std::string>(),
                                                  bytes_text(f.at("bytes").get<std::size_t>())));
   for (const auto& r : profile.at("refused"))

@@ -90,8 +90,9 @@ inline cost discrete_model(strategy_kind k, transfer_use use) {
     case registered: return {22, 50};
     case staged: return {25, 20};
     case pageable: return {30, 8};
-    case mapped: case registered_mapped: case managed_advise:
+    case mapped: case managed_advise:
       return use == transfer_use::input_reread ? cost{18, 12} : cost{18, 48};
+    case registered_mapped: return use == transfer_use::input_reread ? cost{19, 12} : cost{19, 48};
     case managed: return {60, 7};
     case managed_prefetch: return use == transfer_use::output ? cost{40, 6} : cost{30, 40};
     case system: return {80, 5};
