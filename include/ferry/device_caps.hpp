@@ -55,8 +55,9 @@ struct device_caps {
 
 [[nodiscard]] platform_class classify(const device_caps& caps) noexcept;
 
-// The link between host and GPU in words: "PCIe Gen5 x16", "integrated (shared DRAM)",
-// "NVLink-C2C (ATS)"; what a measurement on this device depends on besides the card.
+// The link between host and GPU in words: "PCIe Gen5 x16" (the most card and slot can do),
+// "integrated (shared DRAM)", "NVLink-C2C (ATS)"; what a measurement on this device depends on
+// besides the card.
 [[nodiscard]] std::string describe_link(const device_caps& caps);
 
 // Number of usable CUDA devices; 0 (never an exception) when there is no driver or GPU.

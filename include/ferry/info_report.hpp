@@ -44,7 +44,7 @@ using profile_lookups = std::map<int, profile_lookup>;
 //   "cuda": {"driver": "13.0", "runtime": "13.0"},
 //   "devices": [{
 //     "ordinal", "name", "compute_capability": "9.0", "multiprocessors",
-//     "total_memory_bytes", "free_memory_bytes", "pci_bus_id",
+//     "total_memory_bytes", "free_memory_bytes", "pci_bus_id", "uuid",
 //     "capabilities": {"integrated": bool, "can_map_host_memory": bool, ...every device_caps flag},
 //     "pcie": {"current_generation", "current_width", "max_generation", "max_width"} | null,
 //     "platform_class": "discrete-pcie",

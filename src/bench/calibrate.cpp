@@ -28,6 +28,16 @@ std::string_view engine_for(transfer_use use) {
   return "reduce";
 }
 
+// Requests per cell: fewer at the largest sizes, where one request takes milliseconds (tens of
+// them for the fault-driven strategies) and its median settles in few samples, so the sweep keeps
+// to its time.
+std::size_t requests_per_cell(sweep_depth depth, std::size_t bytes) {
+  const std::size_t base = depth == sweep_depth::quick ? 6 : 16;
+  if (bytes >= 64 * mib) return 3;
+  if (bytes >= 16 * mib) return base / 2;
+  return base;
+}
+
 run_options cell_options(int device, sweep_depth depth) {
   run_options o;
   o.devices = {device};
@@ -37,8 +47,8 @@ run_options cell_options(int device, sweep_depth depth) {
   o.um_counters = false;
   o.check_every = 4;     // few requests per cell: check several of them
   switch (depth) {
-    case sweep_depth::quick: o.iterations = 6; break;
-    case sweep_depth::standard: o.iterations = 16; break;
+    case sweep_depth::quick:
+    case sweep_depth::standard: o.iterations = requests_per_cell(depth, 0); break;
     case sweep_depth::thorough:
       o.limits = {.max_noise = 0.02, .min_samples = 20, .min_seconds = 0.05, .max_seconds = 1.0};
       break;
@@ -100,7 +110,7 @@ calibration_run calibrate(int device, sweep_depth depth, const progress_function
     sizes.push_back(bytes);
   }
 
-  const run_options options = cell_options(device, depth);
+  run_options options = cell_options(device, depth);
   for (const transfer_use use : all_transfer_uses) {
     for (const strategy_kind k : all_strategies) {
       if (k == strategy_kind::device) continue;  // the floor, not a way to feed host inputs
@@ -114,6 +124,7 @@ calibration_run calibrate(int device, sweep_depth depth, const progress_function
         const workload w = make_workload({.engine = std::string(engine_for(use)), .input_bytes = bytes,
                                           .devices = {device}, .max_concurrency = 2});
         if (progress) progress(fmt::format("{} {} KiB {}", to_string(use), bytes / kib, to_string(k)));
+        if (depth != sweep_depth::thorough) options.iterations = requests_per_cell(depth, bytes);
         const strategy_result r = run_cell(w, k, options);
         if (r.refused) {
           // A refusal at one size (memory, usually) ends the curve there; smaller sizes stand.

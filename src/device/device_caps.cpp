@@ -40,7 +40,9 @@ std::string describe_link(const device_caps& caps) {
     case platform_class::coherent_hmm: break;
   }
   if (!caps.pcie) return "PCIe (generation and width not reported)";
-  return fmt::format("PCIe Gen{} x{}", caps.pcie->current_generation, caps.pcie->current_width);
+  // The most the card and its slot can do, not the current state: an idle GPU drops its link to
+  // a lower generation to save power, which must not make yesterday's profile look stale.
+  return fmt::format("PCIe Gen{} x{}", caps.pcie->max_generation, caps.pcie->max_width);
 }
 
 int cuda_device_count() noexcept {

@@ -178,6 +178,7 @@ json device_json(const device_caps& caps, const link_measurements& measured, con
       {"total_memory_bytes", caps.total_memory},
       {"free_memory_bytes", caps.free_memory},
       {"pci_bus_id", caps.pci_bus_id},
+      {"uuid", caps.uuid},
       {"capabilities", std::move(capabilities)},
       {"pcie", std::move(pcie)},
       {"platform_class", to_string(platform)},
@@ -309,6 +310,7 @@ void append_device(std::string& out, const json& dev) {
                fmt::format("{:.1f} GiB total, {:.1f} GiB free", gib(dev.at("total_memory_bytes")),
                            gib(dev.at("free_memory_bytes"))));
   append_field(out, "PCI bus id", dev.at("pci_bus_id").get<std::string>());
+  if (const auto uuid = dev.at("uuid").get<std::string>(); !uuid.empty()) append_field(out, "UUID", uuid);
   append_field(out, "PCIe link", pcie_text(dev.at("pcie")));
   append_field(out, "platform", dev.at("platform_class").get<std::string>());
 

@@ -41,7 +41,8 @@ struct estimate {
 // The request's cost under one strategy, or nullopt when a curve it needs is missing or refused.
 std::optional<double> request_us(const device_profile& p, strategy_kind k, const io_traffic& io, transfer_use input_use) {
   double total = 0;
-  if (io.input_bytes > 0) {
+  // A request that moves nothing still pays each strategy's fixed costs: the smallest size's time.
+  if (io.input_bytes > 0 || io.output_bytes == 0) {
     const strategy_curve* in = p.find(k, input_use);
     if (in == nullptr) return std::nullopt;
     const auto us = estimate_us(*in, io.input_bytes);

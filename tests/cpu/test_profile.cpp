@@ -149,7 +149,7 @@ TEST_F(ProfileFiles, AnotherLinkMakesItStale) {
   auto caps = t::discrete_pcie_caps();
   const auto path = dir_ / "p.json";
   ferry::save_profile(t::synthetic_profile(caps, t::discrete_model), path);
-  caps.pcie->current_generation = 4;  // the card was moved to a slower slot
+  caps.pcie->max_generation = 4;  // the card was moved to a slower slot
   const auto found = ferry::load_profile(path, caps);
   EXPECT_EQ(found.status, profile_status::stale);
   EXPECT_NE(found.message.find("measured over PCIe Gen5 x16, the link is now PCIe Gen4 x16"), std::string::npos)
