@@ -2,6 +2,7 @@
 // which `ferry info`, `ferry bench --strategy auto` and serve's "auto" then use.
 #pragma once
 
+#include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -15,6 +16,7 @@ struct calibrate_options {
   bench::sweep_depth depth = bench::sweep_depth::standard;
   std::optional<int> device;                // every GPU when absent
   std::optional<std::filesystem::path> profile;  // where to save; one GPU only
+  std::FILE* summary = stdout;  // `ferry info --measure` keeps stdout for its report
 };
 
 // Calibrates each chosen GPU and saves its profile; progress goes to stderr, one summary line per

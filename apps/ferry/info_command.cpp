@@ -41,7 +41,8 @@ void run_info(const info_options& options) {
   if (options.link == link_measurement::measure) {
     for (const auto& caps : devices) {
       // The measurements on this machine are the profile's: --measure writes it as calibrate does.
-      (void)run_calibrate({.depth = bench::sweep_depth::quick, .device = caps.ordinal, .profile = options.profile});
+      (void)run_calibrate({.depth = bench::sweep_depth::quick, .device = caps.ordinal, .profile = options.profile,
+                           .summary = stderr});
       measured.emplace(caps.ordinal, measure_link_bandwidth_blocking(caps.ordinal));
     }
   }
