@@ -3,8 +3,20 @@
 
 #include "ferry/bench.hpp"
 #include "ferry/device_caps.hpp"
+#include "memory/allocations.hpp"
 
 namespace ferry::bench {
+
+io_traffic traffic_of(const workload& w, int device) {
+  std::unique_ptr<engine> eng;
+  {
+    memory::scoped_device on_device(device);
+    eng = w.make_engine(device);
+  }
+  io_traffic io;
+  for (const auto& t : eng->resolve(w.shapes)) (t.role == tensor_role::input ? io.input_bytes : io.output_bytes) += t.bytes();
+  return io;
+}
 
 calibration choose_strategy(const workload& w, objective goal, const run_options& options) {
   run_options brief = options;
