@@ -45,6 +45,7 @@ PUBLIC_HEADERS = {
     "data_location.hpp": "memory",
     "streaming_copy.hpp": "memory",
     "recommendation.hpp": "memory",
+    "profile.hpp": "memory",
     "device_caps.hpp": "device",
     "device_set.hpp": "device",
     "peer_access.hpp": "device",
@@ -56,6 +57,7 @@ PUBLIC_HEADERS = {
     "session.hpp": "session",
     "placement.hpp": "session",
     "replica_set.hpp": "session",
+    "choose.hpp": "session",
 }
 
 # Pairs the ranks would allow that the design keeps apart: engines stand on core and device only,

@@ -23,6 +23,9 @@
 #   auto-mlp   the same on mlp:32x4096 b512 only (no libtorch)
 #   gap        managed-prefetch beside its recipe at 0.6 and 4 MB, alone and beside pinned, three runs
 #   sanitize   compute-sanitizer memcheck, racecheck and synccheck over the gpu tests
+#   calibrate  `ferry calibrate --quick` and `--thorough`, each timed, into OUTDIR/calibrate (its own
+#              cache folder, so the profiles come back); then `ferry info` (text and --json) and
+#              `ferry bench --strategy auto` reading the profile the thorough sweep left
 #   multi      on two GPUs or more: the multi-GPU tests (and the whole suite unless `tests` runs it),
 #              `ferry info --measure` (peer access and bandwidth), mlp throughput on 1 vs 2 GPUs,
 #              each GPU alone, what data-following placement saves, ResNet-50 on 1 vs 2 GPUs where
@@ -88,7 +91,7 @@ start_torch_build() {
    echo "rc=$?" >> "$out/export.log") &
   torch_export=$!
 }
-cpu_quiet_sets() { wants matrix || wants reduce64 || wants tail || wants gap || wants multi; }
+cpu_quiet_sets() { wants matrix || wants reduce64 || wants tail || wants gap || wants calibrate || wants multi; }
 cpu_quiet_sets || start_torch_build
 
 if wants matrix; then
@@ -101,6 +104,28 @@ fi
 
 if wants reduce64; then
   b reduce64 --engine reduce --size 64MB --strategy all
+fi
+
+if wants calibrate; then
+  cal="$out/calibrate"
+  mkdir -p "$cal"
+  for depth in quick thorough; do
+    step "ferry calibrate --$depth"
+    start=$(date +%s%N)
+    XDG_CACHE_HOME="$cal/cache" timeout 600 ferry calibrate --$depth --device 0 > "$cal/calibrate-$depth.txt" 2>&1
+    rc=$?
+    echo "rc=$rc wall_ms=$(( ($(date +%s%N) - start) / 1000000 ))" >> "$cal/calibrate-$depth.txt"
+    cp "$cal"/cache/ferry/profiles/*.json "$cal/profile-$depth.json" 2>/dev/null
+    tail -2 "$cal/calibrate-$depth.txt"
+  done
+  step "ferry info with the profile"
+  XDG_CACHE_HOME="$cal/cache" ferry info --device 0 > "$cal/info.txt" 2>&1; echo "rc=$?" >> "$cal/info.txt"
+  XDG_CACHE_HOME="$cal/cache" ferry info --device 0 --json > "$cal/info.json" 2> "$cal/info-json.stderr"
+  echo "rc=$?" >> "$cal/info-json.stderr"
+  XDG_CACHE_HOME="$cal/cache" b calibrate/bench-auto --engine reduce,touch --size 64KB,1MB,19MB,256MB --strategy auto \
+    --no-link-measure
+  XDG_CACHE_HOME="$cal/cache" b calibrate/bench-auto-throughput --engine reduce --size 1MB,19MB --strategy auto \
+    --objective throughput --no-link-measure
 fi
 
 if wants tail && [[ -x .bundle/bin/managed_paths ]]; then
@@ -293,7 +318,10 @@ fi
 if wants sanitize; then
   for tool in memcheck racecheck synccheck; do
     step "compute-sanitizer --tool $tool"
-    timeout "${SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool $tool --error-exitcode 9 --print-limit 20 .bundle/bin/ferry_gpu_tests \
+    # The refusal tests provoke CUDA API errors on purpose (and assert them): memcheck's exit code
+    # should speak of memory errors only.
+    api=(); [[ $tool == memcheck ]] && api=(--report-api-errors no)
+    timeout "${SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool $tool "${api[@]}" --error-exitcode 9 --print-limit 20 .bundle/bin/ferry_gpu_tests \
       --gtest_brief=1 --gtest_filter="${SANITIZE_FILTER:-*}" > "$out/sanitizer-$tool.txt" 2>&1
     echo "rc=$?" >> "$out/sanitizer-$tool.txt"
     grep -E "ERROR SUMMARY|rc=" "$out/sanitizer-$tool.txt" | tail -2

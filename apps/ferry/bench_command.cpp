@@ -15,6 +15,7 @@
 #include "ferry/device_caps.hpp"
 #include "ferry/device_set.hpp"
 #include "ferry/error.hpp"
+#include "ferry/profile.hpp"
 
 namespace ferry::cli {
 namespace {
@@ -40,6 +41,7 @@ struct bench_flags {
   bool no_um_counters = false;
   bool no_link_measure = false;
   bool placement = false;
+  std::string profile;  // --profile; empty: the first GPU's default cache file
 };
 
 void write_file(const std::string& path, const std::string& text) {
@@ -117,6 +119,18 @@ void run_bench(bench_flags& f, bool device_given, const std::string& command_lin
     return;
   }
 
+  if (f.matrix.strategies == "auto") {
+    // auto starts from what was measured on this GPU; without a usable profile it calibrates on the
+    // workload as before, and the report says why.
+    const device_caps caps = query_device(options.devices.front());
+    const auto found = load_profile(f.profile.empty() ? default_profile_path(caps) : std::filesystem::path(f.profile), caps);
+    if (found.profile) {
+      f.matrix.profile = found.profile;
+    } else {
+      f.matrix.profile_note = found.message + "; auto calibrated on the workload instead";
+      if (found.status != profile_status::missing || !f.profile.empty()) std::cerr << "ferry bench: " << found.message << '\n';
+    }
+  }
   const bench::bench_report report = bench::run_matrix(f.matrix, options, command_line, progress);
   clear_progress();
   std::cout << bench::render_table(report);
@@ -144,7 +158,7 @@ void add_compare_command(CLI::App& bench) {
 std::string strategy_help() {
   std::string names;
   for (const auto k : all_strategies) names += (names.empty() ? "" : ", ") + std::string(to_string(k));
-  return "strategies: a list of " + names + "; or 'all', or 'auto' (calibrates on the workload)";
+  return "strategies: a list of " + names + "; or 'all', or 'auto' (from this GPU's profile, see ferry calibrate; without one it calibrates on the workload)";
 }
 
 }  // namespace
@@ -189,6 +203,9 @@ void add_bench_command(CLI::App& app, std::string command_line) {
                   "how the CPU writes each request's fresh input: streaming (non-temporal stores, default) or cached")
       ->check(CLI::IsMember({"cached", "streaming"}));
   cmd->add_option("--json", f.json, "write the JSON report here");
+  cmd->add_option("--profile", f.profile,
+                  "--strategy auto: this profile (ferry calibrate) instead of the GPU's own in "
+                  "$XDG_CACHE_HOME/ferry/profiles");
   cmd->add_option("--csv", f.csv, "write the CSV report here");
   cmd->add_option("--md", f.md, "write the markdown report here");
   cmd->add_option("--plot", f.plot, "render latency/throughput plots here (.png or .svg)");

@@ -8,8 +8,13 @@
 
 namespace ferry::cli {
 
-// `ferry info [--measure] [--json] [--device N]`: platform capabilities and advice.
+// `ferry info [--measure] [--json] [--device N] [--profile PATH]`: platform capabilities and
+// advice, measured on this machine where a profile is (`--measure` calibrates first).
 void add_info_command(CLI::App& app);
+
+// `ferry calibrate [--quick | --thorough] [--device N] [--profile PATH]`: measures this machine
+// and saves each GPU's profile (apps/ferry/calibrate_command.cpp).
+void add_calibrate_command(CLI::App& app);
 
 // `ferry bench ...`: measures the strategies on an engine (apps/ferry/bench_command.cpp).
 // command_line is recorded in the reports so every figure says how it was produced.

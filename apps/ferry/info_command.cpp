@@ -8,12 +8,14 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "calibrate_command.hpp"
 #include "commands.hpp"
 #include "ferry/bench/info_report.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/error.hpp"
 #include "ferry/link_bandwidth.hpp"
 #include "ferry/peer_access.hpp"
+#include "ferry/profile.hpp"
 
 namespace ferry::cli {
 
@@ -32,11 +34,30 @@ void run_info(const info_options& options) {
                                                ? std::vector{query_device(*options.device)}
                                                : query_all_devices();
   const cuda_versions versions = query_cuda_versions();
+  if (options.profile && devices.size() > 1)
+    throw invalid_argument("--profile names one GPU's file: give --device too on a machine with several GPUs");
 
   link_measurements measured;
   if (options.link == link_measurement::measure) {
-    for (const auto& caps : devices)
+    for (const auto& caps : devices) {
+      // The measurements on this machine are the profile's: --measure writes it as calibrate does.
+      (void)run_calibrate({.depth = bench::sweep_depth::quick, .device = caps.ordinal, .profile = options.profile,
+                           .summary = stderr});
       measured.emplace(caps.ordinal, measure_link_bandwidth_blocking(caps.ordinal));
+    }
+  }
+
+  profile_lookups profiles;
+  for (const auto& caps : devices) {
+    std::filesystem::path path;
+    try {
+      path = options.profile ? *options.profile : default_profile_path(caps);
+    } catch (const invalid_argument& e) {  // no cache folder: the same as no profile
+      profiles.emplace(caps.ordinal, profile_lookup{.status = profile_status::missing, .path = {}, .profile = {},
+                                                    .message = e.what()});
+      continue;
+    }
+    profiles.emplace(caps.ordinal, load_profile(path, caps));
   }
 
   // With two GPUs or more: which pairs reach each other directly, peer access switched on where
@@ -51,7 +72,7 @@ void run_info(const info_options& options) {
       for (auto& link : peers) link.bandwidth = measure_peer_bandwidth_blocking(link.from, link.to);
   }
 
-  const nlohmann::json info = build_info_json(versions, devices, measured, peers);
+  const nlohmann::json info = build_info_json(versions, devices, measured, peers, profiles);
   if (options.format == info_format::json)
     fmt::print("{}\n", info.dump(2));
   else
@@ -65,6 +86,7 @@ void add_info_command(CLI::App& app) {
     bool measure = false;
     bool json = false;
     int device = -1;
+    std::string profile;
     CLI::Option* device_option = nullptr;
   };
   auto flags = std::make_shared<parsed>();
@@ -72,8 +94,11 @@ void add_info_command(CLI::App& app) {
   CLI::App* info = app.add_subcommand(
       "info", "Show each GPU's capabilities, which strategies work (or why not), what to use");
   info->add_flag("--measure", flags->measure,
-                 "Also measure the pinned H2D/D2H link peak (256 MiB copies, under a second) and, with "
-                 "2+ GPUs, the peer copy bandwidth of every pair both ways");
+                 "Calibrate this machine first (`ferry calibrate --quick`, saving the profile), measure the "
+                 "pinned H2D/D2H link peak and, with 2+ GPUs, the peer copy bandwidth of every pair both ways");
+  info->add_option("--profile", flags->profile,
+                   "Read (and with --measure write) this profile instead of "
+                   "$XDG_CACHE_HOME/ferry/profiles/<GPU UUID>.json");
   info->add_flag("--json", flags->json, "Print JSON instead of text");
   flags->device_option =
       info->add_option("--device", flags->device, "Report only this GPU (ordinal)")
@@ -89,6 +114,7 @@ void add_info_command(CLI::App& app) {
     options.format = flags->json ? info_format::json : info_format::text;
     options.link = flags->measure ? link_measurement::measure : link_measurement::skip;
     if (flags->device_option->count() > 0) options.device = flags->device;
+    if (!flags->profile.empty()) options.profile = flags->profile;
     run_info(options);
   });
 }

@@ -1,7 +1,9 @@
-// `ferry info`: what each GPU can do, which strategies work on it (and why not), what to start
-// with, and optionally the measured pinned link peak.
+// `ferry info`: what each GPU can do, which strategies work on it (and why not), what was
+// measured on this machine (its profile) or else the platform rules, and optionally the measured
+// pinned link peak.
 #pragma once
 
+#include <filesystem>
 #include <optional>
 
 namespace ferry::cli {
@@ -13,9 +15,12 @@ struct info_options {
   info_format format = info_format::text;
   link_measurement link = link_measurement::skip;
   std::optional<int> device;  // every device when absent
+  // The profile to read (one device only); each device's default cache file when absent.
+  std::optional<std::filesystem::path> profile;
 };
 
-// Queries the devices, optionally measures their links, and prints the report to stdout.
+// Queries the devices, reads their profiles, optionally calibrates them (`--measure`: a quick
+// `ferry calibrate`, saved as usual) and measures their links, and prints the report to stdout.
 // Throws ferry::no_device when there is no GPU and ferry::invalid_argument for a bad ordinal.
 void run_info(const info_options& options);
 

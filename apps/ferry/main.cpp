@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   });
 
   ferry::cli::add_info_command(app);
+  ferry::cli::add_calibrate_command(app);
   std::string command_line = "ferry";
   for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
   ferry::cli::add_bench_command(app, command_line);

@@ -39,6 +39,7 @@ struct device_caps {
   std::size_t total_memory = 0;
   std::size_t free_memory = 0;  // at query time; allocators re-check before large requests
   std::string pci_bus_id;       // "0000:41:00.0"
+  std::string uuid;             // "GPU-8c5e...": names this card across reboots and slot moves
   bool integrated = false;
   bool can_map_host_memory = false;
   bool host_register_supported = false;
@@ -53,6 +54,11 @@ struct device_caps {
 };
 
 [[nodiscard]] platform_class classify(const device_caps& caps) noexcept;
+
+// The link between host and GPU in words: "PCIe Gen5 x16" (the most card and slot can do),
+// "integrated (shared DRAM)", "NVLink-C2C (ATS)"; what a measurement on this device depends on
+// besides the card.
+[[nodiscard]] std::string describe_link(const device_caps& caps);
 
 // Number of usable CUDA devices; 0 (never an exception) when there is no driver or GPU.
 [[nodiscard]] int cuda_device_count() noexcept;

@@ -1,8 +1,8 @@
 // Which strategy to start from on each kind of platform, before anything has been measured.
 //
-// The advice is static and per platform_class: it is what the measurements in docs/RESULTS.md (and the
-// documented behaviour of integrated and coherent platforms) say, not a measurement of this
-// machine. `ferry bench` measures the user's own engine and machine; this is where to start.
+// The advice is static and per platform_class: what the way each platform moves bytes implies,
+// without figures, because it was not measured on the machine it is shown on. Advice measured on
+// this machine comes from a profile (ferry/profile.hpp, `ferry calibrate`) through ferry::choose.
 #pragma once
 
 #include <span>

@@ -1,10 +1,22 @@
 // `--strategy auto`: a short calibration on the actual workload, then the pick and its reason.
 #include <fmt/format.h>
 
+#include "core/scoped_device.hpp"
 #include "ferry/bench/run.hpp"
 #include "ferry/device_caps.hpp"
 
 namespace ferry::bench {
+
+io_traffic traffic_of(const workload& w, int device) {
+  std::unique_ptr<engine> eng;
+  {
+    core::scoped_device on_device(device);
+    eng = w.make_engine(device);
+  }
+  io_traffic io;
+  for (const auto& t : eng->resolve(w.shapes)) (t.role == tensor_role::input ? io.input_bytes : io.output_bytes) += t.bytes();
+  return io;
+}
 
 calibration choose_strategy(const workload& w, objective goal, const run_options& options) {
   run_options brief = options;

@@ -1,7 +1,9 @@
 #include "ferry/bench/info_report.hpp"
 
+#include <algorithm>
 #include <array>
 #include <iterator>
+#include <utility>
 #include <span>
 #include <string_view>
 
@@ -57,6 +59,7 @@ json recommendation_json(const recommendation& r) {
       {"avoid", strategy_names(r.avoid)},
       {"in_flight_slots", r.in_flight_slots},
       {"reasoning", r.reasoning},
+      {"source", "platform rules, not measured on this machine"},
   };
 }
 
@@ -69,6 +72,61 @@ json link_json(const link_bandwidth& link) {
       {"d2h_gbps_median", link.d2h_gbps_median},
       {"d2h_gbps_best", link.d2h_gbps_best},
   };
+}
+
+// Per use and measured size: the fastest strategy this device offers and the next one.
+json uses_json(const device_profile& p, const device_caps& caps) {
+  json uses = json::array();
+  for (const transfer_use use : all_transfer_uses) {
+    std::vector<std::size_t> sizes;
+    for (const auto& c : p.curves)
+      if (c.use == use)
+        for (const auto& pt : c.points) sizes.push_back(pt.bytes);
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    json rows = json::array();
+    for (const std::size_t bytes : sizes) {
+      std::vector<std::pair<double, strategy_kind>> ranked;
+      for (const auto& c : p.curves) {
+        if (c.use != use || !c.refused.empty() || unavailable_reason(c.strategy, caps)) continue;
+        for (const auto& pt : c.points)
+          if (pt.bytes == bytes) ranked.emplace_back(pt.median_us, c.strategy);
+      }
+      if (ranked.empty()) continue;
+      std::stable_sort(ranked.begin(), ranked.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      const bool has_next = ranked.size() > 1;
+      rows.push_back({{"bytes", bytes},
+                      {"best", to_string(ranked[0].second)},
+                      {"best_us", ranked[0].first},
+                      {"next", has_next ? json(to_string(ranked[1].second)) : json(nullptr)},
+                      {"next_us", has_next ? json(ranked[1].first) : json(nullptr)}});
+    }
+    uses.push_back({{"use", to_string(use)}, {"description", describe(use)}, {"sizes", std::move(rows)}});
+  }
+  return uses;
+}
+
+json profile_json(const profile_lookup& lookup, const device_caps& caps) {
+  json out = {{"status", to_string(lookup.status)}, {"path", lookup.path.string()}, {"message", lookup.message}};
+  if (!lookup.profile) return out;
+  const device_profile& p = *lookup.profile;
+  out["date"] = p.date;
+  out["host"] = p.host;
+  out["link"] = p.link;
+  out["driver"] = format_cuda_version(p.driver_version);
+  out["mode"] = p.mode;
+  out["uses"] = uses_json(p, caps);
+  json depths = json::array();
+  for (const auto& f : p.inflight)
+    depths.push_back({{"strategy", to_string(f.strategy)}, {"bytes", f.bytes}, {"depth", f.depth}});
+  out["inflight"] = std::move(depths);
+  json refused = json::array();
+  for (const auto& c : p.curves)
+    if (!c.refused.empty() && c.use == transfer_use::input_once)
+      refused.push_back({{"strategy", to_string(c.strategy)}, {"reason", c.refused}});
+  out["refused"] = std::move(refused);
+  return out;
 }
 
 json peer_json(const peer_link& link) {
@@ -89,7 +147,7 @@ json peer_json(const peer_link& link) {
   };
 }
 
-json device_json(const device_caps& caps, const link_measurements& measured) {
+json device_json(const device_caps& caps, const link_measurements& measured, const profile_lookups& profiles) {
   json capabilities = json::object();
   for (const auto& flag : capability_flags) capabilities[std::string(flag.key)] = caps.*flag.member;
 
@@ -111,6 +169,7 @@ json device_json(const device_caps& caps, const link_measurements& measured) {
 
   const platform_class platform = classify(caps);
   const auto link = measured.find(caps.ordinal);
+  const auto lookup = profiles.find(caps.ordinal);
   return {
       {"ordinal", caps.ordinal},
       {"name", caps.name},
@@ -119,11 +178,13 @@ json device_json(const device_caps& caps, const link_measurements& measured) {
       {"total_memory_bytes", caps.total_memory},
       {"free_memory_bytes", caps.free_memory},
       {"pci_bus_id", caps.pci_bus_id},
+      {"uuid", caps.uuid},
       {"capabilities", std::move(capabilities)},
       {"pcie", std::move(pcie)},
       {"platform_class", to_string(platform)},
       {"strategies", std::move(strategies)},
       {"recommendation", recommendation_json(recommendation_for(platform))},
+      {"profile", lookup == profiles.end() ? json(nullptr) : profile_json(lookup->second, caps)},
       {"link_bandwidth", link == measured.end() ? json(nullptr) : link_json(link->second)},
   };
 }
@@ -203,6 +264,42 @@ std::string link_text(const json& link) {
       link.at("repetitions").get<int>(), link.at("bytes").get<std::size_t>() >> 20);
 }
 
+std::string us_text(double us) { return us >= 1000 ? fmt::format("{:.2f} ms", us / 1000) : fmt::format("{:.0f} us", us); }
+
+std::string bytes_text(std::size_t bytes) {
+  if (bytes >= (1U << 20)) return fmt::format("{} MiB", bytes >> 20);
+  if (bytes >= (1U << 10)) return fmt::format("{} KiB", bytes >> 10);
+  return fmt::format("{} B", bytes);
+}
+
+// What `ferry calibrate` measured here: per use and size, the fastest strategy and the next.
+void append_measured(std::string& out, const json& profile) {
+  append_field(out, "measured", fmt::format("on this machine {} ({}, {}, CUDA driver {}, {} sweep)",
+                                            profile.at("date").get<std::string>(), profile.at("host").get<std::string>(),
+                                            profile.at("link").get<std::string>(),
+                                            profile.at("driver").get<std::string>(), profile.at("mode").get<std::string>()));
+  for (const auto& use : profile.at("uses")) {
+    std::vector<std::string> rows;
+    for (const auto& row : use.at("sizes")) {
+      std::string text = fmt::format("{}: {} {}", bytes_text(row.at("bytes").get<std::size_t>()),
+                                     row.at("best").get<std::string>(), us_text(row.at("best_us").get<double>()));
+      if (!row.at("next").is_null())
+        text += fmt::format(" (next {} {})", row.at("next").get<std::string>(), us_text(row.at("next_us").get<double>()));
+      rows.push_back(text + ";");
+    }
+    if (rows.empty()) rows.emplace_back("not measured;");
+    rows.back().pop_back();
+    append_wrapped(out, label("  " + use.at("use").get<std::string>()), rows, " ");
+  }
+  for (const auto& f : profile.at("inflight"))
+    append_field(out, "  in-flight", fmt::format("{} slots for {} at {} (more did not raise throughput)",
+                                                 f.at("depth").get<int>(), f.at("strategy").get<std::string>(),
+                                                 bytes_text(f.at("bytes").get<std::size_t>())));
+  for (const auto& r : profile.at("refused"))
+    append_field(out, "  refused",
+                 r.at("strategy").get<std::string>() + ": " + r.at("reason").get<std::string>());
+}
+
 void append_device(std::string& out, const json& dev) {
   out += fmt::format("GPU {}: {}\n", dev.at("ordinal").get<int>(),
                      dev.at("name").get<std::string>());
@@ -213,6 +310,7 @@ void append_device(std::string& out, const json& dev) {
                fmt::format("{:.1f} GiB total, {:.1f} GiB free", gib(dev.at("total_memory_bytes")),
                            gib(dev.at("free_memory_bytes"))));
   append_field(out, "PCI bus id", dev.at("pci_bus_id").get<std::string>());
+  if (const auto uuid = dev.at("uuid").get<std::string>(); !uuid.empty()) append_field(out, "UUID", uuid);
   append_field(out, "PCIe link", pcie_text(dev.at("pcie")));
   append_field(out, "platform", dev.at("platform_class").get<std::string>());
 
@@ -237,7 +335,14 @@ void append_device(std::string& out, const json& dev) {
     }
   }
 
+  const json& profile = dev.at("profile");
+  const bool measured_here = !profile.is_null() && profile.at("status") == "loaded";
+  if (measured_here) append_measured(out, profile);
+  else if (!profile.is_null()) append_field(out, "profile", profile.at("message").get<std::string>());
+
   // The advice is per platform class; say so when this particular device lacks the capability.
+  out += measured_here ? "  platform rules (not measured on this machine; the figures above are)\n"
+                       : "  platform rules (not measured on this machine)\n";
   const json& rec = dev.at("recommendation");
   const std::string recommended = rec.at("recommended").get<std::string>();
   std::string caveat;
@@ -294,9 +399,10 @@ std::string format_cuda_version(int version) {
 }
 
 json build_info_json(const cuda_versions& versions, const std::vector<device_caps>& devices,
-                     const link_measurements& measured, const std::vector<peer_link>& peers) {
+                     const link_measurements& measured, const std::vector<peer_link>& peers,
+                     const profile_lookups& profiles) {
   json all_devices = json::array();
-  for (const auto& caps : devices) all_devices.push_back(device_json(caps, measured));
+  for (const auto& caps : devices) all_devices.push_back(device_json(caps, measured, profiles));
   json info = {
       {"cuda",
        {{"driver", format_cuda_version(versions.driver)},

@@ -55,11 +55,20 @@ bench_report run_matrix(const matrix_request& request, const run_options& option
                                         .devices = options.devices,
                                         // + the reference session, the recipe and the floor
                                         .max_concurrency = options.session.inflight + 3});
-      if (automatic) {
+      if (automatic && request.profile) {
+        if (progress) progress(fmt::format("{} {} auto (profile)", w.label, size));
+        const choice pick = choose(traffic_of(w, options.devices.front()), caps, *request.profile,
+                                   request.goal == objective::latency ? ferry::objective::latency
+                                                                      : ferry::objective::throughput);
+        report.results.push_back(run_cell(w, pick.strategy, options));
+        report.results.back().notes.push_back(
+            fmt::format("auto picked '{}' from this machine's profile, {}", to_string(pick.strategy), pick.reason));
+      } else if (automatic) {
         if (progress) progress(fmt::format("{} {} auto", w.label, size));
         const auto pick = choose_strategy(w, request.goal, options);
         report.results.push_back(run_cell(w, pick.chosen, options));
         report.results.back().notes.push_back(pick.explanation);
+        if (!request.profile_note.empty()) report.results.back().notes.push_back(request.profile_note);
       } else {
         for (const auto k : strategies) {
           if (progress) progress(fmt::format("{} {} {}", w.label, size, to_string(k)));
@@ -69,7 +78,13 @@ bench_report run_matrix(const matrix_request& request, const run_options& option
       if (sized_by_batch(request, engine)) break;
     }
   }
-  decide_winner(report, request.goal, std::string(recommendation_for(classify(caps)).reasoning));
+  // The advice behind the verdict: this machine's measurements where it has a profile.
+  const std::string advice =
+      request.profile ? fmt::format("Measured on this machine's profile ({}, {}); `ferry info` shows its figures.",
+                                    request.profile->date, request.profile->link)
+                      : fmt::format("Platform rules, not measured on this machine: {}",
+                                    recommendation_for(classify(caps)).reasoning);
+  decide_winner(report, request.goal, advice);
   return report;
 }
 

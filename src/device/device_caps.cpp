@@ -1,6 +1,9 @@
 #include "ferry/device_caps.hpp"
 
 #include <array>
+#include <string>
+
+#include <fmt/format.h>
 
 #include <cuda_runtime_api.h>
 
@@ -30,6 +33,19 @@ platform_class classify(const device_caps& caps) noexcept {
   return platform_class::discrete_pcie;
 }
 
+std::string describe_link(const device_caps& caps) {
+  switch (classify(caps)) {
+    case platform_class::integrated: return "integrated (shared DRAM)";
+    case platform_class::coherent_ats: return "NVLink-C2C (ATS)";
+    case platform_class::discrete_pcie:
+    case platform_class::coherent_hmm: break;
+  }
+  if (!caps.pcie) return "PCIe (generation and width not reported)";
+  // The most the card and its slot can do, not the current state: an idle GPU drops its link to
+  // a lower generation to save power, which must not make yesterday's profile look stale.
+  return fmt::format("PCIe Gen{} x{}", caps.pcie->max_generation, caps.pcie->max_width);
+}
+
 int cuda_device_count() noexcept {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
@@ -50,6 +66,16 @@ std::string no_device_reason() {
 }
 
 namespace {
+
+// nvidia-smi's spelling, so a profile's file name matches what `nvidia-smi -L` shows.
+std::string format_uuid(const cudaUUID_t& uuid) {
+  std::string text = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) text += '-';
+    text += fmt::format("{:02x}", static_cast<unsigned char>(uuid.bytes[i]));
+  }
+  return text;
+}
 bool attribute(cudaDeviceAttr attr, int ordinal) {
   int value = 0;
   FERRY_CUDA_TRY(cudaDeviceGetAttribute(&value, attr, ordinal));
@@ -80,6 +106,7 @@ device_caps query_device(int ordinal) {
   caps.compute_major = prop.major;
   caps.compute_minor = prop.minor;
   caps.multiprocessors = prop.multiProcessorCount;
+  caps.uuid = format_uuid(prop.uuid);
   caps.integrated = attribute(cudaDevAttrIntegrated, ordinal);
   caps.can_map_host_memory = attribute(cudaDevAttrCanMapHostMemory, ordinal);
   caps.host_register_supported = attribute(cudaDevAttrHostRegisterSupported, ordinal);

@@ -7,39 +7,28 @@ namespace {
 
 using enum strategy_kind;
 
-// Discrete GPU over PCIe (the project's H200 host; docs/RESULTS.md).
-// - pinned + cudaMemcpyAsync runs at the link's ceiling (53/54 GB/s of Gen5 x16's 64 on paper);
-//   with two or more slots the copy of request k+1 hides behind the compute of request k.
-// - mapped costs the same as pinned for an input the kernel reads exactly once (45 vs 51 us at
-//   0.6 MB, 436 vs 425 us at 19 MB); a kernel that re-reads its input pays the bus every time.
-// - managed-advise (preferred location host + accessed-by GPU) is zero-copy in disguise and
-//   measures the same as pinned, outputs included; registered DMAs caller memory at 55 GB/s.
-// - pageable copies bounce through a driver staging buffer: 6.7x slower at 19 MB (2846 vs
-//   425 us), 8.3x at 64 MB.
-// - fault-driven managed is ~7x slower on the transfer alone (355 vs 51 us at 0.6 MB, 9780 vs
-//   1335 us at 64 MB) and makes ResNet-50 2.4x (batch 16) to 3.3x (batch 64) slower end to end.
-// - the CPU reading a GPU-written managed output is 2x slower than a pinned D2H copy, CPU read
-//   included (7.4 vs 3.6 ms at 19 MB), even after prefetching it back: that prefetch runs at
-//   ~5 GB/s. This rules out managed-prefetch for outputs, the classic recipe notwithstanding.
+// Discrete GPU over PCIe. Why, in order: pinned DMA reaches the link's ceiling; mapped reads
+// the link once per kernel read, so it ties for read-once inputs only; managed-advise is
+// zero-copy in disguise; pageable bounces through a driver buffer; fault-driven managed migrates
+// page by page; a CPU reading a managed output pays a slow migration back even when prefetched
+// (docs/RESULTS.md has one machine's figures; `ferry calibrate` measures the user's own).
 constexpr std::array discrete_alternatives{mapped, managed_advise, registered};
 constexpr std::array discrete_avoid{pageable, managed, managed_prefetch};
 constexpr std::string_view discrete_reasoning =
     "Discrete GPU over PCIe: host and device memories are separate, so every byte crosses the "
-    "link whatever the strategy. Pinned copies reach the link's ceiling (53/54 GB/s H2D/D2H on a "
-    "PCIe Gen5 x16 H200) and, with at least 2 in-flight slots, the copy of the next request hides "
-    "behind the compute of the current one. Mapped zero-copy costs the same for inputs the kernel "
-    "reads once (436 vs 425 us at 19 MB) and managed-advise matches pinned both ways. Pageable "
-    "copies are 7-8x slower at 19-64 MB; fault-driven managed memory is ~7x slower per transfer "
-    "and 2.4-3.3x slower end to end on ResNet-50. Never let the CPU read a managed output: it is "
-    "2x slower than a pinned D2H copy even after prefetching it back (that prefetch runs at "
-    "~5 GB/s).";
+    "link whatever the strategy. Pinned copies run at the link's ceiling and, with at least 2 "
+    "in-flight slots, the copy of the next request hides behind the compute of the current one. "
+    "Mapped zero-copy costs about the same for inputs the kernel reads once, but a kernel that "
+    "re-reads its input pays the link on every read; managed-advise behaves like mapped. Pageable "
+    "copies bounce through a driver staging buffer and fault-driven managed memory migrates page "
+    "by page: both are several times slower. Never let the CPU read a managed output: it is slower "
+    "than a pinned D2H copy even after prefetching it back.";
 
 // Integrated GPU (Jetson, DRIVE): the GPU uses the host's DRAM. A "copy to the device" copies
 // DRAM to DRAM and buys nothing, so zero-copy is the floor: mapped memory (or registered memory
 // the caller already has) is read in place. Managed memory does not migrate either, but Jetson
 // reports concurrentManagedAccess=0, so ferry refuses it where pipelined slots need CPU access
-// during kernels; where a device allows it, managed is an equal choice. Not measured on the
-// project's host: verify with `ferry bench` on the device.
+// during kernels; where a device allows it, managed is an equal choice.
 constexpr std::array integrated_alternatives{registered_mapped, managed};
 constexpr std::array integrated_avoid{pageable, staged, pinned, registered, managed_prefetch};
 constexpr std::string_view integrated_reasoning =
@@ -48,29 +37,27 @@ constexpr std::string_view integrated_reasoning =
     "and prefetching managed memory moves nothing useful. Use zero-copy: mapped host memory, or "
     "the caller's own memory registered as mapped, which the kernel reads in place; managed "
     "memory is equivalent where the device allows concurrent managed access. Keep 2 in-flight "
-    "slots so the CPU writes the next input while the GPU reads the current one. Not measured "
-    "on ferry's reference host; confirm with `ferry bench`.";
+    "slots so the CPU writes the next input while the GPU reads the current one.";
 
 // Coherent HMM: a discrete GPU (pageableMemoryAccess=1 through the kernel's Heterogeneous Memory
 // Management, no hardware coherence). The GPU may touch malloc'd memory, but each touch faults
-// and migrates the page over PCIe, which is the fault-driven managed path of §1 again (~7x
-// slower per transfer than pinned). The link is still PCIe, so pinned copies and the discrete
+// and migrates the page over PCIe, which is the fault-driven managed path again. The link is still PCIe, so pinned copies and the discrete
 // advice hold.
 constexpr std::array hmm_alternatives{mapped, managed_advise, registered};
 constexpr std::array hmm_avoid{pageable, system, managed, managed_prefetch};
 constexpr std::string_view hmm_reasoning =
     "Coherent through HMM: the GPU may access pageable host memory, but pages migrate on fault "
     "over the same PCIe link, so 'system' (plain malloc) behaves like fault-driven managed "
-    "memory, ~7x slower than pinned copies per transfer on PCIe. Pinned copies with at least 2 "
-    "in-flight slots still win and hide behind compute; mapped is equal for inputs read once and "
-    "managed-advise matches pinned. Never let the CPU read a managed output: it is 2x slower than "
-    "a pinned D2H copy even after a prefetch.";
+    "memory, several times slower than pinned copies. Pinned copies with at least 2 in-flight "
+    "slots still win and hide behind compute; mapped is about equal for inputs read once and "
+    "managed-advise behaves like mapped. Never let the CPU read a managed output: it is slower "
+    "than a pinned D2H copy even after a prefetch.";
 
 // Coherent ATS (Grace Hopper, NVLink-C2C): the GPU uses the CPU's page tables over a coherent
 // link several times faster than PCIe, so it reads plain malloc'd memory in place (system) and
 // managed memory with host-preferred placement is read in place too. Copies still work but add
 // a pass over the data; prefetching managed pages back and forth moves what could be read in
-// place. Not measured on the project's host: verify with `ferry bench`.
+// place.
 constexpr std::array ats_alternatives{managed_advise, mapped, pinned};
 constexpr std::array ats_avoid{pageable, staged, managed_prefetch};
 constexpr std::string_view ats_reasoning =
@@ -79,8 +66,7 @@ constexpr std::string_view ats_reasoning =
     "system memory (plain malloc) or managed memory in place with no copy and no fault-driven "
     "migration. Pinned copies remain a sound baseline; staging through an extra buffer or "
     "prefetching managed pages back and forth only adds passes over the data. Keep 2 in-flight "
-    "slots so the CPU fills the next input while the GPU reads the current one. Not measured on "
-    "ferry's reference host; confirm with `ferry bench`.";
+    "slots so the CPU fills the next input while the GPU reads the current one.";
 
 }  // namespace
 

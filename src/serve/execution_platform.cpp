@@ -21,6 +21,13 @@ execution_platform detect_platform(std::string_view devices) {
   platform.device_count = cuda_device_count();
   for (const int d : serve_devices(devices, platform.device_count)) platform.gpus.push_back(query_device(d));
   if (platform.gpus.empty()) platform.no_gpu_reason = no_device_reason();
+  for (const auto& caps : platform.gpus) {
+    try {
+      platform.profiles.push_back(load_profile(default_profile_path(caps), caps));
+    } catch (const invalid_argument& e) {  // no cache folder: the same as no profile
+      platform.profiles.push_back({.status = profile_status::missing, .path = {}, .profile = {}, .message = e.what()});
+    }
+  }
   return platform;
 }
 

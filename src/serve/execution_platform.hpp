@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ferry/device_caps.hpp"
+#include "ferry/profile.hpp"
 #include "serve/executor.hpp"
 #include "serve/model_config.hpp"
 
@@ -18,6 +19,9 @@ struct execution_platform {
   std::vector<device_caps> gpus;  // the GPUs models run on; empty: host reference execution
   int device_count = 0;           // GPUs of the machine (clients' CUDA regions may be on any)
   std::string no_gpu_reason;      // why there are none ("no CUDA device: ...")
+  // Each GPU's profile (ferry calibrate), looked up at start in the default cache folder; models
+  // configured with "auto" are chosen from the first.
+  std::vector<profile_lookup> profiles;
 };
 
 // The GPUs `--devices TEXT` chooses of the machine's `device_count`, as parse_device_set reads

@@ -134,6 +134,10 @@ class service_impl final : public inference::GRPCInferenceService::Service {
       config->set_platform(m.platform);
       config->set_backend("ferry");
       config->set_max_batch_size(static_cast<std::int32_t>(m.signature.max_batch));
+      auto& parameters = *config->mutable_parameters();
+      parameters["strategy"].set_string_value(std::string(to_string(m.config.strategy)));
+      parameters["inflight"].set_string_value(std::to_string(m.config.inflight));
+      if (!m.automatic.empty()) parameters["strategy_choice"].set_string_value(m.automatic);
       const auto dims_of = [batched](const tensor_spec& t) {
         std::vector<std::int64_t> dims = t.shape;
         if (batched && !dims.empty()) dims.erase(dims.begin());

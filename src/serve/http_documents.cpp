@@ -32,12 +32,22 @@ json server_metadata_json(const inference_service& service) {
   return {{"name", std::string(server_name)}, {"version", FERRY_VERSION}, {"extensions", service.extensions()}};
 }
 
+// How the model moves its data, in Triton's "parameters" form, with the reason where it was chosen
+// automatically.
+json transfer_parameters(const served_model& model) {
+  json p = {{"strategy", {{"string_value", std::string(to_string(model.config.strategy))}}},
+            {"inflight", {{"string_value", std::to_string(model.config.inflight)}}}};
+  if (!model.automatic.empty()) p["strategy_choice"] = {{"string_value", model.automatic}};
+  return p;
+}
+
 json model_metadata_json(const served_model& model) {
   return {{"name", model.config.name},
           {"versions", {std::string(model_version)}},
           {"platform", model.platform},
           {"inputs", tensors_json(model.signature.inputs)},
-          {"outputs", tensors_json(model.signature.outputs)}};
+          {"outputs", tensors_json(model.signature.outputs)},
+          {"parameters", transfer_parameters(model)}};
 }
 
 json model_config_json(const served_model& model) {
@@ -49,6 +59,7 @@ json model_config_json(const served_model& model) {
                  {"input", config_tensors_json(model.signature.inputs, batched)},
                  {"output", config_tensors_json(model.signature.outputs, batched)}};
   if (batched) config["dynamic_batching"] = {{"max_queue_delay_microseconds", model.config.batch_delay.count()}};
+  config["parameters"] = transfer_parameters(model);
   return config;
 }
 

@@ -75,7 +75,9 @@ model_config parse_model_config(std::string_view json_text, std::string model_na
   if (read.find("engine") == nullptr) read.fail("'engine' is missing (e.g. \"mlp:2x256\", \"touch\")");
   config.engine = read.text("engine");
   if (config.engine.empty()) read.fail("'engine' is empty");
-  if (read.find("strategy") != nullptr) {
+  if (read.find("strategy") != nullptr && read.text("strategy") == "auto") {
+    config.strategy_auto = true;
+  } else if (read.find("strategy") != nullptr) {
     try {
       config.strategy = parse_strategy(read.text("strategy"));
     } catch (const invalid_argument& e) {
@@ -83,7 +85,12 @@ model_config parse_model_config(std::string_view json_text, std::string model_na
     }
   }
   constexpr std::int64_t int_max = std::numeric_limits<int>::max();
-  if (read.find("inflight") != nullptr) config.inflight = static_cast<int>(read.integer("inflight", 1, 64));
+  if (const json* inflight = read.find("inflight"); inflight != nullptr && inflight->is_string()) {
+    if (read.text("inflight") != "auto") read.fail("'inflight' must be a count in [1, 64] or \"auto\", got " + inflight->dump());
+    config.inflight_auto = true;
+  } else if (inflight != nullptr) {
+    config.inflight = static_cast<int>(read.integer("inflight", 1, 64));
+  }
   if (read.find("instances_per_gpu") != nullptr)
     config.instances_per_gpu = static_cast<int>(read.integer("instances_per_gpu", 1, 64));
   if (read.find("max_batch") != nullptr) config.max_batch = read.integer("max_batch", 0, int_max);

@@ -3,6 +3,7 @@
 //    "max_batch": 16, "batch_delay_us": 500, "max_queue_size": 64}
 //   {"engine": "touch", "input_size": "4MB"}
 //   {"engine": "torch:/models/resnet50.pt2", "max_batch": 32}
+//   {"engine": "reduce", "strategy": "auto", "inflight": "auto"}  (ferry::choose at load time)
 // Unknown keys are refused, so a typo never silently leaves a setting at its default.
 #pragma once
 
@@ -23,6 +24,9 @@ struct model_config {
   std::string engine;                                // built-in spec or "trt:"/"torch:" model file
   strategy_kind strategy = strategy_kind::pinned;    // host<->device path on a GPU
   int inflight = 2;                                  // slots per instance (requests in flight)
+  // "auto": chosen when the model loads (choose_automatic), from the GPU's profile or the rules.
+  bool strategy_auto = false;
+  bool inflight_auto = false;
   int instances_per_gpu = 1;                         // sessions per GPU, each with its own slots
   // Largest batch (leading dim) one engine run takes; 0 for engines without a batch dim.
   // Requests are merged along the leading dim up to this many rows.

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "ferry/error.hpp"
+#include "serve/model_choice.hpp"
 
 namespace ferry::serve {
 namespace {
@@ -23,6 +24,7 @@ void load(served_model& model, const std::filesystem::path& folder, const execut
     throw invalid_argument("model '" + model.config.name + "': no " + std::string(model_config_file) + " in " +
                            folder.string());
   model.config = parse_model_config(read_text(file), model.config.name);
+  model.automatic = choose_automatic(model.config, platform);
   std::shared_ptr<executor> exec = make_executor(model.config, platform);
   model.signature = make_signature(exec->io(), model.config.max_batch, model.config.name);
   model.platform = exec->platform();
@@ -49,6 +51,8 @@ model_repository::model_repository(const std::filesystem::path& directory, const
       load(*model, folder, platform);
       log << "ferry serve: model '" << model->config.name << "' ready (" << model->config.engine << " on "
           << model->platform << ")\n";
+      if (!model->automatic.empty())
+        log << "ferry serve: model '" << model->config.name << "' " << model->automatic << '\n';
     } catch (const std::exception& e) {
       model->scheduler.reset();
       const std::string prefix = "model '" + model->config.name + "'";

@@ -24,6 +24,7 @@ struct served_model {
   model_config config;
   std::string failure;  // why the model is unavailable; empty when it is ready
   std::string platform;
+  std::string automatic;  // why "auto" settings became what they are; empty when none was auto
   model_signature signature;
   std::unique_ptr<model_statistics> stats = std::make_unique<model_statistics>();
   std::unique_ptr<model_scheduler> scheduler;  // set when ready

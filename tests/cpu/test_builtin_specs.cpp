@@ -70,7 +70,7 @@ void run_one(const host_reference_engine& engine, const std::vector<In>& in, std
 // ---- spec parsing ----------------------------------------------------------------------------
 
 TEST(BuiltinSpec, GoodSpecsMakeEnginesNamedAfterThem) {
-  for (const char* spec : {"touch", "reduce", "sparse:0.1", "sparse:1", "mlp:2x8"}) {
+  for (const char* spec : {"touch", "reduce", "reduce:4", "sparse:0.1", "sparse:1", "mlp:2x8"}) {
     const auto engine = ferry::make_builtin_engine(spec, bytes(64 * 4096));
     ASSERT_NE(engine, nullptr) << spec;
     EXPECT_EQ(engine->name(), spec);
@@ -96,6 +96,9 @@ TEST(BuiltinSpec, BadSpecsSayWhatIsWrong) {
   EXPECT_MESSAGE_HAS(message("sparse:0.5x"), "not a number");
   EXPECT_MESSAGE_HAS(message("sparse"), "fraction");
   EXPECT_MESSAGE_HAS(message("touch:3"), "takes no parameter");
+  EXPECT_MESSAGE_HAS(message("reduce:0"), "passes");
+  EXPECT_MESSAGE_HAS(message("reduce:65"), "[1, 64]");
+  EXPECT_MESSAGE_HAS(message("reduce:2x"), "passes");
   const std::string unknown = message("nope");
   EXPECT_MESSAGE_HAS(unknown, "'nope'");
   EXPECT_MESSAGE_HAS(unknown, "unknown workload");

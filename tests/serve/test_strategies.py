@@ -17,7 +17,7 @@ import references as ref
 from ferry_server import FerryServer, run_clients
 
 STRATEGIES = ["pageable", "staged", "pinned", "mapped", "registered", "registered-mapped", "managed",
-              "managed-prefetch", "managed-advise", "system", "device"]
+              "managed-prefetch", "managed-advise", "system", "device", "auto"]
 
 
 class Strategies(unittest.TestCase):
@@ -29,7 +29,7 @@ class Strategies(unittest.TestCase):
                                  (f"mlp_{s}", {"engine": "mlp:2x64", "max_batch": 8, "batch_delay_us": 500})):
                 os.makedirs(os.path.join(cls.repository, name))
                 with open(os.path.join(cls.repository, name, "config.json"), "w") as f:
-                    json.dump({**config, "strategy": s, "inflight": 2}, f)
+                    json.dump({**config, "strategy": s, "inflight": "auto" if s == "auto" else 2}, f)
         cls.server = FerryServer(repository=cls.repository)
         cls.on_gpu = not any("on the CPU" in line for line in cls.server.log)
 
@@ -77,6 +77,19 @@ class Strategies(unittest.TestCase):
         self.assertIn("touch_pinned", served)
         if not self.on_gpu:
             self.assertEqual(len(served), 2 * len(STRATEGIES))
+
+    def test_auto_is_chosen_logged_and_shown(self):
+        client = httpclient.InferenceServerClient(self.server.http_url)
+        for model in ("touch_auto", "mlp_auto"):
+            with self.subTest(model=model):
+                logged = [l for l in self.server.log if f"model '{model}' auto:" in l]
+                self.assertEqual(len(logged), 1, self.server.log)
+                parameters = client.get_model_config(model)["parameters"]
+                self.assertIn(parameters["strategy_choice"]["string_value"], logged[0])
+                self.assertEqual(client.get_model_metadata(model)["parameters"], parameters)
+                if self.on_gpu:  # the pick is a strategy of this GPU, from its profile or the rules
+                    self.assertIn(parameters["strategy"]["string_value"], STRATEGIES)
+                    self.assertRegex(logged[0], "measured on this machine|not measured on this machine")
 
     def test_concurrent_requests_on_every_served_touch_model(self):
         client = httpclient.InferenceServerClient(self.server.http_url)

@@ -6,12 +6,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ferry/bench/placement_cost.hpp"
 #include "ferry/bench/result.hpp"
 #include "ferry/bench/run.hpp"
+#include "ferry/profile.hpp"
 
 namespace ferry::bench {
 
@@ -22,6 +24,10 @@ struct matrix_request {
   std::vector<std::string> shapes;                  // "NAME:D1xD2..."
   std::string preprocess;                           // "" or "u8-normalize"
   std::string strategies = "all";                   // a list, "all" or "auto"
+  // "auto" with this GPU's profile: ferry::choose picks from it; without one, auto calibrates on
+  // the workload and `profile_note` (why there is none) goes into the cell's notes.
+  std::optional<device_profile> profile;
+  std::string profile_note;
   objective goal = objective::latency;
   bool measure_link = true;                         // the pinned link peak, for % of peak
 };

@@ -14,6 +14,7 @@
 
 #include "ferry/bench/result.hpp"
 #include "ferry/bench/stopping.hpp"
+#include "ferry/choose.hpp"
 #include "ferry/engine.hpp"
 #include "ferry/session.hpp"
 #include "ferry/strategy.hpp"
@@ -93,6 +94,10 @@ struct calibration {
   std::vector<strategy_result> trials;
   std::string explanation;
 };
+
+// What one request of the workload moves on GPU `device` (its engine resolved at its shapes), for
+// ferry::choose; the kernel's re-reading of its input is not known here, so it counts as once.
+[[nodiscard]] io_traffic traffic_of(const workload& w, int device);
 
 // `--strategy auto`: a short run of every available host-input strategy on the actual workload,
 // then the pick for the objective, with the reason in words.

@@ -38,7 +38,7 @@ std::unique_ptr<host_reference_engine> make_builtin_engine(std::string_view spec
         if constexpr (std::is_same_v<kind, builtin::touch_spec>) {
           return builtin::make_touch_engine(input_elements(spec, options, sizeof(float)));
         } else if constexpr (std::is_same_v<kind, builtin::reduce_spec>) {
-          return builtin::make_reduce_engine(input_elements(spec, options, sizeof(float)));
+          return builtin::make_reduce_engine(input_elements(spec, options, sizeof(float)), workload.passes);
         } else if constexpr (std::is_same_v<kind, builtin::sparse_spec>) {
           constexpr std::size_t page_bytes = builtin::page_floats * sizeof(float);
           const std::size_t elements = input_elements(spec, options, page_bytes);

@@ -18,8 +18,9 @@ namespace ferry::builtin {
 void launch_touch(const float* in, float* out, std::size_t n, int max_blocks, cudaStream_t stream);
 
 // sums[b] = sum of chunk b of in[0, n) (see chunk_begin), reduce_buckets outputs, in a fixed
-// order so repeated runs are bit-identical.
-void launch_chunk_sums(const float* in, std::size_t n, float* sums, cudaStream_t stream);
+// order so repeated runs are bit-identical. passes > 1 reads the input that many times (each pass
+// recomputes the same sums) to model a kernel that re-reads its input.
+void launch_chunk_sums(const float* in, std::size_t n, float* sums, cudaStream_t stream, int passes = 1);
 
 // rows[j] = sum of page indices[j] of table (pages of page_floats floats); NaN for an index
 // outside [0, pages).

@@ -1,4 +1,5 @@
 // reduce: a large input folded into reduce_buckets sums (see reduce_kernel.cu), as an engine.
+#include <string>
 #include <utility>
 
 #include "engines/builtin/fixed_io_engine.hpp"
@@ -14,21 +15,23 @@ namespace {
 
 class reduce_engine final : public fixed_io_engine {
  public:
-  explicit reduce_engine(std::size_t elements)
-      : fixed_io_engine("reduce",
+  reduce_engine(std::size_t elements, int passes)
+      : fixed_io_engine(passes == 1 ? "reduce" : "reduce:" + std::to_string(passes),
                         {make_tensor("input", dtype::f32, {static_cast<std::int64_t>(elements)},
                                      tensor_role::input),
                          make_tensor("sums", dtype::f32, {reduce_buckets}, tensor_role::output)}),
-        elements_(elements) {}
+        elements_(elements),
+        passes_(passes) {}
 
   [[nodiscard]] std::unique_ptr<engine_context> make_context(
       const std::vector<tensor_spec>& concrete_io) override {
     check_concrete_io(concrete_io);
     const std::size_t n = elements_;
+    const int passes = passes_;
     return std::make_unique<launch_context>(
         std::string(name()), tensor_names(concrete_io),
-        [n](std::span<void* const> a, cudaStream_t stream) {
-          launch_chunk_sums(static_cast<const float*>(a[0]), n, static_cast<float*>(a[1]), stream);
+        [n, passes](std::span<void* const> a, cudaStream_t stream) {
+          launch_chunk_sums(static_cast<const float*>(a[0]), n, static_cast<float*>(a[1]), stream, passes);
         });
   }
 
@@ -40,17 +43,18 @@ class reduce_engine final : public fixed_io_engine {
   }
 
   [[nodiscard]] double flops_per_request(std::span<const tensor_spec> /*concrete_io*/) const override {
-    return static_cast<double>(elements_);  // one add per element
+    return static_cast<double>(elements_) * passes_;  // one add per element and pass
   }
 
  private:
   std::size_t elements_;
+  int passes_;
 };
 
 }  // namespace
 
-std::unique_ptr<host_reference_engine> make_reduce_engine(std::size_t elements) {
-  return std::make_unique<reduce_engine>(elements);
+std::unique_ptr<host_reference_engine> make_reduce_engine(std::size_t elements, int passes) {
+  return std::make_unique<reduce_engine>(elements, passes);
 }
 
 }  // namespace ferry::builtin

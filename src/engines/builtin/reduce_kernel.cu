@@ -11,7 +11,7 @@ namespace {
 
 constexpr int threads_per_block = 256;
 
-__global__ void chunk_sums_kernel(const float* in, std::size_t n, float* sums) {
+__global__ void chunk_sums_kernel(const float* in, std::size_t n, float* sums, int passes) {
   __shared__ float partial[threads_per_block];
   const unsigned bucket = blockIdx.x;
   const std::size_t begin = chunk_begin(bucket, n, reduce_buckets);
@@ -24,14 +24,20 @@ __global__ void chunk_sums_kernel(const float* in, std::size_t n, float* sums) {
   const std::size_t aligned_begin = (begin + 3) / 4 * 4;
   const std::size_t aligned_end = end < aligned_begin ? aligned_begin : end / 4 * 4;
   float acc = 0.0F;
-  if (begin + threadIdx.x < aligned_begin && begin + threadIdx.x < end) acc += in[begin + threadIdx.x];
-  const auto* in4 = reinterpret_cast<const float4*>(in);
+  for (int pass = 0; pass < passes; ++pass) {
+    // Each pass starts from the previous pass's sum times zero: the same +-0 start as a single pass
+    // (so the sums stay bit-identical), but a value the compiler must compute, so no pass's loads
+    // are dropped (x * 0 is not foldable under IEEE rules: x may be infinite or NaN).
+    acc *= 0.0F;
+    if (begin + threadIdx.x < aligned_begin && begin + threadIdx.x < end) acc += in[begin + threadIdx.x];
+    const auto* in4 = reinterpret_cast<const float4*>(in);
 #pragma unroll 4
-  for (std::size_t v = aligned_begin / 4 + threadIdx.x; v < aligned_end / 4; v += threads_per_block) {
-    const float4 x = in4[v];
-    acc += (x.x + x.y) + (x.z + x.w);
+    for (std::size_t v = aligned_begin / 4 + threadIdx.x; v < aligned_end / 4; v += threads_per_block) {
+      const float4 x = in4[v];
+      acc += (x.x + x.y) + (x.z + x.w);
+    }
+    if (aligned_end + threadIdx.x < end && aligned_end + threadIdx.x >= aligned_begin) acc += in[aligned_end + threadIdx.x];
   }
-  if (aligned_end + threadIdx.x < end && aligned_end + threadIdx.x >= aligned_begin) acc += in[aligned_end + threadIdx.x];
   partial[threadIdx.x] = acc;
   __syncthreads();
 
@@ -44,8 +50,8 @@ __global__ void chunk_sums_kernel(const float* in, std::size_t n, float* sums) {
 
 }  // namespace
 
-void launch_chunk_sums(const float* in, std::size_t n, float* sums, cudaStream_t stream) {
-  chunk_sums_kernel<<<reduce_buckets, threads_per_block, 0, stream>>>(in, n, sums);
+void launch_chunk_sums(const float* in, std::size_t n, float* sums, cudaStream_t stream, int passes) {
+  chunk_sums_kernel<<<reduce_buckets, threads_per_block, 0, stream>>>(in, n, sums, passes);
   FERRY_CUDA_CHECK_LAUNCH();
 }
 

@@ -11,12 +11,14 @@ namespace ferry::builtin {
 namespace {
 
 constexpr std::string_view grammar =
-    "expected touch, reduce, sparse:<fraction in (0,1]> or mlp:<layers>x<width> (e.g. mlp:4x4096)";
+    "expected touch, reduce, reduce:<passes in [1,64]>, sparse:<fraction in (0,1]> or mlp:<layers>x<width> (e.g. mlp:4x4096)";
 
 // Limits that keep cuBLAS's int dimensions and the weights' memory (layers * width^2 * 2 bytes,
 // on the host and on the device) sane: 64 layers of 16384 wide is 32 GiB.
 constexpr int max_layers = 64;
 constexpr int max_width = 16384;
+// Enough re-reads to show what zero-copy costs a kernel that reads its input several times.
+constexpr int max_passes = 64;
 
 [[noreturn]] void fail(std::string_view spec, const std::string& why) {
   throw invalid_argument("builtin workload '" + std::string(spec) + "': " + why);
@@ -68,10 +70,18 @@ workload_spec parse_workload_spec(std::string_view spec) {
   const bool has_parameter = colon != std::string_view::npos;
   const std::string_view parameter = has_parameter ? spec.substr(colon + 1) : std::string_view{};
 
-  if (kind == "touch" || kind == "reduce") {
-    if (has_parameter) fail(spec, std::string(kind) + " takes no parameter");
-    if (kind == "touch") return touch_spec{};
-    return reduce_spec{};
+  if (kind == "touch") {
+    if (has_parameter) fail(spec, "touch takes no parameter");
+    return touch_spec{};
+  }
+  if (kind == "reduce") {
+    if (!has_parameter) return reduce_spec{};
+    int passes = 0;
+    const auto [end, ec] = std::from_chars(parameter.data(), parameter.data() + parameter.size(), passes);
+    if (ec != std::errc{} || end != parameter.data() + parameter.size() || passes < 1 || passes > max_passes)
+      fail(spec, "reduce's passes over the input must be a count in [1, " + std::to_string(max_passes) + "], got '" +
+                     std::string(parameter) + "'");
+    return reduce_spec{passes};
   }
   if (kind == "sparse") {
     if (!has_parameter) fail(spec, "sparse needs a fraction of pages, e.g. sparse:0.1");

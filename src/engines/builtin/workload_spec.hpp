@@ -1,4 +1,4 @@
-// The grammar of built-in workload specs ("touch", "reduce", "sparse:0.1", "mlp:4x4096"), parsed
+// The grammar of built-in workload specs ("touch", "reduce", "reduce:4", "sparse:0.1", "mlp:4x4096"), parsed
 // into plain values so the factory never handles strings.
 #pragma once
 
@@ -8,7 +8,9 @@
 namespace ferry::builtin {
 
 struct touch_spec {};
-struct reduce_spec {};
+struct reduce_spec {
+  int passes = 1;  // reads of the input per request ("reduce:4"): a kernel that re-reads its input
+};
 struct sparse_spec {
   double fraction = 1.0;  // share of the table's pages looked up per request, in (0, 1]
 };

@@ -14,8 +14,9 @@ namespace ferry::builtin {
 // f32 [elements] -> f32 [elements], out = in * 2 + 1.
 [[nodiscard]] std::unique_ptr<host_reference_engine> make_touch_engine(std::size_t elements);
 
-// f32 [elements] -> f32 [reduce_buckets] chunk sums.
-[[nodiscard]] std::unique_ptr<host_reference_engine> make_reduce_engine(std::size_t elements);
+// f32 [elements] -> f32 [reduce_buckets] chunk sums, reading the input `passes` times (the sums
+// are those of one pass).
+[[nodiscard]] std::unique_ptr<host_reference_engine> make_reduce_engine(std::size_t elements, int passes = 1);
 
 // table f32 [elements] + indices i32 [rows] -> rows f32 [rows] page sums.
 [[nodiscard]] std::unique_ptr<host_reference_engine> make_sparse_engine(std::string name,

@@ -1,0 +1,72 @@
+#include "calibrate_command.hpp"
+
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "ferry/device_caps.hpp"
+#include "ferry/error.hpp"
+#include "ferry/profile.hpp"
+
+namespace ferry::cli {
+
+std::vector<std::filesystem::path> run_calibrate(const calibrate_options& options) {
+  if (cuda_device_count() == 0) throw no_device(no_device_reason());
+  const std::vector<device_caps> devices =
+      options.device ? std::vector{query_device(*options.device)} : query_all_devices();
+  if (options.profile && devices.size() > 1)
+    throw invalid_argument("--profile names one file: give --device too on a machine with several GPUs");
+  std::vector<std::filesystem::path> saved;
+  for (const auto& caps : devices) {
+    const auto path = options.profile ? *options.profile : default_profile_path(caps);
+    const auto progress = [](const std::string& line) {
+      std::cerr << "  " << line << "...                    \r" << std::flush;
+    };
+    const bench::calibration_run run = bench::calibrate(caps.ordinal, options.depth, progress);
+    std::cerr << std::string(72, ' ') << '\r' << std::flush;
+    save_profile(run.profile, path);
+    std::size_t measured = 0;
+    std::size_t refused = 0;
+    for (const auto& c : run.profile.curves) (c.refused.empty() ? measured : refused) += 1;
+    fmt::print(options.summary, "GPU {} ({}, {}): {} sweep in {:.1f} s, {} curves measured, {} refused; profile saved to {}\n",
+               caps.ordinal, caps.name, run.profile.link, to_string(options.depth), run.seconds, measured, refused,
+               path.string());
+    for (const auto& note : run.notes) fmt::print(options.summary, "  note: {}\n", note);
+    std::fflush(options.summary);
+    saved.push_back(path);
+  }
+  return saved;
+}
+
+void add_calibrate_command(CLI::App& app) {
+  struct parsed {
+    bool quick = false;
+    bool thorough = false;
+    int device = 0;
+    std::string profile;
+    CLI::Option* device_option = nullptr;
+  };
+  auto flags = std::make_shared<parsed>();
+  CLI::App* cmd = app.add_subcommand(
+      "calibrate", "Measure every strategy on this machine (64 KiB to 256 MiB, inputs read once and re-read, "
+                   "outputs, in-flight depth) and save each GPU's profile for info, bench and serve");
+  auto* quick = cmd->add_flag("--quick", flags->quick, "Fewer sizes and requests: seconds instead of tens of them");
+  cmd->add_flag("--thorough", flags->thorough, "More sizes, each until its median is known within 2%")
+      ->excludes(quick);
+  flags->device_option = cmd->add_option("--device", flags->device, "Calibrate only this GPU (ordinal)")
+                             ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--profile", flags->profile,
+                  "Save to this file instead of $XDG_CACHE_HOME/ferry/profiles/<GPU UUID>.json");
+  cmd->callback([flags] {
+    calibrate_options options;
+    options.depth = flags->quick ? bench::sweep_depth::quick
+                                 : flags->thorough ? bench::sweep_depth::thorough : bench::sweep_depth::standard;
+    if (flags->device_option->count() > 0) options.device = flags->device;
+    if (!flags->profile.empty()) options.profile = flags->profile;
+    (void)run_calibrate(options);
+  });
+}
+
+}  // namespace ferry::cli

@@ -1,0 +1,190 @@
+#include "ferry/bench/calibrate.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "ferry/bench/run.hpp"
+#include "ferry/device_caps.hpp"
+#include "ferry/recommendation.hpp"
+#include "ferry/bench/workload_factory.hpp"
+
+namespace ferry::bench {
+namespace {
+
+constexpr std::size_t kib = 1024;
+constexpr std::size_t mib = kib * kib;
+
+// The built-in workload that stands for each use.
+std::string_view engine_for(transfer_use use) {
+  switch (use) {
+    case transfer_use::input_once: return "reduce";
+    case transfer_use::input_reread: return "reduce:4";
+    case transfer_use::output: return "touch";
+  }
+  return "reduce";
+}
+
+// Requests per cell: fewer at the largest sizes, where one request takes milliseconds (tens of
+// them for the fault-driven strategies) and its median settles in few samples, so the sweep keeps
+// to its time.
+std::size_t requests_per_cell(sweep_depth depth, std::size_t bytes) {
+  const std::size_t base = depth == sweep_depth::quick ? 6 : 16;
+  if (bytes >= 64 * mib) return 3;
+  if (bytes >= 16 * mib) return base / 2;
+  return base;
+}
+
+run_options cell_options(int device, sweep_depth depth) {
+  run_options o;
+  o.devices = {device};
+  o.session.inflight = 1;
+  o.session.managed_policy = oversubscription::refuse;
+  o.recipes = false;     // the profile compares strategies, not strategies with their recipes
+  o.um_counters = false;
+  o.check_every = 4;     // few requests per cell: check several of them
+  switch (depth) {
+    case sweep_depth::quick:
+    case sweep_depth::standard: o.iterations = requests_per_cell(depth, 0); break;
+    case sweep_depth::thorough:
+      o.limits = {.max_noise = 0.02, .min_samples = 20, .min_seconds = 0.05, .max_seconds = 1.0};
+      break;
+  }
+  return o;
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
+}
+
+}  // namespace
+
+std::string_view to_string(sweep_depth depth) noexcept {
+  switch (depth) {
+    case sweep_depth::quick: return "quick";
+    case sweep_depth::standard: return "default";
+    case sweep_depth::thorough: return "thorough";
+  }
+  return "default";
+}
+
+std::vector<std::size_t> sweep_sizes(sweep_depth depth) {
+  switch (depth) {
+    case sweep_depth::quick: return {64 * kib, 4 * mib, 256 * mib};
+    case sweep_depth::standard: return {64 * kib, 1 * mib, 16 * mib, 256 * mib};
+    case sweep_depth::thorough:
+      return {64 * kib, 256 * kib, 1 * mib, 4 * mib, 16 * mib, 64 * mib, 256 * mib};
+  }
+  return {};
+}
+
+calibration_run calibrate(int device, sweep_depth depth, const progress_function& progress) {
+  const auto started = std::chrono::steady_clock::now();
+  const device_caps caps = query_device(device);
+  calibration_run out;
+  device_profile& p = out.profile;
+  p.gpu_uuid = caps.uuid;
+  p.gpu_name = caps.name;
+  p.driver_version = caps.driver_version;
+  p.link = describe_link(caps);
+  p.platform = classify(caps);
+  p.date = utc_timestamp();
+  p.host = host_name();
+  p.mode = std::string(to_string(depth));
+
+  // A cell holds the measured request's input and output once and the reference session's copy
+  // on the device: a size that does not fit four times in free memory is left out, for every
+  // strategy alike (managed requests are refused by the session beyond free memory anyway).
+  std::vector<std::size_t> sizes;
+  for (const std::size_t bytes : sweep_sizes(depth)) {
+    if (4 * bytes > query_free_memory(device)) {
+      out.notes.push_back(fmt::format("{} MiB left out: it does not fit four times in GPU {}'s free memory",
+                                      bytes / mib, device));
+      continue;
+    }
+    sizes.push_back(bytes);
+  }
+
+  run_options options = cell_options(device, depth);
+  for (const transfer_use use : all_transfer_uses) {
+    for (const strategy_kind k : all_strategies) {
+      if (k == strategy_kind::device) continue;  // the floor, not a way to feed host inputs
+      strategy_curve curve{.strategy = k, .use = use, .refused = {}, .points = {}};
+      if (const auto why = unavailable_reason(k, caps)) {
+        curve.refused = *why;
+        p.curves.push_back(std::move(curve));
+        continue;
+      }
+      for (const std::size_t bytes : sizes) {
+        const workload w = make_workload({.engine = std::string(engine_for(use)), .input_bytes = bytes,
+                                          .devices = {device}, .max_concurrency = 2});
+        if (progress) progress(fmt::format("{} {} KiB {}", to_string(use), bytes / kib, to_string(k)));
+        if (depth != sweep_depth::thorough) options.iterations = requests_per_cell(depth, bytes);
+        const strategy_result r = run_cell(w, k, options);
+        if (r.refused) {
+          // A refusal at one size (memory, usually) ends the curve there; smaller sizes stand.
+          if (curve.points.empty()) curve.refused = *r.refused;
+          else out.notes.push_back(fmt::format("{} {}: stopped at {} KiB: {}", to_string(use), to_string(k),
+                                               bytes / kib, *r.refused));
+          break;
+        }
+        if (!r.output_matches) {
+          curve.points.clear();
+          curve.refused = fmt::format("outputs did not match the reference at {} KiB", bytes / kib);
+          break;
+        }
+        curve.points.push_back({bytes, r.latency_us.median, r.noise});
+      }
+      p.curves.push_back(std::move(curve));
+    }
+  }
+
+  // The depth at which throughput stops rising, for the strategy the rules start from and for the
+  // one the profile finds fastest at the middle size (when they differ).
+  const std::size_t middle = sizes.empty() ? 0 : sizes[(sizes.size() - 1) / 2];
+  std::vector<std::size_t> depth_sizes;
+  if (!sizes.empty()) depth_sizes.push_back(middle);
+  if (depth == sweep_depth::thorough && sizes.size() > 2) depth_sizes = {sizes.front(), middle, sizes.back()};
+  std::vector<strategy_kind> depth_strategies{recommendation_for(classify(caps)).recommended};
+  if (unavailable_reason(depth_strategies.front(), caps)) depth_strategies.clear();
+  if (!sizes.empty()) {
+    const strategy_curve* fastest = nullptr;
+    double best = 0;
+    for (const auto& c : p.curves) {
+      if (c.use != transfer_use::input_once) continue;
+      const auto us = estimate_us(c, middle);
+      if (us && (fastest == nullptr || *us < best)) {
+        fastest = &c;
+        best = *us;
+      }
+    }
+    if (fastest != nullptr && (depth_strategies.empty() || fastest->strategy != depth_strategies.front()))
+      depth_strategies.push_back(fastest->strategy);
+  }
+  run_options search = cell_options(device, depth);
+  search.iterations.reset();
+  search.window_seconds = depth == sweep_depth::thorough ? 1.2 : 0.6;  // choose_inflight uses a quarter, >= 0.3 s
+  for (const strategy_kind k : depth_strategies) {
+    for (const std::size_t bytes : depth_sizes) {
+      const workload w = make_workload({.engine = "reduce", .input_bytes = bytes, .devices = {device},
+                                        .max_concurrency = 64});
+      if (progress) progress(fmt::format("in-flight depth {} {} KiB", to_string(k), bytes / kib));
+      const inflight_choice found = choose_inflight(w, k, search, run_cell);
+      if (!found.depth) {
+        out.notes.push_back(fmt::format("in-flight depth of {} at {} KiB: {}", to_string(k), bytes / kib,
+                                        found.explanation));
+        continue;
+      }
+      p.inflight.push_back({k, bytes, *found.depth, found.explanation});
+    }
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return out;
+}
+
+}  // namespace ferry::bench

@@ -1,0 +1,18 @@
+// "strategy": "auto" and "inflight": "auto" in a model's config.json: ferry::choose decides them
+// when the model loads, from the first serving GPU's profile (ferry calibrate) or else the platform
+// rules, and the reason is logged and shown in the model's documents.
+#pragma once
+
+#include <string>
+
+#include "serve/execution_platform.hpp"
+#include "serve/model_config.hpp"
+
+namespace ferry::serve {
+
+// Replaces the config's automatic settings with the pick and returns why, in one sentence; returns
+// an empty string when nothing in the config is automatic. Throws invalid_argument for an engine
+// spec it cannot size (the same error loading the model would give).
+[[nodiscard]] std::string choose_automatic(model_config& config, const execution_platform& platform);
+
+}  // namespace ferry::serve

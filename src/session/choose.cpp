@@ -1,0 +1,152 @@
+// The pick behind `auto`: measured curves when this GPU has a profile, the platform rules when not.
+//
+// How the curves combine. A profile's curves are whole requests of built-in workloads (see
+// `ferry calibrate`): input-once and input-reread requests move an input and return a few bytes;
+// an output request moves an input and returns an output of the same size. So one request with
+// I bytes in and O bytes out costs about
+//   input(I) + (output(O) - input_once(O))
+// for each strategy: the output request less the input it also carried. The subtraction cancels
+// the fixed costs the two requests share (launch, synchronisation), which is what is wanted:
+// they are counted once, in input(I).
+#include "ferry/choose.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "ferry/recommendation.hpp"
+
+namespace ferry {
+namespace {
+
+std::string format_bytes(std::size_t bytes) {
+  const auto b = static_cast<double>(bytes);
+  if (bytes >= 1'000'000) return fmt::format("{:.1f} MB", b / 1e6);
+  if (bytes >= 1'000) return fmt::format("{:.1f} KB", b / 1e3);
+  return fmt::format("{} B", bytes);
+}
+
+bool offered(strategy_kind k, const device_caps& caps) {
+  return k != strategy_kind::device && !unavailable_reason(k, caps).has_value();
+}
+
+struct estimate {
+  strategy_kind strategy;
+  double us;
+};
+
+// The request's cost under one strategy, or nullopt when a curve it needs is missing or refused.
+std::optional<double> request_us(const device_profile& p, strategy_kind k, const io_traffic& io, transfer_use input_use) {
+  double total = 0;
+  // A request that moves nothing still pays each strategy's fixed costs: the smallest size's time.
+  if (io.input_bytes > 0 || io.output_bytes == 0) {
+    const strategy_curve* in = p.find(k, input_use);
+    if (in == nullptr) return std::nullopt;
+    const auto us = estimate_us(*in, io.input_bytes);
+    if (!us) return std::nullopt;
+    total += *us;
+  }
+  if (io.output_bytes > 0) {
+    const strategy_curve* out = p.find(k, transfer_use::output);
+    const strategy_curve* carried = p.find(k, transfer_use::input_once);
+    if (out == nullptr || carried == nullptr) return std::nullopt;
+    const auto with_output = estimate_us(*out, io.output_bytes);
+    const auto without = estimate_us(*carried, io.output_bytes);
+    if (!with_output || !without) return std::nullopt;
+    total += std::max(0.0, *with_output - *without);
+  }
+  return total;
+}
+
+// The depth found nearest this size (in ratio), preferring findings of the chosen strategy.
+const inflight_finding* nearest_finding(const device_profile& p, strategy_kind k, std::size_t bytes) {
+  const inflight_finding* best = nullptr;
+  double best_distance = std::numeric_limits<double>::infinity();
+  for (const bool same_strategy : {true, false}) {
+    for (const auto& f : p.inflight) {
+      if (same_strategy && f.strategy != k) continue;
+      const double d = std::abs(std::log(static_cast<double>(std::max<std::size_t>(f.bytes, 1))) -
+                                std::log(static_cast<double>(std::max<std::size_t>(bytes, 1))));
+      if (d < best_distance) {
+        best = &f;
+        best_distance = d;
+      }
+    }
+    if (best != nullptr) return best;
+  }
+  return nullptr;
+}
+
+choice from_rules(const device_caps& caps, std::string_view why_not_measured) {
+  const platform_class platform = classify(caps);
+  const recommendation r = recommendation_for(platform);
+  choice c;
+  c.inflight = r.in_flight_slots;
+  c.strategy = r.recommended;
+  std::string substitute;
+  if (!offered(r.recommended, caps)) {
+    // The rules speak for the class; this device may lack the capability they assume.
+    auto it = std::find_if(r.alternatives.begin(), r.alternatives.end(),
+                           [&](strategy_kind k) { return offered(k, caps); });
+    c.strategy = it != r.alternatives.end() ? *it : strategy_kind::pinned;
+    substitute = fmt::format(" ('{}' is unavailable on this device: {})", to_string(r.recommended),
+                             unavailable_reason(r.recommended, caps).value_or(""));
+  }
+  c.reason = fmt::format("platform rules for {}, not measured on this machine ({}): {} with {} in-flight slots{}",
+                         to_string(platform), why_not_measured, to_string(c.strategy), c.inflight, substitute);
+  return c;
+}
+
+}  // namespace
+
+choice choose(const io_traffic& io, const device_caps& caps, const device_profile* profile, objective goal) {
+  if (profile == nullptr) return from_rules(caps, "no profile; `ferry calibrate` measures one");
+
+  transfer_use input_use = io.input_reread ? transfer_use::input_reread : transfer_use::input_once;
+  std::vector<estimate> ranked;
+  auto rank = [&] {
+    ranked.clear();
+    for (const strategy_kind k : all_strategies) {
+      if (!offered(k, caps)) continue;
+      if (const auto us = request_us(*profile, k, io, input_use)) ranked.push_back({k, *us});
+    }
+  };
+  rank();
+  std::string use_note;
+  if (ranked.empty() && input_use == transfer_use::input_reread) {
+    input_use = transfer_use::input_once;
+    use_note = " (re-read inputs were not measured; read-once figures stand in)";
+    rank();
+  }
+  if (ranked.empty()) return from_rules(caps, "the profile holds no measured strategy for these uses");
+
+  std::stable_sort(ranked.begin(), ranked.end(), [](const estimate& a, const estimate& b) { return a.us < b.us; });
+  choice c;
+  c.measured = true;
+  c.strategy = ranked.front().strategy;
+  c.estimated_us = ranked.front().us;
+  std::string depth_note;
+  if (const inflight_finding* f = nearest_finding(*profile, c.strategy, io.input_bytes)) {
+    // The depth search maximises throughput; for latency, two slots already let the CPU fill the
+    // next request while the current one runs, and more only queue requests behind each other.
+    c.inflight = goal == objective::throughput ? f->depth : std::min(f->depth, 2);
+    depth_note = fmt::format("{} in-flight slots (throughput stopped rising beyond {} for {} at {})", c.inflight,
+                             f->depth, to_string(f->strategy), format_bytes(f->bytes));
+  } else {
+    c.inflight = recommendation_for(classify(caps)).in_flight_slots;
+    depth_note = fmt::format("{} in-flight slots (platform rules: no depth was measured)", c.inflight);
+  }
+  std::string traffic = format_bytes(io.input_bytes) + (io.input_reread ? " re-read" : "") + " in, " +
+                        format_bytes(io.output_bytes) + " out";
+  c.reason = fmt::format("measured on this machine ({}, {}): for {} {} costs {:.0f} us per request", profile->date,
+                         profile->link, traffic, to_string(c.strategy), c.estimated_us);
+  if (ranked.size() > 1)
+    c.reason += fmt::format(", next {} {:.0f} us", to_string(ranked[1].strategy), ranked[1].us);
+  c.reason += fmt::format("{}; {}; for {}", use_note, depth_note, goal == objective::latency ? "latency" : "throughput");
+  return c;
+}
+
+}  // namespace ferry

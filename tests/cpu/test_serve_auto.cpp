@@ -1,0 +1,122 @@
+// "strategy": "auto" and "inflight": "auto" in a model's config.json: parsing, the pick from a
+// GPU's profile or the platform rules, and a repository with such a model loading on the CPU.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cpu/synthetic_profile.hpp"
+#include "ferry/error.hpp"
+#include "serve/execution_platform.hpp"
+#include "serve/http_documents.hpp"
+#include "serve/model_choice.hpp"
+#include "serve/model_config.hpp"
+#include "serve/model_repository.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace t = ferry::testing;
+using ferry::serve::parse_model_config;
+using ferry::strategy_kind;
+
+ferry::serve::execution_platform one_gpu(const ferry::device_caps& caps, std::optional<ferry::device_profile> p) {
+  ferry::serve::execution_platform platform;
+  platform.gpus = {caps};
+  platform.device_count = 1;
+  ferry::profile_lookup lookup;
+  lookup.status = p ? ferry::profile_status::loaded : ferry::profile_status::missing;
+  lookup.message = p ? "profile loaded" : "no profile for GPU 0 at /cache/x.json (run `ferry calibrate`)";
+  lookup.profile = std::move(p);
+  platform.profiles = {lookup};
+  return platform;
+}
+
+TEST(ServeAuto, ConfigTakesAutoForStrategyAndInflight) {
+  const auto c = parse_model_config(R"({"engine": "reduce", "strategy": "auto", "inflight": "auto"})", "m");
+  EXPECT_TRUE(c.strategy_auto);
+  EXPECT_TRUE(c.inflight_auto);
+  const auto fixed = parse_model_config(R"({"engine": "reduce", "strategy": "mapped", "inflight": 3})", "m");
+  EXPECT_FALSE(fixed.strategy_auto);
+  EXPECT_FALSE(fixed.inflight_auto);
+}
+
+TEST(ServeAuto, OtherWordsForInflightAreRefusedByName) {
+  try {
+    (void)parse_model_config(R"({"engine": "reduce", "inflight": "many"})", "m");
+    FAIL() << "accepted";
+  } catch (const ferry::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'inflight' must be a count in [1, 64] or \"auto\", got \"many\""),
+              std::string::npos) << e.what();
+  }
+}
+
+TEST(ServeAuto, PicksFromTheGpusProfile) {
+  auto c = parse_model_config(R"({"engine": "reduce", "strategy": "auto", "inflight": "auto", "input_size": "16MB"})",
+                              "m");
+  const auto caps = t::discrete_pcie_caps();
+  const std::string why = ferry::serve::choose_automatic(c, one_gpu(caps, t::synthetic_profile(caps, t::discrete_model)));
+  EXPECT_EQ(c.strategy, strategy_kind::pinned);
+  EXPECT_EQ(c.inflight, 3);  // serving is throughput: the measured depth
+  EXPECT_EQ(why.rfind("auto: pinned with 3 in-flight slots on GPU 0: measured on this machine", 0), 0U) << why;
+}
+
+TEST(ServeAuto, OnlyTheAutomaticSettingChanges) {
+  auto c = parse_model_config(R"({"engine": "reduce", "strategy": "auto", "inflight": 5})", "m");
+  const auto caps = t::integrated_caps();
+  (void)ferry::serve::choose_automatic(c, one_gpu(caps, t::synthetic_profile(caps, t::integrated_model)));
+  EXPECT_EQ(c.strategy, strategy_kind::mapped);
+  EXPECT_EQ(c.inflight, 5);
+}
+
+TEST(ServeAuto, WithoutAProfileTheRulesAreLabelled) {
+  auto c = parse_model_config(R"({"engine": "reduce", "strategy": "auto"})", "m");
+  const std::string why = ferry::serve::choose_automatic(c, one_gpu(t::ats_caps(), std::nullopt));
+  EXPECT_EQ(c.strategy, strategy_kind::system);
+  EXPECT_NE(why.find("platform rules for coherent-ats, not measured on this machine"), std::string::npos) << why;
+}
+
+TEST(ServeAuto, AStaleProfileIsNamedInTheReason) {
+  auto c = parse_model_config(R"({"engine": "reduce", "strategy": "auto"})", "m");
+  auto platform = one_gpu(t::hmm_caps(), std::nullopt);
+  platform.profiles[0].status = ferry::profile_status::stale;
+  platform.profiles[0].message = "profile /p.json is stale and was not used: it was measured under CUDA driver 12.8";
+  const std::string why = ferry::serve::choose_automatic(c, platform);
+  EXPECT_NE(why.find("[profile /p.json is stale"), std::string::npos) << why;
+}
+
+TEST(ServeAuto, NothingAutomaticChangesNothing) {
+  auto c = parse_model_config(R"({"engine": "reduce", "strategy": "staged"})", "m");
+  EXPECT_TRUE(ferry::serve::choose_automatic(c, one_gpu(t::discrete_pcie_caps(), std::nullopt)).empty());
+  EXPECT_EQ(c.strategy, strategy_kind::staged);
+}
+
+// A repository with an "auto" model loads on a machine without a GPU (the CPU reference runs it),
+// logs why, and its documents carry the settings and the reason.
+TEST(ServeAuto, RepositoryWithAnAutoModelLoadsOnTheCpu) {
+  const fs::path dir = fs::temp_directory_path() / "ferry_serve_auto_repository";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "reduce_auto");
+  std::ofstream(dir / "reduce_auto" / "config.json")
+      << R"({"engine": "reduce", "strategy": "auto", "inflight": "auto", "input_size": 8000})";
+  ferry::serve::execution_platform cpu;
+  cpu.no_gpu_reason = "no CUDA device: none in this test";
+  std::ostringstream log;
+  const ferry::serve::model_repository repository(dir, cpu, log);
+  fs::remove_all(dir);
+  const auto* model = repository.find("reduce_auto");
+  ASSERT_NE(model, nullptr);
+  EXPECT_TRUE(model->ready()) << model->failure;
+  EXPECT_NE(log.str().find("model 'reduce_auto' auto: no GPU (no CUDA device: none in this test), the CPU reference"),
+            std::string::npos) << log.str();
+  const auto config = ferry::serve::model_config_json(*model);
+  EXPECT_EQ(config.at("parameters").at("strategy_choice").at("string_value"), model->automatic);
+  EXPECT_EQ(config.at("parameters").at("inflight").at("string_value"), "2");
+  EXPECT_EQ(ferry::serve::model_metadata_json(*model).at("parameters"), config.at("parameters"));
+}
+
+}  // namespace
