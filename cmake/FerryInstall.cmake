@@ -1,8 +1,10 @@
-# Installs the library so another CMake project can use find_package(ferry) and ferry::ferry.
+# Installs the library so another CMake project can use find_package(ferry) and ferry::ferry (or
+# one layer: ferry::core, ferry::engines, ferry::bench, ...). ferry::serve stays in the build tree.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(TARGETS ferry EXPORT ferryTargets
+install(TARGETS ferry ferry_core ferry_device ferry_memory ferry_engines ferry_session ferry_bench
+  EXPORT ferryTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

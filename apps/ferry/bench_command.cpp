@@ -1,6 +1,6 @@
 // `ferry bench`: flags in the spirit of trtexec, a compact default matrix when none are given;
 // `ferry bench compare A.json B.json` tells which cells of two reports differ beyond their noise.
-// The sweep itself lives in the library (ferry/bench_matrix.hpp); this file parses and prints.
+// The sweep itself lives in the library (ferry/bench/matrix.hpp); this file parses and prints.
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "ferry/bench_compare.hpp"
-#include "ferry/bench_matrix.hpp"
-#include "ferry/bench_report.hpp"
+#include "ferry/bench/compare.hpp"
+#include "ferry/bench/matrix.hpp"
+#include "ferry/bench/report.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/device_set.hpp"
 #include "ferry/error.hpp"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "ferry/bench_calibrate.hpp"
+#include "ferry/bench/calibrate.hpp"
 
 namespace ferry::cli {
 

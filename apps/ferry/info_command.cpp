@@ -10,9 +10,9 @@
 
 #include "calibrate_command.hpp"
 #include "commands.hpp"
+#include "ferry/bench/info_report.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/error.hpp"
-#include "ferry/info_report.hpp"
 #include "ferry/link_bandwidth.hpp"
 #include "ferry/peer_access.hpp"
 #include "ferry/profile.hpp"

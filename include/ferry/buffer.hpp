@@ -13,6 +13,7 @@
 #include <memory>
 #include <span>
 
+#include "ferry/device_alignment.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/strategy.hpp"
 #include "ferry/stream.hpp"
@@ -21,8 +22,6 @@ namespace ferry {
 
 // Which way data crosses for this tensor; a copy strategy moves only what is needed.
 enum class direction { input, output, inout };
-
-inline constexpr std::size_t device_alignment = 256;  // TensorRT's requirement for bindings
 
 struct buffer_request {
   std::size_t bytes = 0;

@@ -14,14 +14,10 @@
 #include <string_view>
 #include <vector>
 
+#include "ferry/dtype.hpp"
 #include "ferry/stream.hpp"
 
 namespace ferry {
-
-enum class dtype { f32, f16, bf16, i8, u8, i32, i64, boolean };
-
-[[nodiscard]] std::size_t size_of(dtype t) noexcept;
-[[nodiscard]] std::string_view to_string(dtype t) noexcept;
 
 enum class tensor_role { input, output };
 

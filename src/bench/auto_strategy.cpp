@@ -1,16 +1,16 @@
 // `--strategy auto`: a short calibration on the actual workload, then the pick and its reason.
 #include <fmt/format.h>
 
-#include "ferry/bench.hpp"
+#include "core/scoped_device.hpp"
+#include "ferry/bench/run.hpp"
 #include "ferry/device_caps.hpp"
-#include "memory/allocations.hpp"
 
 namespace ferry::bench {
 
 io_traffic traffic_of(const workload& w, int device) {
   std::unique_ptr<engine> eng;
   {
-    memory::scoped_device on_device(device);
+    core::scoped_device on_device(device);
     eng = w.make_engine(device);
   }
   io_traffic io;

@@ -1,4 +1,4 @@
-#include "ferry/bench_calibrate.hpp"
+#include "ferry/bench/calibrate.hpp"
 
 #include <unistd.h>
 
@@ -7,10 +7,10 @@
 
 #include <fmt/format.h>
 
-#include "ferry/bench.hpp"
+#include "ferry/bench/run.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/recommendation.hpp"
-#include "ferry/workload_factory.hpp"
+#include "ferry/bench/workload_factory.hpp"
 
 namespace ferry::bench {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "ferry/bench_stopping.hpp"
+#include "ferry/bench/stopping.hpp"
 
 namespace ferry::bench {
 namespace {

@@ -2,8 +2,8 @@
 #pragma once
 
 #include "bench/cell_samples.hpp"
-#include "ferry/bench.hpp"
-#include "ferry/bench_result.hpp"
+#include "ferry/bench/result.hpp"
+#include "ferry/bench/run.hpp"
 
 namespace ferry::bench {
 

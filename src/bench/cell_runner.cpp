@@ -12,13 +12,13 @@
 #include "bench/paired_loop.hpp"
 #include "bench/recipes/recipe.hpp"
 #include "bench/um_count.hpp"
-#include "ferry/bench.hpp"
-#include "ferry/bench_stopping.hpp"
+#include "core/scoped_device.hpp"
+#include "ferry/bench/run.hpp"
+#include "ferry/bench/stopping.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/error.hpp"
 #include "ferry/gpu_clocks.hpp"
 #include "ferry/replica_set.hpp"
-#include "memory/allocations.hpp"
 
 namespace ferry::bench {
 namespace {
@@ -97,7 +97,7 @@ void run_on_one_gpu(const workload& w, strategy_kind strategy, const run_options
   const device_caps caps = query_device(device);
   std::unique_ptr<engine> eng;
   {
-    memory::scoped_device on_device(device);
+    core::scoped_device on_device(device);
     eng = w.make_engine(device);
   }
   const auto io = eng->resolve(w.shapes);
@@ -131,7 +131,7 @@ void run_on_one_gpu(const workload& w, strategy_kind strategy, const run_options
     reference.warmup();
     measured.warmup();
   }
-  memory::scoped_device on_device(device);  // recipes run on their GPU
+  core::scoped_device on_device(device);  // recipes run on their GPU
   if (one_at_a_time) {
     output_checks checks(target.references, target.request_bytes, options.check_every);
     checks.start(options.warmup, options.writes);

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "bench/output_checks.hpp"
-#include "ferry/bench_stats.hpp"
+#include "ferry/bench/stats.hpp"
 
 namespace ferry::bench {
 

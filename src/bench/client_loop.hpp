@@ -12,8 +12,8 @@
 #include "bench/cell_samples.hpp"
 #include "bench/cell_target.hpp"
 #include "bench/output_checks.hpp"
-#include "ferry/bench.hpp"
-#include "ferry/bench_stopping.hpp"
+#include "ferry/bench/run.hpp"
+#include "ferry/bench/stopping.hpp"
 
 namespace ferry::bench {
 

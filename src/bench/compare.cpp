@@ -1,4 +1,4 @@
-#include "ferry/bench_compare.hpp"
+#include "ferry/bench/compare.hpp"
 
 #include <algorithm>
 #include <cmath>

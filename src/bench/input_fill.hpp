@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <span>
 
-#include "ferry/bench.hpp"  // input_writes
+#include "ferry/bench/run.hpp"  // input_writes
 #include "ferry/engine.hpp"
 
 namespace ferry::bench {

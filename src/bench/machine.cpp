@@ -3,14 +3,14 @@
 #include <fmt/format.h>
 
 #include "bench/host_probe.hpp"
-#include "ferry/bench_matrix.hpp"
-#include "ferry/bench_stats.hpp"
+#include "core/scoped_device.hpp"
+#include "ferry/bench/matrix.hpp"
+#include "ferry/bench/stats.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/device_set.hpp"
 #include "ferry/error.hpp"
 #include "ferry/link_bandwidth.hpp"
 #include "ferry/recommendation.hpp"
-#include "memory/allocations.hpp"
 
 namespace ferry::bench {
 
@@ -35,7 +35,7 @@ machine_info describe_machine(const std::vector<int>& devices, bool measure_link
   for (int i = 0; i < 5; ++i) probes.push_back(time_host_probe_us());
   m.host_probe_us = median_of(probes);
   {
-    memory::scoped_device on_device(caps.ordinal);
+    core::scoped_device on_device(caps.ordinal);
     probes.clear();
     for (int i = 0; i < 5; ++i) probes.push_back(time_cuda_probe_us());
     m.cuda_probe_us = median_of(probes);

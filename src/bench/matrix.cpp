@@ -1,12 +1,13 @@
-#include "ferry/bench_matrix.hpp"
+#include "ferry/bench/matrix.hpp"
 
 #include <fmt/format.h>
 
+#include "ferry/bench/workload_factory.hpp"
+#include "ferry/byte_size.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/error.hpp"
 #include "ferry/model_engine.hpp"
 #include "ferry/recommendation.hpp"
-#include "ferry/workload_factory.hpp"
 
 namespace ferry::bench {
 namespace {

@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "ferry/bench.hpp"
+#include "ferry/bench/run.hpp"
 #include "ferry/session.hpp"
 
 namespace ferry::bench {

@@ -15,8 +15,8 @@
 #include "bench/cell_samples.hpp"
 #include "bench/output_checks.hpp"
 #include "bench/recipes/recipe.hpp"
-#include "ferry/bench.hpp"
-#include "ferry/bench_stopping.hpp"
+#include "ferry/bench/run.hpp"
+#include "ferry/bench/stopping.hpp"
 #include "ferry/session.hpp"
 
 namespace ferry::bench {

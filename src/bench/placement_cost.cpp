@@ -1,18 +1,19 @@
 // The placement probe: one request at a time on device buffers, with its data on one GPU and the
 // engine on the same or another GPU (placement_cost.hpp).
-#include "ferry/placement_cost.hpp"
+#include "ferry/bench/placement_cost.hpp"
 
 #include <array>
 #include <vector>
 
 #include "bench/input_fill.hpp"
 #include "bench/output_check.hpp"
-#include "ferry/bench_stats.hpp"
+#include "core/device_memory.hpp"
+#include "core/scoped_device.hpp"
+#include "ferry/bench/stats.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/error.hpp"
 #include "ferry/peer_access.hpp"
 #include "ferry/stream.hpp"
-#include "memory/allocations.hpp"
 
 namespace ferry::bench {
 
@@ -20,21 +21,21 @@ namespace {
 
 constexpr int warmup_requests = 10;
 
-memory::device_memory allocate_on(int device, std::size_t bytes) {
-  memory::scoped_device on_device(device);
-  return memory::allocate_device(bytes);
+core::device_memory allocate_on(int device, std::size_t bytes) {
+  core::scoped_device on_device(device);
+  return core::allocate_device(bytes);
 }
 
 // One tensor's buffer where the data lives, and (remote runs) its counterpart on the running GPU.
 struct tensor_buffers {
   const tensor_spec* spec;
-  memory::device_memory at_data;
-  memory::device_memory at_run;  // empty when the run is local
+  core::device_memory at_data;
+  core::device_memory at_run;  // empty when the run is local
   [[nodiscard]] void* bound() const { return at_run.get() != nullptr ? at_run.get() : at_data.get(); }
 };
 
-std::vector<std::byte> download(const memory::device_memory& m, int device) {
-  memory::scoped_device on_device(device);
+std::vector<std::byte> download(const core::device_memory& m, int device) {
+  core::scoped_device on_device(device);
   std::vector<std::byte> host(m.size());
   FERRY_CUDA_TRY(cudaMemcpy(host.data(), m.get(), m.size(), cudaMemcpyDeviceToHost));
   return host;
@@ -51,7 +52,7 @@ placement_cost measure_placement_cost(const workload& w, int data_device, int ru
 
   std::unique_ptr<engine> eng;
   {
-    memory::scoped_device on_run(run_device);
+    core::scoped_device on_run(run_device);
     eng = w.make_engine(run_device);
   }
   const auto io = eng->resolve(w.shapes);
@@ -65,13 +66,13 @@ placement_cost measure_placement_cost(const workload& w, int data_device, int ru
   std::vector<tensor_buffers> inputs, outputs;
   for (const auto& t : io) {
     tensor_buffers b{&t, allocate_on(data_device, t.bytes()),
-                     remote ? allocate_on(run_device, t.bytes()) : memory::device_memory{}};
+                     remote ? allocate_on(run_device, t.bytes()) : core::device_memory{}};
     if (t.role == tensor_role::input) {
       result.input_bytes += t.bytes();
       std::vector<std::byte> host(t.bytes());
       // No run_options here; streaming as bench's default (untimed, so it changes no figure).
       fill_fresh(host, t, 4242 + inputs.size(), input_writes::streaming);
-      memory::scoped_device on_data(data_device);
+      core::scoped_device on_data(data_device);
       FERRY_CUDA_TRY(cudaMemcpy(b.at_data.get(), host.data(), host.size(), cudaMemcpyHostToDevice));
       inputs.push_back(std::move(b));
     } else {
@@ -80,7 +81,7 @@ placement_cost measure_placement_cost(const workload& w, int data_device, int ru
     }
   }
 
-  memory::scoped_device on_run(run_device);
+  core::scoped_device on_run(run_device);
   auto context = eng->make_context(io);
   for (const auto& b : inputs) context->bind(b.spec->name, b.bound());
   for (const auto& b : outputs) context->bind(b.spec->name, b.bound());
@@ -116,16 +117,16 @@ placement_cost measure_placement_cost(const workload& w, int data_device, int ru
 
   // The outputs now on the data GPU must be what the engine computes there on the same inputs.
   auto local_engine = [&] {
-    memory::scoped_device on_data(data_device);
+    core::scoped_device on_data(data_device);
     return w.make_engine(data_device);
   }();
-  std::vector<memory::device_memory> expected;
+  std::vector<core::device_memory> expected;
   {
-    memory::scoped_device on_data(data_device);
+    core::scoped_device on_data(data_device);
     auto local = local_engine->make_context(io);
     for (const auto& b : inputs) local->bind(b.spec->name, b.at_data.get());
     for (const auto& b : outputs) {
-      expected.push_back(memory::allocate_device(b.at_data.size()));
+      expected.push_back(core::allocate_device(b.at_data.size()));
       local->bind(b.spec->name, expected.back().get());
     }
     const stream local_stream;

@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/report_cells.hpp"
-#include "ferry/placement_cost.hpp"
+#include "ferry/bench/placement_cost.hpp"
 
 namespace ferry::bench {
 

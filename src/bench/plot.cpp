@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "ferry/bench_matrix.hpp"
+#include "ferry/bench/matrix.hpp"
 #include "ferry/error.hpp"
 
 namespace ferry::bench {

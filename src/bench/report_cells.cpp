@@ -1,6 +1,6 @@
 #include "bench/report_cells.hpp"
 
-#include "ferry/bench_stats.hpp"
+#include "ferry/bench/stats.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join (moved here in newer fmt)

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ferry/bench_result.hpp"
+#include "ferry/bench/result.hpp"
 
 namespace ferry::bench::cells {
 

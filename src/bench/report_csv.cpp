@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "ferry/bench_report.hpp"
+#include "ferry/bench/report.hpp"
 #include "ferry/device_set.hpp"
 
 namespace ferry::bench {

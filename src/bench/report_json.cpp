@@ -7,7 +7,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "ferry/bench_report.hpp"
+#include "ferry/bench/report.hpp"
 #include "ferry/error.hpp"
 
 namespace ferry::bench {

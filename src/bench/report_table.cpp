@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "bench/report_cells.hpp"
-#include "ferry/bench_report.hpp"
+#include "ferry/bench/report.hpp"
 
 namespace ferry::bench {
 

@@ -1,4 +1,4 @@
-#include "ferry/bench_stats.hpp"
+#include "ferry/bench/stats.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "ferry/bench_stopping.hpp"
+#include "ferry/bench/stopping.hpp"
 
 #include <algorithm>
 

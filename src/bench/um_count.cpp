@@ -7,7 +7,7 @@
 #include "bench/client_loop.hpp"
 #include "bench/output_checks.hpp"
 #include "bench/um_counters.hpp"
-#include "ferry/bench_stopping.hpp"
+#include "ferry/bench/stopping.hpp"
 
 namespace ferry::bench {
 

@@ -33,7 +33,7 @@
 #include <optional>
 #include <string>
 
-#include "ferry/bench_result.hpp"
+#include "ferry/bench/result.hpp"
 
 namespace ferry::bench {
 

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "ferry/bench.hpp"
+#include "ferry/bench/run.hpp"
 
 namespace ferry::bench {
 namespace {

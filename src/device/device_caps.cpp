@@ -7,9 +7,10 @@
 
 #include <cuda_runtime_api.h>
 
+#include "core/managed_memory.hpp"
+#include "core/scoped_device.hpp"
 #include "device/nvml_link.hpp"
 #include "ferry/error.hpp"
-#include "memory/allocations.hpp"
 
 namespace ferry {
 
@@ -83,7 +84,7 @@ bool attribute(cudaDeviceAttr attr, int ordinal) {
 }  // namespace
 
 std::size_t query_free_memory(int ordinal) {
-  memory::scoped_device on_device(ordinal);
+  core::scoped_device on_device(ordinal);
   std::size_t free_bytes = 0;
   std::size_t total_bytes = 0;
   FERRY_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
@@ -122,7 +123,7 @@ device_caps query_device(int ordinal) {
   caps.pci_bus_id = bus_id.data();
 
   {
-    memory::scoped_device on_device(ordinal);
+    core::scoped_device on_device(ordinal);
     FERRY_CUDA_TRY(cudaMemGetInfo(&caps.free_memory, &caps.total_memory));
   }
   if (!caps.integrated) caps.pcie = device::query_pcie_link(caps.pci_bus_id);

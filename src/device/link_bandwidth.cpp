@@ -7,11 +7,13 @@
 
 #include <cuda_runtime_api.h>
 
+#include "core/device_memory.hpp"
+#include "core/pinned_memory.hpp"
+#include "core/scoped_device.hpp"
 #include "device/bandwidth_summary.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/error.hpp"
 #include "ferry/stream.hpp"
-#include "memory/allocations.hpp"
 
 namespace ferry {
 namespace {
@@ -62,7 +64,7 @@ link_bandwidth measure_link_bandwidth_blocking(int ordinal, const link_bandwidth
   // query_device validates the ordinal and reports a missing GPU as no_device.
   const device_caps caps = query_device(ordinal);
 
-  memory::scoped_device on_device(ordinal);
+  core::scoped_device on_device(ordinal);
   const std::size_t free_bytes = query_free_memory(ordinal);
   const std::size_t bytes = std::min(options.bytes, free_bytes / 4);
   if (bytes < minimum_bytes)
@@ -72,8 +74,8 @@ link_bandwidth measure_link_bandwidth_blocking(int ordinal, const link_bandwidth
                       "least " + std::to_string(minimum_bytes >> 20) + " MiB");
 
   // cudaHostAllocDefault is exactly cudaMallocHost: page-locked, not mapped, not write-combined.
-  const memory::pinned_memory host = memory::allocate_pinned(bytes, cudaHostAllocDefault);
-  const memory::device_memory device = memory::allocate_device(bytes);
+  const core::pinned_memory host = core::allocate_pinned(bytes, cudaHostAllocDefault);
+  const core::device_memory device = core::allocate_device(bytes);
   // Touch every host page so first-use costs stay out of the warm-up, and give the device
   // buffer defined contents.
   std::memset(host.get(), 0x5a, bytes);

@@ -5,11 +5,12 @@
 
 #include <cuda_runtime_api.h>
 
+#include "core/device_memory.hpp"
+#include "core/scoped_device.hpp"
 #include "device/bandwidth_summary.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/error.hpp"
 #include "ferry/stream.hpp"
-#include "memory/allocations.hpp"
 
 namespace ferry {
 namespace {
@@ -23,7 +24,7 @@ std::string describe(cudaError_t status) {
 
 // Enables access from `from` to `to`; returns why not, or "" when it is on.
 std::string enable_one(int from, int to) {
-  memory::scoped_device on_device(from);
+  core::scoped_device on_device(from);
   const cudaError_t status = cudaDeviceEnablePeerAccess(to, 0);
   if (status == cudaSuccess) return {};
   (void)cudaGetLastError();  // clear the sticky error so the next unrelated call does not see it
@@ -69,13 +70,13 @@ peer_bandwidth measure_peer_bandwidth_blocking(int from, int to, const peer_band
                       std::to_string(free_bytes >> 20) + " MiB free on one of them; measuring needs a quarter "
                       "of free memory to be at least " + std::to_string(minimum_bytes >> 20) + " MiB");
 
-  const memory::device_memory destination = [&] {
-    memory::scoped_device on_device(to);
-    return memory::allocate_device(bytes);
+  const core::device_memory destination = [&] {
+    core::scoped_device on_device(to);
+    return core::allocate_device(bytes);
   }();
   // The stream, its events and the source live on `from`, the GPU that issues the copies.
-  memory::scoped_device on_device(from);
-  const memory::device_memory source = memory::allocate_device(bytes);
+  core::scoped_device on_device(from);
+  const core::device_memory source = core::allocate_device(bytes);
   const stream s;
   FERRY_CUDA_TRY(cudaMemsetAsync(source.get(), 0x5a, bytes, s.get()));
   for (int i = 0; i < options.warmup_copies; ++i)

@@ -4,7 +4,10 @@
 
 #include <variant>
 
-#include "memory/allocations.hpp"
+#include "core/device_memory.hpp"
+#include "core/host_registration.hpp"
+#include "core/pageable_memory.hpp"
+#include "core/pinned_memory.hpp"
 #include "memory/transfer_buffer.hpp"
 
 namespace ferry::memory {
@@ -14,12 +17,12 @@ class copy_buffer {
   // Host memory the buffer copies from: owned pageable, owned pinned, or registered memory
   // (the caller's, or pageable memory the buffer allocated and registered itself).
   struct registered_host {
-    pageable_memory owned;  // empty when the caller owns the memory
-    host_registration registration;
+    core::pageable_memory owned;  // empty when the caller owns the memory
+    core::host_registration registration;
   };
-  using host_memory = std::variant<pageable_memory, pinned_memory, registered_host>;
+  using host_memory = std::variant<core::pageable_memory, core::pinned_memory, registered_host>;
 
-  copy_buffer(host_memory host, std::span<std::byte> host_view, device_memory device, direction dir)
+  copy_buffer(host_memory host, std::span<std::byte> host_view, core::device_memory device, direction dir)
       : host_(std::move(host)), view_(host_view), device_(std::move(device)), dir_(dir) {}
 
   [[nodiscard]] std::span<std::byte> host() noexcept { return view_; }
@@ -30,7 +33,7 @@ class copy_buffer {
  private:
   host_memory host_;
   std::span<std::byte> view_;
-  device_memory device_;
+  core::device_memory device_;
   direction dir_;
 };
 

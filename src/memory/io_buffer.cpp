@@ -3,8 +3,15 @@
 
 #include <variant>
 
-#include "memory/allocations.hpp"
+#include "core/device_memory.hpp"
+#include "core/host_registration.hpp"
+#include "core/managed_memory.hpp"
+#include "core/mapped_device_pointer.hpp"
+#include "core/pageable_memory.hpp"
+#include "core/pinned_memory.hpp"
+#include "core/scoped_device.hpp"
 #include "memory/copy_buffer.hpp"
+#include "memory/alignment_check.hpp"
 #include "memory/managed_buffer.hpp"
 #include "memory/resident_buffer.hpp"
 #include "memory/staged_buffer.hpp"
@@ -58,15 +65,15 @@ memory::managed_mode managed_mode_of(strategy_kind k) {
 
 // Builds the registered kinds over `view`; `owned` holds the memory when ferry allocated it.
 decltype(io_buffer::impl::body) make_registered(strategy_kind strategy, std::span<std::byte> view,
-                                                memory::pageable_memory owned,
+                                                core::pageable_memory owned,
                                                 const buffer_request& request) {
   if (strategy == strategy_kind::registered) {
-    auto registration = memory::register_host(view, register_flags);
+    auto registration = core::register_host(view, register_flags);
     return copy_buffer(copy_buffer::registered_host{std::move(owned), std::move(registration)},
-                       view, memory::allocate_device(request.bytes), request.dir);
+                       view, core::allocate_device(request.bytes), request.dir);
   }
-  auto registration = memory::register_host(view, register_mapped_flags);
-  void* device_view = memory::mapped_device_pointer(view.data());
+  auto registration = core::register_host(view, register_mapped_flags);
+  void* device_view = core::mapped_device_pointer(view.data());
   memory::require_device_alignment(device_view, "registered-mapped caller memory");
   return zero_copy_buffer(copy_buffer::registered_host{std::move(owned), std::move(registration)},
                           view, device_view);
@@ -79,36 +86,36 @@ io_buffer io_buffer::allocate(strategy_kind strategy, const buffer_request& requ
   require_request(request);
   require_available(strategy, caps);
   // Device memory (cudaMalloc) belongs to the current device: make it the buffer's own GPU.
-  memory::scoped_device on_device(caps.ordinal);
+  core::scoped_device on_device(caps.ordinal);
   const std::size_t n = request.bytes;
 
   auto body = [&]() -> decltype(impl::body) {
     switch (strategy) {
       case strategy_kind::pageable: {
-        auto host = memory::allocate_pageable(n);
+        auto host = core::allocate_pageable(n);
         auto view = host.span();
-        return copy_buffer(std::move(host), view, memory::allocate_device(n), request.dir);
+        return copy_buffer(std::move(host), view, core::allocate_device(n), request.dir);
       }
       case strategy_kind::pinned: {
-        auto host = memory::allocate_pinned(n, pinned_flags);
+        auto host = core::allocate_pinned(n, pinned_flags);
         auto view = host.span();
-        return copy_buffer(std::move(host), view, memory::allocate_device(n), request.dir);
+        return copy_buffer(std::move(host), view, core::allocate_device(n), request.dir);
       }
       case strategy_kind::staged:
-        return staged_buffer(memory::allocate_pageable(n),
-                             memory::allocate_pinned(n, pinned_flags),
-                             memory::allocate_device(n), request.dir);
+        return staged_buffer(core::allocate_pageable(n),
+                             core::allocate_pinned(n, pinned_flags),
+                             core::allocate_device(n), request.dir);
       case strategy_kind::mapped: {
-        auto host = memory::allocate_pinned(n, mapped_flags);
+        auto host = core::allocate_pinned(n, mapped_flags);
         auto view = host.span();
-        void* device_view = memory::mapped_device_pointer(host.get());
+        void* device_view = core::mapped_device_pointer(host.get());
         return zero_copy_buffer(std::move(host), view, device_view);
       }
       case strategy_kind::registered:
       case strategy_kind::registered_mapped: {
         // No caller memory given: stand in for it with page-aligned pageable memory, which is
         // what a decoder or a shared-memory region would hand over.
-        auto owned = memory::allocate_pageable(n);
+        auto owned = core::allocate_pageable(n);
         auto view = owned.span();
         return make_registered(strategy, view, std::move(owned), request);
       }
@@ -120,17 +127,17 @@ io_buffer io_buffer::allocate(strategy_kind strategy, const buffer_request& requ
           throw unsupported("strategy '" + std::string(to_string(strategy)) + "': " + *refusal);
         // Prefetches and accessed-by advice target the buffer's own GPU (caps.ordinal), never
         // device 0: on a multi-GPU host each replica's pages must end up where it computes.
-        return managed_buffer(memory::allocate_managed(n), managed_mode_of(strategy), request.dir,
+        return managed_buffer(core::allocate_managed(n), managed_mode_of(strategy), request.dir,
                               caps.ordinal);
       }
       case strategy_kind::system: {
-        auto host = memory::allocate_pageable(n);
+        auto host = core::allocate_pageable(n);
         auto view = host.span();
         return zero_copy_buffer(std::move(host), view, view.data());
       }
       case strategy_kind::device:
-        return resident_buffer(memory::allocate_pinned(n, pinned_flags),
-                               memory::allocate_device(n));
+        return resident_buffer(core::allocate_pinned(n, pinned_flags),
+                               core::allocate_device(n));
     }
     throw invalid_argument("unknown strategy");
   }();
@@ -147,7 +154,7 @@ io_buffer io_buffer::wrap_registered(strategy_kind strategy, std::span<std::byte
     throw invalid_argument("caller memory is " + std::to_string(caller_memory.size()) +
                            " bytes but the request is for " + std::to_string(request.bytes));
   require_available(strategy, caps);
-  memory::scoped_device on_device(caps.ordinal);
+  core::scoped_device on_device(caps.ordinal);
   auto body = make_registered(strategy, caller_memory, {}, request);
   return io_buffer(
       std::make_unique<impl>(impl{std::move(body), strategy, request.dir, request.bytes, caps.ordinal}));

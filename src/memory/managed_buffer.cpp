@@ -30,7 +30,7 @@ void prefetch_to_host(void* pointer, std::size_t bytes, stream_ref s) {
 
 }  // namespace
 
-managed_buffer::managed_buffer(managed_memory memory, managed_mode mode, direction dir, int ordinal)
+managed_buffer::managed_buffer(core::managed_memory memory, managed_mode mode, direction dir, int ordinal)
     : memory_(std::move(memory)), mode_(mode), dir_(dir), ordinal_(ordinal) {
   const bool output_only = dir_ == direction::output;
   if (mode_ == managed_mode::advise || (mode_ == managed_mode::prefetch && output_only))

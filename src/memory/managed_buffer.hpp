@@ -2,7 +2,7 @@
 // and device address are the same pointer; they differ in how pages are steered.
 #pragma once
 
-#include "memory/allocations.hpp"
+#include "core/managed_memory.hpp"
 #include "memory/transfer_buffer.hpp"
 
 namespace ferry::memory {
@@ -27,7 +27,7 @@ enum class managed_mode {
 class managed_buffer {
  public:
   // Applies the mode's advice right away; `ordinal` is the device that will run.
-  managed_buffer(managed_memory memory, managed_mode mode, direction dir, int ordinal);
+  managed_buffer(core::managed_memory memory, managed_mode mode, direction dir, int ordinal);
 
   [[nodiscard]] std::span<std::byte> host() noexcept { return memory_.span(); }
   [[nodiscard]] void* device() const noexcept { return memory_.get(); }
@@ -37,7 +37,7 @@ class managed_buffer {
   void to_host(stream_ref s);
 
  private:
-  managed_memory memory_;
+  core::managed_memory memory_;
   managed_mode mode_;
   direction dir_;
   int ordinal_;

@@ -3,14 +3,15 @@
 // synchronised only by the explicit blocking calls, which benchmarks keep outside their timing.
 #pragma once
 
-#include "memory/allocations.hpp"
+#include "core/device_memory.hpp"
+#include "core/pinned_memory.hpp"
 #include "memory/transfer_buffer.hpp"
 
 namespace ferry::memory {
 
 class resident_buffer {
  public:
-  resident_buffer(pinned_memory shadow, device_memory device)
+  resident_buffer(core::pinned_memory shadow, core::device_memory device)
       : shadow_(std::move(shadow)), device_(std::move(device)) {}
 
   [[nodiscard]] std::span<std::byte> host() noexcept { return shadow_.span(); }
@@ -28,8 +29,8 @@ class resident_buffer {
   }
 
  private:
-  pinned_memory shadow_;
-  device_memory device_;
+  core::pinned_memory shadow_;
+  core::device_memory device_;
 };
 
 static_assert(transfer_buffer<resident_buffer>);

@@ -16,7 +16,7 @@ bool capturing(stream_ref s) {
 }
 }  // namespace
 
-staged_buffer::staged_buffer(pageable_memory host, pinned_memory staging, device_memory device,
+staged_buffer::staged_buffer(core::pageable_memory host, core::pinned_memory staging, core::device_memory device,
                              direction dir)
     : host_(std::move(host)),
       staging_(std::move(staging)),

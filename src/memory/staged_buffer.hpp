@@ -12,14 +12,16 @@
 
 #include <memory>
 
-#include "memory/allocations.hpp"
+#include "core/device_memory.hpp"
+#include "core/pageable_memory.hpp"
+#include "core/pinned_memory.hpp"
 #include "memory/transfer_buffer.hpp"
 
 namespace ferry::memory {
 
 class staged_buffer {
  public:
-  staged_buffer(pageable_memory host, pinned_memory staging, device_memory device, direction dir);
+  staged_buffer(core::pageable_memory host, core::pinned_memory staging, core::device_memory device, direction dir);
 
   [[nodiscard]] std::span<std::byte> host() noexcept { return host_.span(); }
   [[nodiscard]] void* device() const noexcept { return device_.get(); }
@@ -37,9 +39,9 @@ class staged_buffer {
   };
 
  private:
-  pageable_memory host_;
-  pinned_memory staging_;
-  device_memory device_;
+  core::pageable_memory host_;
+  core::pinned_memory staging_;
+  core::device_memory device_;
   direction dir_;
   std::unique_ptr<host_copy> in_;   // host -> staging
   std::unique_ptr<host_copy> out_;  // staging -> host

@@ -4,7 +4,8 @@
 
 #include <variant>
 
-#include "memory/allocations.hpp"
+#include "core/pageable_memory.hpp"
+#include "core/pinned_memory.hpp"
 #include "memory/copy_buffer.hpp"
 #include "memory/transfer_buffer.hpp"
 
@@ -14,7 +15,7 @@ class zero_copy_buffer {
  public:
   // mapped: pinned+mapped allocation; registered-mapped: a registration (of caller or owned
   // memory); system: plain pageable memory reached through HMM/ATS.
-  using host_memory = std::variant<pinned_memory, copy_buffer::registered_host, pageable_memory>;
+  using host_memory = std::variant<core::pinned_memory, copy_buffer::registered_host, core::pageable_memory>;
 
   zero_copy_buffer(host_memory host, std::span<std::byte> host_view, void* device_view)
       : host_(std::move(host)), view_(host_view), device_view_(device_view) {}

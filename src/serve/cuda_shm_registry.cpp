@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "core/ipc_memory.hpp"
+#include "core/scoped_device.hpp"
 #include "ferry/error.hpp"
 #include "serve/request_error.hpp"
 #include "serve/shm_range.hpp"
@@ -12,14 +14,7 @@ namespace ferry::serve {
 
 struct cuda_shm_registry::region {
   cuda_shm_region_status status;
-  void* device_pointer = nullptr;
-
-  ~region() {
-    if (device_pointer == nullptr) return;
-    const cudaError_t set = cudaSetDevice(static_cast<int>(status.device_id));
-    if (set != cudaSuccess) ::ferry::detail::log_cuda_error(set, "cudaSetDevice", __FILE__, __LINE__);
-    FERRY_CUDA_TRY_NOTHROW(cudaIpcCloseMemHandle(device_pointer));
-  }
+  core::ipc_memory memory;  // closed on its device when the last pin goes
 };
 
 cuda_shm_registry::cuda_shm_registry(int gpus, std::string no_gpu_reason, std::size_t max_regions)
@@ -48,21 +43,23 @@ void cuda_shm_registry::register_region(const std::string& name, std::string_vie
   r->status = {name, device_id, byte_size};
   cudaIpcMemHandle_t handle;
   std::memcpy(&handle, raw_handle.data(), sizeof handle);
-  FERRY_CUDA_TRY(cudaSetDevice(static_cast<int>(device_id)));
-  const cudaError_t rc = cudaIpcOpenMemHandle(&r->device_pointer, handle, cudaIpcMemLazyEnablePeerAccess);
-  if (rc != cudaSuccess) {
-    (void)cudaGetLastError();
-    r->device_pointer = nullptr;
-    throw bad_request(who + ": cudaIpcOpenMemHandle failed: " + cudaGetErrorName(rc) + " (" + cudaGetErrorString(rc) + ")");
+  const int device = static_cast<int>(device_id);
+  try {
+    r->memory = core::ipc_memory(handle, device);
+  } catch (const core::ipc_open_error& e) {
+    throw bad_request(who + ": cudaIpcOpenMemHandle failed: " + cudaGetErrorName(e.code()) + " (" +
+                      cudaGetErrorString(e.code()) + ")");
   }
   // The client states byte_size; its last byte must be device memory of the same GPU, or a
   // request could make the engine read past the exported allocation. (An IPC mapping covers
   // the whole allocation, so a byte_size within it passes.)
   cudaPointerAttributes last{};
-  const cudaError_t query =
-      cudaPointerGetAttributes(&last, static_cast<const std::byte*>(r->device_pointer) + (byte_size - 1));
+  const cudaError_t query = [&] {
+    const core::scoped_device on_device(device);  // asked where it was opened
+    return cudaPointerGetAttributes(&last, static_cast<const std::byte*>(r->memory.get()) + (byte_size - 1));
+  }();
   (void)cudaGetLastError();
-  if (query != cudaSuccess || last.type != cudaMemoryTypeDevice || last.device != static_cast<int>(device_id))
+  if (query != cudaSuccess || last.type != cudaMemoryTypeDevice || last.device != device)
     throw bad_request(who + ": byte_size " + std::to_string(byte_size) +
                       " reaches past the device memory the handle exports");
   regions_.insert(name, std::move(r));
@@ -78,7 +75,7 @@ bool cuda_shm_registry::contains(const std::string& name) const { return regions
 cuda_shm_range cuda_shm_registry::lookup(const shm_ref& ref, const std::string& tensor,
                                          std::vector<std::shared_ptr<const void>>& pins) const {
   auto r = regions_.find(ref.region, tensor);
-  const std::span<std::byte> whole(static_cast<std::byte*>(r->device_pointer), r->status.byte_size);
+  const std::span<std::byte> whole(static_cast<std::byte*>(r->memory.get()), r->status.byte_size);
   const cuda_shm_range range{checked_range(ref, whole, tensor), static_cast<int>(r->status.device_id)};
   pins.push_back(std::move(r));
   return range;

@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ferry/byte_size.hpp"
 #include "ferry/error.hpp"
-#include "ferry/workload_factory.hpp"
 
 namespace ferry::serve {
 namespace {
@@ -104,7 +104,7 @@ model_config parse_model_config(std::string_view json_text, std::string model_na
           read.integer("input_size", 1, std::numeric_limits<std::int64_t>::max()));
     } else {
       try {
-        config.input_bytes = bench::parse_byte_size(read.text("input_size"));
+        config.input_bytes = parse_byte_size(read.text("input_size"));
       } catch (const invalid_argument& e) {
         read.fail(std::string("'input_size': ") + e.what());
       }

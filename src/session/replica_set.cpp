@@ -6,11 +6,11 @@
 #include <mutex>
 #include <string>
 
+#include "core/scoped_device.hpp"
 #include "ferry/data_location.hpp"
 #include "ferry/device_set.hpp"
 #include "ferry/error.hpp"
 #include "ferry/placement.hpp"
-#include "memory/allocations.hpp"
 
 namespace ferry {
 
@@ -69,7 +69,7 @@ replica_set::replica_set(const std::vector<device_caps>& devices, const engine_f
     r.device = caps.ordinal;
     {
       // The factory (and resolve) may touch the device: weights, model loading, probing.
-      memory::scoped_device on_device(caps.ordinal);
+      core::scoped_device on_device(caps.ordinal);
       r.eng = make_engine(caps.ordinal);
     }
     if (!r.eng) throw invalid_argument("the engine factory returned no engine for GPU " + std::to_string(caps.ordinal));

@@ -8,7 +8,7 @@
 
 #include <nvtx3/nvtx3.hpp>
 
-#include "memory/allocations.hpp"
+#include "core/scoped_device.hpp"
 #include "session/slot.hpp"
 
 namespace ferry {
@@ -63,7 +63,7 @@ session::session(engine& eng, std::vector<tensor_spec> concrete_io, const sessio
   state_->io = std::move(concrete_io);
   // Streams, events, buffers and the engine's contexts belong to the device current when they
   // are made; on a multi-GPU host that must be this session's GPU, whatever the caller's is.
-  memory::scoped_device on_device(caps.ordinal);
+  core::scoped_device on_device(caps.ordinal);
   for (int i = 0; i < options.inflight; ++i)
     state_->slots.push_back(std::make_unique<detail::slot>(i, eng, state_->io, options, caps));
 
@@ -95,7 +95,7 @@ session::~session() {
   // Engine contexts free their device resources (cuBLAS handles, workspaces) on destruction;
   // let them do it on their own GPU.
   try {
-    memory::scoped_device on_device(state_->device);
+    core::scoped_device on_device(state_->device);
     state_->slots.clear();
   } catch (const std::exception&) {  // cudaSetDevice failed and was logged; free them anyway
     state_->slots.clear();
@@ -196,12 +196,12 @@ int filling_slot::device() const noexcept { return slot_->device; }
 
 void filling_slot::use_caller_input(std::size_t index, std::span<const std::byte> registered_memory) {
   check_index(index, slot_->inputs.size(), "input");
-  memory::scoped_device on_device(slot_->device);
+  core::scoped_device on_device(slot_->device);
   slot_->use_caller_input(index, registered_memory);
 }
 
 void filling_slot::stage_resident_inputs_untimed() {
-  memory::scoped_device on_device(slot_->device);
+  core::scoped_device on_device(slot_->device);
   for (auto& b : slot_->inputs)
     if (properties(b.strategy()).path == data_path::resident) b.upload_blocking(slot_->work);
 }
@@ -251,7 +251,7 @@ int completed_slot::slot_index() const noexcept { return slot_->index; }
 int completed_slot::device() const noexcept { return slot_->device; }
 
 void completed_slot::fetch_resident_outputs_untimed() {
-  memory::scoped_device on_device(slot_->device);
+  core::scoped_device on_device(slot_->device);
   for (auto& b : slot_->outputs)
     if (properties(b.strategy()).path == data_path::resident) b.download_blocking(slot_->work);
 }

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "memory/allocations.hpp"
+#include "core/scoped_device.hpp"
 
 namespace ferry::detail {
 
@@ -176,7 +176,7 @@ void slot::forget_caller_inputs() {
 }
 
 void slot::enqueue_pipeline(bool with_timing) {
-  memory::scoped_device on_device(device);
+  core::scoped_device on_device(device);
   const auto began = std::chrono::steady_clock::now();
   timed = with_timing;
   if (graph) {
@@ -190,7 +190,7 @@ void slot::enqueue_pipeline(bool with_timing) {
 }
 
 std::optional<std::string> slot::capture_graph() {
-  memory::scoped_device on_device(device);
+  core::scoped_device on_device(device);
   // Thread-local capture: other clients' threads keep issuing ordinary CUDA calls meanwhile.
   FERRY_CUDA_TRY(cudaStreamBeginCapture(work.get(), cudaStreamCaptureModeThreadLocal));
   std::optional<std::string> failure;

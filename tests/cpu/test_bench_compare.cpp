@@ -5,7 +5,7 @@
 #include <cmath>
 #include <string>
 
-#include "ferry/bench_compare.hpp"
+#include "ferry/bench/compare.hpp"
 
 namespace fb = ferry::bench;
 

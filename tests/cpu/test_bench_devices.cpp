@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "ferry/bench_report.hpp"
+#include "ferry/bench/report.hpp"
 
 namespace fb = ferry::bench;
 

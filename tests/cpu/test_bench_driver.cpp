@@ -8,13 +8,14 @@
 
 #include "bench/input_fill.hpp"
 #include "bench/output_check.hpp"
-#include "ferry/bench.hpp"
+#include "ferry/bench/run.hpp"
+#include "ferry/bench/workload_factory.hpp"
+#include "ferry/byte_size.hpp"
 #include "ferry/error.hpp"
-#include "ferry/workload_factory.hpp"
 
 namespace {
 
-using ferry::bench::parse_byte_size;
+using ferry::parse_byte_size;
 
 TEST(ByteSize, UnitsFollowTheirStandards) {
   EXPECT_EQ(parse_byte_size("4096"), 4096U);

@@ -6,8 +6,8 @@
 #include <numeric>
 #include <vector>
 
-#include "ferry/bench_stats.hpp"
-#include "ferry/bench_stopping.hpp"
+#include "ferry/bench/stats.hpp"
+#include "ferry/bench/stopping.hpp"
 
 namespace fb = ferry::bench;
 

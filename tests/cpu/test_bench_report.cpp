@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "ferry/bench_report.hpp"
+#include "ferry/bench/report.hpp"
 #include "ferry/error.hpp"
 
 namespace fb = ferry::bench;

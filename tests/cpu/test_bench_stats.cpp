@@ -4,7 +4,7 @@
 #include <numeric>
 #include <vector>
 
-#include "ferry/bench_stats.hpp"
+#include "ferry/bench/stats.hpp"
 
 namespace fb = ferry::bench;
 

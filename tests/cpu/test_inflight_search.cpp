@@ -6,7 +6,7 @@
 #include <map>
 #include <stdexcept>
 
-#include "ferry/bench.hpp"
+#include "ferry/bench/run.hpp"
 
 namespace fb = ferry::bench;
 

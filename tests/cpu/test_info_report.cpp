@@ -16,8 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ferry/bench/info_report.hpp"
 #include "ferry/device_caps.hpp"
-#include "ferry/info_report.hpp"
 #include "ferry/recommendation.hpp"
 #include "ferry/strategy.hpp"
 

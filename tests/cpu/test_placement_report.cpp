@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "ferry/placement_cost.hpp"
+#include "ferry/bench/placement_cost.hpp"
 
 namespace fb = ferry::bench;
 

@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "core/device_memory.hpp"
 #include "ferry/builtin.hpp"
 #include "ferry/error.hpp"
 #include "ferry/stream.hpp"
-#include "memory/allocations.hpp"
 
 namespace {
 
@@ -133,7 +133,7 @@ class prepared_run {
       : engine_(engine), io_(concrete), context_(engine.make_context(concrete)) {
     for (const auto& spec : io_) {
       host_.emplace_back(spec.bytes());
-      device_.push_back(ferry::memory::allocate_device(spec.bytes()));
+      device_.push_back(ferry::core::allocate_device(spec.bytes()));
       context_->bind(spec.name, device_.back().get());
     }
   }
@@ -193,7 +193,7 @@ class prepared_run {
   host_reference_engine& engine_;
   std::vector<tensor_spec> io_;
   std::vector<std::vector<std::byte>> host_;
-  std::vector<ferry::memory::device_memory> device_;
+  std::vector<ferry::core::device_memory> device_;
   std::unique_ptr<ferry::engine_context> context_;  // last: destroyed before the memory it binds
 };
 
@@ -405,7 +405,7 @@ TEST(BuiltinContext, RefusesMisuse) {
   auto engine = ferry::make_builtin_engine("touch", sized(4096));
   const auto concrete = engine->resolve({});
   auto context = engine->make_context(concrete);
-  auto memory = ferry::memory::allocate_device(8192);
+  auto memory = ferry::core::allocate_device(8192);
   ferry::stream stream;
 
   EXPECT_THROW(context->enqueue(stream), ferry::invalid_argument);  // nothing bound

@@ -6,11 +6,11 @@
 #include <filesystem>
 #include <string>
 
-#include "ferry/bench_calibrate.hpp"
+#include "ferry/bench/calibrate.hpp"
 #include "ferry/choose.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/profile.hpp"
-#include "ferry/workload_factory.hpp"
+#include "ferry/bench/workload_factory.hpp"
 
 namespace {
 

@@ -7,9 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ferry/bench/info_report.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/error.hpp"
-#include "ferry/info_report.hpp"
 #include "ferry/link_bandwidth.hpp"
 
 namespace {

@@ -18,16 +18,19 @@
 #include <vector>
 
 #include "bench/input_fill.hpp"
-#include "ferry/bench.hpp"
+#include "core/device_memory.hpp"
+#include "core/managed_memory.hpp"
+#include "core/pinned_memory.hpp"
+#include "core/scoped_device.hpp"
+#include "ferry/bench/placement_cost.hpp"
+#include "ferry/bench/run.hpp"
+#include "ferry/bench/workload_factory.hpp"
 #include "ferry/builtin.hpp"
 #include "ferry/data_location.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/peer_access.hpp"
-#include "ferry/placement_cost.hpp"
-#include "ferry/workload_factory.hpp"
 #include "ferry/replica_set.hpp"
 #include "ferry/session.hpp"
-#include "memory/allocations.hpp"
 
 namespace {
 
@@ -216,7 +219,7 @@ TEST(MultiGpu, ManagedPagesArePrefetchedToTheirOwnGpu) {
     auto buffer = ferry::io_buffer::allocate(strategy_kind::managed_prefetch,
                                              {.bytes = std::size_t{4} << 20, .dir = ferry::direction::input}, caps);
     std::memset(buffer.host().data(), 1, buffer.bytes());
-    ferry::memory::scoped_device on_device(device);
+    ferry::core::scoped_device on_device(device);
     ferry::stream s;
     buffer.to_device(s);
     s.synchronize_blocking();
@@ -271,20 +274,20 @@ TEST(MultiGpu, DataLocationFindsTheGpuHoldingTheInput) {
   FERRY_REQUIRE_GPUS(2);
   const std::size_t bytes = std::size_t{1} << 20;
   const auto on_one = [&] {
-    ferry::memory::scoped_device on_device(1);
-    return ferry::memory::allocate_device(bytes);
+    ferry::core::scoped_device on_device(1);
+    return ferry::core::allocate_device(bytes);
   }();
   EXPECT_EQ(ferry::gpu_holding(on_one.get(), bytes), 1);
-  const auto pinned = ferry::memory::allocate_pinned(bytes, cudaHostAllocPortable);
+  const auto pinned = ferry::core::allocate_pinned(bytes, cudaHostAllocPortable);
   EXPECT_FALSE(ferry::gpu_holding(pinned.get(), bytes).has_value());
   std::vector<std::byte> pageable(bytes);
   EXPECT_FALSE(ferry::gpu_holding(pageable.data(), bytes).has_value());
-  const auto managed = ferry::memory::allocate_managed(bytes);
+  const auto managed = ferry::core::allocate_managed(bytes);
   cudaMemLocation gpu1{};
   gpu1.type = cudaMemLocationTypeDevice;
   gpu1.id = 1;
   {
-    ferry::memory::scoped_device on_device(1);
+    ferry::core::scoped_device on_device(1);
     FERRY_CUDA_TRY(cudaMemPrefetchAsync(managed.get(), bytes, gpu1, 0, nullptr));
     FERRY_CUDA_TRY(cudaDeviceSynchronize());
   }

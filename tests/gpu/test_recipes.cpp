@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "bench/recipes/recipe.hpp"
-#include "ferry/bench.hpp"
+#include "core/scoped_device.hpp"
+#include "ferry/bench/run.hpp"
+#include "ferry/bench/workload_factory.hpp"
 #include "ferry/builtin.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/gpu_clocks.hpp"
-#include "ferry/workload_factory.hpp"
-#include "memory/allocations.hpp"
 
 namespace {
 
@@ -33,7 +33,7 @@ TEST_P(RecipeOnEveryStrategy, ComputesTouchOnFreshInputEveryRequest) {
   auto eng = ferry::make_builtin_engine("touch", {.input_bytes = std::size_t{1} << 20});
   const auto io = eng->resolve({});
   auto recipe = ferry::bench::make_recipe(GetParam(), *eng, io, caps_, ferry::oversubscription::refuse);
-  ferry::memory::scoped_device on_device(caps_.ordinal);
+  ferry::core::scoped_device on_device(caps_.ordinal);
   EXPECT_EQ(recipe->strategy(), GetParam());
   EXPECT_FALSE(recipe->steps().empty());
   ASSERT_EQ(recipe->input_count(), 1u);
@@ -109,7 +109,7 @@ TEST(ManagedPrefetch, OutputsLiveInHostPagesAndOnlyInputsArePrefetched) {
   if (auto reason = ferry::unavailable_reason(strategy_kind::managed_prefetch, caps)) GTEST_SKIP() << *reason;
   auto in = ferry::io_buffer::allocate(strategy_kind::managed_prefetch, {.bytes = 1 << 20, .dir = ferry::direction::input}, caps);
   auto out = ferry::io_buffer::allocate(strategy_kind::managed_prefetch, {.bytes = 1 << 20, .dir = ferry::direction::output}, caps);
-  ferry::memory::scoped_device on_device(0);
+  ferry::core::scoped_device on_device(0);
   ferry::stream s;
   std::memset(in.host().data(), 1, in.bytes());
   in.to_device(s);

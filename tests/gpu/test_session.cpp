@@ -9,12 +9,12 @@
 #include <span>
 #include <thread>
 
-#include "ferry/bench.hpp"
+#include "ferry/bench/run.hpp"
+#include "ferry/bench/workload_factory.hpp"
 #include "ferry/builtin.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/error.hpp"
 #include "ferry/session.hpp"
-#include "ferry/workload_factory.hpp"
 
 namespace {
 

@@ -17,3 +17,7 @@ execute_process(COMMAND ${SCRATCH_DIR}/build/consumer RESULT_VARIABLE rc OUTPUT_
 if(NOT rc EQUAL 0 OR NOT out MATCHES "managed-prefetch")
   message(FATAL_ERROR "consumer ran with ${rc}: ${out}")
 endif()
+execute_process(COMMAND ${SCRATCH_DIR}/build/consumer_core RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "67108864 UINT8")
+  message(FATAL_ERROR "consumer_core ran with ${rc}: ${out}")
+endif()

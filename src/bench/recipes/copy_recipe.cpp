@@ -3,8 +3,11 @@
 #include <cstring>
 
 #include "bench/recipes/recipe_kinds.hpp"
+#include "core/device_memory.hpp"
+#include "core/host_registration.hpp"
+#include "core/pageable_memory.hpp"
+#include "core/pinned_memory.hpp"
 #include "ferry/error.hpp"
-#include "memory/allocations.hpp"
 
 namespace ferry::bench::recipes {
 namespace {
@@ -19,25 +22,25 @@ class copy_recipe final : public recipe {
       owned& o = owned_.emplace_back();
       switch (strategy) {
         case strategy_kind::pinned:
-          o.pinned = memory::allocate_pinned(n, cudaHostAllocPortable);
+          o.pinned = core::allocate_pinned(n, cudaHostAllocPortable);
           t.host = o.pinned.span();
           break;
         case strategy_kind::staged:
-          o.pageable = memory::allocate_pageable(n);
-          o.pinned = memory::allocate_pinned(n, cudaHostAllocPortable);  // the staging buffer
+          o.pageable = core::allocate_pageable(n);
+          o.pinned = core::allocate_pinned(n, cudaHostAllocPortable);  // the staging buffer
           t.host = o.pageable.span();
           break;
         case strategy_kind::registered:
-          o.pageable = memory::allocate_pageable(n);
-          o.registration = memory::register_host(o.pageable.span(), cudaHostRegisterPortable);
+          o.pageable = core::allocate_pageable(n);
+          o.registration = core::register_host(o.pageable.span(), cudaHostRegisterPortable);
           t.host = o.pageable.span();
           break;
         default:  // pageable
-          o.pageable = memory::allocate_pageable(n);
+          o.pageable = core::allocate_pageable(n);
           t.host = o.pageable.span();
           break;
       }
-      o.device = memory::allocate_device(n);
+      o.device = core::allocate_device(n);
       t.device = o.device.get();
       (spec.role == tensor_role::input ? inputs_ : outputs_).push_back(t);
       (spec.role == tensor_role::input ? input_staging_ : output_staging_).push_back(o.pinned.get());
@@ -77,10 +80,10 @@ class copy_recipe final : public recipe {
 
  private:
   struct owned {
-    memory::pageable_memory pageable;
-    memory::pinned_memory pinned;
-    memory::host_registration registration;  // released before the memory it registers
-    memory::device_memory device;
+    core::pageable_memory pageable;
+    core::pinned_memory pinned;
+    core::host_registration registration;  // released before the memory it registers
+    core::device_memory device;
   };
   // Declared after the base's tensors; registrations are released first (member order reversed
   // within owned: device, registration, pinned, pageable).

@@ -1,8 +1,9 @@
 // device by hand, the floor: the engine alone on device-resident inputs, copied to the GPU after
 // the CPU wrote them and outside the timing; one synchronize.
 #include "bench/recipes/recipe_kinds.hpp"
+#include "core/device_memory.hpp"
+#include "core/pinned_memory.hpp"
 #include "ferry/error.hpp"
-#include "memory/allocations.hpp"
 
 namespace ferry::bench::recipes {
 namespace {
@@ -11,8 +12,8 @@ class device_recipe final : public recipe {
  public:
   device_recipe(engine& eng, const std::vector<tensor_spec>& io, int device) : recipe(strategy_kind::device, device) {
     for (const auto& spec : io) {
-      owned& o = owned_.emplace_back(owned{memory::allocate_pinned(spec.bytes(), cudaHostAllocPortable),
-                                           memory::allocate_device(spec.bytes())});
+      owned& o = owned_.emplace_back(owned{core::allocate_pinned(spec.bytes(), cudaHostAllocPortable),
+                                           core::allocate_device(spec.bytes())});
       (spec.role == tensor_role::input ? inputs_ : outputs_).push_back({spec, o.shadow.span(), o.device.get()});
     }
     bind(eng, io);
@@ -41,8 +42,8 @@ class device_recipe final : public recipe {
 
  private:
   struct owned {
-    memory::pinned_memory shadow;  // where the CPU writes inputs and a check reads outputs
-    memory::device_memory device;
+    core::pinned_memory shadow;  // where the CPU writes inputs and a check reads outputs
+    core::device_memory device;
   };
   std::vector<owned> owned_;
 };

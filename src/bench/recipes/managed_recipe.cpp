@@ -1,8 +1,8 @@
 // managed, managed-prefetch and managed-advise by hand: one cudaMallocManaged allocation per
 // tensor, steered with the runtime's own calls.
 #include "bench/recipes/recipe_kinds.hpp"
+#include "core/managed_memory.hpp"
 #include "ferry/error.hpp"
-#include "memory/allocations.hpp"
 
 namespace ferry::bench::recipes {
 namespace {
@@ -25,7 +25,7 @@ class managed_recipe final : public recipe {
   managed_recipe(strategy_kind strategy, engine& eng, const std::vector<tensor_spec>& io, int device)
       : recipe(strategy, device) {
     for (const auto& spec : io) {
-      memory::managed_memory& m = owned_.emplace_back(memory::allocate_managed(spec.bytes()));
+      core::managed_memory& m = owned_.emplace_back(core::allocate_managed(spec.bytes()));
       // managed-advise keeps every tensor in host pages the GPU reads over the link; managed-prefetch
       // keeps its outputs so (the GPU writes them where the CPU will read them).
       const bool host_resident = strategy == strategy_kind::managed_advise ||
@@ -57,7 +57,7 @@ class managed_recipe final : public recipe {
   }
 
  private:
-  std::vector<memory::managed_memory> owned_;
+  std::vector<core::managed_memory> owned_;
 };
 
 }  // namespace

@@ -1,8 +1,8 @@
 #include "bench/recipes/recipe.hpp"
 
 #include "bench/recipes/recipe_kinds.hpp"
+#include "core/scoped_device.hpp"
 #include "ferry/error.hpp"
-#include "memory/allocations.hpp"
 
 namespace ferry::bench {
 
@@ -22,7 +22,7 @@ std::unique_ptr<recipe> make_recipe(strategy_kind strategy, engine& eng, const s
     if (auto refusal = managed_request_refusal(bytes, query_free_memory(caps.ordinal), managed_policy))
       throw unsupported("recipe '" + std::string(to_string(strategy)) + "': " + *refusal);
   }
-  memory::scoped_device on_device(caps.ordinal);
+  core::scoped_device on_device(caps.ordinal);
   switch (properties(strategy).path) {
     case data_path::copy: return recipes::make_copy_recipe(strategy, eng, io, caps.ordinal);
     case data_path::zero_copy: return recipes::make_zero_copy_recipe(strategy, eng, io, caps.ordinal);

@@ -1,8 +1,10 @@
 // mapped, registered-mapped and system by hand: the engine is bound to host memory and reads and
 // writes it over the link while it runs; one synchronize.
 #include "bench/recipes/recipe_kinds.hpp"
+#include "core/host_registration.hpp"
+#include "core/pageable_memory.hpp"
+#include "core/pinned_memory.hpp"
 #include "ferry/error.hpp"
-#include "memory/allocations.hpp"
 
 namespace ferry::bench::recipes {
 namespace {
@@ -16,14 +18,14 @@ class zero_copy_recipe final : public recipe {
       tensor t{spec, {}, nullptr};
       owned& o = owned_.emplace_back();
       if (strategy == strategy_kind::mapped) {
-        o.pinned = memory::allocate_pinned(n, cudaHostAllocMapped | cudaHostAllocPortable);
+        o.pinned = core::allocate_pinned(n, cudaHostAllocMapped | cudaHostAllocPortable);
         t.host = o.pinned.span();
         FERRY_CUDA_TRY(cudaHostGetDevicePointer(&t.device, o.pinned.get(), 0));
       } else {
-        o.pageable = memory::allocate_pageable(n);
+        o.pageable = core::allocate_pageable(n);
         t.host = o.pageable.span();
         if (strategy == strategy_kind::registered_mapped) {
-          o.registration = memory::register_host(t.host, cudaHostRegisterMapped | cudaHostRegisterPortable);
+          o.registration = core::register_host(t.host, cudaHostRegisterMapped | cudaHostRegisterPortable);
           FERRY_CUDA_TRY(cudaHostGetDevicePointer(&t.device, t.host.data(), 0));
         } else {  // system: the device reads pageable memory through HMM/ATS
           t.device = t.host.data();
@@ -45,9 +47,9 @@ class zero_copy_recipe final : public recipe {
 
  private:
   struct owned {
-    memory::pageable_memory pageable;
-    memory::pinned_memory pinned;
-    memory::host_registration registration;
+    core::pageable_memory pageable;
+    core::pinned_memory pinned;
+    core::host_registration registration;
   };
   std::vector<owned> owned_;
 };

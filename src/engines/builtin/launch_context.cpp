@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "core/scoped_device.hpp"
 #include "engines/builtin/launch_support.hpp"
 
 namespace ferry::builtin {
@@ -18,7 +19,7 @@ void launch_context::bind(std::string_view tensor, void* device_address) {
 
 void launch_context::enqueue(stream_ref stream) {
   bindings_.require_all_bound();
-  const device_scope on_device(device_);
+  const core::scoped_device on_device(device_);
   launch_(bindings_.addresses(), stream.get());
 }
 

@@ -19,12 +19,4 @@ int grid_limit(int device) {
   return multiprocessors * blocks_per_multiprocessor;
 }
 
-device_scope::device_scope(int device) : previous_(current_device()), device_(device) {
-  if (previous_ != device_) FERRY_CUDA_TRY(cudaSetDevice(device_));
-}
-
-device_scope::~device_scope() {
-  if (previous_ != device_) FERRY_CUDA_TRY_NOTHROW(cudaSetDevice(previous_));
-}
-
 }  // namespace ferry::builtin

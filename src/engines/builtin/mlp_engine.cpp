@@ -8,6 +8,8 @@
 #include <mutex>
 #include <utility>
 
+#include "core/device_memory.hpp"
+#include "core/scoped_device.hpp"
 #include "engines/builtin/cublas_handle.hpp"
 #include "engines/builtin/host_reference.hpp"
 #include "engines/builtin/host_views.hpp"
@@ -18,7 +20,6 @@
 #include "engines/builtin/tensor_checks.hpp"
 #include "engines/builtin/workloads.hpp"
 #include "ferry/error.hpp"
-#include "memory/allocations.hpp"
 
 namespace ferry::builtin {
 namespace {
@@ -38,12 +39,12 @@ class mlp_context final : public engine_context {
         batch_(static_cast<int>(batch)),
         device_(current_device()),
         max_blocks_(grid_limit(device_)),
-        workspace_(memory::allocate_device(cublas_workspace_bytes)) {
+        workspace_(core::allocate_device(cublas_workspace_bytes)) {
     // Layer k writes activations_[k % 2] (the last layer writes the output): one buffer for two
     // layers, two from three on.
     const std::size_t bytes = activation_elements() * sizeof(__half);
     for (int i = 0; i < std::min(layers_ - 1, 2); ++i)
-      activations_[i] = memory::allocate_device(bytes);
+      activations_[i] = core::allocate_device(bytes);
   }
 
   void bind(std::string_view tensor, void* device_address) override {
@@ -52,7 +53,7 @@ class mlp_context final : public engine_context {
 
   void enqueue(stream_ref stream) override {
     bindings_.require_all_bound();
-    const device_scope on_device(device_);
+    const core::scoped_device on_device(device_);
     // cublasSetStream resets the handle to the default workspace pool, so the context's own
     // workspace is set again after it, every time. Both are host-side state changes only.
     FERRY_CUBLAS_TRY(cublasSetStream(handle_.get(), stream.get()));
@@ -91,8 +92,8 @@ class mlp_context final : public engine_context {
   int batch_;
   int device_;
   int max_blocks_;
-  memory::device_memory workspace_;
-  memory::device_memory activations_[2];
+  core::device_memory workspace_;
+  core::device_memory activations_[2];
   cublas_handle handle_;  // last, so it is destroyed before the workspace it points at
 };
 
@@ -163,7 +164,7 @@ class mlp_engine final : public host_reference_engine {
     auto found = device_weights_.find(device);
     if (found == device_weights_.end()) {
       const std::size_t bytes = host_weights_.size() * sizeof(__half);
-      memory::device_memory copy = memory::allocate_device(bytes);
+      core::device_memory copy = core::allocate_device(bytes);
       // Synchronous on purpose: this is set-up, not the request path.
       FERRY_CUDA_TRY(cudaMemcpy(copy.get(), host_weights_.data(), bytes, cudaMemcpyHostToDevice));
       found = device_weights_.emplace(device, std::move(copy)).first;
@@ -178,7 +179,7 @@ class mlp_engine final : public host_reference_engine {
   std::vector<tensor_spec> io_;
   std::vector<__half> host_weights_;
   std::mutex weights_mutex_;
-  std::map<int, memory::device_memory> device_weights_;
+  std::map<int, core::device_memory> device_weights_;
 };
 
 }  // namespace

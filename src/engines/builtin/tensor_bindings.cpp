@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <utility>
 
-#include "ferry/buffer.hpp"
+#include "ferry/device_alignment.hpp"
 #include "ferry/error.hpp"
 
 namespace ferry::builtin {

@@ -7,6 +7,8 @@
 #include <limits>
 #include <utility>
 
+#include "core/device_memory.hpp"
+#include "core/scoped_device.hpp"
 #include "engines/builtin/host_reference.hpp"
 #include "engines/builtin/host_views.hpp"
 #include "engines/builtin/kernels.hpp"
@@ -15,7 +17,6 @@
 #include "engines/builtin/tensor_checks.hpp"
 #include "ferry/builtin.hpp"
 #include "ferry/error.hpp"
-#include "memory/allocations.hpp"
 
 namespace ferry {
 namespace {
@@ -56,7 +57,7 @@ class u8_normalize_context final : public engine_context {
  public:
   u8_normalize_context(std::string engine_name, std::vector<std::string> tensor_names,
                        std::size_t image_index, std::unique_ptr<engine_context> inner,
-                       memory::device_memory normalized, dtype normalized_type, std::int64_t batch,
+                       core::device_memory normalized, dtype normalized_type, std::int64_t batch,
                        const normalize_options& options, const channel_affine& affine)
       : image_name_(tensor_names[image_index]),
         image_index_(image_index),
@@ -79,7 +80,7 @@ class u8_normalize_context final : public engine_context {
   void enqueue(stream_ref stream) override {
     bindings_.require_all_bound();
     {
-      const builtin::device_scope on_device(device_);
+      const core::scoped_device on_device(device_);
       const auto* images = bindings_.at<const std::uint8_t>(image_index_);
       if (normalized_type_ == dtype::f32)
         builtin::launch_u8_hwc_to_chw(images, static_cast<float*>(normalized_.get()), batch_,
@@ -95,7 +96,7 @@ class u8_normalize_context final : public engine_context {
   std::string image_name_;
   std::size_t image_index_;
   builtin::tensor_bindings bindings_;
-  memory::device_memory normalized_;
+  core::device_memory normalized_;
   std::unique_ptr<engine_context> inner_;  // after normalized_: destroyed before the buffer it reads
   dtype normalized_type_;
   std::int64_t batch_;
@@ -148,7 +149,7 @@ class u8_normalize_core {
     builtin::require_same_io(name_, both.outer, concrete_io);
     const tensor_spec& target = both.inner[index_of(both.inner, image_name_)];
     auto inner_context = inner_->make_context(both.inner);
-    memory::device_memory normalized = memory::allocate_device(target.bytes());
+    core::device_memory normalized = core::allocate_device(target.bytes());
     inner_context->bind(image_name_, normalized.get());
     const std::size_t image_index = index_of(concrete_io, image_name_);
     return std::make_unique<u8_normalize_context>(

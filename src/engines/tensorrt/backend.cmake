@@ -1,14 +1,14 @@
 # The TensorRT 10+ backend (`trt:PATH.plan`), included from src/engines/CMakeLists.txt in the
-# ferry target's directory scope.
+# ferry_engines target's directory scope.
 #
-# - trt_mapping.cpp (pure logic, no TensorRT header) is always part of ferry, so CPU tests cover it.
-# - Where NvInfer.h (TensorRT >= 10) and libnvinfer are found, the backend is compiled into ferry
+# - trt_mapping.cpp (pure logic, no TensorRT header) is always part of ferry_engines, so CPU tests cover it.
+# - Where NvInfer.h (TensorRT >= 10) and libnvinfer are found, the backend is compiled into ferry_engines
 #   and FERRY_HAVE_TENSORRT makes model_engine.cpp route `trt:` specs to it.
 # - FERRY_TENSORRT_COMPILE_ONLY=ON with headers but no library compiles the backend as the object
 #   library ferry_tensorrt_compile_check, linked into nothing: a check against TensorRT's public
 #   headers for machines (like CI) that cannot install TensorRT itself.
 
-target_sources(ferry PRIVATE ${CMAKE_CURRENT_LIST_DIR}/trt_mapping.cpp)
+target_sources(ferry_engines PRIVATE ${CMAKE_CURRENT_LIST_DIR}/trt_mapping.cpp)
 
 set(FERRY_TENSORRT_ROOT "$ENV{FERRY_TENSORRT_ROOT}" CACHE PATH
     "TensorRT prefix holding include/NvInfer.h and lib/libnvinfer.so (searched first)")
@@ -70,12 +70,12 @@ elseif(NOT _ferry_trt_major OR _ferry_trt_major LESS 10)
   message(STATUS "TensorRT backend: off (${FERRY_TENSORRT_INCLUDE_DIR} has TensorRT '${_ferry_trt_version}'; "
                  "ferry needs 10 or newer)")
 elseif(FERRY_TENSORRT_LIBRARY)
-  target_sources(ferry PRIVATE ${_ferry_trt_sources})
+  target_sources(ferry_engines PRIVATE ${_ferry_trt_sources})
   # SYSTEM: TensorRT's headers are not ours to keep free of -Wextra warnings.
-  target_include_directories(ferry SYSTEM PRIVATE ${FERRY_TENSORRT_INCLUDE_DIR})
+  target_include_directories(ferry_engines SYSTEM PRIVATE ${FERRY_TENSORRT_INCLUDE_DIR})
   # A plain path, not an imported target, so ferry's export set stays self-contained.
-  target_link_libraries(ferry PRIVATE ${FERRY_TENSORRT_LIBRARY})
-  target_compile_definitions(ferry PRIVATE FERRY_HAVE_TENSORRT)
+  target_link_libraries(ferry_engines PRIVATE ${FERRY_TENSORRT_LIBRARY})
+  target_compile_definitions(ferry_engines PRIVATE FERRY_HAVE_TENSORRT)
   message(STATUS "TensorRT backend: on (TensorRT ${_ferry_trt_version}, ${FERRY_TENSORRT_INCLUDE_DIR}, "
                  "${FERRY_TENSORRT_LIBRARY})")
 elseif(FERRY_TENSORRT_COMPILE_ONLY)

@@ -4,7 +4,7 @@
 #include <mutex>
 #include <utility>
 
-#include "engines/builtin/launch_support.hpp"
+#include "core/scoped_device.hpp"
 #include "engines/builtin/tensor_checks.hpp"
 #include "engines/tensorrt/trt_context.hpp"
 #include "engines/tensorrt/trt_model.hpp"
@@ -33,7 +33,7 @@ class tensorrt_engine final : public engine {
     const trt::model_io& declared = model_->io();
     input_request request =
         trt::check_input_request(model_->name(), declared.inputs, declared.shape_inputs, inputs);
-    const builtin::device_scope on_device(model_->device());
+    const core::scoped_device on_device(model_->device());
     auto scratch = model_->create_context(nvinfer1::ExecutionContextAllocationStrategy::kUSER_MANAGED);
     trt::host_shape_memory memory;
     memory.apply(*scratch, *model_, request);
@@ -56,7 +56,7 @@ class tensorrt_engine final : public engine {
     const input_request request =
         trt::check_input_request(model_->name(), declared.inputs, declared.shape_inputs, bindings);
 
-    const builtin::device_scope on_device(model_->device());
+    const core::scoped_device on_device(model_->device());
     auto context = model_->create_context(nvinfer1::ExecutionContextAllocationStrategy::kSTATIC);
     trt::host_shape_memory memory;
     memory.apply(*context, *model_, request);

@@ -3,7 +3,7 @@
 #include <string>
 #include <utility>
 
-#include "engines/builtin/launch_support.hpp"
+#include "core/scoped_device.hpp"
 #include "engines/tensorrt/trt_logger.hpp"
 #include "ferry/error.hpp"
 
@@ -40,7 +40,7 @@ void trt_context::enqueue(stream_ref stream) {
     if (!bound_[i]) unbound += (unbound.empty() ? "'" : ", '") + io_[i].name + "'";
   if (!unbound.empty()) throw invalid_argument(model_->name() + ": enqueue before binding " + unbound);
 
-  const builtin::device_scope on_device(model_->device());
+  const core::scoped_device on_device(model_->device());
   logger::clear_errors();
   if (!context_->enqueueV3(stream.get()))
     throw error(model_->name() + ": TensorRT enqueueV3 failed: " + logger::last_error());

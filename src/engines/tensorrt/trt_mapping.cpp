@@ -13,7 +13,7 @@
 #include <utility>
 
 #include "engines/builtin/tensor_checks.hpp"
-#include "ferry/buffer.hpp"
+#include "ferry/device_alignment.hpp"
 #include "ferry/error.hpp"
 
 namespace ferry::trt {

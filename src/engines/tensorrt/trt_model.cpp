@@ -4,7 +4,7 @@
 
 #include <utility>
 
-#include "engines/builtin/launch_support.hpp"
+#include "core/scoped_device.hpp"
 #include "engines/tensorrt/trt_logger.hpp"
 #include "ferry/error.hpp"
 
@@ -28,7 +28,7 @@ std::shared_ptr<const model> model::load(const std::string& path, int device) {
   // The file first: a wrong path fails at once, before CUDA or TensorRT start up.
   const std::vector<char> plan = read_plan_file(path);
 
-  builtin::device_scope on_device(device);
+  core::scoped_device on_device(device);
   std::shared_ptr<model> m(new model("trt:" + path, device));
   logger::clear_errors();
   m->runtime_.reset(nvinfer1::createInferRuntime(shared_logger()));

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "ferry/bench.hpp"
-#include "ferry/bench_result.hpp"
-#include "ferry/placement_cost.hpp"
+#include "ferry/bench/placement_cost.hpp"
+#include "ferry/bench/result.hpp"
+#include "ferry/bench/run.hpp"
 #include "ferry/profile.hpp"
 
 namespace ferry::bench {

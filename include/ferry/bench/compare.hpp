@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "ferry/bench_result.hpp"
+#include "ferry/bench/result.hpp"
 
 namespace ferry::bench {
 

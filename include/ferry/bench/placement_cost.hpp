@@ -13,8 +13,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "ferry/bench.hpp"
-#include "ferry/bench_result.hpp"
+#include "ferry/bench/result.hpp"
+#include "ferry/bench/run.hpp"
 
 namespace ferry::bench {
 

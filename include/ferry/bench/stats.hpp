@@ -10,7 +10,7 @@
 #include <cstddef>
 #include <span>
 
-#include "ferry/bench_result.hpp"
+#include "ferry/bench/result.hpp"
 
 namespace ferry::bench {
 

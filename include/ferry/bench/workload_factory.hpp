@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ferry/bench.hpp"
+#include "ferry/bench/run.hpp"
 
 namespace ferry::bench {
 
@@ -29,9 +29,6 @@ struct workload_request {
 // problem (unknown engine or preprocess, bad sizes, bad model file), and unsupported for engine
 // kinds this build lacks.
 [[nodiscard]] workload make_workload(const workload_request& request);
-
-// "0.6MB", "19MB", "64MiB", "4096", "1.5GB" -> bytes (KB/MB/GB are 10^3.., KiB/MiB/GiB 2^10..).
-[[nodiscard]] std::size_t parse_byte_size(std::string_view text);
 
 // "input:16x3x224x224" -> {"input", {16, 3, 224, 224}}.
 [[nodiscard]] shape_binding parse_shape(std::string_view text);

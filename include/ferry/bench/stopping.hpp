@@ -13,7 +13,7 @@
 #include <span>
 #include <string>
 
-#include "ferry/bench_stats.hpp"
+#include "ferry/bench/stats.hpp"
 
 namespace ferry::bench {
 

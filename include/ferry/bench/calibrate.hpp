@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "ferry/bench_matrix.hpp"
+#include "ferry/bench/matrix.hpp"
 #include "ferry/profile.hpp"
 
 namespace ferry::bench {

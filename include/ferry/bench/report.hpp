@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "ferry/bench_result.hpp"
+#include "ferry/bench/result.hpp"
 
 namespace ferry::bench {
 

@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include "ferry/bench_result.hpp"
-#include "ferry/bench_stopping.hpp"
+#include "ferry/bench/result.hpp"
+#include "ferry/bench/stopping.hpp"
 #include "ferry/choose.hpp"
 #include "ferry/engine.hpp"
 #include "ferry/session.hpp"

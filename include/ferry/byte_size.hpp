@@ -1,0 +1,13 @@
+// Byte sizes as people write them on command lines and in model configs.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+namespace ferry {
+
+// "0.6MB", "19MB", "64MiB", "4096", "1.5GB" -> bytes (KB/MB/GB are 10^3.., KiB/MiB/GiB 2^10..).
+// Throws invalid_argument for text that is not a positive size with a known unit.
+[[nodiscard]] std::size_t parse_byte_size(std::string_view text);
+
+}  // namespace ferry

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""Fails when a project include runs up ferry's layers.
+
+Each layer uses only the layers below it:
+
+    apps
+    bench   serve      (siblings: neither includes the other)
+    session
+    engines
+    memory             (strategies are chosen and refused by what the device can do)
+    device
+    core
+
+and engines do not include memory either (APART below).
+
+Every `#include "..."` in src/, include/ferry/ and apps/ is resolved to a file of the tree; an
+include whose file sits in a higher layer, or in a sibling, is reported as
+`file:line: <layer> includes "<path>" of <layer>`. Includes that resolve to no file of the tree
+(third-party and generated headers) are not the check's business.
+
+A file's layer is its folder: src/<layer>/..., apps/... (apps), include/ferry/bench/... (bench).
+The other public headers, include/ferry/*.hpp, are listed in PUBLIC_HEADERS with the layer that
+implements them; a public header missing from the table is an error too, so a new header is
+placed on purpose.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+RANK = {"core": 0, "device": 1, "memory": 2, "engines": 3, "session": 4, "bench": 5, "serve": 5,
+        "apps": 6}
+
+# include/ferry/<name>: the layer whose sources implement it.
+PUBLIC_HEADERS = {
+    "error.hpp": "core",
+    "stream.hpp": "core",
+    "dtype.hpp": "core",
+    "byte_size.hpp": "core",
+    "device_alignment.hpp": "core",
+    "buffer.hpp": "memory",
+    "strategy.hpp": "memory",
+    "data_location.hpp": "memory",
+    "streaming_copy.hpp": "memory",
+    "recommendation.hpp": "memory",
+    "profile.hpp": "memory",
+    "device_caps.hpp": "device",
+    "device_set.hpp": "device",
+    "peer_access.hpp": "device",
+    "gpu_clocks.hpp": "device",
+    "link_bandwidth.hpp": "device",
+    "engine.hpp": "engines",
+    "builtin.hpp": "engines",
+    "model_engine.hpp": "engines",
+    "session.hpp": "session",
+    "placement.hpp": "session",
+    "replica_set.hpp": "session",
+    "choose.hpp": "session",
+}
+
+# Pairs the ranks would allow that the design keeps apart: engines stand on core and device only,
+# so a backend never sees how I/O memory was allocated (strategies and engines meet in session).
+APART = {("engines", "memory")}
+
+SCANNED = ("src", "include/ferry", "apps")
+SUFFIXES = {".hpp", ".h", ".cpp", ".cu", ".cuh"}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+
+
+class UnknownLayer(Exception):
+    pass
+
+
+def layer_of(root: Path, path: Path) -> str | None:
+    """The layer of a file of the tree, None for files outside the layered folders."""
+    parts = path.relative_to(root).parts
+    if parts[0] == "apps":
+        return "apps"
+    if parts[0] == "src" and len(parts) > 2 and parts[1] in RANK:
+        return parts[1]
+    if parts[:2] == ("include", "ferry"):
+        if len(parts) > 3 and parts[2] in RANK:
+            return parts[2]
+        if len(parts) == 3:
+            if parts[2] not in PUBLIC_HEADERS:
+                raise UnknownLayer(f"{path.relative_to(root)}: a public header with no layer: add it to "
+                                   "PUBLIC_HEADERS in scripts/check_layers.py")
+            return PUBLIC_HEADERS[parts[2]]
+    return None
+
+
+def resolve(root: Path, including: Path, name: str) -> Path | None:
+    # The search order of the build: the including file's folder, then include/ and src/.
+    for base in (including.parent, root / "include", root / "src"):
+        candidate = (base / name).resolve()
+        if candidate.is_file() and root in candidate.parents:
+            return candidate
+    return None
+
+
+def allowed(from_layer: str, to_layer: str) -> bool:
+    if (from_layer, to_layer) in APART:
+        return False
+    return from_layer == to_layer or RANK[to_layer] < RANK[from_layer]
+
+
+def check(root: Path) -> list[str]:
+    root = root.resolve()
+    problems: list[str] = []
+    for folder in SCANNED:
+        for path in sorted((root / folder).rglob("*")):
+            if path.suffix not in SUFFIXES or not path.is_file():
+                continue
+            try:
+                from_layer = layer_of(root, path)
+            except UnknownLayer as e:
+                problems.append(str(e))
+                continue
+            if from_layer is None:
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
+            for number, line in enumerate(text.splitlines(), start=1):
+                match = INCLUDE.match(line)
+                if not match:
+                    continue
+                target = resolve(root, path, match.group(1))
+                if target is None:
+                    continue
+                try:
+                    to_layer = layer_of(root, target)
+                except UnknownLayer as e:
+                    problems.append(str(e))
+                    continue
+                if to_layer is None or allowed(from_layer, to_layer):
+                    continue
+                if (from_layer, to_layer) in APART:
+                    relation = "kept apart"
+                elif RANK[to_layer] == RANK[from_layer]:
+                    relation = "a sibling"
+                else:
+                    relation = "a higher layer"
+                problems.append(f'{path.relative_to(root)}:{number}: {from_layer} includes '
+                                f'"{match.group(1)}" of {to_layer} ({relation})')
+    return sorted(set(problems))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent,
+                        help="the repository root (default: this script's repository)")
+    args = parser.parse_args()
+    problems = check(args.root)
+    for problem in problems:
+        print(problem)
+    if problems:
+        print(f"{len(problems)} include(s) break the layering (core <- device <- memory <- engines <- session "
+              "<- bench, serve <- apps)", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

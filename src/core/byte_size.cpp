@@ -1,0 +1,32 @@
+#include "ferry/byte_size.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <string>
+
+#include "ferry/error.hpp"
+
+namespace ferry {
+
+std::size_t parse_byte_size(std::string_view text) {
+  const std::string original(text);
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || value <= 0)
+    throw invalid_argument("bad size '" + original + "': expected a positive number with an optional unit (KB, MB, GB, KiB, MiB, GiB)");
+  std::string unit(end, text.data() + text.size());
+  double scale = 1;
+  if (unit.empty() || unit == "B") scale = 1;
+  else if (unit == "KB" || unit == "kB") scale = 1e3;
+  else if (unit == "MB") scale = 1e6;
+  else if (unit == "GB") scale = 1e9;
+  else if (unit == "KiB") scale = 1024.0;
+  else if (unit == "MiB") scale = 1024.0 * 1024;
+  else if (unit == "GiB") scale = 1024.0 * 1024 * 1024;
+  else throw invalid_argument("bad size unit in '" + original + "': use B, KB, MB, GB, KiB, MiB or GiB");
+  const double bytes = std::round(value * scale);
+  if (bytes < 1) throw invalid_argument("size '" + original + "' is less than one byte");
+  return static_cast<std::size_t>(bytes);
+}
+
+}  // namespace ferry

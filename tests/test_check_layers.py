@@ -1,0 +1,80 @@
+"""scripts/check_layers.py on small fake trees: an upward include, a sibling include and an
+unplaced public header fail, naming file:line and both layers; a tree that only includes
+downwards passes."""
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+CHECKER = Path(__file__).resolve().parent.parent / "scripts" / "check_layers.py"
+
+
+def run_checker(files: dict[str, str]) -> subprocess.CompletedProcess:
+    with tempfile.TemporaryDirectory() as root:
+        for name, text in files.items():
+            path = Path(root, name)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        return subprocess.run([sys.executable, str(CHECKER), "--root", root], capture_output=True,
+                              text=True, check=False)
+
+
+BASE = {
+    "include/ferry/error.hpp": "#pragma once\n",
+    "include/ferry/engine.hpp": '#pragma once\n#include "ferry/error.hpp"\n',
+    "src/core/error.cpp": '#include "ferry/error.hpp"\n#include <vector>\n#include "third_party.h"\n',
+    "src/engines/model_engine.cpp": '#include "ferry/engine.hpp"\n#include "core/raii.hpp"\n',
+    "src/core/raii.hpp": "#pragma once\n",
+    "src/bench/cell.cpp": '#include "engines/local.hpp"\n',
+    "src/engines/local.hpp": "#pragma once\n",
+    "apps/ferry/main.cpp": '#include "commands.hpp"\n#include "serve/server.hpp"\n',
+    "apps/ferry/commands.hpp": "#pragma once\n",
+    "src/serve/server.hpp": "#pragma once\n",
+}
+
+
+class CheckLayers(unittest.TestCase):
+    def test_includes_downwards_pass(self):
+        result = run_checker(BASE)
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertEqual(result.stdout, "")
+
+    def test_an_upward_include_fails_naming_the_line_and_both_layers(self):
+        result = run_checker({**BASE, "src/core/stream.cpp": '#include <cstdio>\n\n#include "engines/local.hpp"\n'})
+        self.assertEqual(result.returncode, 1)
+        self.assertIn('src/core/stream.cpp:3: core includes "engines/local.hpp" of engines (a higher layer)',
+                      result.stdout)
+
+    def test_a_public_header_counts_as_its_layer(self):
+        result = run_checker({**BASE, "include/ferry/error.hpp": '#pragma once\n#include "ferry/engine.hpp"\n'})
+        self.assertEqual(result.returncode, 1)
+        self.assertIn('include/ferry/error.hpp:2: core includes "ferry/engine.hpp" of engines', result.stdout)
+
+    def test_siblings_do_not_include_each_other(self):
+        result = run_checker({**BASE, "src/serve/server.cpp": '#include "bench/cell.hpp"\n',
+                              "src/bench/cell.hpp": "#pragma once\n"})
+        self.assertEqual(result.returncode, 1)
+        self.assertIn('src/serve/server.cpp:1: serve includes "bench/cell.hpp" of bench (a sibling)', result.stdout)
+
+    def test_engines_do_not_include_memory(self):
+        result = run_checker({**BASE, "src/memory/buffer.hpp": "#pragma once\n",
+                              "src/engines/context.cpp": '#include "memory/buffer.hpp"\n'})
+        self.assertEqual(result.returncode, 1)
+        self.assertIn('src/engines/context.cpp:1: engines includes "memory/buffer.hpp" of memory (kept apart)',
+                      result.stdout)
+
+    def test_a_public_header_without_a_layer_fails(self):
+        result = run_checker({**BASE, "include/ferry/new_thing.hpp": "#pragma once\n"})
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("include/ferry/new_thing.hpp: a public header with no layer", result.stdout)
+
+    def test_tooling_headers_are_bench(self):
+        result = run_checker({**BASE, "include/ferry/bench/report.hpp": "#pragma once\n",
+                              "src/session/session.cpp": '#include "ferry/bench/report.hpp"\n'})
+        self.assertEqual(result.returncode, 1)
+        self.assertIn('src/session/session.cpp:1: session includes "ferry/bench/report.hpp" of bench', result.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
