@@ -10,6 +10,7 @@
 # Sets:
 #   tests      gpu-labelled tests and the CPU tests, from the bundle
 #   matrix     `ferry bench` with its defaults, twice back to back, and `ferry bench compare`
+#   smoke      `ferry bench` with its defaults, once
 #   reduce64   reduce at 64 MB, every strategy (the default matrix stops at 19 MB)
 #   probes     the hand-written probes of scripts/probes (managed paths; libtorch paths)
 #   tail       the managed-paths probe's tail variants at 0.6 and 4 MB (what a session's events
@@ -23,7 +24,7 @@
 #   auto-mlp   the same on mlp:32x4096 b512 only (no libtorch)
 #   gap        managed-prefetch beside its recipe at 0.6 and 4 MB, alone and beside pinned, three runs
 #   sanitize   compute-sanitizer memcheck, racecheck and synccheck over the gpu tests
-#   calibrate  `ferry calibrate --quick` and `--thorough`, each timed, into OUTDIR/calibrate (its own
+#   calibrate  `ferry calibrate --quick`, its default and `--thorough` (CALIBRATE_DEPTHS), each timed, into OUTDIR/calibrate (its own
 #              cache folder, so the profiles come back); then `ferry info` (text and --json) and
 #              `ferry bench --strategy auto` reading the profile the thorough sweep left
 #   multi      on two GPUs or more: the multi-GPU tests (and the whole suite unless `tests` runs it),
@@ -91,7 +92,7 @@ start_torch_build() {
    echo "rc=$?" >> "$out/export.log") &
   torch_export=$!
 }
-cpu_quiet_sets() { wants matrix || wants reduce64 || wants tail || wants gap || wants calibrate || wants multi; }
+cpu_quiet_sets() { wants matrix || wants smoke || wants reduce64 || wants tail || wants gap || wants calibrate || wants multi; }
 cpu_quiet_sets || start_torch_build
 
 if wants matrix; then
@@ -102,6 +103,10 @@ if wants matrix; then
   tail -3 "$out/matrix-compare.txt"
 fi
 
+if wants smoke; then
+  b smoke
+fi
+
 if wants reduce64; then
   b reduce64 --engine reduce --size 64MB --strategy all
 fi
@@ -109,10 +114,12 @@ fi
 if wants calibrate; then
   cal="$out/calibrate"
   mkdir -p "$cal"
-  for depth in quick thorough; do
+  for depth in ${CALIBRATE_DEPTHS:-quick default thorough}; do
     step "ferry calibrate --$depth"
     start=$(date +%s%N)
-    XDG_CACHE_HOME="$cal/cache" timeout 600 ferry calibrate --$depth --device 0 > "$cal/calibrate-$depth.txt" 2>&1
+    flag=(--$depth); [[ $depth == default ]] && flag=()
+    XDG_CACHE_HOME="$cal/cache" timeout "${CALIBRATE_TIMEOUT:-300}" ferry calibrate "${flag[@]}" --device 0 \
+      > "$cal/calibrate-$depth.txt" 2>&1
     rc=$?
     echo "rc=$rc wall_ms=$(( ($(date +%s%N) - start) / 1000000 ))" >> "$cal/calibrate-$depth.txt"
     cp "$cal"/cache/ferry/profiles/*.json "$cal/profile-$depth.json" 2>/dev/null
