@@ -134,12 +134,12 @@ class session_executor final : public executor {
           break;
       }
     }
-    slot.stage_resident_inputs_untimed();
+    slot.upload_resident_inputs();
     timing.compute_input_ns = ns_since(start);
 
     start = std::chrono::steady_clock::now();
     completed_slot done = std::move(slot).submit().wait();
-    done.fetch_resident_outputs_untimed();
+    done.download_resident_outputs();
     const std::uint64_t run_ns = ns_since(start);
     const stage_times stages = done.times();
     const std::uint64_t h2d = ms_to_ns(stages.h2d_ms);
