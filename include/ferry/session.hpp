@@ -8,6 +8,11 @@
 // dropped without wait() is waited for in its destructor, so a slot never returns to the pool
 // with work in flight.
 //
+// A filling slot may also take a caller's memory instead of its own buffers for one request (a
+// server's shared-memory clients): inputs read in place or gathered by copies in stream order,
+// outputs bound in place or delivered by copies in stream order; ferry/caller_memory.hpp is the
+// rule for what may be used in place.
+//
 // With two or more slots, the copy of request k+1 runs on its slot's stream while request k
 // computes on another slot's: the transfer leaves the throughput when compute dominates.
 #pragma once

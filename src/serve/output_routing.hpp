@@ -12,6 +12,11 @@
 //    request's bytes in the slot's stream order, from the slot's device output (a DMA into a
 //    system region, device-to-device into a CUDA one), so a result never crosses the bus twice.
 //  - response: into the response body, from the slot's host view.
+// Zero-copy strategies keep outputs in mapped host memory: a system range is bound in place (the
+// engine writes host memory anyway, now the client's), and a delivery to a CUDA range reads that
+// host memory across the bus, as the strategy always does. Managed strategies are never bound to
+// a host range (their engine writes managed pages); a delivery copies the output from wherever
+// its pages are. An exact, aligned CUDA range is bound under every strategy.
 // A slot's host view of an output is fetched only when some request reads it in the response.
 #pragma once
 
