@@ -294,8 +294,9 @@ if wants serve; then
     stop_server
   fi
   # The same engine, size and strategy in the library alone: the floor under the server's rate.
-  b serve/bench-touch --engine touch --size 4800000 --strategy pinned --no-link-measure
-  b serve/bench-touch-2slots --engine touch --size 4800000 --strategy pinned --inflight 2 --no-link-measure
+  BENCH_TIMEOUT=90 b serve/bench-touch --engine touch --size 4800000 --strategy pinned --no-link-measure
+  BENCH_TIMEOUT=90 b serve/bench-touch-2slots --engine touch --size 4800000 --strategy pinned --inflight 2 \
+    --no-link-measure
 fi
 
 if wants serve-suite; then
