@@ -207,7 +207,8 @@ serve_python_ready() {
   [[ -n ${serve_site:-} ]] && return 0
   serve_site=/tmp/ferry-serve-site
   if compgen -G ".whl/*.whl" > /dev/null; then
-    LD_LIBRARY_PATH=$host_ld_path python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir       --upgrade --target "$serve_site" .whl/*.whl > "$out/wheels.txt" 2>&1 || echo "pip install rc=$?" >> "$out/wheels.txt"
+    LD_LIBRARY_PATH=$host_ld_path python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
+      --upgrade --target "$serve_site" .whl/*.whl > "$out/wheels.txt" 2>&1 || echo "pip install rc=$?" >> "$out/wheels.txt"
     export PYTHONPATH=$serve_site${PYTHONPATH:+:$PYTHONPATH}
   else
     echo "no .whl/ here: using the python packages already installed" > "$out/wheels.txt"
