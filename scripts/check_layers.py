@@ -58,6 +58,7 @@ PUBLIC_HEADERS = {
     "placement.hpp": "session",
     "replica_set.hpp": "session",
     "choose.hpp": "session",
+    "caller_memory.hpp": "session",
 }
 
 # Pairs the ranks would allow that the design keeps apart: engines stand on core and device only,

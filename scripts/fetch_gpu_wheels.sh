@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Downloads into .whl/ (git-ignored) the Python wheels the GPU host lacks for
-# scripts/gpu_serve_results.sh, for its python 3.12 on x86-64 (the device README's recipe):
+# the serve and serve-suite sets of scripts/gpu_host.sh, for its python 3.12 on x86-64 (the device README's recipe):
 #   perf-analyzer   Triton's load generator; a Python wrapper around a prebuilt binary that needs
 #                   glibc >= 2.38 (why it cannot run on the development machine). It needs no
 #                   Python package: it speaks HTTP/gRPC itself and dlopens libcudart.so for

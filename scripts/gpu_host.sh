@@ -31,12 +31,26 @@
 #              `ferry info --measure` (peer access and bandwidth), mlp throughput on 1 vs 2 GPUs,
 #              each GPU alone, what data-following placement saves, ResNet-50 on 1 vs 2 GPUs where
 #              a libtorch set builds it, and a scaling summary
+#   serve      `ferry serve` with touch at 4.8 MB (4800000 bytes), pinned, 2 slots: one client over
+#              raw HTTP with system and with CUDA shared memory (req/s and the server's
+#              compute_input/infer/output per request, scripts/serve_shm_rate.py), perf_analyzer
+#              --shared-memory system|cuda at c=1/4/16/64, and `ferry bench` on the same engine
+#              for comparison (about 3 minutes)
+#   serve-suite the serve test suite (tests/serve) against the bundle's ferry, CUDA regions included
+# The serve sets need the Python wheels of scripts/fetch_gpu_wheels.sh (tritonclient, cuda-bindings,
+# perf-analyzer; the host has python3 and numpy) carried as .whl; the device call carries
+#   [".bundle/lib", ".bundle/bin/ferry", ".whl"]   (about 62 MiB of the 64 MiB a call may carry;
+# `fetch_gpu_wheels.sh --without-cuda-bindings` saves 12 MB, and the CUDA-region runs then skip).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/gpu_host.sh OUTDIR SET...}
 shift
 sets=" $* "
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
+# Python and perf_analyzer keep the host's own libraries (OpenSSL and friends): only ferry and the
+# test binaries run with the bundle's first.
+host_ld_path=${LD_LIBRARY_PATH:-}
 source scripts/gpu_host_env.sh
 export PYTHONUNBUFFERED=1
 export FERRY_CLI="$PWD/.bundle/bin/ferry"  # the CPU tests run the CLI from here, not from the build path
@@ -332,6 +346,120 @@ if wants sanitize; then
       --gtest_brief=1 --gtest_filter="${SANITIZE_FILTER:-*}" > "$out/sanitizer-$tool.txt" 2>&1
     echo "rc=$?" >> "$out/sanitizer-$tool.txt"
     grep -E "ERROR SUMMARY|rc=" "$out/sanitizer-$tool.txt" | tail -2
+  done
+fi
+
+# Python wheels from .whl (scripts/fetch_gpu_wheels.sh), installed out of the way so the host's
+# own site-packages stay as they are.
+serve_python_ready() {
+  [[ -n ${serve_site:-} ]] && return 0
+  serve_site=/tmp/ferry-serve-site
+  if compgen -G ".whl/*.whl" > /dev/null; then
+    LD_LIBRARY_PATH=$host_ld_path python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
+      --upgrade --target "$serve_site" .whl/*.whl > "$out/wheels.txt" 2>&1 || echo "pip install rc=$?" >> "$out/wheels.txt"
+    export PYTHONPATH=$serve_site${PYTHONPATH:+:$PYTHONPATH}
+  else
+    echo "no .whl/ here: using the python packages already installed" > "$out/wheels.txt"
+  fi
+}
+host_python() { LD_LIBRARY_PATH=$host_ld_path python3 "$@"; }
+
+server_pid=
+http_port=
+start_server() {  # start_server REPOSITORY: ferry serve on free ports, waiting for its warm-up
+  local log=$out/serve.log
+  : > "$log"
+  ferry serve --model-repository "$1" --host 127.0.0.1 --http-port 0 --grpc-port 0 --allow-client-shm >> "$log" 2>&1 &
+  server_pid=$!
+  for _ in $(seq 1 120); do
+    grep -q "ferry serve: serving" "$log" && break
+    kill -0 "$server_pid" 2> /dev/null || break
+    sleep 0.5
+  done
+  http_port=$(sed -nE 's/.*HTTP on [^ ]+:([0-9]+).*/\1/p' "$log" | head -1)
+  grep -q "ferry serve: serving" "$log" && return 0
+  echo "ferry serve did not start:"; tail -20 "$log"
+  stop_server
+  return 1
+}
+stop_server() {
+  [[ -z $server_pid ]] && return 0
+  kill -TERM "$server_pid" 2> /dev/null
+  for _ in $(seq 1 40); do kill -0 "$server_pid" 2> /dev/null || break; sleep 0.5; done
+  kill -0 "$server_pid" 2> /dev/null && kill -KILL "$server_pid"
+  wait "$server_pid" 2> /dev/null
+  echo "ferry serve exited with $?" >> "$out/serve.log"
+  server_pid=
+}
+trap stop_server EXIT
+
+if wants serve; then
+  serve_python_ready
+  mkdir -p "$out/serve/models/touch"
+  echo '{"engine": "touch", "strategy": "pinned", "inflight": 2, "input_size": 4800000}' \
+    > "$out/serve/models/touch/config.json"
+  step "ferry serve: touch 4800000 bytes, pinned, 2 slots"
+  if start_server "$out/serve/models"; then
+    # One client, raw HTTP: the rate and what the server says each request cost it.
+    for shm in system cuda; do
+      step "one client over raw HTTP, $shm shared memory"
+      host_python scripts/serve_shm_rate.py --url "127.0.0.1:$http_port" --model touch --bytes 4800000 \
+        --shm $shm --seconds 5 --json "$out/serve/rate-$shm.json" > "$out/serve/rate-$shm.txt" 2>&1
+      echo "rc=$?" >> "$out/serve/rate-$shm.txt"
+      cat "$out/serve/rate-$shm.txt"
+    done
+    # perf_analyzer (from the perf-analyzer wheel) dlopens the unversioned libcudart.so for
+    # --shared-memory cuda; a runtime-only install has only libcudart.so.13, so a link to it is
+    # made for perf_analyzer alone.
+    pa=${PERF_ANALYZER:-$serve_site/perf_analyzer/bin/perf_analyzer}
+    pa_libs=/tmp/ferry-serve-pa-libs
+    mkdir -p "$pa_libs"
+    for candidate in /usr/local/cuda/lib64/libcudart.so /usr/local/cuda/lib64/libcudart.so.13 \
+                     "$PWD/.bundle/lib/libcudart.so.13"; do
+      [[ -e $candidate ]] && { ln -sf "$candidate" "$pa_libs/libcudart.so"; break; }
+    done
+    [[ -f $pa ]] && chmod +x "$pa"
+    # perf_analyzer has no --help; what it must not print is the loader's complaint.
+    if [[ -x $pa ]] && ! LD_LIBRARY_PATH=$pa_libs:$host_ld_path "$pa" 2>&1 \
+         | grep -qE "GLIBC_|error while loading shared libraries|cannot execute"; then
+      for shm in system cuda; do
+        for c in 1 4 16 64; do
+          name=touch-http-$shm-c$c
+          step "perf_analyzer touch http shm=$shm c=$c"
+          LD_LIBRARY_PATH=$pa_libs:$host_ld_path timeout 30 "$pa" -m touch -i http -u "127.0.0.1:$http_port" \
+            --concurrency-range "$c:$c" --shared-memory $shm --output-shared-memory-size 4800000 \
+            --measurement-interval 1000 --max-trials 4 --stability-percentage 20 \
+            -f "$out/serve/$name.csv" > "$out/serve/$name.txt" 2>&1
+          echo "rc=$?" >> "$out/serve/$name.txt"
+          grep -E "Throughput|Avg latency|rc=" "$out/serve/$name.txt" | tr '\n' ' '; echo
+        done
+      done
+    else
+      echo "perf_analyzer cannot run here ($pa): $(LD_LIBRARY_PATH=$pa_libs "$pa" 2>&1 | head -2)" \
+        | tee "$out/serve/perf_analyzer-not-run.txt"
+    fi
+    curl -s "127.0.0.1:$http_port/v2/models/touch/stats" > "$out/serve/stats_touch.json"
+    curl -s "127.0.0.1:$http_port/metrics" > "$out/serve/metrics.txt"
+    stop_server
+  fi
+  # The same engine, size and strategy in the library alone: the floor under the server's rate.
+  BENCH_TIMEOUT=90 b serve/bench-touch --engine touch --size 4800000 --strategy pinned --no-link-measure
+  BENCH_TIMEOUT=90 b serve/bench-touch-2slots --engine touch --size 4800000 --strategy pinned --inflight 2 \
+    --no-link-measure
+fi
+
+if wants serve-suite; then
+  serve_python_ready
+  mkdir -p "$out/serve-suite"
+  # FERRY_BIN through a wrapper carrying the bundle's libraries, so the suite's python does not.
+  printf '#!/usr/bin/env bash\nsource %q\nexec %q "$@"\n' "$PWD/scripts/gpu_host_env.sh" "$PWD/.bundle/bin/ferry" \
+    > /tmp/ferry-with-bundle && chmod +x /tmp/ferry-with-bundle
+  for module_path in tests/serve/test_*.py; do
+    module=$(basename "$module_path" .py)
+    step "serve suite: $module"
+    (cd tests/serve && FERRY_BIN=/tmp/ferry-with-bundle LD_LIBRARY_PATH=$host_ld_path timeout 300 \
+      python3 -m unittest -v "$module") > "$out/serve-suite/$module.txt" 2>&1
+    echo "$module rc=$?" | tee -a "$out/serve-suite/summary.txt"
   done
 fi
 

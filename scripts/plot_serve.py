@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Throughput of `ferry serve` under perf_analyzer against concurrency, one line per protocol and
-shared-memory mode, one panel per model, from the outputs scripts/gpu_serve_results.sh keeps:
+shared-memory mode, one panel per model, from the outputs the serve set of scripts/gpu_host.sh
+keeps (OUTDIR/serve):
 
     plot_serve.py PERF_DIR OUT.png
 

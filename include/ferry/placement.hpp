@@ -1,5 +1,6 @@
-// Which replica takes the next request: the load-spreading rule of replica_set, kept pure so it
-// is tested on the CPU with synthetic loads.
+// Which replica takes the next request: the one load-spreading rule, of replica_set (sessions on
+// several GPUs) and of the server's scheduler (worker groups on several GPUs), kept pure so it is
+// tested on the CPU with synthetic loads.
 //
 // The rule, for per-replica loads (slots in use out of slots in total) and an optional preferred
 // device (the GPU that already holds the request's data):
@@ -34,6 +35,13 @@ class placement_policy {
   // [0, total], total < 1), or the preferred device is not one of the replicas'.
   [[nodiscard]] std::optional<std::size_t> pick(std::span<const replica_load> loads,
                                                 std::optional<int> preferred_device = std::nullopt);
+  // What pick() would answer, leaving the turn as it is: for a caller that asks again and again
+  // before a request is actually taken (a scheduler's workers re-reading their queue), and then
+  // says which replica took one with taken(). Same errors as pick().
+  [[nodiscard]] std::optional<std::size_t> peek(std::span<const replica_load> loads,
+                                                std::optional<int> preferred_device = std::nullopt) const;
+  // Replica `index` of `replicas` took a request: the round-robin for ties starts after it.
+  void taken(std::size_t index, std::size_t replicas) noexcept;
 
  private:
   std::size_t next_ = 0;  // where the round-robin search for a tie starts

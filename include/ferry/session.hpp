@@ -8,6 +8,11 @@
 // dropped without wait() is waited for in its destructor, so a slot never returns to the pool
 // with work in flight.
 //
+// A filling slot may also take a caller's memory instead of its own buffers for one request (a
+// server's shared-memory clients): inputs read in place or gathered by copies in stream order,
+// outputs bound in place or delivered by copies in stream order; ferry/caller_memory.hpp is the
+// rule for what may be used in place.
+//
 // With two or more slots, the copy of request k+1 runs on its slot's stream while request k
 // computes on another slot's: the transfer leaves the throughput when compute dominates.
 #pragma once
@@ -23,6 +28,7 @@
 #include <vector>
 
 #include "ferry/buffer.hpp"
+#include "ferry/caller_memory.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/engine.hpp"
 #include "ferry/strategy.hpp"
@@ -68,6 +74,20 @@ struct graph_status {
 class session;
 class completed_slot;
 
+// One caller range of a gathered input: `source` (host memory page-locked by cudaHostRegister or
+// cudaMallocHost, or device memory on the slot's GPU) lands at byte `offset` of the tensor.
+struct gather_piece {
+  std::span<const std::byte> source;
+  std::size_t offset = 0;
+};
+
+// Bytes [offset, offset + destination.size()) of an output, copied to `destination` (registered
+// host memory or device memory on the slot's GPU) in the request's stream order.
+struct output_delivery {
+  std::size_t offset = 0;
+  std::span<std::byte> destination;
+};
+
 namespace detail {
 struct slot;
 // Returns a slot to its session's free list when the last handle lets go of it.
@@ -106,8 +126,12 @@ class filling_slot {
   [[nodiscard]] const tensor_spec& input_spec(std::size_t index) const;
   // For the `device` strategy: copies what the CPU wrote to device memory now, blocking and
   // outside any timing (that strategy is the floor whose stream operations move nothing).
-  // A no-op for every other strategy.
-  void stage_resident_inputs_untimed();
+  // Inputs fed from caller memory or gathered are left alone. A no-op for every other strategy.
+  void upload_resident_inputs();
+  // nullopt when use_caller_input(index, memory) would take `memory` without a staging copy;
+  // otherwise why not (the rule of ferry/caller_memory.hpp, applied to what CUDA says the memory is).
+  [[nodiscard]] std::optional<in_place_refusal> input_in_place_refusal(std::size_t index,
+                                                                       std::span<const std::byte> memory) const;
   // Feeds input `index` of this request from the caller's own memory instead of the slot's host
   // view: no staging copy. The memory must be exactly the input's size and stay untouched until
   // wait_inputs_consumed() or wait() returns, and it must be either
@@ -123,6 +147,36 @@ class filling_slot {
   // and unsupported for host memory under managed strategies (their engine reads managed pages)
   // and for a slot running as a captured CUDA graph (whose addresses are fixed).
   void use_caller_input(std::size_t index, std::span<const std::byte> registered_memory);
+  // Builds input `index` from caller ranges by copies on the slot's stream, in place of the
+  // strategy's to_device: each piece's bytes land at its offset (one DMA from registered host
+  // memory, one device-to-device copy from device memory; pageable host memory is staged by the
+  // driver before its copy returns) and every byte no piece covers is
+  // zero-filled (padding rows). The tensor is built in the slot's device buffer under copy
+  // strategies and the device strategy; under zero-copy and managed strategies, whose buffer is
+  // host or managed memory, in device memory of the slot bound in place for this request: a
+  // tensor assembled by copies is read at device speed, not across the bus or by page faults.
+  // The sources must stay untouched until wait_inputs_consumed() or wait() returns. Throws
+  // invalid_argument for pieces that overlap, leave the tensor or are another GPU's memory,
+  // unsupported in graph mode.
+  void gather_input(std::size_t index, std::span<const gather_piece> pieces);
+  // Lets the engine write output `index` straight into caller memory for this request (the rule
+  // is caller_output_refusal: device memory on the slot's GPU, exactly the tensor, 256-byte
+  // aligned; registered host memory under zero-copy strategies). The output's host view is then
+  // not fetched. Throws invalid_argument or unsupported with the refusal's reason.
+  void bind_caller_output(std::size_t index, std::span<std::byte> memory);
+  // nullopt when bind_caller_output(index, memory) would take `memory`; otherwise why not.
+  [[nodiscard]] std::optional<in_place_refusal> output_in_place_refusal(std::size_t index,
+                                                                        std::span<const std::byte> memory) const;
+  // Copies bytes [delivery.offset, +size) of output `index` to delivery.destination on the
+  // slot's stream after the engine, from the slot's device output (one DMA to registered host
+  // memory, one device-to-device copy to device memory; under zero-copy and managed strategies
+  // the output already lives in host or managed memory, and the copy reads it there). With
+  // `host_view::skipped` the strategy's to_host for that output is left out too, and
+  // completed_slot::output(index) throws; ask for host_view::fetched when some of the output's
+  // bytes are still read on the host. Throws invalid_argument for a range outside the output
+  // or a destination that is pageable or another GPU's, unsupported in graph mode.
+  enum class host_view { fetched, skipped };
+  void deliver_output(std::size_t index, const output_delivery& delivery, host_view view);
   // Enqueues to_device, the engine and to_host on the slot's stream and hands the slot on.
   [[nodiscard]] pending_slot submit(stage_timing timing = stage_timing::events) &&;
   [[nodiscard]] int slot_index() const noexcept;
@@ -137,14 +191,16 @@ class filling_slot {
 
 class completed_slot {
  public:
-  // Host view of an output; throws invalid_argument for a name that is not an output.
+  // Host view of an output; throws invalid_argument for a name that is not an output, unsupported
+  // for one that went only to caller memory (bind_caller_output, deliver_output without its view).
   [[nodiscard]] std::span<const std::byte> output(std::string_view name) const;
   [[nodiscard]] std::span<const std::byte> output(std::size_t index) const;
   [[nodiscard]] std::size_t output_count() const noexcept;
   [[nodiscard]] const tensor_spec& output_spec(std::size_t index) const;
   [[nodiscard]] stage_times times() const;
-  // For the `device` strategy: copies outputs back, blocking and untimed, for checks.
-  void fetch_resident_outputs_untimed();
+  // For the `device` strategy: copies outputs back, blocking and outside any timing, for checks.
+  // Outputs bound to caller memory or delivered without their host view are left alone.
+  void download_resident_outputs();
   [[nodiscard]] int slot_index() const noexcept;
   [[nodiscard]] int device() const noexcept;
 

@@ -93,7 +93,7 @@ client_loop::in_flight client_loop::start_request(filling_slot filling, std::opt
   for (std::size_t i = 0; i < filling.input_count(); ++i)
     fill_fresh(filling.input(i), filling.input_spec(i), seed + i, options_.writes);
   const auto fill_end = bench_clock::now();
-  filling.stage_resident_inputs_untimed();
+  filling.upload_resident_inputs();
   byte_copies inputs;
   if (checks_.reserve(seq))
     for (std::size_t i = 0; i < filling.input_count(); ++i)
@@ -116,7 +116,7 @@ double client_loop::finish_request(in_flight r) {
   const int device = done.device();
   byte_copies outputs;
   if (check) {
-    done.fetch_resident_outputs_untimed();
+    done.download_resident_outputs();
     for (std::size_t i = 0; i < done.output_count(); ++i) outputs.emplace_back(done.output(i).begin(), done.output(i).end());
   }
   { auto release = std::move(done); }  // the slot goes back before anything else happens

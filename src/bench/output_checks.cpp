@@ -27,7 +27,7 @@ void output_checks::start(bool warm, input_writes writes) {
         auto filling = reference->acquire();
         for (std::size_t i = 0; i < filling.input_count(); ++i)
           fill_fresh(filling.input(i), filling.input_spec(i), ~std::uint64_t{0} - 7 - i, writes);
-        filling.stage_resident_inputs_untimed();
+        filling.upload_resident_inputs();
         (void)std::move(filling).submit().wait();
       }
     }
@@ -77,9 +77,9 @@ void output_checks::check(const pending& p) {
   auto filling = reference.acquire();
   for (std::size_t i = 0; i < p.inputs.size(); ++i)
     std::memcpy(filling.input(i).data(), p.inputs[i].data(), p.inputs[i].size());
-  filling.stage_resident_inputs_untimed();
+  filling.upload_resident_inputs();
   auto done = std::move(filling).submit().wait();
-  done.fetch_resident_outputs_untimed();
+  done.download_resident_outputs();
   std::vector<check_outcome> outcomes;
   for (std::size_t i = 0; i < p.outputs.size(); ++i)
     outcomes.push_back(compare_output(p.outputs[i], done.output(i), done.output_spec(i)));

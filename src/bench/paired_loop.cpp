@@ -66,7 +66,7 @@ double paired_loop::strategy_request(std::optional<std::uint64_t> seq) {
   for (std::size_t i = 0; i < filling.input_count(); ++i)
     fill_fresh(filling.input(i), filling.input_spec(i), seed + i, options_.writes);
   const double fill_us = micros(bench_clock::now() - fill_start);
-  filling.stage_resident_inputs_untimed();
+  filling.upload_resident_inputs();
   byte_copies inputs;
   const bool check = checks_.reserve(seq);
   if (check)
@@ -82,7 +82,7 @@ double paired_loop::strategy_request(std::optional<std::uint64_t> seq) {
   const double latency_us = micros(bench_clock::now() - submitted);
   const stage_times times = done.times();
   if (check) {
-    done.fetch_resident_outputs_untimed();
+    done.download_resident_outputs();
     byte_copies outputs;
     for (std::size_t i = 0; i < done.output_count(); ++i) outputs.emplace_back(done.output(i).begin(), done.output(i).end());
     checks_.keep(done.device(), std::move(inputs), std::move(outputs), strategy_.checks);

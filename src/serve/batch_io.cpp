@@ -1,9 +1,8 @@
 #include "serve/batch_io.hpp"
 
-#include <cuda_runtime_api.h>
-
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "ferry/error.hpp"
 #include "ferry/streaming_copy.hpp"
@@ -16,23 +15,6 @@ namespace {
 // GPU's reads that follow do not wait on dirty lines in the CPU caches. Smaller ones are copied
 // normally: a streaming store of a few KB saves the DMA next to nothing and only evicts lines.
 constexpr std::size_t streaming_copy_min_bytes = std::size_t{256} << 10;
-
-// A system region is host memory: one memcpy, guarded against the client shrinking the region
-// under it (shm_guarded_copy.hpp). A CUDA region is device memory: one blocking
-// cudaMemcpy from the output's host view, because a completed slot exposes its outputs only
-// there (the session API has no view of its device output buffers), and the copy must have
-// landed before the response tells the client the output is ready.
-void write_to_destination(const output_destination& destination, std::span<const std::byte> bytes,
-                          const std::string& output) {
-  if (!destination.cuda_device) {
-    if (!copy_to_client_memory(destination.bytes.first(bytes.size()), bytes))
-      throw invalid_argument("output '" + output +
-                             "': its shared-memory region shrank (the client truncated its object) while the "
-                             "output was written to it");
-    return;
-  }
-  FERRY_CUDA_TRY(cudaMemcpy(destination.bytes.data(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
-}
 
 }  // namespace
 
@@ -82,40 +64,42 @@ void gather_input(std::span<const batch_item> batch, std::size_t index, std::spa
   std::fill(destination.begin() + static_cast<std::ptrdiff_t>(offset), destination.end(), std::byte{0});
 }
 
+void answer_outputs(std::span<batch_item> batch, const output_plan& plan, std::span<const tensor_spec> outputs,
+                    std::span<const std::span<const std::byte>> host_views, bool batched) {
+  for (const output_step& step : plan.steps) {
+    batch_item& item = batch[step.item];
+    const tensor_spec& spec = outputs[step.output];
+    output_tensor out{spec.name, spec.type, spec.shape, {}, std::nullopt};
+    if (batched) out.shape.front() = item.plan->rows;
+    if (step.route == output_route::response) {
+      const auto slice = host_views[step.output].subspan(step.offset, step.bytes);
+      out.data.assign(slice.begin(), slice.end());
+    } else {
+      out.shared_memory = item.request->outputs.at(step.k).shared_memory;
+      if (out.shared_memory) out.shared_memory->byte_size = step.bytes;
+    }
+    item.response->outputs.push_back(std::move(out));
+  }
+}
+
 void scatter_outputs(std::span<batch_item> batch, const model_signature& signature,
                      std::span<const tensor_spec> outputs, std::span<const std::span<const std::byte>> sources) {
-  const bool batched = signature.max_batch > 0;
-  std::int64_t row = 0;
-  for (auto& item : batch) {
-    for (std::size_t k = 0; k < item.plan->outputs.size(); ++k) {
-      const std::size_t index = item.plan->outputs[k];
-      const tensor_spec& spec = outputs[index];
-      const auto source = sources[index];
-      output_tensor out{spec.name, spec.type, spec.shape, {}, std::nullopt};
-      std::span<const std::byte> slice = source;
-      if (batched) {
-        const auto engine_rows = static_cast<std::size_t>(spec.shape.front());
-        const std::size_t row_bytes = source.size() / engine_rows;
-        out.shape.front() = item.plan->rows;
-        slice = source.subspan(static_cast<std::size_t>(row) * row_bytes,
-                               static_cast<std::size_t>(item.plan->rows) * row_bytes);
-      }
-      const bool to_shm = k < item.output_destinations.size() && !item.output_destinations[k].empty();
-      if (to_shm) {
-        const output_destination& destination = item.output_destinations[k];
-        if (destination.bytes.size() < slice.size())
-          throw invalid_argument("output '" + spec.name + "' needs " + std::to_string(slice.size()) +
-                                 " bytes; its shared-memory range has " + std::to_string(destination.bytes.size()));
-        write_to_destination(destination, slice, spec.name);
-        out.shared_memory = item.request->outputs.at(k).shared_memory;
-        if (out.shared_memory) out.shared_memory->byte_size = slice.size();
-      } else {
-        out.data.assign(slice.begin(), slice.end());
-      }
-      item.response->outputs.push_back(std::move(out));
-    }
-    row += item.plan->rows;
+  // On the host every output is in host memory: shared-memory steps are CPU copies, guarded
+  // against the client shrinking the region under them (shm_guarded_copy.hpp).
+  const output_plan plan = plan_outputs(batch, signature, outputs, slot_facts{});
+  for (const output_step& step : plan.steps) {
+    if (step.route == output_route::response) continue;
+    const output_destination& destination = batch[step.item].output_destinations[step.k];
+    const std::string& name = outputs[step.output].name;
+    if (destination.cuda_device)
+      throw invalid_argument("output '" + name + "' is asked into GPU " + std::to_string(*destination.cuda_device) +
+                             "'s memory (a CUDA shared-memory region), which a copy on the host cannot write");
+    if (!copy_to_client_memory(destination.bytes.first(step.bytes), sources[step.output].subspan(step.offset, step.bytes)))
+      throw invalid_argument("output '" + name +
+                             "': its shared-memory region shrank (the client truncated its object) while the "
+                             "output was written to it");
   }
+  answer_outputs(batch, plan, outputs, sources, signature.max_batch > 0);
 }
 
 }  // namespace ferry::serve

@@ -1,5 +1,6 @@
-// Moving request tensors into an engine run and results back out: the one copy each way that
-// the server makes on the host (into the strategy's input buffers; out of its output buffers).
+// Moving request tensors into an engine run and results back out on the host: the copies the
+// server makes with the CPU (into a slot's input host view; out of an output's host view into a
+// response, or into a system region on a host executor), and the responses themselves.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 
 #include "ferry/engine.hpp"
 #include "serve/executor.hpp"
+#include "serve/output_routing.hpp"
 
 namespace ferry::serve {
 
@@ -31,12 +33,20 @@ enum class gathered_for { host, device };
 void gather_input(std::span<const batch_item> batch, std::size_t index, std::span<std::byte> destination,
                   gathered_for reader);
 
-// Gives every item its requested outputs: rows [offset, offset + item rows) of each engine output
-// (the whole output when the model does not batch). `outputs` are the concrete output specs of
-// the run (leading dim = the rows the engine ran) and `sources` their bytes, in engine order.
-// An output with a shared-memory destination is written there (with cudaMemcpy for a CUDA
-// region) instead of into the response.
+// Host executor: gives every item its requested outputs, rows [offset, offset + item rows) of
+// each engine output (the whole output when the model does not batch), planned by plan_outputs.
+// `outputs` are the concrete output specs of the run (leading dim = the rows the engine ran) and
+// `sources` their bytes, in engine order. An output with a system shared-memory destination is
+// copied there by the CPU; a CUDA destination is refused (invalid_argument): only a GPU slot
+// writes device memory.
 void scatter_outputs(std::span<batch_item> batch, const model_signature& signature,
                      std::span<const tensor_spec> outputs, std::span<const std::span<const std::byte>> sources);
+
+// Appends every step of `plan` to its item's response: response steps copy their slice of
+// `host_views` (indexed by engine output; only those plan.host_view_needed must be valid),
+// shared-memory steps, whose bytes are already in place, echo the client's range with the bytes
+// written. `batched`: the output's leading dim becomes the item's rows.
+void answer_outputs(std::span<batch_item> batch, const output_plan& plan, std::span<const tensor_spec> outputs,
+                    std::span<const std::span<const std::byte>> host_views, bool batched);
 
 }  // namespace ferry::serve

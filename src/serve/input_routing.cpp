@@ -4,35 +4,35 @@
 #include <cstdint>
 #include <string>
 
-#include "ferry/buffer.hpp"
 #include "ferry/error.hpp"
 
 namespace ferry::serve {
-namespace {
 
-bool aligned_for_binding(const std::byte* p) noexcept {
-  return reinterpret_cast<std::uintptr_t>(p) % device_alignment == 0;
+caller_memory input_memory(const batch_item& item, std::size_t index) {
+  const input_tensor& in = item.request->inputs.at(index);
+  caller_memory m{.kind = caller_memory_kind::pageable_host,
+                  .device = -1,
+                  .address = reinterpret_cast<std::uintptr_t>(in.data.data()),
+                  .bytes = in.data.size()};
+  if (in.cuda_device) {
+    m.kind = caller_memory_kind::device;
+    m.device = *in.cuda_device;
+  } else if (in.shared_memory) {
+    m.kind = caller_memory_kind::registered_host;
+  }
+  return m;
 }
 
-}  // namespace
-
-input_route route_input(std::span<const batch_item> batch, std::size_t index, std::size_t tensor_bytes,
-                        strategy_kind strategy) {
-  const bool any_on_device = std::any_of(batch.begin(), batch.end(), [&](const batch_item& item) {
-    return item.request->inputs.at(index).cuda_device.has_value();
+input_route route_input(std::span<const batch_item> batch, std::size_t index, const tensor_spec& spec,
+                        const slot_facts& slot) {
+  const bool any_shared = std::any_of(batch.begin(), batch.end(), [&](const batch_item& item) {
+    return item.request->inputs.at(index).shared_memory.has_value();
   });
-  const bool lone = batch.size() == 1;
-  const input_tensor& first = batch.front().request->inputs.at(index);
-  const bool exact = lone && first.shared_memory.has_value() && first.data.size() == tensor_bytes;
-  if (any_on_device)
-    // Engines (TensorRT first) need 256-byte aligned bindings; a client's offset may not be.
-    return exact && aligned_for_binding(first.data.data()) ? input_route::caller_device
-                                                           : input_route::gather_on_device;
-  const data_path path = properties(strategy).path;
-  // Zero-copy strategies bind the engine to the host range itself, so it must be aligned too.
-  if (exact && path != data_path::migrate && (path != data_path::zero_copy || aligned_for_binding(first.data.data())))
-    return input_route::caller_host;
-  return input_route::gather_on_host;
+  if (!any_shared) return input_route::gather_on_host;
+  const caller_memory first = input_memory(batch.front(), index);
+  if (batch.size() == 1 && !caller_input_refusal(spec, slot, first))
+    return first.kind == caller_memory_kind::device ? input_route::caller_device : input_route::caller_host;
+  return input_route::gather_on_device;
 }
 
 void check_cuda_inputs_on(std::span<const batch_item> batch, int device) {

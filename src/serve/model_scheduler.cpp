@@ -45,12 +45,15 @@ model_scheduler::model_scheduler(std::string model, std::string version, std::sh
     auto found = std::find(group_devices_.begin(), group_devices_.end(), device);
     if (found == group_devices_.end()) {
       group_devices_.push_back(device);
-      loads_.emplace_back();
+      loads_.push_back({.device = device.value_or(-1), .busy = 0, .total = 0});
       wake_.emplace_back();
       if (device) gpus_.push_back(*device);
       found = std::prev(group_devices_.end());
     }
     group_of_.push_back(static_cast<std::size_t>(found - group_devices_.begin()));
+    // Busy until its thread first waits for work.
+    ++loads_[group_of_.back()].total;
+    ++loads_[group_of_.back()].busy;
   }
   for (int i = 0; i < n; ++i) workers_.emplace_back([this, i] { work(i); });
   up_.wait();
@@ -134,6 +137,11 @@ std::size_t model_scheduler::pending() const {
   return queue_.size();
 }
 
+std::optional<std::size_t> model_scheduler::group_for_unplaced() const {
+  if (loads_.empty()) return std::nullopt;
+  return placement_.peek(loads_);
+}
+
 bool model_scheduler::may_run(std::size_t g, const job& j, std::optional<std::size_t> unplaced_group) const {
   return j.gpu ? group_devices_[g] == j.gpu : unplaced_group == g;
 }
@@ -144,9 +152,9 @@ bool model_scheduler::may_run(std::size_t g, const job& j, std::optional<std::si
 // and it looks at the queue itself next. A woken worker that finds nothing waits again without
 // waking anyone, so idle workers never wake each other in a loop.
 void model_scheduler::offer_work() {
-  const auto unplaced = group_for_unplaced(loads_, turn_);
+  const auto unplaced = group_for_unplaced();
   for (std::size_t g = 0; g < loads_.size(); ++g) {
-    if (loads_[g].idle == 0) continue;
+    if (loads_[g].busy == loads_[g].total) continue;  // no idle worker
     if (std::any_of(queue_.begin(), queue_.end(), [&](const auto& j) { return may_run(g, *j, unplaced); }))
       wake_[g].notify_one();
   }
@@ -158,7 +166,7 @@ std::vector<std::unique_ptr<model_scheduler::job>> model_scheduler::next_batch(s
   std::vector<std::size_t> positions;  // where each entry of view is in queue_
   for (;;) {
     if (stopping_) return {};
-    const auto unplaced = group_for_unplaced(loads_, turn_);
+    const auto unplaced = group_for_unplaced();
     view.clear();
     positions.clear();
     for (std::size_t i = 0; i < queue_.size(); ++i)
@@ -183,14 +191,13 @@ std::vector<std::unique_ptr<model_scheduler::job>> model_scheduler::next_batch(s
 void model_scheduler::work(int worker) {
   const std::size_t g = group_of_[static_cast<std::size_t>(worker)];
   std::unique_lock lock(mutex_);
-  ++loads_[g].idle;
+  --loads_[g].busy;
   up_.count_down();
   for (;;) {
     std::vector<std::unique_ptr<job>> batch = next_batch(g, lock);
     if (batch.empty()) return;  // stopping
-    --loads_[g].idle;
-    ++loads_[g].running;
-    turn_ = (g + 1) % loads_.size();
+    ++loads_[g].busy;
+    placement_.taken(g, loads_.size());
     // Others may form the next batch from what is left while this one runs.
     offer_work();
     lock.unlock();
@@ -198,8 +205,7 @@ void model_scheduler::work(int worker) {
     for (auto& j : batch) j->started = now;
     run(batch, worker);
     lock.lock();
-    --loads_[g].running;
-    ++loads_[g].idle;
+    --loads_[g].busy;
     // Answered only now that the load says this batch is over: a client sending its next request
     // as soon as it has this answer finds this worker free, so placement sees the real load.
     // Outside the lock: dropping a request may unmap its shared-memory regions.

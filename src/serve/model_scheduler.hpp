@@ -6,7 +6,7 @@
 //
 // Workers are grouped by the GPU they run on (executor::worker_device). A request whose inputs
 // are in a CUDA region is only seen by its GPU's workers; one without may run anywhere and is
-// seen by the group request_placement.hpp picks to spread load. A worker forms its batch with
+// seen by the group the library's placement_policy picks to spread load (request_placement.hpp). A worker forms its batch with
 // decide_batch over the requests it sees, in arrival order, so batching works as before within
 // each GPU. Each group has its own condition variable, woken when it has something to take, so
 // a request is never left waiting while a worker that may run it sleeps.
@@ -33,6 +33,7 @@
 #include <thread>
 #include <vector>
 
+#include "ferry/placement.hpp"
 #include "serve/batching_policy.hpp"
 #include "serve/executor.hpp"
 #include "serve/model_statistics.hpp"
@@ -102,7 +103,7 @@ class model_scheduler {
   void work(int worker);
   // Waits for and takes the next batch group `g` may run; empty once stopping.
   [[nodiscard]] std::vector<std::unique_ptr<job>> next_batch(std::size_t g, std::unique_lock<std::mutex>& lock);
-  // Whether group `g` may run `j` now (under the lock; `unplaced_group` from group_for_unplaced).
+  // Whether group `g` may run `j` now (under the lock; `unplaced_group` from placement_.peek).
   [[nodiscard]] bool may_run(std::size_t g, const job& j, std::optional<std::size_t> unplaced_group) const;
   // Wakes one worker of every group that has something to take (under the lock).
   void offer_work();
@@ -122,12 +123,15 @@ class model_scheduler {
   mutable std::mutex mutex_;
   std::deque<std::unique_ptr<job>> queue_;
   // Worker groups, one per GPU (or one for the host), by index: the GPU, the load the spreading
-  // rule reads, and the condition variable its idle workers wait on (a deque: they cannot move).
+  // rule reads (slots: the group's workers; busy: those not waiting for work, which are those
+  // running a batch once all are up), and the condition variable its idle workers wait on (a
+  // deque: they cannot move).
   std::vector<std::optional<int>> group_devices_;
-  std::vector<worker_group_load> loads_;
+  std::vector<replica_load> loads_;
   std::deque<std::condition_variable> wake_;
   std::vector<std::size_t> group_of_;  // per worker
-  std::size_t turn_ = 0;               // where group_for_unplaced starts, to break ties in turn
+  placement_policy placement_;         // the spreading rule and its turn for ties
+  [[nodiscard]] std::optional<std::size_t> group_for_unplaced() const;
   bool stopping_ = false;
   std::latch up_;  // counts workers down as they first wait for work
   std::vector<std::thread> workers_;

@@ -44,14 +44,4 @@ std::optional<int> required_gpu(const infer_request& request, std::span<const in
   return gpu;
 }
 
-std::optional<std::size_t> group_for_unplaced(std::span<const worker_group_load> groups,
-                                             std::size_t turn) noexcept {
-  std::optional<std::size_t> best;
-  for (std::size_t k = 0; k < groups.size(); ++k) {
-    const std::size_t g = (turn + k) % groups.size();  // in turn from `turn`, so ties go to the first
-    if (groups[g].idle > 0 && (!best || groups[g].running < groups[*best].running)) best = g;
-  }
-  return best;
-}
-
 }  // namespace ferry::serve

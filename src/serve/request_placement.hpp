@@ -8,13 +8,15 @@
 // when the request is queued, so it is refused at once instead of waiting for a worker that
 // never comes.
 //
-// A request without CUDA inputs may run anywhere, and is spread by load: it goes to the GPU with
-// the fewest running batches among those with an idle worker, ties in turn (starting after the
-// GPU that last started a batch). Sequential requests therefore alternate over the GPUs, and
-// concurrent ones fill the least busy GPU first, instead of piling onto GPU 0's workers.
+// A request without CUDA inputs may run anywhere, and is spread by load with the library's one
+// rule (ferry/placement.hpp, placement_policy, no preferred device): each GPU's workers are a
+// replica whose slots are its workers and whose busy slots are the workers running a batch, so
+// it goes to the GPU with the fewest running batches among those with an idle worker, ties in
+// turn (starting after the GPU that last started a batch). Sequential requests therefore
+// alternate over the GPUs, and concurrent ones fill the least busy GPU first, instead of piling
+// onto GPU 0's workers.
 #pragma once
 
-#include <cstddef>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -29,17 +31,5 @@ namespace ferry::serve {
 // on two GPUs, or when their GPU is not one of `model_gpus` (naming those).
 [[nodiscard]] std::optional<int> required_gpu(const infer_request& request, std::span<const int> model_gpus,
                                               std::string_view model);
-
-// The workers of one GPU (or of the host), as the spreading rule sees them.
-struct worker_group_load {
-  int idle = 0;     // workers waiting for a batch
-  int running = 0;  // batches running now
-};
-
-// Which group takes the next request that may run anywhere: among groups with an idle worker,
-// the one with the fewest running batches; ties go to the first at or after `turn`, cyclically.
-// None when no group has an idle worker (a worker finishing its batch takes it).
-[[nodiscard]] std::optional<std::size_t> group_for_unplaced(std::span<const worker_group_load> groups,
-                                                           std::size_t turn) noexcept;
 
 }  // namespace ferry::serve

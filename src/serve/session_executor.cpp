@@ -11,9 +11,9 @@
 #include "ferry/error.hpp"
 #include "ferry/model_engine.hpp"
 #include "ferry/session.hpp"
-#include "ferry/stream.hpp"
 #include "serve/batch_io.hpp"
 #include "serve/input_routing.hpp"
+#include "serve/output_routing.hpp"
 
 namespace ferry::serve {
 namespace {
@@ -51,35 +51,6 @@ struct instance {
   std::unique_ptr<session> s;
 };
 
-// A worker's device memory for inputs gathered on the GPU (input_route::gather_on_device): one
-// buffer per engine input, made the first time a batch needs it, and a stream for the copies.
-// One worker runs one batch at a time and waits for it, so its buffers are free again when the
-// next batch starts.
-struct device_gather_space {
-  std::optional<stream> copies;
-  std::vector<std::optional<io_buffer>> inputs;
-};
-
-// Copies input `index` of every item, one after another, into `destination` (device memory on
-// the current GPU) on `copies`: device-to-device from CUDA regions, host-to-device from the
-// others; zero-fills the rest (padding rows) and waits, so the engine may read it from any stream.
-void gather_input_on_device(std::span<const batch_item> batch, std::size_t index, std::span<std::byte> destination,
-                            stream_ref copies) {
-  std::size_t offset = 0;
-  for (const auto& item : batch) {
-    const input_tensor& in = item.request->inputs.at(index);
-    if (in.data.size() > destination.size() - offset)
-      throw invalid_argument("batch input '" + in.name + "' does not fit the " + std::to_string(destination.size()) +
-                             "-byte engine buffer");
-    const cudaMemcpyKind kind = in.cuda_device ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice;
-    FERRY_CUDA_TRY(cudaMemcpyAsync(destination.data() + offset, in.data.data(), in.data.size(), kind, copies.get()));
-    offset += in.data.size();
-  }
-  if (offset < destination.size())
-    FERRY_CUDA_TRY(cudaMemsetAsync(destination.data() + offset, 0, destination.size() - offset, copies.get()));
-  copies.synchronize_blocking();
-}
-
 class session_executor final : public executor {
  public:
   explicit session_executor(const model_config& config, const std::vector<device_caps>& gpus)
@@ -93,6 +64,9 @@ class session_executor final : public executor {
         signature_ = make_signature(io_, config.max_batch, config.name);
       }
       const auto io = concrete_io(eng, signature_);
+      if (outputs_.empty())
+        for (const auto& spec : io)
+          if (spec.role == tensor_role::output) outputs_.push_back(spec);
       const session_options options{.strategy = config.strategy, .inflight = config.inflight};
       for (int i = 0; i < config.instances_per_gpu; ++i) {
         instances_.push_back({caps, std::make_unique<session>(eng, io, options, caps)});
@@ -100,7 +74,6 @@ class session_executor final : public executor {
       }
       gpu_names_ += (gpu_names_.empty() ? "" : ", ") + fmt::format("GPU {} ({})", caps.ordinal, caps.name);
     }
-    gather_spaces_.resize(static_cast<std::size_t>(workers()));
     platform_ = fmt::format("ferry_gpu: {}, strategy {}, {} instance(s) x {} slot(s)", gpu_names_,
                             to_string(config.strategy), instances_.size(), inflight_);
   }
@@ -119,43 +92,56 @@ class session_executor final : public executor {
     batch_timing timing;
     auto start = std::chrono::steady_clock::now();
     filling_slot slot = inst.s->acquire();
+    const slot_facts facts{.strategy = inst.s->options().strategy,
+                           .device = inst.caps.ordinal,
+                           .graph_active = inst.s->graph().active};
     for (std::size_t i = 0; i < slot.input_count(); ++i) {
-      const std::size_t bytes = slot.input(i).size();
-      switch (route_input(batch, i, bytes, inst.s->options().strategy)) {
+      switch (route_input(batch, i, slot.input_spec(i), facts)) {
         case input_route::caller_host:
         case input_route::caller_device:
           slot.use_caller_input(i, batch.front().request->inputs[i].data);
           break;
         case input_route::gather_on_device:
-          slot.use_caller_input(i, gathered_on_device(batch, i, bytes, inst, worker));
+          slot.gather_input(i, gather_pieces(batch, i));
           break;
         case input_route::gather_on_host:
           gather_input(batch, i, slot.input(i), gathered_for::device);
           break;
       }
     }
-    slot.stage_resident_inputs_untimed();
+    const output_plan plan = plan_outputs(batch, signature_, outputs_, facts);
+    for (const output_step& step : plan.steps) {
+      if (step.route == output_route::response) continue;
+      const std::span<std::byte> range = batch[step.item].output_destinations[step.k].bytes.first(step.bytes);
+      if (step.route == output_route::bind_in_place) {
+        slot.bind_caller_output(step.output, range);
+      } else {
+        const auto view = plan.host_view_needed[step.output] ? filling_slot::host_view::fetched
+                                                             : filling_slot::host_view::skipped;
+        slot.deliver_output(step.output, {step.offset, range}, view);
+      }
+    }
+    slot.upload_resident_inputs();
     timing.compute_input_ns = ns_since(start);
 
     start = std::chrono::steady_clock::now();
     completed_slot done = std::move(slot).submit().wait();
-    done.fetch_resident_outputs_untimed();
+    done.download_resident_outputs();
     const std::uint64_t run_ns = ns_since(start);
     const stage_times stages = done.times();
+    // The stage events bracket every copy of the request on the slot's stream: the strategy's,
+    // the gathers from shared memory, and the deliveries into it. Triton counts them as moving
+    // inputs in and outputs out.
     const std::uint64_t h2d = ms_to_ns(stages.h2d_ms);
     const std::uint64_t d2h = ms_to_ns(stages.d2h_ms);
-    // The copies are part of moving inputs in and outputs out, as Triton counts them.
     timing.compute_input_ns += h2d;
     timing.compute_infer_ns = run_ns > h2d + d2h ? run_ns - h2d - d2h : run_ns;
 
     start = std::chrono::steady_clock::now();
-    std::vector<tensor_spec> outputs;
-    std::vector<std::span<const std::byte>> sources;
-    for (std::size_t i = 0; i < done.output_count(); ++i) {
-      outputs.push_back(done.output_spec(i));
-      sources.push_back(done.output(i));
-    }
-    scatter_outputs(batch, signature_, outputs, sources);
+    std::vector<std::span<const std::byte>> host_views(outputs_.size());
+    for (std::size_t i = 0; i < outputs_.size(); ++i)
+      if (plan.host_view_needed[i]) host_views[i] = done.output(i);
+    answer_outputs(batch, plan, outputs_, host_views, signature_.max_batch > 0);
     timing.compute_output_ns = ns_since(start) + d2h;
     return timing;
   }
@@ -169,27 +155,25 @@ class session_executor final : public executor {
     return instances_.at(static_cast<std::size_t>(worker / inflight_));
   }
 
-  // Input `index` of the batch, gathered into worker `worker`'s device buffer for it.
-  std::span<const std::byte> gathered_on_device(std::span<const batch_item> batch, std::size_t index,
-                                                std::size_t bytes, const instance& inst, int worker) {
-    device_gather_space& space = gather_spaces_.at(static_cast<std::size_t>(worker));
-    if (!space.copies) space.copies.emplace();
-    if (space.inputs.size() <= index) space.inputs.resize(index + 1);
-    auto& buffer = space.inputs[index];
-    if (!buffer)
-      buffer = io_buffer::allocate(strategy_kind::device, {.bytes = bytes, .dir = direction::input}, inst.caps);
-    const std::span<std::byte> device(static_cast<std::byte*>(buffer->device()), bytes);
-    gather_input_on_device(batch, index, device, *space.copies);
-    return device;
+  // Input `index` of every item, one after another: the ranges filling_slot::gather_input copies.
+  static std::vector<gather_piece> gather_pieces(std::span<const batch_item> batch, std::size_t index) {
+    std::vector<gather_piece> pieces;
+    std::size_t offset = 0;
+    for (const auto& item : batch) {
+      const std::span<const std::byte> data = item.request->inputs.at(index).data;
+      pieces.push_back({data, offset});
+      offset += data.size();
+    }
+    return pieces;
   }
 
   int inflight_;
   std::vector<tensor_spec> io_;
   model_signature signature_;
+  std::vector<tensor_spec> outputs_;  // the concrete outputs every session runs with
   std::string gpu_names_, platform_;
   std::vector<std::unique_ptr<engine>> engines_;  // outlive the sessions (destroyed after them)
   std::vector<instance> instances_;
-  std::vector<device_gather_space> gather_spaces_;  // one per worker
 };
 
 }  // namespace

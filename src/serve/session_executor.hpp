@@ -8,12 +8,18 @@
 //
 // Inputs take the route input_routing.hpp decides: a lone request's shared-memory range that is
 // exactly the tensor is read in place (one DMA from a system region; no copy at all from a CUDA
-// region, whose device memory the engine is bound to); merged or padded runs are gathered, on
-// the host, or, when a CUDA region is involved, into a device buffer of the worker. A CUDA
+// region, whose device memory the engine is bound to); merged or padded runs with shared-memory
+// items are gathered by the slot's copies in stream order, others by the CPU into the slot's
+// host view. Outputs take the route output_routing.hpp decides: bound in place, delivered by one
+// copy per request range from the slot's device output, or read into the response. A CUDA
 // region must be on the GPU of the instance that runs the request: worker_device tells the
 // scheduler, which hands such a request only to that GPU's workers (check_cuda_inputs_on stays,
-// as a safety net). Outputs asked into a CUDA region are copied there once the request has
-// completed (batch_io.cpp says why).
+// as a safety net).
+//
+// Statistics count what the server does for the request: compute_input is the host time of
+// filling the slot plus the copies before the engine (the strategy's and the gathers),
+// compute_output the copies after it (the strategy's and the deliveries) plus the host time of
+// building the responses.
 #pragma once
 
 #include <memory>

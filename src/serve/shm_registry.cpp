@@ -8,8 +8,11 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
+#include <span>
 
 #include "ferry/error.hpp"
+#include "core/host_registration.hpp"
 #include "serve/request_error.hpp"
 #include "serve/shm_range.hpp"
 
@@ -24,10 +27,11 @@ struct shm_registry::region {
   void* mapping = nullptr;
   std::size_t mapping_bytes = 0;
   std::byte* data = nullptr;  // mapping + the offset's remainder within a page
-  bool cuda_registered = false;
+  // Page-locked for the GPUs while the region is registered; released before the unmapping.
+  std::optional<core::host_registration> cuda_registration;
 
   ~region() {
-    if (cuda_registered) FERRY_CUDA_TRY_NOTHROW(cudaHostUnregister(mapping));
+    cuda_registration.reset();
     if (mapping != nullptr) munmap(mapping, mapping_bytes);
     if (fd >= 0) close(fd);
   }
@@ -69,15 +73,17 @@ void shm_registry::register_region(const std::string& name, const std::string& k
   r->mapping = p;
   r->data = static_cast<std::byte*>(p) + (offset - aligned_offset);
   if (cuda_ == cuda_registration::on) {
-    // Pinned for DMA: copies out of the region need no staging buffer. A failure is reported,
-    // never silently served from pageable memory.
-    const cudaError_t rc = cudaHostRegister(r->mapping, r->mapping_bytes, cudaHostRegisterDefault);
-    if (rc != cudaSuccess) {
-      (void)cudaGetLastError();
-      throw request_error(error_status::internal, "shared-memory region '" + name +
-                                                      "': cudaHostRegister failed: " + cudaGetErrorString(rc));
+    // Page-locked once, so inputs are read from the region and outputs land in it by DMA in a
+    // slot's stream order, with no staging copy. Portable: every GPU of the server may copy to
+    // and from it; mapped: a zero-copy strategy may bind an engine to it in place. A failure is
+    // reported, never silently served from pageable memory.
+    try {
+      r->cuda_registration.emplace(core::register_host(
+          std::span(static_cast<std::byte*>(r->mapping), r->mapping_bytes),
+          cudaHostRegisterPortable | cudaHostRegisterMapped));
+    } catch (const std::exception& e) {
+      throw request_error(error_status::internal, "shared-memory region '" + name + "': " + e.what());
     }
-    r->cuda_registered = true;
   }
   regions_.insert(name, std::move(r));
 }

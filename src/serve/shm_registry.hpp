@@ -1,7 +1,8 @@
 // The system shared-memory extension: clients register POSIX shared-memory regions
 // (shm_open keys) by name, then point inputs and outputs at ranges of them instead of sending
 // bytes. Registering maps the region once and keeps its object open; on a GPU it is also
-// registered with CUDA (cudaHostRegister), so copies from it run as pinned DMA. Every offset and
+// page-locked for every GPU once (core::register_host), so a slot reads inputs from it and
+// writes outputs into it by DMA in its stream order, with no staging copy. Every offset and
 // byte size is checked against the region, and against the object's current size (the client may
 // have shrunk it since), before a request is queued.
 #pragma once

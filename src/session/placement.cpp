@@ -20,6 +20,19 @@ bool has_free_slot(const replica_load& l) { return l.busy < l.total; }
 
 std::optional<std::size_t> placement_policy::pick(std::span<const replica_load> loads,
                                                   std::optional<int> preferred_device) {
+  const auto best = peek(loads, preferred_device);
+  // Rule 1 runs where the data is, out of turn: the round-robin moves only on load-spread picks.
+  const bool where_data_is = best && preferred_device && loads[*best].device == *preferred_device;
+  if (best && !where_data_is) taken(*best, loads.size());
+  return best;
+}
+
+void placement_policy::taken(std::size_t index, std::size_t replicas) noexcept {
+  if (replicas > 0) next_ = (index + 1) % replicas;
+}
+
+std::optional<std::size_t> placement_policy::peek(std::span<const replica_load> loads,
+                                                  std::optional<int> preferred_device) const {
   require_consistent(loads);
   const std::size_t n = loads.size();
   bool only_idle = false;
@@ -41,7 +54,6 @@ std::optional<std::size_t> placement_policy::pick(std::span<const replica_load> 
     if (!has_free_slot(l) || (only_idle && l.busy != 0)) continue;
     if (!best || l.busy < loads[*best].busy) best = i;
   }
-  if (best) next_ = (*best + 1) % n;
   return best;  // nullopt: rule 4
 }
 

@@ -157,7 +157,7 @@ void session::warmup(int rounds) {
       // trip a device-side assert in a real model.
       for (std::size_t i = 0; i < f.input_count(); ++i)
         std::memset(f.input(i).data(), f.input_spec(i).index_bound ? 0 : 0x3C, f.input(i).size());
-      f.stage_resident_inputs_untimed();
+      f.upload_resident_inputs();
       pending.push_back(std::move(f).submit());
     }
     for (auto& p : pending) {
@@ -200,10 +200,55 @@ void filling_slot::use_caller_input(std::size_t index, std::span<const std::byte
   slot_->use_caller_input(index, registered_memory);
 }
 
-void filling_slot::stage_resident_inputs_untimed() {
+void filling_slot::upload_resident_inputs() {
   core::scoped_device on_device(slot_->device);
-  for (auto& b : slot_->inputs)
+  for (std::size_t i = 0; i < slot_->inputs.size(); ++i) {
+    auto& b = slot_->inputs[i];
+    // Caller-fed and gathered inputs reach device memory in stream order; the host view is stale.
+    if (slot_->caller_inputs[i] || slot_->gathers[i]) continue;
     if (properties(b.strategy()).path == data_path::resident) b.upload_blocking(slot_->work);
+  }
+}
+
+std::optional<in_place_refusal> filling_slot::input_in_place_refusal(std::size_t index,
+                                                                     std::span<const std::byte> memory) const {
+  check_index(index, slot_->inputs.size(), "input");
+  core::scoped_device on_device(slot_->device);
+  return caller_input_refusal(slot_->input_specs[index], slot_->facts(),
+                              slot_->describe(memory.data(), memory.size(), false));
+}
+
+void filling_slot::gather_input(std::size_t index, std::span<const gather_piece> pieces) {
+  check_index(index, slot_->inputs.size(), "input");
+  core::scoped_device on_device(slot_->device);
+  slot_->gather_input(index, pieces);
+}
+
+void filling_slot::bind_caller_output(std::size_t index, std::span<std::byte> memory) {
+  check_index(index, slot_->outputs.size(), "output");
+  core::scoped_device on_device(slot_->device);
+  slot_->bind_caller_output(index, memory);
+}
+
+std::optional<in_place_refusal> filling_slot::output_in_place_refusal(std::size_t index,
+                                                                      std::span<const std::byte> memory) const {
+  check_index(index, slot_->outputs.size(), "output");
+  core::scoped_device on_device(slot_->device);
+  return caller_output_refusal(slot_->output_specs[index], slot_->facts(),
+                               slot_->describe(memory.data(), memory.size(), true));
+}
+
+void filling_slot::deliver_output(std::size_t index, const output_delivery& delivery, host_view view) {
+  check_index(index, slot_->outputs.size(), "output");
+  if (slot_->caller_outputs[index] != nullptr)
+    throw invalid_argument("output '" + slot_->output_specs[index].name +
+                           "' is bound to caller memory for this request; there is nothing to deliver");
+  core::scoped_device on_device(slot_->device);
+  const bool first = slot_->deliveries[index].empty();
+  slot_->deliver_output(index, delivery);
+  // The host view is left out only when no delivery of the output asked for it.
+  const bool wanted = view == host_view::fetched;
+  slot_->host_view_wanted[index] = first ? wanted : slot_->host_view_wanted[index] || wanted;
 }
 
 pending_slot filling_slot::submit(stage_timing timing) && {
@@ -235,10 +280,13 @@ pending_slot::~pending_slot() {
 // ---- completed_slot ----
 
 std::span<const std::byte> completed_slot::output(std::string_view name) const {
-  return slot_->outputs[find_index(slot_->output_specs, name, "output")].host();
+  return output(find_index(slot_->output_specs, name, "output"));
 }
 std::span<const std::byte> completed_slot::output(std::size_t index) const {
   check_index(index, slot_->outputs.size(), "output");
+  if (!slot_->host_view_valid[index])
+    throw unsupported("output '" + slot_->output_specs[index].name +
+                      "' went to caller memory only for this request; its host view was not fetched");
   return std::as_const(slot_->outputs[index]).host();
 }
 std::size_t completed_slot::output_count() const noexcept { return slot_->outputs.size(); }
@@ -250,10 +298,13 @@ stage_times completed_slot::times() const { return slot_->times(); }
 int completed_slot::slot_index() const noexcept { return slot_->index; }
 int completed_slot::device() const noexcept { return slot_->device; }
 
-void completed_slot::fetch_resident_outputs_untimed() {
+void completed_slot::download_resident_outputs() {
   core::scoped_device on_device(slot_->device);
-  for (auto& b : slot_->outputs)
+  for (std::size_t i = 0; i < slot_->outputs.size(); ++i) {
+    auto& b = slot_->outputs[i];
+    if (!slot_->host_view_valid[i]) continue;  // went to caller memory only
     if (properties(b.strategy()).path == data_path::resident) b.download_blocking(slot_->work);
+  }
 }
 
 }  // namespace ferry

@@ -2,6 +2,7 @@
 
 #include <nvtx3/nvtx3.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -32,6 +33,12 @@ slot::slot(int slot_index, engine& eng, const std::vector<tensor_spec>& io,
     (is_input ? inputs : outputs).push_back(std::move(buffer));
   }
   caller_inputs.resize(inputs.size());
+  gathers.resize(inputs.size());
+  gather_scratch.resize(inputs.size());
+  caller_outputs.assign(outputs.size(), nullptr);
+  deliveries.resize(outputs.size());
+  host_view_wanted.assign(outputs.size(), true);
+  host_view_valid.assign(outputs.size(), false);
   context = eng.make_context(io);
   for (std::size_t i = 0; i < inputs.size(); ++i) context->bind(input_specs[i].name, inputs[i].device());
   for (std::size_t i = 0; i < outputs.size(); ++i)
@@ -54,8 +61,10 @@ void slot::enqueue_stages(bool with_timing) {
     for (auto& b : outputs) b.to_device(s);
     prefetch_us = std::chrono::duration<float, std::micro>(std::chrono::steady_clock::now() - began).count();
   }
+  stage_events_ = copies || moves_caller_bytes();
   if (with_timing) start.record(s);
-  // Inputs read in place from caller memory are consumed only once the engine has run.
+  // Inputs read in place from caller memory are consumed only once the engine has run; so are
+  // gathered ones under strategies that copy nothing else (their marker stays after compute).
   const bool consumed_after_copy = copies && !reads_caller_memory_in_place();
   if (!prefetches) {
     nvtx3::scoped_range r{"ferry.to_device"};
@@ -65,9 +74,9 @@ void slot::enqueue_stages(bool with_timing) {
     for (std::size_t i = 0; i < inputs.size(); ++i) input_to_device(i, s);
     for (auto& b : outputs) b.to_device(s);
   }
-  if (copies && with_timing) after_h2d.record(s);
+  if (stage_events_ && with_timing) after_h2d.record(s);
   if (consumed_after_copy) {
-    if (with_timing) {
+    if (with_timing && stage_events_) {
       consumed_marker = &after_h2d;
     } else {
       inputs_consumed.record(s);
@@ -91,12 +100,24 @@ void slot::enqueue_stages(bool with_timing) {
   }
   {
     nvtx3::scoped_range r{"ferry.to_host"};
-    for (auto& b : outputs) b.to_host(s);
+    for (std::size_t i = 0; i < outputs.size(); ++i) output_to_caller(i, s);
   }
-  if (copies && with_timing) end.record(s);
+  if (stage_events_ && with_timing) end.record(s);
 }
 
 void slot::input_to_device(std::size_t i, stream_ref s) {
+  if (const auto& g = gathers[i]) {
+    // Pieces were checked sorted and disjoint: zero-fill each gap, then copy each piece.
+    std::size_t covered = 0;
+    for (const auto& p : g->pieces) {
+      if (p.offset > covered) FERRY_CUDA_TRY(cudaMemsetAsync(g->target + covered, 0, p.offset - covered, s.get()));
+      FERRY_CUDA_TRY(cudaMemcpyAsync(g->target + p.offset, p.source.data(), p.source.size(), cudaMemcpyDefault, s.get()));
+      covered = p.offset + p.source.size();
+    }
+    if (covered < inputs[i].bytes())
+      FERRY_CUDA_TRY(cudaMemsetAsync(g->target + covered, 0, inputs[i].bytes() - covered, s.get()));
+    return;
+  }
   const auto& caller = caller_inputs[i];
   if (!caller) {
     inputs[i].to_device(s);
@@ -106,59 +127,158 @@ void slot::input_to_device(std::size_t i, stream_ref s) {
   FERRY_CUDA_TRY(cudaMemcpyAsync(inputs[i].device(), caller->host, inputs[i].bytes(), cudaMemcpyHostToDevice, s.get()));
 }
 
+void slot::output_to_caller(std::size_t i, stream_ref s) {
+  if (caller_outputs[i] != nullptr) {
+    host_view_valid[i] = false;  // the engine wrote the caller's memory, not the slot's
+    return;
+  }
+  // cudaMemcpyDefault: the pointers say the direction (device -> registered host is one DMA,
+  // device -> device one copy on the GPU; a zero-copy or managed output is read where it lives).
+  auto* source = static_cast<const std::byte*>(outputs[i].device());
+  for (const auto& d : deliveries[i])
+    FERRY_CUDA_TRY(cudaMemcpyAsync(d.destination.data(), source + d.offset, d.destination.size(), cudaMemcpyDefault,
+                                   s.get()));
+  const bool fetch = deliveries[i].empty() || host_view_wanted[i];
+  if (fetch) outputs[i].to_host(s);
+  host_view_valid[i] = fetch;
+}
+
 namespace {
 
-// Caller memory the engine is bound to in place must meet the binding alignment (TensorRT's 256
-// bytes); checked here so the slot is left as it was and the message says what to change.
-void require_bindable(const tensor_spec& spec, const void* address) {
-  if (reinterpret_cast<std::uintptr_t>(address) % device_alignment != 0)
-    throw invalid_argument("input '" + spec.name + "': caller memory would be read in place, but its address is not " +
-                           std::to_string(device_alignment) + "-byte aligned; start the tensor at an aligned offset");
+[[noreturn]] void throw_refusal(const in_place_refusal& r) {
+  if (r.unsupported) throw unsupported(r.reason);
+  throw invalid_argument(r.reason);
 }
 
 }  // namespace
 
-void slot::use_caller_input(std::size_t i, std::span<const std::byte> memory) {
-  const tensor_spec& spec = input_specs[i];
-  if (memory.size() != inputs[i].bytes())
-    throw invalid_argument("input '" + spec.name + "': caller memory is " + std::to_string(memory.size()) +
-                           " bytes, the tensor is " + std::to_string(inputs[i].bytes()));
-  if (graph)
-    throw unsupported("input '" + spec.name + "': this slot runs as a captured CUDA graph, whose addresses are fixed");
+slot_facts slot::facts() const noexcept {
+  return {.strategy = inputs.empty() ? outputs.front().strategy() : inputs.front().strategy(),
+          .device = device,
+          .graph_active = graph.has_value()};
+}
+
+caller_memory slot::describe(const void* data, std::size_t bytes, bool as_output) const {
+  caller_memory m{.kind = caller_memory_kind::pageable_host,
+                  .device = -1,
+                  .address = reinterpret_cast<std::uintptr_t>(data),
+                  .bytes = bytes};
+  if (bytes == 0 || data == nullptr) return m;
   // Both ends of the range: registrations and allocations are whole ranges, so the same kind of
   // memory at each end means the caller's range is (at least) that memory.
   cudaPointerAttributes first{}, last{};
-  const bool known = cudaPointerGetAttributes(&first, memory.data()) == cudaSuccess &&
-                     cudaPointerGetAttributes(&last, memory.data() + memory.size() - 1) == cudaSuccess;
+  const bool known = cudaPointerGetAttributes(&first, data) == cudaSuccess &&
+                     cudaPointerGetAttributes(&last, static_cast<const std::byte*>(data) + bytes - 1) == cudaSuccess;
   (void)cudaGetLastError();
-  if (known && first.type == cudaMemoryTypeDevice && last.type == cudaMemoryTypeDevice) {
+  if (!known) return m;
+  if (first.type == cudaMemoryTypeDevice && last.type == cudaMemoryTypeDevice) {
+    m.kind = caller_memory_kind::device;
+    m.device = first.device;
+  } else if (first.type == cudaMemoryTypeHost && last.type == cudaMemoryTypeHost) {
+    m.kind = caller_memory_kind::registered_host;
+    // Bound in place under zero-copy strategies: the alignment that counts is the device view's.
+    const data_path path = properties(facts().strategy).path;
+    if (path == data_path::zero_copy || as_output)
+      m.address = reinterpret_cast<std::uintptr_t>(first.devicePointer);
+  }
+  return m;
+}
+
+void slot::use_caller_input(std::size_t i, std::span<const std::byte> memory) {
+  const tensor_spec& spec = input_specs[i];
+  const caller_memory m = describe(memory.data(), memory.size(), false);
+  if (auto refusal = caller_input_refusal(spec, facts(), m)) throw_refusal(*refusal);
+  gathers[i].reset();
+  if (m.kind == caller_memory_kind::device) {
     // Device memory (a CUDA IPC handle opened by a server, another engine's output): the engine
     // reads it where it is, whatever the strategy; no device-to-device copy.
-    if (first.device != device)
-      throw invalid_argument("input '" + spec.name + "': caller memory is on GPU " + std::to_string(first.device) +
-                             ", this slot runs on GPU " + std::to_string(device));
     void* in_place = const_cast<std::byte*>(memory.data());
-    require_bindable(spec, in_place);
     context->bind(spec.name, in_place);
     caller_inputs[i] = caller_input{nullptr, in_place};
     return;
   }
-  const auto path = properties(inputs[i].strategy()).path;
-  if (path == data_path::migrate)
-    throw unsupported("input '" + spec.name + "': strategy '" + std::string(to_string(inputs[i].strategy())) +
-                      "' reads managed pages, which caller memory is not; use pinned, registered or mapped");
-  if (!known || first.type != cudaMemoryTypeHost || last.type != cudaMemoryTypeHost)
-    throw invalid_argument("input '" + spec.name + "': caller memory is neither device memory nor page-locked by "
-                           "cudaHostRegister or cudaMallocHost, so the GPU cannot read it without a staging copy");
   slot::caller_input caller{memory.data(), nullptr};
-  if (path == data_path::zero_copy) {
+  if (properties(facts().strategy).path == data_path::zero_copy) {
     void* view = nullptr;
     FERRY_CUDA_TRY(cudaHostGetDevicePointer(&view, const_cast<std::byte*>(memory.data()), 0));
-    require_bindable(spec, view);
     context->bind(spec.name, view);
     caller.device_view = view;
   }
   caller_inputs[i] = caller;
+}
+
+void slot::gather_input(std::size_t i, std::span<const gather_piece> pieces) {
+  const tensor_spec& spec = input_specs[i];
+  if (graph) throw unsupported("input '" + spec.name + "': this slot runs as a captured CUDA graph, whose addresses are fixed");
+  gather g;
+  g.pieces.assign(pieces.begin(), pieces.end());
+  std::sort(g.pieces.begin(), g.pieces.end(),
+            [](const gather_piece& a, const gather_piece& b) { return a.offset < b.offset; });
+  std::size_t covered = 0;
+  for (const auto& p : g.pieces) {
+    if (p.offset < covered || p.offset > inputs[i].bytes() || p.source.size() > inputs[i].bytes() - p.offset)
+      throw invalid_argument("input '" + spec.name + "': gathered ranges overlap or leave the " +
+                             std::to_string(inputs[i].bytes()) + "-byte tensor (a range of " +
+                             std::to_string(p.source.size()) + " bytes at offset " + std::to_string(p.offset) + ")");
+    covered = p.offset + p.source.size();
+    if (p.source.empty()) continue;
+    // Pageable host memory is taken too (a merged batch may hold bytes from a request body): the
+    // driver stages it before its copy returns, so it is correct, only not one DMA.
+    const caller_memory m = describe(p.source.data(), p.source.size(), false);
+    if (m.kind == caller_memory_kind::device && m.device != device)
+      throw invalid_argument("input '" + spec.name + "': a gathered range is on GPU " + std::to_string(m.device) +
+                             ", this slot runs on GPU " + std::to_string(device));
+  }
+  const data_path path = properties(inputs[i].strategy()).path;
+  if (path == data_path::copy || path == data_path::resident) {
+    g.target = static_cast<std::byte*>(inputs[i].device());
+    if (caller_inputs[i] && caller_inputs[i]->device_view != nullptr) context->bind(spec.name, inputs[i].device());
+    caller_inputs[i].reset();
+  } else {
+    auto& scratch = gather_scratch[i];
+    if (!scratch) scratch.emplace(core::allocate_device(inputs[i].bytes()));
+    g.target = static_cast<std::byte*>(scratch->get());
+    context->bind(spec.name, g.target);
+    // Bound like caller device memory, so the next request binds the slot's own buffer again.
+    caller_inputs[i] = caller_input{nullptr, g.target};
+  }
+  gathers[i] = std::move(g);
+}
+
+void slot::bind_caller_output(std::size_t i, std::span<std::byte> memory) {
+  const tensor_spec& spec = output_specs[i];
+  const caller_memory m = describe(memory.data(), memory.size(), true);
+  if (auto refusal = caller_output_refusal(spec, facts(), m)) throw_refusal(*refusal);
+  void* address = reinterpret_cast<void*>(m.address);
+  context->bind(spec.name, address);
+  caller_outputs[i] = address;
+  deliveries[i].clear();
+}
+
+void slot::deliver_output(std::size_t i, const output_delivery& d) {
+  const tensor_spec& spec = output_specs[i];
+  if (graph) throw unsupported("output '" + spec.name + "': this slot runs as a captured CUDA graph, whose addresses are fixed");
+  if (d.offset > outputs[i].bytes() || d.destination.size() > outputs[i].bytes() - d.offset)
+    throw invalid_argument("output '" + spec.name + "': the range of " + std::to_string(d.destination.size()) +
+                           " bytes at offset " + std::to_string(d.offset) + " leaves the " +
+                           std::to_string(outputs[i].bytes()) + "-byte tensor");
+  if (d.destination.empty()) return;
+  const caller_memory m = describe(d.destination.data(), d.destination.size(), true);
+  if (m.kind == caller_memory_kind::pageable_host)
+    throw invalid_argument("output '" + spec.name + "': the destination is neither device memory nor page-locked "
+                           "host memory, so the GPU cannot copy into it");
+  if (m.kind == caller_memory_kind::device && m.device != device)
+    throw invalid_argument("output '" + spec.name + "': the destination is on GPU " + std::to_string(m.device) +
+                           ", this slot runs on GPU " + std::to_string(device));
+  deliveries[i].push_back(d);
+}
+
+bool slot::moves_caller_bytes() const noexcept {
+  for (const auto& g : gathers)
+    if (g) return true;
+  for (const auto& d : deliveries)
+    if (!d.empty()) return true;
+  return false;
 }
 
 bool slot::reads_caller_memory_in_place() const noexcept {
@@ -172,6 +292,13 @@ void slot::forget_caller_inputs() {
     if (caller_inputs[i] && caller_inputs[i]->device_view != nullptr)
       context->bind(input_specs[i].name, inputs[i].device());
     caller_inputs[i].reset();
+    gathers[i].reset();
+  }
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    if (caller_outputs[i] != nullptr) context->bind(output_specs[i].name, outputs[i].device());
+    caller_outputs[i] = nullptr;
+    deliveries[i].clear();
+    host_view_wanted[i] = true;
   }
 }
 
@@ -234,7 +361,7 @@ stage_times slot::times() const {
     t.total_ms = elapsed_ms(start, end);
     return t;
   }
-  if (copies) {
+  if (stage_events_) {
     t.h2d_ms = elapsed_ms(start, after_h2d);
     t.compute_ms = elapsed_ms(after_h2d, after_compute);
     t.d2h_ms = elapsed_ms(after_compute, end);

@@ -8,9 +8,11 @@
 #include <vector>
 
 #include "ferry/buffer.hpp"
+#include "ferry/caller_memory.hpp"
 #include "ferry/engine.hpp"
 #include "ferry/session.hpp"
 #include "ferry/stream.hpp"
+#include "core/device_memory.hpp"
 
 namespace ferry::detail {
 
@@ -77,14 +79,43 @@ struct slot {
     void* device_view = nullptr;  // zero-copy only
   };
   std::vector<std::optional<caller_input>> caller_inputs;
+  // Inputs assembled from caller ranges by copies in stream order (filling_slot::gather_input),
+  // in place of the strategy's to_device: where each range goes, and where the tensor is built.
+  struct gather {
+    std::vector<gather_piece> pieces;
+    std::byte* target = nullptr;  // the slot's device buffer, or gather_scratch (see gather_input)
+  };
+  std::vector<std::optional<gather>> gathers;
+  // Device memory for gathers under strategies whose own input buffer is host or managed memory,
+  // made the first time an input is gathered and kept for the slot's life.
+  std::vector<std::optional<core::device_memory>> gather_scratch;
+  // Outputs for the current request: caller memory the engine writes in place, ranges copied to
+  // caller memory after the engine, and whether the host view is still fetched.
+  std::vector<void*> caller_outputs;
+  std::vector<std::vector<output_delivery>> deliveries;
+  std::vector<bool> host_view_wanted;
+  // Whether output i's host view holds the last request's result (completed_slot::output).
+  std::vector<bool> host_view_valid;
+
+  [[nodiscard]] slot_facts facts() const noexcept;
+  [[nodiscard]] caller_memory describe(const void* data, std::size_t bytes, bool as_output) const;
   void use_caller_input(std::size_t index, std::span<const std::byte> memory);
+  void gather_input(std::size_t index, std::span<const gather_piece> pieces);
+  void bind_caller_output(std::size_t index, std::span<std::byte> memory);
+  void deliver_output(std::size_t index, const output_delivery& delivery);
   void forget_caller_inputs();
   [[nodiscard]] bool reads_caller_memory_in_place() const noexcept;
+  // Whether this request moves bytes in copies of its own (gathers, deliveries) beside the
+  // strategy's, so its copies get stage events even under a strategy that copies nothing.
+  [[nodiscard]] bool moves_caller_bytes() const noexcept;
 
  private:
   void enqueue_stages(bool with_timing);
   // An input's to_device: the strategy's own, or the DMA from caller memory standing in for it.
   void input_to_device(std::size_t i, stream_ref s);
+  // An output's to_host and deliveries.
+  void output_to_caller(std::size_t i, stream_ref s);
+  bool stage_events_ = false;  // the request being enqueued times its copies apart
 };
 
 }  // namespace ferry::detail

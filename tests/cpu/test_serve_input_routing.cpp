@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ferry/buffer.hpp"
+#include "ferry/caller_memory.hpp"
 #include "ferry/error.hpp"
 #include "serve/batch_io.hpp"
 #include "serve/cuda_shm_registry.hpp"
@@ -46,19 +47,22 @@ input_route route(std::vector<one_request*> requests, std::size_t tensor_bytes,
                   strategy_kind strategy = strategy_kind::pinned) {
   std::vector<batch_item> batch;
   for (auto* r : requests) batch.push_back(r->item());
-  return route_input(batch, 0, tensor_bytes, strategy);
+  const ferry::tensor_spec spec{"x", ferry::dtype::u8, {static_cast<std::int64_t>(tensor_bytes)}};
+  return route_input(batch, 0, spec, ferry::slot_facts{.strategy = strategy, .device = 0, .graph_active = false});
 }
 
-TEST(ServeInputRouting, LoneExactSystemShmInputIsReadInPlaceExceptUnderManagedStrategies) {
+TEST(ServeInputRouting, LoneExactSystemShmInputIsReadInPlaceElseGatheredByTheSlotsCopies) {
   aligned_bytes memory;
   one_request shm(memory.data, 64, true, std::nullopt);
   EXPECT_EQ(route({&shm}, 64), input_route::caller_host);
   EXPECT_EQ(route({&shm}, 64, strategy_kind::mapped), input_route::caller_host);
-  EXPECT_EQ(route({&shm}, 64, strategy_kind::managed_prefetch), input_route::gather_on_host);
-  EXPECT_EQ(route({&shm}, 128), input_route::gather_on_host);  // padded
+  // Managed strategies read managed pages: the range is copied into device memory instead.
+  EXPECT_EQ(route({&shm}, 64, strategy_kind::managed_prefetch), input_route::gather_on_device);
+  EXPECT_EQ(route({&shm}, 128), input_route::gather_on_device);  // padded: one DMA + zero-fill
   one_request body(memory.data, 64, false, std::nullopt);
   EXPECT_EQ(route({&body}, 64), input_route::gather_on_host);  // bytes in the request body
-  EXPECT_EQ(route({&shm, &body}, 128), input_route::gather_on_host);  // merged
+  EXPECT_EQ(route({&body, &body}, 128), input_route::gather_on_host);
+  EXPECT_EQ(route({&shm, &body}, 128), input_route::gather_on_device);  // merged: one copy per item
 }
 
 TEST(ServeInputRouting, MisalignedSystemShmInputIsGatheredUnderZeroCopyButDmaedUnderCopies) {
@@ -66,8 +70,29 @@ TEST(ServeInputRouting, MisalignedSystemShmInputIsGatheredUnderZeroCopyButDmaedU
   one_request misaligned(memory.data + 16, 64, true, std::nullopt);
   // Copy strategies DMA from any address; zero-copy ones would bind the engine to it.
   EXPECT_EQ(route({&misaligned}, 64, strategy_kind::pinned), input_route::caller_host);
-  EXPECT_EQ(route({&misaligned}, 64, strategy_kind::mapped), input_route::gather_on_host);
-  EXPECT_EQ(route({&misaligned}, 64, strategy_kind::registered_mapped), input_route::gather_on_host);
+  EXPECT_EQ(route({&misaligned}, 64, strategy_kind::mapped), input_route::gather_on_device);
+  EXPECT_EQ(route({&misaligned}, 64, strategy_kind::registered_mapped), input_route::gather_on_device);
+}
+
+TEST(ServeInputRouting, AskingTheSessionsRuleGivesTheSameAnswerAndWhy) {
+  aligned_bytes memory;
+  one_request misaligned(memory.data + 16, 64, true, 0);
+  const ferry::tensor_spec spec{"x", ferry::dtype::u8, {64}};
+  const auto refusal = ferry::caller_input_refusal(spec, {.strategy = strategy_kind::pinned, .device = 0},
+                                                   input_memory(misaligned.item(), 0));
+  ASSERT_TRUE(refusal.has_value());
+  EXPECT_FALSE(refusal->unsupported);
+  EXPECT_NE(refusal->reason.find("256-byte aligned"), std::string::npos) << refusal->reason;
+  one_request managed(memory.data, 64, true, std::nullopt);
+  const auto managed_refusal = ferry::caller_input_refusal(
+      spec, {.strategy = strategy_kind::managed, .device = 0}, input_memory(managed.item(), 0));
+  ASSERT_TRUE(managed_refusal.has_value());
+  EXPECT_TRUE(managed_refusal->unsupported);
+  one_request graph(memory.data, 64, true, 0);
+  const auto graph_refusal = ferry::caller_input_refusal(
+      spec, {.strategy = strategy_kind::pinned, .device = 0, .graph_active = true}, input_memory(graph.item(), 0));
+  ASSERT_TRUE(graph_refusal.has_value());
+  EXPECT_NE(graph_refusal->reason.find("captured CUDA graph"), std::string::npos);
 }
 
 TEST(ServeInputRouting, LoneExactAlignedCudaShmInputIsBoundInPlaceUnderEveryStrategy) {

@@ -3,7 +3,7 @@
 // reads. A request pinned to a GPU runs only there (mixed with free ones, under concurrency,
 // every request answered once with its own rows); one needing a GPU the model lacks, or two GPUs,
 // is refused at submit; free requests are spread over both GPUs. Also the pure rules behind it
-// (required_gpu, group_for_unplaced) and `ferry serve --devices` (serve_devices).
+// (required_gpu, and the library's placement rule as the scheduler uses it) and `ferry serve --devices` (serve_devices).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "ferry/error.hpp"
+#include "ferry/placement.hpp"
 #include "serve/batch_io.hpp"
 #include "serve/execution_platform.hpp"
 #include "serve/model_scheduler.hpp"
@@ -250,14 +251,22 @@ TEST(ServePlacement, RequiredGpuIsTheOneHoldingTheCudaInputs) {
 }
 
 TEST(ServePlacement, UnplacedRequestsGoToTheIdleGpuWithFewestRunningBatchesTiesInTurn) {
-  using loads = std::vector<worker_group_load>;
-  EXPECT_EQ(group_for_unplaced(loads{{1, 2}, {1, 0}}, 0), 1U);  // fewer running batches
-  EXPECT_EQ(group_for_unplaced(loads{{1, 0}, {1, 3}}, 1), 0U);  // fewer running beats the turn
-  EXPECT_EQ(group_for_unplaced(loads{{0, 0}, {2, 3}}, 0), 1U);  // a group with no idle worker is skipped
-  EXPECT_EQ(group_for_unplaced(loads{{0, 1}, {0, 1}}, 0), std::nullopt);
-  EXPECT_EQ(group_for_unplaced(loads{}, 0), std::nullopt);
-  for (std::size_t turn = 0; turn < 4; ++turn)  // all equal: the turn decides, cyclically
-    EXPECT_EQ(group_for_unplaced(loads{{1, 1}, {1, 1}, {1, 1}}, turn), turn % 3) << turn;
+  // The scheduler's worker groups as the library's placement rule sees them: slots = workers,
+  // busy = workers running a batch. peek() asks without moving the turn; taken() moves it.
+  using loads = std::vector<ferry::replica_load>;
+  ferry::placement_policy policy;
+  EXPECT_EQ(policy.peek(loads{{0, 2, 3}, {1, 0, 1}}), 1U);  // fewer running batches
+  policy.taken(1, 2);
+  EXPECT_EQ(policy.peek(loads{{0, 0, 1}, {1, 3, 4}}), 0U);  // fewer running beats the turn
+  EXPECT_EQ(policy.peek(loads{{0, 1, 1}, {1, 3, 5}}), 1U);  // a group with no idle worker is skipped
+  EXPECT_EQ(policy.peek(loads{{0, 1, 1}, {1, 1, 1}}), std::nullopt);
+  ferry::placement_policy turns;
+  for (std::size_t turn = 0; turn < 4; ++turn) {  // all equal: the turn decides, cyclically
+    const auto g = turns.peek(loads{{0, 1, 2}, {1, 1, 2}, {2, 1, 2}});
+    EXPECT_EQ(g, turn % 3) << turn;
+    EXPECT_EQ(turns.peek(loads{{0, 1, 2}, {1, 1, 2}, {2, 1, 2}}), g) << "peek leaves the turn";
+    turns.taken(*g, 3);
+  }
 }
 
 TEST(ServePlacement, SequentialFreeRequestsAlternateOverTheGpus) {

@@ -112,9 +112,9 @@ TEST_P(ReplicasMatchTheCpu, OnEveryGpu) {
                                  ferry::bench::input_writes::streaming);
         inputs.emplace_back(filling.input(i).begin(), filling.input(i).end());
       }
-      filling.stage_resident_inputs_untimed();
+      filling.upload_resident_inputs();
       auto done = std::move(filling).submit().wait();
-      done.fetch_resident_outputs_untimed();
+      done.download_resident_outputs();
       EXPECT_EQ(done.device(), device);
       const std::string mismatch = compare_with_host(*reference, set.io(), inputs, done);
       EXPECT_TRUE(mismatch.empty()) << spec << " on GPU " << device << ", round " << round << ": " << mismatch;

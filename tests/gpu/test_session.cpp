@@ -45,9 +45,9 @@ void run_clients(ferry::session& s, int clients, int requests_per_client, std::a
           auto* values = reinterpret_cast<float*>(in.data());
           const std::size_t n = in.size() / sizeof(float);
           for (std::size_t i = 0; i < n; ++i) values[i] = tag + static_cast<float>(i % 7);
-          filling.stage_resident_inputs_untimed();
+          filling.upload_resident_inputs();
           auto done = std::move(filling).submit().wait();
-          done.fetch_resident_outputs_untimed();
+          done.download_resident_outputs();
           const auto out = done.output(0);
           const auto* results = reinterpret_cast<const float*>(out.data());
           for (std::size_t i = 0; i < n; ++i) {
@@ -87,12 +87,12 @@ TEST_P(SessionOnEveryStrategy, InputsMayBeOverwrittenOnceConsumed) {
     auto* values = reinterpret_cast<float*>(in.data());
     const std::size_t n = in.size() / sizeof(float);
     for (std::size_t i = 0; i < n; ++i) values[i] = static_cast<float>(round + static_cast<int>(i % 13));
-    filling.stage_resident_inputs_untimed();
+    filling.upload_resident_inputs();
     auto pending = std::move(filling).submit();
     pending.wait_inputs_consumed();
     std::memset(values, 0xFF, in.size());  // NaN everywhere: any late read shows in the output
     auto done = std::move(pending).wait();
-    done.fetch_resident_outputs_untimed();
+    done.download_resident_outputs();
     const auto* results = reinterpret_cast<const float*>(done.output(0).data());
     std::size_t wrong = 0;
     for (std::size_t i = 0; i < n; ++i)
@@ -130,7 +130,7 @@ TEST_P(SessionOnEveryStrategy, CallerMemoryFeedsAnInputWithoutStaging) {
   const std::span<float> caller = registered.values.first(n);
   for (std::size_t i = 0; i < n; ++i) caller[i] = static_cast<float>(i % 11) + 100.0F;
   auto expect_output = [&](ferry::completed_slot& done, float base, const char* what) {
-    done.fetch_resident_outputs_untimed();
+    done.download_resident_outputs();
     const auto* out = reinterpret_cast<const float*>(done.output(0).data());
     std::size_t wrong = 0;
     for (std::size_t i = 0; i < n; ++i) wrong += out[i] != (static_cast<float>(i % 11) + base) * 2.0F + 1.0F;
@@ -143,7 +143,7 @@ TEST_P(SessionOnEveryStrategy, CallerMemoryFeedsAnInputWithoutStaging) {
     auto own = filling.input(0);
     auto* own_values = reinterpret_cast<float*>(own.data());
     for (std::size_t i = 0; i < n; ++i) own_values[i] = static_cast<float>(i % 11) + 5.0F;
-    filling.stage_resident_inputs_untimed();
+    filling.upload_resident_inputs();
     const auto memory = std::as_bytes(std::span<const float>(caller));
     if (managed) {
       EXPECT_THROW(filling.use_caller_input(0, memory), ferry::unsupported);
@@ -158,7 +158,7 @@ TEST_P(SessionOnEveryStrategy, CallerMemoryFeedsAnInputWithoutStaging) {
     auto filling = s.acquire();
     auto* own_values = reinterpret_cast<float*>(filling.input(0).data());
     for (std::size_t i = 0; i < n; ++i) own_values[i] = static_cast<float>(i % 11) + 7.0F;
-    filling.stage_resident_inputs_untimed();
+    filling.upload_resident_inputs();
     auto done = std::move(filling).submit().wait();
     expect_output(done, 7.0F, "own buffer after caller memory");
   }
@@ -174,7 +174,7 @@ TEST_P(SessionOnEveryStrategy, CallerMemoryFeedsAnInputWithoutStaging) {
     } else {  // copy strategies DMA from any address
       filling.use_caller_input(0, misaligned);
       auto done = std::move(filling).submit().wait();
-      done.fetch_resident_outputs_untimed();
+      done.download_resident_outputs();
       const auto* out = reinterpret_cast<const float*>(done.output(0).data());
       EXPECT_EQ(out[0], caller[4] * 2.0F + 1.0F);
     }
@@ -195,10 +195,10 @@ TEST_P(SessionOnEveryStrategy, CallerDeviceMemoryIsReadInPlace) {
   {
     auto filling = s.acquire();
     std::memset(filling.input(0).data(), 0, filling.input(0).size());  // must not be what is read
-    filling.stage_resident_inputs_untimed();
+    filling.upload_resident_inputs();
     filling.use_caller_input(0, std::span<const std::byte>(static_cast<const std::byte*>(device_input), n * sizeof(float)));
     auto done = std::move(filling).submit().wait();
-    done.fetch_resident_outputs_untimed();
+    done.download_resident_outputs();
     const auto* out = reinterpret_cast<const float*>(done.output(0).data());
     std::size_t wrong = 0;
     for (std::size_t i = 0; i < n; ++i) wrong += out[i] != (static_cast<float>(i % 13) + 40.0F) * 2.0F + 1.0F;

@@ -129,9 +129,9 @@ TEST_P(TorchBackend, ExportedModelsMatchEagerPyTorch) {
           ASSERT_EQ(view.size(), c.inputs[i].size()) << "input " << i;
           std::memcpy(view.data(), c.inputs[i].data(), view.size());
         }
-        filling.stage_resident_inputs_untimed();
+        filling.upload_resident_inputs();
         auto done = std::move(filling).submit().wait();
-        done.fetch_resident_outputs_untimed();
+        done.download_resident_outputs();
         for (std::size_t o = 0; o < c.outputs.size(); ++o) {
           errors[k * c.outputs.size() + o] = std::max(errors[k * c.outputs.size() + o],
               relative_l2_error(done.output(o), done.output_spec(o).type, c.outputs[o], c.output_types[o]));
