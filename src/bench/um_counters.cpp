@@ -44,6 +44,29 @@ bool accumulate_um_record(um_traffic& totals, const CUpti_Activity& record) noex
   }
 }
 
+bool accumulate_copy_record(copy_traffic& totals, const CUpti_Activity& record) noexcept {
+  if (record.kind != CUPTI_ACTIVITY_KIND_MEMCPY) return false;
+  // Read through the struct of the headers this was built with, whose libcupti travels with it.
+  const auto& copy = reinterpret_cast<const CUpti_ActivityMemcpy6&>(record);
+  switch (copy.copyKind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: totals.host_to_device += copy.bytes; break;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: totals.device_to_host += copy.bytes; break;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: totals.device_to_device += copy.bytes; break;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: totals.peer += copy.bytes; break;
+    default: totals.other += copy.bytes; break;
+  }
+  return true;
+}
+
+copy_traffic& operator+=(copy_traffic& total, const copy_traffic& more) noexcept {
+  total.host_to_device += more.host_to_device;
+  total.device_to_host += more.device_to_host;
+  total.device_to_device += more.device_to_device;
+  total.peer += more.peer;
+  total.other += more.other;
+  return total;
+}
+
 um_traffic& operator+=(um_traffic& total, const um_traffic& more) noexcept {
   total.bytes_host_to_device += more.bytes_host_to_device;
   total.bytes_device_to_host += more.bytes_device_to_host;
@@ -64,6 +87,7 @@ constexpr std::size_t buffer_alignment = 8;  // CUPTI requires 8-byte aligned ac
 struct delivered_totals {
   std::mutex mutex;
   um_traffic traffic;         // guarded by mutex
+  copy_traffic copies;        // guarded by mutex
   std::uint64_t dropped = 0;  // guarded by mutex
 };
 delivered_totals& delivered() {
@@ -71,18 +95,24 @@ delivered_totals& delivered() {
   return *totals;
 }
 
-void deliver(const um_traffic& traffic, std::uint64_t dropped) noexcept {
+void deliver(const um_traffic& traffic, const copy_traffic& copies, std::uint64_t dropped) noexcept {
   auto& d = delivered();
   const std::lock_guard lock(d.mutex);
   d.traffic += traffic;
+  d.copies += copies;
   d.dropped += dropped;
 }
 
 // Returns what was delivered since the last call and starts again from zero.
-std::pair<um_traffic, std::uint64_t> take_delivered() noexcept {
+struct taken {
+  um_traffic traffic;
+  copy_traffic copies;
+  std::uint64_t dropped = 0;
+};
+taken take_delivered() noexcept {
   auto& d = delivered();
   const std::lock_guard lock(d.mutex);
-  return {std::exchange(d.traffic, {}), std::exchange(d.dropped, 0)};
+  return {std::exchange(d.traffic, {}), std::exchange(d.copies, {}), std::exchange(d.dropped, 0)};
 }
 
 // Records lost since the last call; CUPTI resets its count when asked.
@@ -104,14 +134,15 @@ void CUPTIAPI on_buffer_completed(CUcontext /*deprecated, always null*/, std::ui
                                   std::uint8_t* buffer, std::size_t /*size*/,
                                   std::size_t valid_size) noexcept {
   um_traffic traffic;
+  copy_traffic copies;
   if (buffer != nullptr) {
     CUpti_Activity* record = nullptr;
     // Stops at the end (CUPTI_ERROR_MAX_LIMIT_REACHED) or at an incomplete record.
     while (cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS)
-      (void)accumulate_um_record(traffic, *record);
+      if (!accumulate_um_record(traffic, *record)) (void)accumulate_copy_record(copies, *record);
     std::free(buffer);
   }
-  deliver(traffic, dropped_since_last_ask());
+  deliver(traffic, copies, dropped_since_last_ask());
 }
 
 // One session at a time: CUPTI's callbacks and the delivered totals are process-global.
@@ -207,7 +238,7 @@ CUptiResult configure_counters(int device, bool enable) noexcept {
 }
 
 // Turns the counters on; the caller holds session_active. Returns why not, or nullopt.
-std::optional<std::string> enable_counters(int device) {
+std::optional<std::string> enable_counters(int device, bool copies) {
   if (!callbacks_registered.load()) {
     if (const CUptiResult r = cuptiActivityRegisterCallbacks(on_buffer_requested,
                                                              on_buffer_completed);
@@ -228,15 +259,23 @@ std::optional<std::string> enable_counters(int device) {
                 configure_counters(device, false));
     return describe("cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER)", r);
   }
+  if (copies) {
+    if (const CUptiResult r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY); r != CUPTI_SUCCESS) {
+      log_failure("cuptiActivityDisable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER)",
+                  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER));
+      log_failure("cuptiActivityConfigureUnifiedMemoryCounter(disable)", configure_counters(device, false));
+      return describe("cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY)", r);
+    }
+  }
   return std::nullopt;
 }
 
 }  // namespace
 
-um_counter_session::um_counter_session(bool active, std::string reason) noexcept
-    : active_(active), reason_(std::move(reason)) {}
+um_counter_session::um_counter_session(bool active, std::string reason, bool counts_copies) noexcept
+    : active_(active), reason_(std::move(reason)), counts_copies_(counts_copies) {}
 
-um_counter_session um_counter_session::start(int device) {
+um_counter_session um_counter_session::start(int device, copy_counting copies) {
   if (device < 0) throw invalid_argument("GPU " + std::to_string(device) + " does not exist");
   // CUPTI's configuration call needs an initialized driver; cudaGetDeviceCount initializes it
   // without creating a context.
@@ -253,7 +292,7 @@ um_counter_session um_counter_session::start(int device) {
                               "activity buffers are process-wide)");
   std::optional<std::string> why_not;
   try {
-    why_not = enable_counters(device);
+    why_not = enable_counters(device, copies == copy_counting::on);
   } catch (...) {  // only bad_alloc while describing a failure; release the slot, then rethrow
     session_active.store(false);
     throw;
@@ -262,13 +301,15 @@ um_counter_session um_counter_session::start(int device) {
     session_active.store(false);
     return um_counter_session(false, "unified-memory counters unavailable: " + *why_not);
   }
-  return um_counter_session(true, {});
+  return um_counter_session(true, {}, copies == copy_counting::on);
 }
 
 um_counter_session::um_counter_session(um_counter_session&& other) noexcept
     : active_(std::exchange(other.active_, false)),
       reason_(std::move(other.reason_)),
-      dropped_(other.dropped_) {
+      dropped_(other.dropped_),
+      counts_copies_(std::exchange(other.counts_copies_, false)),
+      copies_(other.copies_) {
   other.reason_.clear();
 }
 
@@ -279,6 +320,8 @@ um_counter_session& um_counter_session::operator=(um_counter_session&& other) no
     reason_ = std::move(other.reason_);
     other.reason_.clear();
     dropped_ = other.dropped_;
+    counts_copies_ = std::exchange(other.counts_copies_, false);
+    copies_ = other.copies_;
   }
   return *this;
 }
@@ -290,6 +333,9 @@ void um_counter_session::stop() noexcept {
   active_ = false;
   log_failure("cuptiActivityDisable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER)",
               cuptiActivityDisable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER));
+  if (counts_copies_)
+    log_failure("cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY)", cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY));
+  counts_copies_ = false;
   // Hand back every buffer now, so none arrives during the next session.
   log_failure("cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)",
               cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
@@ -306,10 +352,11 @@ std::optional<um_traffic> um_counter_session::take() {
     return std::nullopt;
   }
   const std::uint64_t dropped_now = dropped_since_last_ask();
-  auto [traffic, dropped] = take_delivered();
-  dropped_ = dropped + dropped_now;
+  const taken t = take_delivered();
+  dropped_ = t.dropped + dropped_now;
+  copies_ = t.copies;
   reason_.clear();
-  return traffic;
+  return t.traffic;
 }
 
 }  // namespace ferry::bench

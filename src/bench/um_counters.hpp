@@ -10,8 +10,9 @@
 //   cpu_page_faults: CPU page faults on managed memory, one per CUPTI record.
 //
 // Limits:
-//   - Only managed-memory migration is seen. cudaMemcpy* (pageable, staged, pinned) and kernels
-//     reading mapped or registered host memory never show up, nor do managed pages the GPU reads
+//   - Only managed-memory migration is seen here; cudaMemcpy* (pageable, staged, pinned) shows up
+//     only in copies(), with copy counting on. Kernels reading mapped or registered host memory
+//     never show up, nor do managed pages the GPU reads
 //     remotely without migrating them (preferred location host + accessed-by GPU). Zero bytes
 //     for those strategies is expected; it does not mean nothing crossed the bus.
 //   - The counters are process-wide: traffic of every thread and every GPU of the process is
@@ -44,6 +45,25 @@ bool accumulate_um_record(um_traffic& totals, const CUpti_Activity& record) noex
 
 um_traffic& operator+=(um_traffic& total, const um_traffic& more) noexcept;
 
+// Bytes moved by explicit copies (cudaMemcpy*, in CUPTI's MEMCPY records), by direction. Kernels
+// that read or write host memory in place (mapped, registered-mapped, managed-advise) are not
+// copies and do not show; neither does managed-memory migration (um_traffic counts that).
+struct copy_traffic {
+  std::uint64_t host_to_device = 0;
+  std::uint64_t device_to_host = 0;
+  std::uint64_t device_to_device = 0;  // within one GPU
+  std::uint64_t peer = 0;              // between GPUs
+  std::uint64_t other = 0;             // host to host, arrays
+};
+
+// Adds one CUPTI MEMCPY record to `totals`; false (nothing changed) for any other record. Pure.
+bool accumulate_copy_record(copy_traffic& totals, const CUpti_Activity& record) noexcept;
+
+copy_traffic& operator+=(copy_traffic& total, const copy_traffic& more) noexcept;
+
+// Whether a session also counts explicit copies (CUPTI's MEMCPY activity, one record per copy).
+enum class copy_counting { off, on };
+
 // Counts unified-memory traffic from start() until destruction. One per process at a time.
 class um_counter_session {
  public:
@@ -52,7 +72,8 @@ class um_counter_session {
   // reason() says why (no GPU, UM profiling unsupported on this platform or device, a virtual
   // GPU, MPS, another CUPTI client or another session active, ...). Throws invalid_argument
   // only for a device ordinal that does not exist on a machine that has GPUs.
-  [[nodiscard]] static um_counter_session start(int device);
+  // With copy_counting::on it also counts explicit copies (copies()).
+  [[nodiscard]] static um_counter_session start(int device, copy_counting copies = copy_counting::off);
 
   um_counter_session(um_counter_session&& other) noexcept;
   um_counter_session& operator=(um_counter_session&& other) noexcept;
@@ -74,13 +95,19 @@ class um_counter_session {
   // Nonzero means that take()'s totals are lower bounds.
   [[nodiscard]] std::uint64_t dropped_records() const noexcept { return dropped_; }
 
+  // What explicit copies moved during the interval of the last take(); all zero unless the
+  // session was started with copy_counting::on.
+  [[nodiscard]] const copy_traffic& copies() const noexcept { return copies_; }
+
  private:
-  um_counter_session(bool active, std::string reason) noexcept;
+  um_counter_session(bool active, std::string reason, bool counts_copies = false) noexcept;
   void stop() noexcept;
 
   bool active_ = false;  // this object has the counters enabled and owns the process's slot
   std::string reason_;
   std::uint64_t dropped_ = 0;
+  bool counts_copies_ = false;  // CUPTI's MEMCPY activity is enabled by this session
+  copy_traffic copies_;
 };
 
 }  // namespace ferry::bench

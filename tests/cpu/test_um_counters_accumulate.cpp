@@ -13,7 +13,9 @@
 
 namespace {
 
+using ferry::bench::accumulate_copy_record;
 using ferry::bench::accumulate_um_record;
+using ferry::bench::copy_traffic;
 using ferry::bench::um_traffic;
 
 CUpti_ActivityUnifiedMemoryCounter3 um_record(CUpti_ActivityUnifiedMemoryCounterKind counter,
@@ -103,6 +105,45 @@ TEST(UmCounterSession, WithoutAGpuStartDocumentsWhyItIsUnavailable) {
   EXPECT_FALSE(session.available());
   EXPECT_NE(session.reason().find("no CUDA device"), std::string::npos) << session.reason();
   EXPECT_FALSE(session.take().has_value());
+}
+
+// Explicit copies: CUPTI's MEMCPY records, summed by direction; other records are left alone.
+CUpti_ActivityMemcpy6 copy_record(CUpti_ActivityMemcpyKind direction, std::uint64_t bytes) {
+  CUpti_ActivityMemcpy6 record{};
+  record.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  record.copyKind = static_cast<std::uint8_t>(direction);
+  record.bytes = bytes;
+  return record;
+}
+
+bool feed_copy(copy_traffic& totals, const CUpti_ActivityMemcpy6& record) {
+  return accumulate_copy_record(totals, reinterpret_cast<const CUpti_Activity&>(record));
+}
+
+TEST(CopyCounterAccumulate, BytesAreSummedPerDirection) {
+  copy_traffic t;
+  EXPECT_TRUE(feed_copy(t, copy_record(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 4800000)));
+  EXPECT_TRUE(feed_copy(t, copy_record(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 4096)));
+  EXPECT_TRUE(feed_copy(t, copy_record(CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, 65536)));
+  EXPECT_TRUE(feed_copy(t, copy_record(CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, 2 * mib)));
+  EXPECT_TRUE(feed_copy(t, copy_record(CUPTI_ACTIVITY_MEMCPY_KIND_PTOP, 3 * mib)));
+  EXPECT_TRUE(feed_copy(t, copy_record(CUPTI_ACTIVITY_MEMCPY_KIND_HTOH, 100)));
+  EXPECT_EQ(t.host_to_device, 4800000U + 4096U);
+  EXPECT_EQ(t.device_to_host, 65536U);
+  EXPECT_EQ(t.device_to_device, 2 * mib);
+  EXPECT_EQ(t.peer, 3 * mib);
+  EXPECT_EQ(t.other, 100U);
+}
+
+TEST(CopyCounterAccumulate, OtherRecordsAreNotCopies) {
+  const auto migration = um_record(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD, 4096);
+  const auto copy = copy_record(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 4096);
+  copy_traffic t;
+  EXPECT_FALSE(accumulate_copy_record(t, reinterpret_cast<const CUpti_Activity&>(migration)));
+  um_traffic u;
+  EXPECT_FALSE(accumulate_um_record(u, reinterpret_cast<const CUpti_Activity&>(copy)));
+  EXPECT_EQ(t.host_to_device, 0U);
+  EXPECT_EQ(u.bytes_host_to_device, 0U);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "bench/um_counters.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/error.hpp"
 #include "core/pageable_memory.hpp"
@@ -172,6 +173,53 @@ TEST_P(ServeGpuOutputs, BatchedRequestsAreScatteredIntoTheirOwnRanges) {
   (void)exec->execute(batch, 1);
   EXPECT_EQ(a2.response.outputs.at(0).data, first);
   EXPECT_EQ(b2.response.outputs.at(0).data, second);
+}
+
+// A CUDA shared-memory request moves no byte across PCIe: its input is read where it is and its
+// output is written in place, or copied device to device. CUPTI counts every explicit copy of the
+// process; the system-region request beside it is the control that the counting works (its input
+// and output each cross once).
+TEST(ServeCudaSharedMemory, NoByteOfARequestCrossesTheBus) {
+  const auto caps = ferry::query_device(0);
+  model_config config{.name = "m", .engine = "touch", .strategy = ferry::strategy_kind::pinned, .inflight = 2};
+  config.input_bytes = std::size_t{4800000};
+  auto exec = make_session_executor(config, {caps});
+  const model_signature signature = make_signature(exec->io(), 0, "m");
+  const std::size_t bytes = config.input_bytes;
+  device_bytes in_dev(bytes), out_dev(bytes), larger(bytes + 4096);
+  registered_host in_host(bytes), out_host(bytes);
+  {  // warm: the first requests set the slots up; nothing of theirs is counted
+    one_request warm(signature, 1, in_dev.span, 0, 1, {out_dev.span, 0});
+    std::vector<batch_item> batch{warm.item()};
+    (void)exec->execute(batch, 0);
+  }
+  // Made before counting starts: a request's constructor writes its input with a plain copy.
+  one_request in_place(signature, 1, in_dev.span, 0, 3, {out_dev.span, 0});
+  one_request copied(signature, 1, in_dev.span, 0, 5, {larger.span, 0});
+  one_request host_request(signature, 1, in_host.span, std::nullopt, 7, {out_host.span, std::nullopt});
+  auto counters = ferry::bench::um_counter_session::start(0, ferry::bench::copy_counting::on);
+  if (!counters.available()) GTEST_SKIP() << counters.reason();
+  FERRY_CUDA_TRY(cudaDeviceSynchronize());
+  (void)counters.take();
+
+  for (one_request* r : {&in_place, &copied}) {
+    std::vector<batch_item> batch{r->item()};
+    (void)exec->execute(batch, 0);
+  }
+  FERRY_CUDA_TRY(cudaDeviceSynchronize());
+  ASSERT_TRUE(counters.take().has_value()) << counters.reason();
+  EXPECT_EQ(counters.dropped_records(), 0U);
+  const ferry::bench::copy_traffic cuda_requests = counters.copies();
+  EXPECT_EQ(cuda_requests.host_to_device, 0U);
+  EXPECT_EQ(cuda_requests.device_to_host, 0U);
+  EXPECT_EQ(cuda_requests.device_to_device, bytes);  // the larger range's one copy; in place: none
+
+  std::vector<batch_item> batch{host_request.item()};
+  (void)exec->execute(batch, 0);
+  FERRY_CUDA_TRY(cudaDeviceSynchronize());
+  ASSERT_TRUE(counters.take().has_value()) << counters.reason();
+  EXPECT_EQ(counters.copies().host_to_device, bytes);
+  EXPECT_EQ(counters.copies().device_to_host, bytes);
 }
 
 INSTANTIATE_TEST_SUITE_P(Strategies, ServeGpuOutputs,
