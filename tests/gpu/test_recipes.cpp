@@ -15,6 +15,7 @@
 #include "ferry/builtin.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/gpu_clocks.hpp"
+#include "strategy_test_name.hpp"
 
 namespace {
 
@@ -53,11 +54,7 @@ TEST_P(RecipeOnEveryStrategy, ComputesTouchOnFreshInputEveryRequest) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryStrategy, RecipeOnEveryStrategy, ::testing::ValuesIn(ferry::all_strategies),
-                         [](const auto& info) {
-                           std::string name(ferry::to_string(info.param));
-                           for (auto& c : name) c = c == '-' ? '_' : c;
-                           return name;
-                         });
+                         strategy_test_name);
 
 // A cell that runs one request at a time times the recipe and the floor beside the strategy, in
 // the same rounds, and checks all three against the device reference.

@@ -21,6 +21,7 @@
 #include "serve/model_config.hpp"
 #include "serve/model_signature.hpp"
 #include "serve/session_executor.hpp"
+#include "strategy_test_name.hpp"
 
 namespace {
 
@@ -226,11 +227,6 @@ INSTANTIATE_TEST_SUITE_P(Strategies, ServeGpuOutputs,
                          ::testing::Values(ferry::strategy_kind::pinned, ferry::strategy_kind::staged,
                                            ferry::strategy_kind::device, ferry::strategy_kind::mapped,
                                            ferry::strategy_kind::managed, ferry::strategy_kind::managed_prefetch),
-                         [](const auto& info) {
-                           std::string name(ferry::to_string(info.param));
-                           for (auto& ch : name)
-                             if (ch == '-') ch = '_';
-                           return name;
-                         });
+                         strategy_test_name);
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "ferry/device_caps.hpp"
 #include "ferry/error.hpp"
 #include "ferry/session.hpp"
+#include "strategy_test_name.hpp"
 
 namespace {
 
@@ -220,15 +221,8 @@ TEST_P(SessionOnEveryStrategy, GraphsGiveTheSameAnswersOrSayWhyNot) {
   EXPECT_EQ(wrong.load(), 0);
 }
 
-std::string name_of(const ::testing::TestParamInfo<strategy_kind>& info) {
-  std::string name(ferry::to_string(info.param));
-  for (auto& c : name)
-    if (c == '-') c = '_';
-  return name;
-}
-
 INSTANTIATE_TEST_SUITE_P(EveryStrategy, SessionOnEveryStrategy,
-                         ::testing::ValuesIn(ferry::all_strategies), name_of);
+                         ::testing::ValuesIn(ferry::all_strategies), strategy_test_name);
 
 TEST(Session, UnknownTensorNamesAreRefusedByName) {
   const auto caps = ferry::query_device(0);

@@ -16,6 +16,7 @@
 #include "core/pageable_memory.hpp"
 #include "core/host_registration.hpp"
 #include "core/device_memory.hpp"
+#include "strategy_test_name.hpp"
 
 namespace {
 
@@ -148,11 +149,6 @@ TEST_P(SessionCallerMemory, PageableMemoryIsRefusedInPlaceSayingWhy) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Strategies, SessionCallerMemory, ::testing::ValuesIn(ferry::all_strategies),
-                         [](const auto& info) {
-                           std::string name(ferry::to_string(info.param));
-                           for (auto& ch : name)
-                             if (ch == '-') ch = '_';
-                           return name;
-                         });
+                         strategy_test_name);
 
 }  // namespace

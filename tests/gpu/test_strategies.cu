@@ -15,6 +15,7 @@
 #include "ferry/device_caps.hpp"
 #include "ferry/error.hpp"
 #include "ferry/stream.hpp"
+#include "strategy_test_name.hpp"
 
 namespace {
 
@@ -110,15 +111,8 @@ TEST_P(StrategyContract, DirectionLimitsWhatMoves) {
   for (std::size_t i = 0; i < host.size(); ++i) ASSERT_EQ(host[i], std::byte{written(i, 7)});
 }
 
-std::string name_of(const ::testing::TestParamInfo<strategy_kind>& info) {
-  std::string name(ferry::to_string(info.param));
-  for (auto& c : name)
-    if (c == '-') c = '_';
-  return name;
-}
-
 INSTANTIATE_TEST_SUITE_P(EveryStrategy, StrategyContract,
-                         ::testing::ValuesIn(ferry::all_strategies), name_of);
+                         ::testing::ValuesIn(ferry::all_strategies), strategy_test_name);
 
 // ---- refusals that need the real driver ----
 
