@@ -16,18 +16,29 @@ std::vector<int> serve_devices(std::string_view text, int device_count) {
   return parse_device_set(text, device_count);
 }
 
-execution_platform detect_platform(std::string_view devices) {
+std::vector<profile_lookup> lookup_profiles(const std::vector<device_caps>& gpus, const std::filesystem::path& named) {
+  std::vector<profile_lookup> found;
+  for (const auto& caps : gpus) {
+    if (found.empty() && !named.empty()) {
+      found.push_back(load_profile(named, caps));
+      continue;
+    }
+    try {
+      found.push_back(load_profile(default_profile_path(caps), caps));
+    } catch (const invalid_argument& e) {  // no cache folder: the same as no profile
+      found.push_back({.status = profile_status::missing, .path = {}, .profile = {}, .message = e.what()});
+    }
+  }
+  return found;
+}
+
+execution_platform detect_platform(std::string_view devices, const std::filesystem::path& profile) {
   execution_platform platform;
   platform.device_count = cuda_device_count();
   for (const int d : serve_devices(devices, platform.device_count)) platform.gpus.push_back(query_device(d));
   if (platform.gpus.empty()) platform.no_gpu_reason = no_device_reason();
-  for (const auto& caps : platform.gpus) {
-    try {
-      platform.profiles.push_back(load_profile(default_profile_path(caps), caps));
-    } catch (const invalid_argument& e) {  // no cache folder: the same as no profile
-      platform.profiles.push_back({.status = profile_status::missing, .path = {}, .profile = {}, .message = e.what()});
-    }
-  }
+  platform.profiles = lookup_profiles(platform.gpus, profile);
+  platform.profile_named = !profile.empty() && !platform.gpus.empty();
   return platform;
 }
 

@@ -3,6 +3,7 @@
 // once, reported once, never changed silently.
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -19,10 +20,17 @@ struct execution_platform {
   std::vector<device_caps> gpus;  // the GPUs models run on; empty: host reference execution
   int device_count = 0;           // GPUs of the machine (clients' CUDA regions may be on any)
   std::string no_gpu_reason;      // why there are none ("no CUDA device: ...")
-  // Each GPU's profile (ferry calibrate), looked up at start in the default cache folder; models
+  // Each GPU's profile (ferry calibrate), looked up at start (lookup_profiles); models
   // configured with "auto" are chosen from the first.
   std::vector<profile_lookup> profiles;
+  bool profile_named = false;  // the first GPU's came from `ferry serve --profile`
 };
+
+// Each GPU's profile: the first GPU's from `named` when it is given (`ferry serve --profile`), every
+// other one's (and the first's without `named`) from its default file in the cache folder. Never
+// throws: a missing, stale or corrupt file comes back as such, with its message.
+[[nodiscard]] std::vector<profile_lookup> lookup_profiles(const std::vector<device_caps>& gpus,
+                                                          const std::filesystem::path& named = {});
 
 // The GPUs `--devices TEXT` chooses of the machine's `device_count`, as parse_device_set reads
 // them (same syntax and errors as ferry bench), except that the default "all" on a machine
@@ -31,7 +39,9 @@ struct execution_platform {
 [[nodiscard]] std::vector<int> serve_devices(std::string_view text, int device_count);
 
 // Queries the GPUs `devices` chooses (serve_devices); none becomes an empty list with its reason.
-[[nodiscard]] execution_platform detect_platform(std::string_view devices = "all");
+// `profile`: the first GPU's profile file (lookup_profiles); empty: the cache folder's.
+[[nodiscard]] execution_platform detect_platform(std::string_view devices = "all",
+                                                 const std::filesystem::path& profile = {});
 
 // The executor of one model on this platform. Throws invalid_argument / unsupported naming the
 // problem (a bad engine spec, a model file without a GPU, a signature the server cannot batch).

@@ -39,7 +39,9 @@ std::string choose_automatic(model_config& config, const execution_platform& pla
   if (config.inflight_auto) config.inflight = pick.inflight;
   std::string reason = fmt::format("auto: {} with {} in-flight slots on GPU {}: {}{}", to_string(config.strategy),
                                    config.inflight, caps.ordinal, pick.reason, sizing_note);
-  if (profile == nullptr && lookup != nullptr && lookup->status != profile_status::missing)
+  // A profile named with --profile is reported whatever kept it out; the cache folder's only when
+  // it is there but unusable (no profile there is the ordinary case, and the rules say so).
+  if (profile == nullptr && lookup != nullptr && (lookup->status != profile_status::missing || platform.profile_named))
     reason += " [" + lookup->message + "]";
   if (platform.gpus.size() > 1) reason += "; the same on every GPU of the server";
   return reason;

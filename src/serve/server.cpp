@@ -30,7 +30,7 @@ sigset_t block_stop_signals() {
 
 void run_server(const server_options& options) {
   const sigset_t signals = block_stop_signals();
-  const execution_platform platform = detect_platform(options.devices);
+  const execution_platform platform = detect_platform(options.devices, options.profile);
   if (platform.gpus.empty())
     std::cout << "ferry serve: " << platform.no_gpu_reason
               << "; running built-in models on the CPU (host reference), model files are unavailable\n";

@@ -22,6 +22,9 @@ struct server_options {
   // The longest a request waits for a worker of its model (0: no limit); see inference_service.
   std::chrono::milliseconds request_timeout{60'000};
   std::string devices = "all";  // the GPUs models run on (--devices, as ferry bench reads it)
+  // The profile models configured with "auto" pick from (--profile, written by ferry calibrate);
+  // empty: the first serving GPU's own in the cache folder.
+  std::filesystem::path profile;
 };
 
 // Runs the server until SIGINT/SIGTERM. Prints one line per model, a notice when it runs on the

@@ -7,6 +7,8 @@
 #include <sstream>
 #include <string>
 
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include "cpu/synthetic_profile.hpp"
@@ -117,6 +119,43 @@ TEST(ServeAuto, RepositoryWithAnAutoModelLoadsOnTheCpu) {
   EXPECT_EQ(config.at("parameters").at("strategy_choice").at("string_value"), model->automatic);
   EXPECT_EQ(config.at("parameters").at("inflight").at("string_value"), "2");
   EXPECT_EQ(ferry::serve::model_metadata_json(*model).at("parameters"), config.at("parameters"));
+}
+
+// `ferry serve --profile PATH`: the first GPU's profile comes from PATH, the others' from the cache
+// folder; a named file that cannot be used is said in the pick's reason.
+TEST(ServeAuto, ANamedProfileIsTheFirstGpusAndItsProblemsAreSaid) {
+  const fs::path dir = fs::temp_directory_path() / ("ferry-serve-profile-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const std::string cache = (dir / "cache").string();
+  ::setenv("XDG_CACHE_HOME", cache.c_str(), 1);
+  const auto first = t::discrete_pcie_caps();
+  auto second = t::hmm_caps();
+  second.ordinal = 1;
+  const fs::path named = dir / "mine.json";
+  ferry::save_profile(t::synthetic_profile(first, t::discrete_model), named);
+
+  const auto found = ferry::serve::lookup_profiles({first, second}, named);
+  ASSERT_EQ(found.size(), 2U);
+  EXPECT_EQ(found[0].status, ferry::profile_status::loaded) << found[0].message;
+  EXPECT_EQ(found[1].status, ferry::profile_status::missing);  // nothing in the cache folder
+  EXPECT_EQ(found[1].path.parent_path().string().rfind(cache, 0), 0U) << found[1].path;
+
+  // The same file named for another GPU is stale, and a missing one is missing; both are said.
+  ferry::serve::execution_platform platform;
+  platform.gpus = {second};
+  platform.device_count = 2;
+  platform.profiles = ferry::serve::lookup_profiles(platform.gpus, named);
+  platform.profile_named = true;
+  EXPECT_EQ(platform.profiles[0].status, ferry::profile_status::stale);
+  auto c = parse_model_config(R"({"engine": "reduce", "strategy": "auto"})", "m");
+  EXPECT_NE(ferry::serve::choose_automatic(c, platform).find("[" + platform.profiles[0].message + "]"),
+            std::string::npos);
+  platform.profiles = ferry::serve::lookup_profiles(platform.gpus, dir / "absent.json");
+  EXPECT_EQ(platform.profiles[0].status, ferry::profile_status::missing);
+  const std::string why = ferry::serve::choose_automatic(c, platform);
+  EXPECT_NE(why.find("absent.json"), std::string::npos) << why;
+  ::unsetenv("XDG_CACHE_HOME");
+  fs::remove_all(dir);
 }
 
 }  // namespace
