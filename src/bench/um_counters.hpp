@@ -106,7 +106,7 @@ class um_counter_session {
   bool active_ = false;  // this object has the counters enabled and owns the process's slot
   std::string reason_;
   std::uint64_t dropped_ = 0;
-  bool counts_copies_ = false;  // CUPTI's MEMCPY activity is enabled by this session
+  bool counts_copies_ = false;  // this object enabled CUPTI's MEMCPY activity
   copy_traffic copies_;
 };
 
