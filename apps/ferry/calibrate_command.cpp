@@ -1,5 +1,8 @@
 #include "calibrate_command.hpp"
 
+#include <unistd.h>
+
+#include <chrono>
 #include <iostream>
 #include <memory>
 
@@ -21,11 +24,20 @@ std::vector<std::filesystem::path> run_calibrate(const calibrate_options& option
   std::vector<std::filesystem::path> saved;
   for (const auto& caps : devices) {
     const auto path = options.profile ? *options.profile : default_profile_path(caps);
-    const auto progress = [](const std::string& line) {
-      std::cerr << "  " << line << "...                    \r" << std::flush;
+    // On a terminal one line, rewritten; into a file or pipe one line per cell, with the time
+    // since the sweep began, so a log says where the seconds went.
+    const bool terminal = isatty(STDERR_FILENO) != 0;
+    const auto began = std::chrono::steady_clock::now();
+    const auto progress = [terminal, began](const std::string& line) {
+      if (terminal) {
+        std::cerr << "  " << line << "...                    \r" << std::flush;
+        return;
+      }
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+      std::cerr << fmt::format("  [{:6.1f} s] {}\n", seconds, line) << std::flush;
     };
     const bench::calibration_run run = bench::calibrate(caps.ordinal, options.depth, progress);
-    std::cerr << std::string(72, ' ') << '\r' << std::flush;
+    if (terminal) std::cerr << std::string(72, ' ') << '\r' << std::flush;
     save_profile(run.profile, path);
     std::size_t measured = 0;
     std::size_t refused = 0;

@@ -38,6 +38,16 @@ std::size_t requests_per_cell(sweep_depth depth, std::size_t bytes) {
   return base;
 }
 
+// From 16 MiB on, fixed costs are a small share of every strategy's request, and the ratio
+// between strategies moves little with size: on the H200 host the largest move from 16 to
+// 256 MiB was a factor 1.8 (pageable outputs, from 4.8x to 2.6x the best). A strategy three
+// times slower than the best at such a size cannot become the best at the next, so the default
+// and quick sweeps leave it there (its slowest, costliest cells); thorough measures every cell.
+// Below 16 MiB the ratios move more (managed-prefetch's re-read inputs: 2.8x at 1 MiB, 1.2x at
+// 16 MiB), so every strategy is measured.
+constexpr double laggard_ratio = 3.0;
+constexpr std::size_t laggard_from_bytes = 16 * mib;
+
 run_options cell_options(int device, sweep_depth depth) {
   run_options o;
   o.devices = {device};
@@ -46,6 +56,11 @@ run_options cell_options(int device, sweep_depth depth) {
   o.recipes = false;     // the profile compares strategies, not strategies with their recipes
   o.um_counters = false;
   o.check_every = 4;     // few requests per cell: check several of them
+  // A few requests settle a cell's level: the median of the measured ones absorbs one slow
+  // request, and at 256 MiB each warm-up request costs tens of milliseconds of fill.
+  if (depth != sweep_depth::thorough)
+    o.warmup_rule = {.min_iterations = 3, .max_iterations = 16, .min_seconds = 0, .max_seconds = 0.1,
+                     .tolerance = 0.05};
   switch (depth) {
     case sweep_depth::quick:
     case sweep_depth::standard: o.iterations = requests_per_cell(depth, 0); break;
@@ -112,36 +127,59 @@ calibration_run calibrate(int device, sweep_depth depth, const progress_function
 
   run_options options = cell_options(device, depth);
   for (const transfer_use use : all_transfer_uses) {
+    // Size by size, every strategy at one size before the next, so each size knows the best time
+    // of the one before it (see laggard_ratio).
+    std::vector<strategy_curve> curves;
+    std::vector<bool> open;  // still measured at the next size
     for (const strategy_kind k : all_strategies) {
       if (k == strategy_kind::device) continue;  // the floor, not a way to feed host inputs
-      strategy_curve curve{.strategy = k, .use = use, .refused = {}, .points = {}};
-      if (const auto why = unavailable_reason(k, caps)) {
-        curve.refused = *why;
-        p.curves.push_back(std::move(curve));
-        continue;
-      }
-      for (const std::size_t bytes : sizes) {
-        const workload w = make_workload({.engine = std::string(engine_for(use)), .input_bytes = bytes,
-                                          .devices = {device}, .max_concurrency = 2});
-        if (progress) progress(fmt::format("{} {} KiB {}", to_string(use), bytes / kib, to_string(k)));
-        if (depth != sweep_depth::thorough) options.iterations = requests_per_cell(depth, bytes);
-        const strategy_result r = run_cell(w, k, options);
+      curves.push_back({.strategy = k, .use = use, .refused = {}, .points = {}});
+      const auto why = unavailable_reason(k, caps);
+      if (why) curves.back().refused = *why;
+      open.push_back(!why);
+    }
+    std::optional<double> best_before;  // the fastest strategy's time at the size before
+    std::size_t bytes_before = 0;
+    for (const std::size_t bytes : sizes) {
+      const workload w = make_workload({.engine = std::string(engine_for(use)), .input_bytes = bytes,
+                                        .devices = {device}, .max_concurrency = 2});
+      if (depth != sweep_depth::thorough) options.iterations = requests_per_cell(depth, bytes);
+      std::optional<double> best_here;
+      for (std::size_t i = 0; i < curves.size(); ++i) {
+        strategy_curve& curve = curves[i];
+        if (!open[i]) continue;
+        if (depth != sweep_depth::thorough && best_before && bytes_before >= laggard_from_bytes &&
+            !curve.points.empty() && curve.points.back().median_us > laggard_ratio * *best_before) {
+          open[i] = false;
+          out.notes.push_back(fmt::format("{} {}: not measured beyond {} KiB, where it took {:.1f}x the best; its "
+                                          "larger sizes are extrapolated",
+                                          to_string(use), to_string(curve.strategy), bytes_before / kib,
+                                          curve.points.back().median_us / *best_before));
+          continue;
+        }
+        if (progress) progress(fmt::format("{} {} KiB {}", to_string(use), bytes / kib, to_string(curve.strategy)));
+        const strategy_result r = run_cell(w, curve.strategy, options);
         if (r.refused) {
           // A refusal at one size (memory, usually) ends the curve there; smaller sizes stand.
           if (curve.points.empty()) curve.refused = *r.refused;
-          else out.notes.push_back(fmt::format("{} {}: stopped at {} KiB: {}", to_string(use), to_string(k),
-                                               bytes / kib, *r.refused));
-          break;
+          else out.notes.push_back(fmt::format("{} {}: stopped at {} KiB: {}", to_string(use),
+                                               to_string(curve.strategy), bytes / kib, *r.refused));
+          open[i] = false;
+          continue;
         }
         if (!r.output_matches) {
           curve.points.clear();
           curve.refused = fmt::format("outputs did not match the reference at {} KiB", bytes / kib);
-          break;
+          open[i] = false;
+          continue;
         }
         curve.points.push_back({bytes, r.latency_us.median, r.noise});
+        if (!best_here || r.latency_us.median < *best_here) best_here = r.latency_us.median;
       }
-      p.curves.push_back(std::move(curve));
+      best_before = best_here;
+      bytes_before = bytes;
     }
+    for (auto& c : curves) p.curves.push_back(std::move(c));
   }
 
   // The depth at which throughput stops rising, for the strategy the rules start from and for the

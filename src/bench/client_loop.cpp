@@ -69,8 +69,7 @@ std::size_t client_loop::depth() const {
 // request to have been fast, so the clock does not start on a lucky sample.
 void client_loop::warm_up() {
   nvtx3::scoped_range range{"ferry.client_warmup"};
-  const settling_rule settled{.min_iterations = 6, .max_iterations = 64, .min_seconds = 0.02,
-                              .max_seconds = 0.5, .tolerance = 0.05};
+  const settling_rule& settled = options_.warmup_rule;
   for (const int device : target_.devices) {
     std::vector<double> latencies;
     std::deque<in_flight> queue;

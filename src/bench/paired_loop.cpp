@@ -21,8 +21,8 @@ void paired_loop::run() {
   const std::size_t kinds = series_.size();
   if (options_.warmup) {
     nvtx3::scoped_range range{"ferry.paired_warmup"};
-    const settling_rule settled{.min_iterations = 6, .max_iterations = 64, .min_seconds = 0.02,
-                                .max_seconds = 0.5 * static_cast<double>(kinds), .tolerance = 0.05};
+    settling_rule settled = options_.warmup_rule;
+    settled.max_seconds *= static_cast<double>(kinds);
     std::vector<std::vector<double>> latencies(kinds);
     const auto begin = bench_clock::now();
     for (std::size_t round = 0;; ++round) {

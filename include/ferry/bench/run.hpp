@@ -56,6 +56,10 @@ struct run_options {
   bool inflight_auto = false;
   int clients = 1;
   bool warmup = true;
+  // When the warm-up has done its job: the latency has stopped moving (see client_loop.cpp for
+  // why one request is not enough). A paired cell allows max_seconds per series it runs.
+  settling_rule warmup_rule{.min_iterations = 6, .max_iterations = 64, .min_seconds = 0.02, .max_seconds = 0.5,
+                            .tolerance = 0.05};
   std::optional<std::size_t> iterations;  // a fixed count instead of sampling until quiet
   sampling_limits limits;                  // when a cell's median is known well enough
   // Throughput cells: requests over a window of at least this long, until the rate's noise is
