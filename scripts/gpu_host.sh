@@ -26,7 +26,9 @@
 #   sanitize   compute-sanitizer memcheck, racecheck and synccheck over the gpu tests
 #   calibrate  `ferry calibrate --quick`, its default and `--thorough` (CALIBRATE_DEPTHS), each timed, into OUTDIR/calibrate (its own
 #              cache folder, so the profiles come back); then `ferry info` (text and --json) and
-#              `ferry bench --strategy auto` reading the profile the thorough sweep left
+#              `ferry bench --strategy auto` reading the profile the last sweep left; then the
+#              default matrix, every strategy, whose report checks the profile's pick against the
+#              best measured (ADVICE_WIDE=1: also reduce, touch and sparse from 64 KB to 64 MB)
 #   multi      on two GPUs or more: the multi-GPU tests (and the whole suite unless `tests` runs it),
 #              `ferry info --measure` (peer access and bandwidth), mlp throughput on 1 vs 2 GPUs,
 #              each GPU alone, what data-following placement saves, ResNet-50 on 1 vs 2 GPUs where
@@ -147,6 +149,15 @@ if wants calibrate; then
     --no-link-measure
   XDG_CACHE_HOME="$cal/cache" b calibrate/bench-auto-throughput --engine reduce --size 1MB,19MB --strategy auto \
     --objective throughput --no-link-measure
+  # The default matrix, every strategy: the report checks the profile's pick against the best of
+  # the same run in each cell group (and is the smoke run of the call).
+  XDG_CACHE_HOME="$cal/cache" b calibrate/bench-advice
+  grep -h "^advice:" "$cal/bench-advice.txt"
+  if [[ -n ${ADVICE_WIDE:-} ]]; then
+    XDG_CACHE_HOME="$cal/cache" b calibrate/bench-advice-wide --engine reduce,touch,sparse \
+      --size 64KB,256KB,1MB,4MB,19MB,64MB --no-recipes --no-link-measure
+    grep -h "^advice:" "$cal/bench-advice-wide.txt"
+  fi
 fi
 
 if wants tail && [[ -x .bundle/bin/managed_paths ]]; then

@@ -119,15 +119,17 @@ void run_bench(bench_flags& f, bool device_given, const std::string& command_lin
     return;
   }
 
-  if (f.matrix.strategies == "auto") {
+  const bool automatic = f.matrix.strategies == "auto";
+  if (automatic || parse_strategy_list(f.matrix.strategies).size() > 1) {
     // auto starts from what was measured on this GPU; without a usable profile it calibrates on the
-    // workload as before, and the report says why.
+    // workload as before, and the report says why. Several strategies with a profile: the report
+    // checks the profile's pick against the best of the run.
     const device_caps caps = query_device(options.devices.front());
     const auto found = load_profile(f.profile.empty() ? default_profile_path(caps) : std::filesystem::path(f.profile), caps);
     if (found.profile) {
       f.matrix.profile = found.profile;
     } else {
-      f.matrix.profile_note = found.message + "; auto calibrated on the workload instead";
+      if (automatic) f.matrix.profile_note = found.message + "; auto calibrated on the workload instead";
       if (found.status != profile_status::missing || !f.profile.empty()) std::cerr << "ferry bench: " << found.message << '\n';
     }
   }
@@ -204,8 +206,9 @@ void add_bench_command(CLI::App& app, std::string command_line) {
       ->check(CLI::IsMember({"cached", "streaming"}));
   cmd->add_option("--json", f.json, "write the JSON report here");
   cmd->add_option("--profile", f.profile,
-                  "--strategy auto: this profile (ferry calibrate) instead of the GPU's own in "
-                  "$XDG_CACHE_HOME/ferry/profiles");
+                  "this profile (ferry calibrate) instead of the GPU's own in $XDG_CACHE_HOME/ferry/profiles: "
+                  "--strategy auto picks from it, and with several strategies the report checks its pick "
+                  "against the best measured");
   cmd->add_option("--csv", f.csv, "write the CSV report here");
   cmd->add_option("--md", f.md, "write the markdown report here");
   cmd->add_option("--plot", f.plot, "render latency/throughput plots here (.png or .svg)");

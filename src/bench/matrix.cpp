@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "ferry/bench/advice_check.hpp"
 #include "ferry/bench/workload_factory.hpp"
 #include "ferry/byte_size.hpp"
 #include "ferry/device_caps.hpp"
@@ -70,9 +71,19 @@ bench_report run_matrix(const matrix_request& request, const run_options& option
         report.results.back().notes.push_back(pick.explanation);
         if (!request.profile_note.empty()) report.results.back().notes.push_back(request.profile_note);
       } else {
+        const std::size_t first = report.results.size();
         for (const auto k : strategies) {
           if (progress) progress(fmt::format("{} {} {}", w.label, size, to_string(k)));
           report.results.push_back(run_cell(w, k, options));
+        }
+        if (request.profile && strategies.size() > 1) {
+          // What `auto` would have picked from the profile, against the best of this run.
+          const choice pick = choose(traffic_of(w, options.devices.front()), caps, *request.profile,
+                                     request.goal == objective::latency ? ferry::objective::latency
+                                                                        : ferry::objective::throughput);
+          std::vector<const strategy_result*> group;
+          for (std::size_t i = first; i < report.results.size(); ++i) group.push_back(&report.results[i]);
+          report.advice_checks.push_back(check_advice(group, pick.strategy, request.goal));
         }
       }
       if (sized_by_batch(request, engine)) break;

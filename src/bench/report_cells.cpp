@@ -1,5 +1,6 @@
 #include "bench/report_cells.hpp"
 
+#include "ferry/bench/advice_check.hpp"
 #include "ferry/bench/stats.hpp"
 
 #include <fmt/format.h>
@@ -335,6 +336,25 @@ std::vector<std::string> all_notes(const bench_report& report) {
     notes.insert(notes.end(), more.begin(), more.end());
   }
   return notes;
+}
+
+std::vector<std::string> advice_lines(const bench_report& report) {
+  std::vector<std::string> lines;
+  if (report.advice_checks.empty()) return lines;
+  const bool latency = report.objective != "throughput";
+  const auto figure = [latency](double value) {
+    return latency ? format_us(value) + " µs" : rate_cell(value) + " req/s";
+  };
+  for (const advice_check& c : report.advice_checks) {
+    std::string line = fmt::format("{} {}: the profile picks {}", c.engine, human_bytes(c.input_bytes), c.picked);
+    if (c.shortfall) line += ", " + figure(c.picked_value);
+    if (!c.best.empty()) line += fmt::format("; best measured {}, {}", c.best, figure(c.best_value));
+    line += c.shortfall ? fmt::format(": {} {}", signed_percent(*c.shortfall), c.within() ? "✓" : "✗")
+                        : ": " + c.note;
+    lines.push_back(std::move(line));
+  }
+  lines.push_back(summarize_advice(report.advice_checks));
+  return lines;
 }
 
 std::string winner_line(const bench_report& report) {

@@ -101,6 +101,17 @@ json result_to_json(const strategy_result& r) {
   };
 }
 
+json advice_to_json(const advice_check& c) {
+  return json{{"engine", c.engine},
+              {"input_bytes", c.input_bytes},
+              {"picked", c.picked},
+              {"best", c.best},
+              {"picked_value", c.picked_value},
+              {"best_value", c.best_value},
+              {"shortfall", c.shortfall ? json(*c.shortfall) : json(nullptr)},
+              {"note", c.note}};
+}
+
 json machine_to_json(const machine_info& m) {
   return json{{"gpu_name", m.gpu_name},
               {"platform", m.platform},
@@ -265,6 +276,20 @@ machine_info machine_from_json(const json& j) {
   return m;
 }
 
+advice_check advice_from_json(const json& j) {
+  if (!j.is_object()) throw invalid_argument("an advice check is not a JSON object");
+  advice_check c;
+  c.engine = field<std::string>(j, "engine");
+  c.input_bytes = field<std::size_t>(j, "input_bytes");
+  c.picked = field<std::string>(j, "picked");
+  c.best = field<std::string>(j, "best");
+  c.picked_value = field<double>(j, "picked_value");
+  c.best_value = field<double>(j, "best_value");
+  if (const auto it = j.find("shortfall"); it != j.end() && !it->is_null()) c.shortfall = it->get<double>();
+  c.note = field<std::string>(j, "note");
+  return c;
+}
+
 bench_report report_from_json_unchecked(const json& j) {
   if (!j.is_object()) throw invalid_argument("the document is not a JSON object");
   const int version = field<int>(j, "schema_version", report_schema_version);
@@ -283,6 +308,10 @@ bench_report report_from_json_unchecked(const json& j) {
   report.objective = field<std::string>(j, "objective");
   report.winner = field<std::string>(j, "winner");
   report.recommendation = field<std::string>(j, "recommendation");
+  if (const auto it = j.find("advice_checks"); it != j.end()) {
+    if (!it->is_array()) throw invalid_argument("\"advice_checks\" is not an array");
+    for (const json& check : *it) report.advice_checks.push_back(advice_from_json(check));
+  }
   return report;
 }
 
@@ -291,14 +320,20 @@ bench_report report_from_json_unchecked(const json& j) {
 nlohmann::json to_json(const bench_report& report) {
   json results = json::array();
   for (const strategy_result& r : report.results) results.push_back(result_to_json(r));
-  return json{{"schema_version", report_schema_version},
-              {"date", report.date},
-              {"command", report.command},
-              {"machine", machine_to_json(report.machine)},
-              {"objective", report.objective},
-              {"winner", report.winner},
-              {"recommendation", report.recommendation},
-              {"results", std::move(results)}};
+  json doc{{"schema_version", report_schema_version},
+           {"date", report.date},
+           {"command", report.command},
+           {"machine", machine_to_json(report.machine)},
+           {"objective", report.objective},
+           {"winner", report.winner},
+           {"recommendation", report.recommendation},
+           {"results", std::move(results)}};
+  if (!report.advice_checks.empty()) {
+    json checks = json::array();
+    for (const advice_check& c : report.advice_checks) checks.push_back(advice_to_json(c));
+    doc["advice_checks"] = std::move(checks);
+  }
+  return doc;
 }
 
 bench_report report_from_json(const nlohmann::json& json) {

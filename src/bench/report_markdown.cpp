@@ -105,6 +105,13 @@ std::string render_markdown(const bench_report& report) {
     }
   }
 
+  if (const auto advice = cells::advice_lines(report); !advice.empty()) {
+    // The last line is the summary; the others are one per cell group.
+    out += "\n## The profile's advice against this run\n\n";
+    out += advice.back() + ".\n\n";
+    for (std::size_t i = 0; i + 1 < advice.size(); ++i) out += "- " + advice[i] + "\n";
+  }
+
   if (!report.winner.empty() || !report.recommendation.empty()) {
     out += "\n## Recommendation\n\n";
     if (!report.winner.empty()) {

@@ -92,6 +92,10 @@ std::string render_table(const bench_report& report) {
   if (!notes.empty()) out += '\n';
   for (const std::string& note : notes) append_line(note);
 
+  const std::vector<std::string> advice = cells::advice_lines(report);
+  if (!advice.empty()) out += '\n';
+  for (const std::string& line : advice) append_line("advice: " + line);
+
   const std::string winner = cells::winner_line(report);
   if (!winner.empty() || !report.recommendation.empty()) out += '\n';
   if (!winner.empty()) append_line(winner);

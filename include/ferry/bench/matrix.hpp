@@ -25,7 +25,9 @@ struct matrix_request {
   std::string preprocess;                           // "" or "u8-normalize"
   std::string strategies = "all";                   // a list, "all" or "auto"
   // "auto" with this GPU's profile: ferry::choose picks from it; without one, auto calibrates on
-  // the workload and `profile_note` (why there is none) goes into the cell's notes.
+  // the workload and `profile_note` (why there is none) goes into the cell's notes. With several
+  // strategies and a profile, each cell group records what the profile would have picked against
+  // the best measured (bench_report::advice_checks).
   std::optional<device_profile> profile;
   std::string profile_note;
   objective goal = objective::latency;

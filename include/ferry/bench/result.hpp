@@ -132,6 +132,28 @@ struct machine_info {
   double cuda_probe_us = 0;
 };
 
+// Whether the profile's advice held on one cell group (an engine at a size) where several
+// strategies ran: what ferry::choose picked from this machine's profile against the best measured
+// (ferry/bench/advice_check.hpp makes them). A pick within advice_tolerance of the best counts as
+// a good one.
+inline constexpr double advice_tolerance = 0.05;
+
+struct advice_check {
+  std::string engine;
+  std::size_t input_bytes = 0;
+  std::string picked;         // the profile's pick
+  std::string best;           // the best strategy measured (empty when none ran with checked outputs)
+  double picked_value = 0;    // median µs (latency) or req/s (throughput); 0 when the pick did not run
+  double best_value = 0;
+  // How much worse the pick is than the best (0.03: 3% slower, or 3% fewer requests per second);
+  // nullopt when the pick was not measured or its outputs did not match.
+  std::optional<double> shortfall;
+  std::string note;           // why there is no shortfall, when there is none
+  [[nodiscard]] bool within(double tolerance = advice_tolerance) const noexcept {
+    return shortfall && *shortfall <= tolerance + 1e-9;  // 420 / 400 - 1 is 0.05 and a bit
+  }
+};
+
 struct bench_report {
   std::string date;     // ISO 8601, UTC
   std::string command;  // the command line that produced it
@@ -140,6 +162,7 @@ struct bench_report {
   std::string objective;       // "latency" or "throughput"
   std::string winner;          // best strategy for the objective across the matrix
   std::string recommendation;  // one paragraph: what to use and why
+  std::vector<advice_check> advice_checks;  // with a profile and several strategies per cell
 };
 
 }  // namespace ferry::bench

@@ -1,0 +1,63 @@
+#include "ferry/bench/advice_check.hpp"
+
+#include <fmt/format.h>
+
+namespace ferry::bench {
+namespace {
+
+bool usable(const strategy_result& r) {
+  return !r.refused && r.output_matches && r.strategy != to_string(strategy_kind::device);
+}
+
+double value_of(const strategy_result& r, objective goal) {
+  return goal == objective::latency ? r.latency_us.median : r.throughput_per_s;
+}
+
+bool better(double a, double b, objective goal) { return goal == objective::latency ? a < b : a > b; }
+
+}  // namespace
+
+advice_check check_advice(const std::vector<const strategy_result*>& group, strategy_kind picked, objective goal) {
+  advice_check out;
+  out.picked = std::string(to_string(picked));
+  const strategy_result* best = nullptr;
+  const strategy_result* pick = nullptr;
+  for (const strategy_result* r : group) {
+    if (out.engine.empty()) {
+      out.engine = r->engine;
+      out.input_bytes = r->input_bytes;
+    }
+    if (r->strategy == out.picked) pick = r;
+    if (!usable(*r)) continue;
+    if (best == nullptr || better(value_of(*r, goal), value_of(*best, goal), goal)) best = r;
+  }
+  if (best != nullptr) {
+    out.best = best->strategy;
+    out.best_value = value_of(*best, goal);
+  }
+  if (pick == nullptr) {
+    out.note = "the pick was not among the strategies measured";
+  } else if (pick->refused) {
+    out.note = "the pick was refused: " + *pick->refused;
+  } else if (!pick->output_matches) {
+    out.note = "the pick's outputs did not match the reference";
+  } else {
+    out.picked_value = value_of(*pick, goal);
+    // Both figures are positive for any cell that ran; a best of zero would mean nothing ran.
+    if (out.best_value > 0 && out.picked_value > 0)
+      out.shortfall = goal == objective::latency ? out.picked_value / out.best_value - 1
+                                                 : out.best_value / out.picked_value - 1;
+  }
+  return out;
+}
+
+std::string summarize_advice(const std::vector<advice_check>& checks) {
+  if (checks.empty()) return {};
+  std::size_t good = 0;
+  for (const auto& c : checks) good += c.within() ? 1 : 0;
+  return fmt::format("the profile's pick was within {:.0f}% of the best measured in {} of {} cells ({:.0f}%)",
+                     advice_tolerance * 100, good, checks.size(),
+                     100.0 * static_cast<double>(good) / static_cast<double>(checks.size()));
+}
+
+}  // namespace ferry::bench

@@ -1,0 +1,139 @@
+// The profile's pick against the best strategy of a run: which cell groups count as good advice,
+// the summary line, and how the report carries and renders the checks.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "ferry/bench/advice_check.hpp"
+#include "ferry/bench/report.hpp"
+
+namespace fb = ferry::bench;
+using ferry::strategy_kind;
+
+namespace {
+
+fb::strategy_result cell(std::string strategy, double median_us, bool matches = true) {
+  fb::strategy_result r;
+  r.strategy = std::move(strategy);
+  r.engine = "touch";
+  r.input_bytes = 19'000'000;
+  r.latency_us.median = median_us;
+  r.throughput_per_s = 1e6 / median_us;
+  r.output_checked = true;
+  r.output_matches = matches;
+  return r;
+}
+
+std::vector<const fb::strategy_result*> pointers(const std::vector<fb::strategy_result>& cells) {
+  std::vector<const fb::strategy_result*> out;
+  for (const auto& c : cells) out.push_back(&c);
+  return out;
+}
+
+}  // namespace
+
+TEST(AdviceCheck, APickAtTheBestHasNoShortfall) {
+  const std::vector cells{cell("pinned", 400), cell("mapped", 380), cell("managed", 900)};
+  const auto c = fb::check_advice(pointers(cells), strategy_kind::mapped, fb::objective::latency);
+  EXPECT_EQ(c.engine, "touch");
+  EXPECT_EQ(c.input_bytes, 19'000'000U);
+  EXPECT_EQ(c.best, "mapped");
+  ASSERT_TRUE(c.shortfall.has_value());
+  EXPECT_DOUBLE_EQ(*c.shortfall, 0.0);
+  EXPECT_TRUE(c.within());
+}
+
+TEST(AdviceCheck, ShortfallIsRelativeToTheBestForEachObjective) {
+  const std::vector cells{cell("pinned", 420), cell("mapped", 400)};
+  const auto slower = fb::check_advice(pointers(cells), strategy_kind::pinned, fb::objective::latency);
+  ASSERT_TRUE(slower.shortfall.has_value());
+  EXPECT_NEAR(*slower.shortfall, 0.05, 1e-12);  // 420 / 400 - 1
+  EXPECT_TRUE(slower.within());
+  EXPECT_FALSE(slower.within(0.04));
+
+  const auto fewer = fb::check_advice(pointers(cells), strategy_kind::pinned, fb::objective::throughput);
+  EXPECT_EQ(fewer.best, "mapped");
+  ASSERT_TRUE(fewer.shortfall.has_value());
+  EXPECT_NEAR(*fewer.shortfall, (1e6 / 400) / (1e6 / 420) - 1, 1e-12);
+}
+
+TEST(AdviceCheck, TheFloorAndFailedCellsNeverCountAsTheBest) {
+  std::vector cells{cell("device", 15), cell("mapped", 30, /*matches=*/false), cell("pinned", 40)};
+  cells.push_back(cell("registered", 10));
+  cells.back().refused = "out of memory";
+  const auto c = fb::check_advice(pointers(cells), strategy_kind::pinned, fb::objective::latency);
+  EXPECT_EQ(c.best, "pinned");
+  EXPECT_TRUE(c.within());
+}
+
+TEST(AdviceCheck, APickThatDidNotRunSaysWhyAndIsNotGood) {
+  std::vector cells{cell("pinned", 40), cell("mapped", 30, /*matches=*/false)};
+  cells.push_back(cell("registered", 10));
+  cells.back().refused = "no memory";
+  const auto missing = fb::check_advice(pointers(cells), strategy_kind::managed_advise, fb::objective::latency);
+  EXPECT_FALSE(missing.shortfall.has_value());
+  EXPECT_FALSE(missing.within());
+  EXPECT_NE(missing.note.find("not among"), std::string::npos);
+  const auto wrong = fb::check_advice(pointers(cells), strategy_kind::mapped, fb::objective::latency);
+  EXPECT_FALSE(wrong.within());
+  EXPECT_NE(wrong.note.find("did not match"), std::string::npos);
+  const auto refused = fb::check_advice(pointers(cells), strategy_kind::registered, fb::objective::latency);
+  EXPECT_FALSE(refused.within());
+  EXPECT_NE(refused.note.find("no memory"), std::string::npos);
+}
+
+TEST(AdviceCheck, SummaryCountsTheGoodPicks) {
+  EXPECT_EQ(fb::summarize_advice({}), "");
+  const std::vector good{cell("pinned", 100), cell("mapped", 104)};
+  const std::vector bad{cell("pinned", 100), cell("mapped", 120)};
+  const std::vector<fb::advice_check> checks{
+      fb::check_advice(pointers(good), strategy_kind::mapped, fb::objective::latency),
+      fb::check_advice(pointers(bad), strategy_kind::mapped, fb::objective::latency),
+      fb::check_advice(pointers(good), strategy_kind::pinned, fb::objective::latency)};
+  EXPECT_EQ(fb::summarize_advice(checks), "the profile's pick was within 5% of the best measured in 2 of 3 cells (67%)");
+}
+
+TEST(AdviceCheck, TheReportCarriesAndRendersTheChecks) {
+  fb::bench_report report;
+  report.objective = "latency";
+  report.results = {cell("pinned", 400), cell("mapped", 460)};
+  report.advice_checks.push_back(
+      fb::check_advice({&report.results[0], &report.results[1]}, strategy_kind::mapped, fb::objective::latency));
+  fb::advice_check unrun;
+  unrun.engine = "reduce";
+  unrun.input_bytes = 600'000;
+  unrun.picked = "managed-advise";
+  unrun.note = "the pick was not among the strategies measured";
+  report.advice_checks.push_back(unrun);
+
+  const auto back = fb::report_from_json(fb::to_json(report));
+  ASSERT_EQ(back.advice_checks.size(), 2U);
+  EXPECT_EQ(back.advice_checks[0].picked, "mapped");
+  EXPECT_EQ(back.advice_checks[0].best, "pinned");
+  EXPECT_DOUBLE_EQ(back.advice_checks[0].picked_value, 460);
+  EXPECT_DOUBLE_EQ(back.advice_checks[0].best_value, 400);
+  ASSERT_TRUE(back.advice_checks[0].shortfall.has_value());
+  EXPECT_NEAR(*back.advice_checks[0].shortfall, 0.15, 1e-12);
+  EXPECT_FALSE(back.advice_checks[1].shortfall.has_value());
+  EXPECT_EQ(back.advice_checks[1].note, unrun.note);
+
+  const std::string table = fb::render_table(report);
+  EXPECT_NE(table.find("advice: touch 18.1 MB: the profile picks mapped, 460.0 µs; best measured pinned, 400.0 µs: +15.0% ✗"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("within 5% of the best measured in 0 of 2 cells"), std::string::npos) << table;
+  const std::string markdown = fb::render_markdown(report);
+  EXPECT_NE(markdown.find("## The profile's advice against this run"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("- reduce 586 KB: the profile picks managed-advise: the pick was not among"), std::string::npos)
+      << markdown;
+}
+
+TEST(AdviceCheck, AReportWithoutChecksHasNoAdviceSection) {
+  fb::bench_report report;
+  report.results = {cell("pinned", 400)};
+  EXPECT_FALSE(fb::to_json(report).contains("advice_checks"));
+  EXPECT_EQ(fb::render_table(report).find("advice:"), std::string::npos);
+  EXPECT_EQ(fb::render_markdown(report).find("advice against"), std::string::npos);
+}
