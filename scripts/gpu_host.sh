@@ -24,11 +24,12 @@
 #   auto-mlp   the same on mlp:32x4096 b512 only (no libtorch)
 #   gap        managed-prefetch beside its recipe at 0.6 and 4 MB, alone and beside pinned, three runs
 #   sanitize   compute-sanitizer memcheck, racecheck and synccheck over the gpu tests
-#   calibrate  `ferry calibrate --quick`, its default and `--thorough` (CALIBRATE_DEPTHS), each timed, into OUTDIR/calibrate (its own
+#   calibrate  `ferry calibrate --quick` and its default (CALIBRATE_DEPTHS), each timed, into OUTDIR/calibrate (its own
 #              cache folder, so the profiles come back); then `ferry info` (text and --json) and
 #              `ferry bench --strategy auto` reading the profile the last sweep left; then the
 #              default matrix, every strategy, whose report checks the profile's pick against the
-#              best measured (ADVICE_WIDE=1: also reduce, touch and sparse from 64 KB to 64 MB)
+#              best measured (ADVICE_WIDE=1: also reduce, touch and sparse from 64 KB to 64 MB);
+#              then the sweeps of CALIBRATE_AFTER (e.g. thorough)
 #   multi      on two GPUs or more: the multi-GPU tests (and the whole suite unless `tests` runs it),
 #              `ferry info --measure` (peer access and bandwidth), mlp throughput on 1 vs 2 GPUs,
 #              each GPU alone, what data-following placement saves, ResNet-50 on 1 vs 2 GPUs where
@@ -127,24 +128,31 @@ if wants reduce64; then
   b reduce64 --engine reduce --size 64MB --strategy all
 fi
 
+calibrate_once() {  # calibrate_once DEPTH [TAG]: one timed sweep, its log and profile kept as -TAG
+  local depth=$1 tag=${2:-$1} start rc flag=(--$1)
+  [[ $depth == default ]] && flag=()
+  step "ferry calibrate --$depth"
+  start=$(date +%s%N)
+  XDG_CACHE_HOME="$cal/cache" timeout "${CALIBRATE_TIMEOUT:-300}" ferry calibrate "${flag[@]}" --device 0 \
+    > "$cal/calibrate-$tag.txt" 2>&1
+  rc=$?
+  echo "rc=$rc wall_ms=$(( ($(date +%s%N) - start) / 1000000 ))" >> "$cal/calibrate-$tag.txt"
+  cp "$cal"/cache/ferry/profiles/*.json "$cal/profile-$tag.json" 2>/dev/null
+  tail -2 "$cal/calibrate-$tag.txt"
+}
+
 if wants calibrate; then
   cal="$out/calibrate"
   mkdir -p "$cal"
-  for depth in ${CALIBRATE_DEPTHS:-quick default thorough}; do
-    step "ferry calibrate --$depth"
-    start=$(date +%s%N)
-    flag=(--$depth); [[ $depth == default ]] && flag=()
-    XDG_CACHE_HOME="$cal/cache" timeout "${CALIBRATE_TIMEOUT:-300}" ferry calibrate "${flag[@]}" --device 0 \
-      > "$cal/calibrate-$depth.txt" 2>&1
-    rc=$?
-    echo "rc=$rc wall_ms=$(( ($(date +%s%N) - start) / 1000000 ))" >> "$cal/calibrate-$depth.txt"
-    cp "$cal"/cache/ferry/profiles/*.json "$cal/profile-$depth.json" 2>/dev/null
-    tail -2 "$cal/calibrate-$depth.txt"
+  n=0
+  for depth in ${CALIBRATE_DEPTHS:-quick default}; do
+    n=$((n + 1)); calibrate_once "$depth" "$depth-$n"
   done
   step "ferry info with the profile"
   XDG_CACHE_HOME="$cal/cache" ferry info --device 0 > "$cal/info.txt" 2>&1; echo "rc=$?" >> "$cal/info.txt"
   XDG_CACHE_HOME="$cal/cache" ferry info --device 0 --json > "$cal/info.json" 2> "$cal/info-json.stderr"
   echo "rc=$?" >> "$cal/info-json.stderr"
+  # The benches read the profile the last of CALIBRATE_DEPTHS left.
   XDG_CACHE_HOME="$cal/cache" b calibrate/bench-auto --engine reduce,touch --size 64KB,1MB,19MB,256MB --strategy auto \
     --no-link-measure
   XDG_CACHE_HOME="$cal/cache" b calibrate/bench-auto-throughput --engine reduce --size 1MB,19MB --strategy auto \
@@ -158,6 +166,11 @@ if wants calibrate; then
       --size 64KB,256KB,1MB,4MB,19MB,64MB --no-recipes --no-link-measure
     grep -h "^advice:" "$cal/bench-advice-wide.txt"
   fi
+  # Sweeps after the benches (CALIBRATE_AFTER, e.g. thorough): their profiles come back, the
+  # benches above are not affected.
+  for depth in ${CALIBRATE_AFTER:-}; do
+    n=$((n + 1)); calibrate_once "$depth" "$depth-$n"
+  done
 fi
 
 if wants tail && [[ -x .bundle/bin/managed_paths ]]; then

@@ -62,7 +62,7 @@ void add_calibrate_command(CLI::App& app) {
   };
   auto flags = std::make_shared<parsed>();
   CLI::App* cmd = app.add_subcommand(
-      "calibrate", "Measure every strategy on this machine (64 KiB to 256 MiB, inputs read once and re-read, "
+      "calibrate", "Measure every strategy on this machine (64 KiB to 64 MiB, 256 MiB with --thorough; inputs read once and re-read, "
                    "outputs, in-flight depth) and save each GPU's profile for info, bench and serve");
   auto* quick = cmd->add_flag("--quick", flags->quick, "Fewer sizes and requests: seconds instead of tens of them");
   cmd->add_flag("--thorough", flags->thorough, "More sizes, each until its median is known within 2%")

@@ -28,16 +28,6 @@ std::string_view engine_for(transfer_use use) {
   return "reduce";
 }
 
-// Requests per cell: fewer at the largest sizes, where one request takes milliseconds (tens of
-// them for the fault-driven strategies) and its median settles in few samples, so the sweep keeps
-// to its time.
-std::size_t requests_per_cell(sweep_depth depth, std::size_t bytes) {
-  const std::size_t base = depth == sweep_depth::quick ? 6 : 16;
-  if (bytes >= 64 * mib) return 3;
-  if (bytes >= 16 * mib) return base / 2;
-  return base;
-}
-
 // From 16 MiB on, fixed costs are a small share of every strategy's request, and the ratio
 // between strategies moves little with size: on the H200 host the largest move from 16 to
 // 256 MiB was a factor 1.8 (pageable outputs, from 4.8x to 2.6x the best). A strategy three
@@ -48,26 +38,38 @@ std::size_t requests_per_cell(sweep_depth depth, std::size_t bytes) {
 constexpr double laggard_ratio = 3.0;
 constexpr std::size_t laggard_from_bytes = 16 * mib;
 
-run_options cell_options(int device, sweep_depth depth) {
+// How one cell is measured. What a cell costs beside its timed requests grows with its size:
+// every request's input is written fresh by the CPU (about 70 ms at 256 MiB on the H200 host),
+// checked requests are copied and run again on the reference, and the buffers are made and
+// freed. On the H200 host a 256 MiB cell took 1.7 s (an input) to 4 s (an output) for three timed
+// requests, so the default sweep stops at 64 MiB and only --thorough goes to 256 MiB.
+//  - Below 16 MiB requests cost microseconds: each cell samples until its median is known within
+//    2% (at most 0.15 s); with a fixed 16 requests the medians at 1 MiB were uncertain by 10%,
+//    more than the gaps between the strategies that matter there.
+//  - From 16 MiB a few requests settle the median (their noise was 0.1-3%), after a short warm-up.
+run_options cell_options(int device, sweep_depth depth, std::size_t bytes) {
   run_options o;
   o.devices = {device};
   o.session.inflight = 1;
   o.session.managed_policy = oversubscription::refuse;
   o.recipes = false;     // the profile compares strategies, not strategies with their recipes
   o.um_counters = false;
-  o.check_every = 4;     // few requests per cell: check several of them
-  // A few requests settle a cell's level: the median of the measured ones absorbs one slow
-  // request, and at 256 MiB each warm-up request costs tens of milliseconds of fill.
-  if (depth != sweep_depth::thorough)
-    o.warmup_rule = {.min_iterations = 3, .max_iterations = 16, .min_seconds = 0, .max_seconds = 0.1,
-                     .tolerance = 0.05};
-  switch (depth) {
-    case sweep_depth::quick:
-    case sweep_depth::standard: o.iterations = requests_per_cell(depth, 0); break;
-    case sweep_depth::thorough:
-      o.limits = {.max_noise = 0.02, .min_samples = 20, .min_seconds = 0.05, .max_seconds = 1.0};
-      break;
+  if (depth == sweep_depth::thorough) {
+    o.check_every = 16;
+    o.limits = {.max_noise = 0.02, .min_samples = 20, .min_seconds = 0.05, .max_seconds = 1.0};
+    return o;
   }
+  if (bytes < 16 * mib) {
+    o.check_every = 16;
+    o.limits = {.max_noise = 0.02, .min_samples = 16, .min_seconds = 0.01, .max_seconds = 0.15};
+    o.warmup_rule = {.min_iterations = 6, .max_iterations = 64, .min_seconds = 0.01, .max_seconds = 0.1,
+                     .tolerance = 0.05};
+    return o;
+  }
+  o.check_every = 64;  // requests 1 and 2 are checked
+  o.iterations = bytes >= 64 * mib ? 3 : 6;
+  o.warmup_rule = {.min_iterations = 3, .max_iterations = 16, .min_seconds = 0, .max_seconds = 0.15,
+                   .tolerance = 0.05};
   return o;
 }
 
@@ -90,8 +92,8 @@ std::string_view to_string(sweep_depth depth) noexcept {
 
 std::vector<std::size_t> sweep_sizes(sweep_depth depth) {
   switch (depth) {
-    case sweep_depth::quick: return {64 * kib, 4 * mib, 256 * mib};
-    case sweep_depth::standard: return {64 * kib, 1 * mib, 16 * mib, 256 * mib};
+    case sweep_depth::quick: return {64 * kib, 1 * mib, 16 * mib};
+    case sweep_depth::standard: return {64 * kib, 1 * mib, 16 * mib, 64 * mib};
     case sweep_depth::thorough:
       return {64 * kib, 256 * kib, 1 * mib, 4 * mib, 16 * mib, 64 * mib, 256 * mib};
   }
@@ -125,7 +127,6 @@ calibration_run calibrate(int device, sweep_depth depth, const progress_function
     sizes.push_back(bytes);
   }
 
-  run_options options = cell_options(device, depth);
   for (const transfer_use use : all_transfer_uses) {
     // Size by size, every strategy at one size before the next, so each size knows the best time
     // of the one before it (see laggard_ratio).
@@ -143,7 +144,7 @@ calibration_run calibrate(int device, sweep_depth depth, const progress_function
     for (const std::size_t bytes : sizes) {
       const workload w = make_workload({.engine = std::string(engine_for(use)), .input_bytes = bytes,
                                         .devices = {device}, .max_concurrency = 2});
-      if (depth != sweep_depth::thorough) options.iterations = requests_per_cell(depth, bytes);
+      const run_options options = cell_options(device, depth, bytes);
       std::optional<double> best_here;
       for (std::size_t i = 0; i < curves.size(); ++i) {
         strategy_curve& curve = curves[i];
@@ -204,7 +205,7 @@ calibration_run calibrate(int device, sweep_depth depth, const progress_function
     if (fastest != nullptr && (depth_strategies.empty() || fastest->strategy != depth_strategies.front()))
       depth_strategies.push_back(fastest->strategy);
   }
-  run_options search = cell_options(device, depth);
+  run_options search = cell_options(device, depth, middle);
   search.iterations.reset();
   search.window_seconds = depth == sweep_depth::thorough ? 1.2 : 0.6;  // choose_inflight uses a quarter, >= 0.3 s
   for (const strategy_kind k : depth_strategies) {

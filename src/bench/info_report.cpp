@@ -291,10 +291,12 @@ void append_measured(std::string& out, const json& profile) {
     rows.back().pop_back();
     append_wrapped(out, label("  " + use.at("use").get<std::string>()), rows, " ");
   }
-  for (const auto& f : profile.at("inflight"))
-    append_field(out, "  in-flight", fmt::format("{} slots for {} at {} (more did not raise throughput)",
-                                                 f.at("depth").get<int>(), f.at("strategy").get<std::string>(),
+  for (const auto& f : profile.at("inflight")) {
+    const int depth = f.at("depth").get<int>();
+    append_field(out, "  in-flight", fmt::format("{} slot{} for {} at {} (more did not raise throughput)", depth,
+                                                 depth == 1 ? "" : "s", f.at("strategy").get<std::string>(),
                                                  bytes_text(f.at("bytes").get<std::size_t>())));
+  }
   for (const auto& r : profile.at("refused"))
     append_field(out, "  refused",
                  r.at("strategy").get<std::string>() + ": " + r.at("reason").get<std::string>());

@@ -16,14 +16,16 @@
 namespace ferry::bench {
 
 enum class sweep_depth {
-  quick,     // 3 sizes, few requests each: a first profile in seconds
-  standard,  // 4 sizes (the default, under 30 s on a discrete GPU)
-  thorough,  // 7 sizes, each until its median is known within 2%, depths at 3 sizes
+  quick,     // 64 KiB, 1 and 16 MiB: a first profile in about ten seconds, short of the L2 cache's size
+  standard,  // 64 KiB, 1, 16 and 64 MiB (the default, under 30 s on the H200 host)
+  thorough,  // 64 KiB to 256 MiB in 7 sizes, each until its median is known within 2%, depths at 3 sizes
 };
 
 [[nodiscard]] std::string_view to_string(sweep_depth depth) noexcept;
 
-// The request sizes of a sweep, 64 KiB to 256 MiB.
+// The request sizes of a sweep, 64 KiB to 64 MiB (16 MiB quick, 256 MiB thorough). Beyond the largest size the
+// profile extrapolates from its last two (ferry::estimate_us): past the GPU's L2 cache (50 MB on
+// an H200) a request's cost grows in proportion to its bytes.
 [[nodiscard]] std::vector<std::size_t> sweep_sizes(sweep_depth depth);
 
 struct calibration_run {
