@@ -27,7 +27,8 @@ io_traffic traffic_of(const model_config& config, std::string& sizing_note) {
     return {.input_bytes = config.input_bytes, .output_bytes = config.input_bytes};
   }
   io_traffic io;
-  for (const auto& t : builtin_io(config)) (t.role == tensor_role::input ? io.input_bytes : io.output_bytes) += t.bytes();
+  for (const auto& t : builtin_io(config))
+    (t.role == tensor_role::input ? io.input_bytes : io.output_bytes) += t.bytes();
   return io;
 }
 

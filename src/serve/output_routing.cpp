@@ -63,7 +63,8 @@ output_plan plan_outputs(std::span<const batch_item> batch, const model_signatur
         caller_memory memory = destination_memory(destination);
         memory.bytes = step.bytes;  // the range used is the request's bytes; a larger range is fine
         const bool whole = step.offset == 0 && step.bytes == total && destination.bytes.size() == total;
-        const bool bindable = whole && readers[step.output] == 1 && !caller_output_refusal(spec, slots[step.output], memory);
+        const bool bindable =
+            whole && readers[step.output] == 1 && !caller_output_refusal(spec, slots[step.output], memory);
         step.route = bindable ? output_route::bind_in_place : output_route::deliver;
       }
       plan.steps.push_back(step);

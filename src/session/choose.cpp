@@ -133,7 +133,8 @@ std::size_t concrete_bytes(const tensor_spec& t) noexcept {
 // One measured tensor: its cheapest available strategy against the request's pick `fallback`.
 tensor_pick pick_tensor(const device_profile& p, const device_caps& caps, const tensor_spec& t, std::size_t bytes,
                         strategy_kind fallback) {
-  tensor_pick pick{.tensor = t.name, .role = t.role, .bytes = bytes, .strategy = fallback, .estimated_us = 0, .reason = {}};
+  tensor_pick pick{
+      .tensor = t.name, .role = t.role, .bytes = bytes, .strategy = fallback, .estimated_us = 0, .reason = {}};
   const std::string what = describe_tensor(t, bytes);
   const auto kept = tensor_us(p, fallback, t, bytes);
   std::vector<estimate> ranked;
@@ -224,8 +225,8 @@ choice choose(const io_traffic& io, const device_caps& caps, const device_profil
   return c;
 }
 
-tensor_choice choose_per_tensor(const std::vector<tensor_spec>& io, const device_caps& caps, const device_profile* profile,
-                                objective goal) {
+tensor_choice choose_per_tensor(const std::vector<tensor_spec>& io, const device_caps& caps,
+                                const device_profile* profile, objective goal) {
   io_traffic traffic;
   std::vector<std::size_t> sizes;
   for (const auto& t : io) {

@@ -225,7 +225,8 @@ TEST(ServeAuto, TensorStrategiesAreCheckedAtLoadAndShown) {
   fs::create_directories(dir / "plain");
   std::ofstream(dir / "plain" / "config.json") << R"({"engine": "sparse:0.01", "input_size": 65536})";
   std::ofstream(dir / "good" / "config.json")
-      << R"({"engine": "sparse:0.01", "input_size": 65536, "tensor_strategies": {"indices": "mapped", "rows": "managed-advise"}})";
+      << R"({"engine": "sparse:0.01", "input_size": 65536,
+             "tensor_strategies": {"indices": "mapped", "rows": "managed-advise"}})";
   std::ofstream(dir / "typo" / "config.json")
       << R"({"engine": "sparse:0.01", "input_size": 65536, "tensor_strategies": {"indexes": "mapped"}})";
   ferry::serve::execution_platform cpu;
