@@ -80,9 +80,10 @@ void check_session_options(std::span<const tensor_spec> io, const session_option
 // When tensors go by different strategies (session_options::tensor_strategies), the stages are
 // those of the whole request: h2d is every copy in (of the tensors whose strategy copies, plus
 // the host time of managed-prefetch's prefetches, as above), compute is the engine, d2h every copy
-// out. A tensor that is read or written in place (zero-copy, managed on fault, resident) crosses
+// out. A tensor that is read or written in place (zero-copy, managed without prefetch) crosses
 // the link while the engine runs, so its transfer is part of compute, as in a session of its
-// strategy alone; h2d and d2h are set when some tensor copies, else compute is the total.
+// strategy alone; a resident (`device`) tensor moves outside any timing. h2d and d2h are set when
+// some tensor copies (h2d also when one is prefetched); with neither, compute is the total.
 struct stage_times {
   std::optional<float> h2d_ms;
   std::optional<float> compute_ms;
@@ -154,13 +155,13 @@ class filling_slot {
   [[nodiscard]] std::span<std::byte> input(std::size_t index);
   [[nodiscard]] std::size_t input_count() const noexcept;
   [[nodiscard]] const tensor_spec& input_spec(std::size_t index) const;
+  // Here and below, "the strategy" of a tensor is its own (session::strategy_of): an input mapped
+  // in a pinned session follows the zero-copy rules.
+  //
   // For the `device` strategy: copies what the CPU wrote to device memory now, blocking and
   // outside any timing (that strategy is the floor whose stream operations move nothing).
   // Inputs fed from caller memory or gathered are left alone. A no-op for inputs of every other
   // strategy.
-  //
-  // Below, "the strategy" of a tensor is its own (session::strategy_of): an input mapped in a
-  // pinned session follows the zero-copy rules.
   void upload_resident_inputs();
   // nullopt when use_caller_input(index, memory) would take `memory` without a staging copy;
   // otherwise why not (the rule of ferry/caller_memory.hpp, applied to what CUDA says the memory is).
