@@ -3,13 +3,19 @@
 // With a profile of this GPU (ferry/profile.hpp) the pick is the available strategy whose
 // measured curves cost least for these sizes and uses; without one it is the platform rules
 // (ferry/recommendation.hpp), and the reason says they were not measured on this machine.
+//
+// choose_per_tensor goes one step further for a model whose tensors differ in size: the request's
+// pick for most tensors, and another strategy for a tensor whose own curve says it is clearly
+// cheaper another way (a small index input read in place beside a large table copied).
 #pragma once
 
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ferry/device_caps.hpp"
+#include "ferry/engine.hpp"
 #include "ferry/profile.hpp"
 #include "ferry/strategy.hpp"
 
@@ -42,6 +48,50 @@ struct choice {
 [[nodiscard]] inline choice choose(const io_traffic& io, const device_caps& caps,
                                    const std::optional<device_profile>& profile, objective goal) {
   return choose(io, caps, profile ? &*profile : nullptr, goal);
+}
+
+// One tensor's strategy in a per-tensor choice, and why.
+struct tensor_pick {
+  std::string tensor;
+  tensor_role role = tensor_role::input;
+  std::size_t bytes = 0;                           // 0 for a tensor whose shape is still dynamic
+  strategy_kind strategy = strategy_kind::pinned;  // the default or its override
+  // Its share of a request's transfer time under that strategy, from the profile (0 without one).
+  double estimated_us = 0;
+  std::string reason;  // one sentence, naming the tensor
+};
+
+struct tensor_choice {
+  strategy_kind strategy = strategy_kind::pinned;  // every tensor not in overrides: the request's pick
+  std::vector<tensor_strategy> overrides;          // session_options::tensor_strategies
+  int inflight = 2;
+  bool measured = false;
+  std::string reason;                // the request's pick (choose's reason)
+  std::vector<tensor_pick> tensors;  // every tensor of io, in its order
+};
+
+// The least a tensor's own pick must save, against the request's pick for it, to be taken: both
+// 2 us and 3% of the tensor's estimate under the request's pick. Below that the figures cannot
+// tell the two apart (interpolated medians, each with its noise), and a second strategy has costs
+// the curves do not hold: each curve is a request of one strategy alone, so a mixed request pays
+// part of each one's fixed costs (a copy's launch and its stage events beside a zero-copy read).
+inline constexpr double tensor_override_min_us = 2.0;
+inline constexpr double tensor_override_min_fraction = 0.03;
+
+// The strategy of each tensor of `io` (concrete specs; a dynamic one goes by the default). The
+// default is choose()'s pick for the whole request (inputs read once); with a profile each
+// tensor is then costed on its own: an input of B bytes at its input-once curve's B, an output
+// at output(B) - input_once(B) (as choose combines them), and a tensor whose cheapest available
+// strategy beats the default by the margins above gets it as an override. Without a profile (or
+// without measured curves for these uses) every tensor goes by the platform rules' strategy,
+// with no overrides, and each reason says it was not measured. Never throws; like choose(), never
+// picks a refused or unavailable strategy, nor `device`.
+[[nodiscard]] tensor_choice choose_per_tensor(const std::vector<tensor_spec>& io, const device_caps& caps,
+                                              const device_profile* profile, objective goal);
+
+[[nodiscard]] inline tensor_choice choose_per_tensor(const std::vector<tensor_spec>& io, const device_caps& caps,
+                                                     const std::optional<device_profile>& profile, objective goal) {
+  return choose_per_tensor(io, caps, profile ? &*profile : nullptr, goal);
 }
 
 }  // namespace ferry

@@ -13,6 +13,11 @@
 // outputs bound in place or delivered by copies in stream order; ferry/caller_memory.hpp is the
 // rule for what may be used in place.
 //
+// Each input and output goes by one strategy: the session's, or the one session_options names for
+// that tensor (a model's small inputs read in place, its large ones copied, its outputs another
+// way). Everything a strategy decides is decided per tensor: its buffer, its stream operations,
+// and what caller memory may stand in for it.
+//
 // With two or more slots, the copy of request k+1 runs on its slot's stream while request k
 // computes on another slot's: the transfer leaves the throughput when compute dominates.
 #pragma once
@@ -42,11 +47,29 @@ enum class graph_mode { off, on };
 enum class stage_timing { events, off };
 
 struct session_options {
+  // The strategy of every input and output that tensor_strategies does not name.
   strategy_kind strategy = strategy_kind::pinned;
   int inflight = 2;  // slots
   graph_mode graph = graph_mode::off;
   oversubscription managed_policy = oversubscription::refuse;
+  // Tensors that go another way than `strategy`, by name: each a tensor of the engine's I/O, each
+  // named once (check_session_options). Last, so brace initialisers that stop earlier still work.
+  std::vector<tensor_strategy> tensor_strategies = {};
 };
+
+// The strategy `tensor` goes by under `options`: its entry in tensor_strategies, else
+// options.strategy. Does not check that the tensor exists (session::strategy_of does).
+[[nodiscard]] strategy_kind strategy_for(const session_options& options, std::string_view tensor) noexcept;
+
+// Every entry names a tensor of `io` (an input or output), and no tensor is named twice; throws
+// invalid_argument naming the tensor (and listing io's tensors) otherwise. Pure: a server checks
+// a model's configuration with it where no session is made (no GPU).
+void check_tensor_strategies(std::span<const tensor_spec> io, std::span<const tensor_strategy> overrides);
+
+// What a session checks of its options before it makes anything, pure so it holds without a GPU:
+// inflight is at least 1; check_tensor_strategies; every strategy some tensor goes by is
+// available on `caps` (unsupported naming the strategy, its tensors and unavailable_reason's why).
+void check_session_options(std::span<const tensor_spec> io, const session_options& options, const device_caps& caps);
 
 // Device-side time of one request, from CUDA events (milliseconds). In graph mode the stages are
 // one graph launch, so only `total` is known and the stage fields are empty. Strategies that copy
@@ -54,6 +77,13 @@ struct session_options {
 // managed-prefetch's h2d stage is the host time of its prefetch calls, which run before the
 // request's first event (see slot.cpp), and is part of its total. A request submitted with
 // stage_timing::off has only enqueue_us.
+// When tensors go by different strategies (session_options::tensor_strategies), the stages are
+// those of the whole request: h2d is every copy in (of the tensors whose strategy copies, plus
+// the host time of managed-prefetch's prefetches, as above), compute is the engine, d2h every copy
+// out. A tensor that is read or written in place (zero-copy, managed without prefetch) crosses
+// the link while the engine runs, so its transfer is part of compute, as in a session of its
+// strategy alone; a resident (`device`) tensor moves outside any timing. h2d and d2h are set when
+// some tensor copies (h2d also when one is prefetched); with neither, compute is the total.
 struct stage_times {
   std::optional<float> h2d_ms;
   std::optional<float> compute_ms;
@@ -103,9 +133,10 @@ class pending_slot {
   // Blocks until the request has finished (outputs readable on the host).
   [[nodiscard]] completed_slot wait() &&;
   // Blocks until the inputs' host memory may be reused while the request still runs: after the
-  // copy for copy strategies, once the engine has read them for zero-copy ones (a registered
-  // client buffer can go back to its owner before the outputs are ready). The slot's own input
-  // views stay closed until the slot is filled again.
+  // copy when every input's strategy copies, once the engine has read them otherwise (zero-copy,
+  // managed and resident inputs, or a mix; a registered client buffer can go back to its owner
+  // before the outputs are ready). The slot's own input views stay closed until the slot is
+  // filled again.
   void wait_inputs_consumed() const;
   ~pending_slot();
   pending_slot(pending_slot&&) noexcept = default;
@@ -124,9 +155,13 @@ class filling_slot {
   [[nodiscard]] std::span<std::byte> input(std::size_t index);
   [[nodiscard]] std::size_t input_count() const noexcept;
   [[nodiscard]] const tensor_spec& input_spec(std::size_t index) const;
+  // Here and below, "the strategy" of a tensor is its own (session::strategy_of): an input mapped
+  // in a pinned session follows the zero-copy rules.
+  //
   // For the `device` strategy: copies what the CPU wrote to device memory now, blocking and
   // outside any timing (that strategy is the floor whose stream operations move nothing).
-  // Inputs fed from caller memory or gathered are left alone. A no-op for every other strategy.
+  // Inputs fed from caller memory or gathered are left alone. A no-op for inputs of every other
+  // strategy.
   void upload_resident_inputs();
   // nullopt when use_caller_input(index, memory) would take `memory` without a staging copy;
   // otherwise why not (the rule of ferry/caller_memory.hpp, applied to what CUDA says the memory is).
@@ -212,11 +247,12 @@ class completed_slot {
 
 class session {
  public:
-  // Allocates every slot's buffers with the strategy, binds them to a context per slot, and
-  // (graph_mode::on) captures each slot's pipeline. Everything is made on caps.ordinal (the
-  // calling thread's current device is restored afterwards), so `eng` must be able to make
-  // contexts on that GPU. Throws unsupported when the strategy is not available or a buffer
-  // cannot be made, invalid_argument when the I/O is not concrete.
+  // Allocates every slot's buffers, each with its tensor's strategy, binds them to a context per
+  // slot, and (graph_mode::on) captures each slot's pipeline. Everything is made on caps.ordinal
+  // (the calling thread's current device is restored afterwards), so `eng` must be able to make
+  // contexts on that GPU. Throws what check_session_options throws (an unknown or twice-named
+  // tensor, a strategy that is not available), unsupported when a buffer cannot be made,
+  // invalid_argument when the I/O is not concrete.
   session(engine& eng, std::vector<tensor_spec> concrete_io, const session_options& options,
           const device_caps& caps);
   ~session();
@@ -234,7 +270,11 @@ class session {
   // pages settle into their steady state. Overwrites the host views.
   void warmup(int rounds = 3);
 
+  // The options the session was made with, tensor_strategies included.
   [[nodiscard]] const session_options& options() const noexcept;
+  // The strategy tensor `name` (an input or output) goes by; throws invalid_argument naming it
+  // and listing the tensors when it is none of them.
+  [[nodiscard]] strategy_kind strategy_of(std::string_view tensor) const;
   [[nodiscard]] const std::vector<tensor_spec>& io() const noexcept;
   [[nodiscard]] const graph_status& graph() const noexcept;
   [[nodiscard]] int slots() const noexcept;

@@ -56,6 +56,15 @@ struct strategy_properties {
 [[nodiscard]] std::string_view to_string(strategy_kind k) noexcept;
 [[nodiscard]] strategy_properties properties(strategy_kind k) noexcept;
 
+// One tensor that goes another way than its session's strategy (session_options::tensor_strategies,
+// choose_per_tensor): a model's small inputs read in place, its large ones copied, its outputs
+// another way again.
+struct tensor_strategy {
+  std::string tensor;
+  strategy_kind strategy = strategy_kind::pinned;
+  friend bool operator==(const tensor_strategy&, const tensor_strategy&) = default;
+};
+
 // Parses one strategy name ("pinned", "managed-prefetch", ...). Throws invalid_argument that
 // lists the valid names.
 [[nodiscard]] strategy_kind parse_strategy(std::string_view name);

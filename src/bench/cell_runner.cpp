@@ -113,7 +113,7 @@ void run_on_one_gpu(const workload& w, strategy_kind strategy, const run_options
     r.graph = false;
     r.notes.push_back(measured.graph().reason);
   }
-  session reference(*eng, io, {strategy_kind::device, 1, graph_mode::off, oversubscription::refuse}, caps);
+  session reference(*eng, io, {.strategy = strategy_kind::device, .inflight = 1}, caps);
   const bool one_at_a_time = options.clients == 1 && session_settings.inflight == 1;
   side_recipes sides;
   if (!options.recipes)
@@ -180,7 +180,7 @@ void run_on_replicas(const workload& w, strategy_kind strategy, const run_option
   for (std::size_t i = 0; i < measured.size(); ++i) {
     references.push_back(std::make_unique<session>(
         measured.engine_of(i), measured.io(),
-        session_options{strategy_kind::device, 1, graph_mode::off, oversubscription::refuse}, caps[i]));
+        session_options{.strategy = strategy_kind::device, .inflight = 1}, caps[i]));
     target.references.emplace(caps[i].ordinal, references.back().get());
   }
   const auto stop = criterion_for(options);

@@ -6,6 +6,7 @@
 #include "ferry/device_set.hpp"
 #include "ferry/error.hpp"
 #include "ferry/model_engine.hpp"
+#include "ferry/session.hpp"
 #include "serve/host_executor.hpp"
 #include "serve/session_executor.hpp"
 
@@ -49,6 +50,9 @@ std::unique_ptr<executor> make_executor(const model_config& config, const execut
                       platform.no_gpu_reason + ")");
   builtin_options options{.input_bytes = config.input_bytes, .batch = std::max<std::int64_t>(1, config.max_batch)};
   auto engine = make_builtin_engine(config.engine, options);
+  // Nothing moves on the CPU, but a tensor_strategies entry naming no tensor is the same mistake
+  // here as on a GPU, and is refused the same way when the model loads.
+  check_tensor_strategies(engine->io(), config.tensor_strategies);
   auto signature = make_signature(engine->io(), config.max_batch, config.name);
   return make_host_executor(std::move(engine), std::move(signature),
                             config.inflight * config.instances_per_gpu);

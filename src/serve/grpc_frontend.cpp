@@ -137,6 +137,8 @@ class service_impl final : public inference::GRPCInferenceService::Service {
       auto& parameters = *config->mutable_parameters();
       parameters["strategy"].set_string_value(std::string(to_string(m.config.strategy)));
       parameters["inflight"].set_string_value(std::to_string(m.config.inflight));
+      if (const auto overrides = tensor_strategies_text(m.config.tensor_strategies); !overrides.empty())
+        parameters["tensor_strategies"].set_string_value(overrides);
       if (!m.automatic.empty()) parameters["strategy_choice"].set_string_value(m.automatic);
       const auto dims_of = [batched](const tensor_spec& t) {
         std::vector<std::int64_t> dims = t.shape;

@@ -37,6 +37,10 @@ json server_metadata_json(const inference_service& service) {
 json transfer_parameters(const served_model& model) {
   json p = {{"strategy", {{"string_value", std::string(to_string(model.config.strategy))}}},
             {"inflight", {{"string_value", std::to_string(model.config.inflight)}}}};
+  // Tensors that go another way than `strategy`, as "table=pinned,indices=mapped"; left out when
+  // every tensor goes by `strategy`.
+  if (const auto overrides = tensor_strategies_text(model.config.tensor_strategies); !overrides.empty())
+    p["tensor_strategies"] = {{"string_value", overrides}};
   if (!model.automatic.empty()) p["strategy_choice"] = {{"string_value", model.automatic}};
   return p;
 }

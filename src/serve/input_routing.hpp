@@ -35,7 +35,8 @@ enum class input_route {
 // What caller memory input `index` of `item` is, as the session's rule sees it.
 [[nodiscard]] caller_memory input_memory(const batch_item& item, std::size_t index);
 
-// The route of input `index` for a run whose engine tensor is `spec` on a slot described by `slot`.
+// The route of input `index` for a run whose engine tensor is `spec` on a slot described by `slot`
+// (with that input's own strategy: tensors may go by different ones).
 [[nodiscard]] input_route route_input(std::span<const batch_item> batch, std::size_t index, const tensor_spec& spec,
                                       const slot_facts& slot);
 

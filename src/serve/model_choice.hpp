@@ -1,6 +1,8 @@
 // "strategy": "auto" and "inflight": "auto" in a model's config.json: ferry::choose decides them
 // when the model loads, from the first serving GPU's profile (ferry calibrate) or else the platform
-// rules, and the reason is logged and shown in the model's documents.
+// rules, and the reason is logged and shown in the model's documents. A built-in engine's tensors
+// are sized before it loads, so its "auto" strategy is picked per tensor (choose_per_tensor): the
+// overrides join the config's tensor_strategies, whose own entries are kept as written.
 #pragma once
 
 #include <string>

@@ -67,10 +67,11 @@ model_config parse_model_config(std::string_view json_text, std::string model_na
   if (!doc.is_object()) read.fail("expected a JSON object");
   for (const auto& [key, value] : doc.items()) {
     if (key != "engine" && key != "strategy" && key != "inflight" && key != "instances_per_gpu" &&
-        key != "max_batch" && key != "batch_delay_us" && key != "max_queue_size" && key != "input_size")
+        key != "max_batch" && key != "batch_delay_us" && key != "max_queue_size" && key != "input_size" &&
+        key != "tensor_strategies")
       read.fail("unknown key '" + key +
                 "' (known: engine, strategy, inflight, instances_per_gpu, max_batch, "
-                "batch_delay_us, max_queue_size, input_size)");
+                "batch_delay_us, max_queue_size, input_size, tensor_strategies)");
   }
   if (read.find("engine") == nullptr) read.fail("'engine' is missing (e.g. \"mlp:2x256\", \"touch\")");
   config.engine = read.text("engine");
@@ -82,6 +83,20 @@ model_config parse_model_config(std::string_view json_text, std::string model_na
       config.strategy = parse_strategy(read.text("strategy"));
     } catch (const invalid_argument& e) {
       read.fail(e.what());
+    }
+  }
+  if (const json* overrides = read.find("tensor_strategies")) {
+    if (!overrides->is_object())
+      read.fail("'tensor_strategies' must be an object of tensor names to strategies (e.g. {\"indices\": "
+                "\"mapped\"}), got " + overrides->dump());
+    for (const auto& [tensor, value] : overrides->items()) {
+      const std::string key = "'tensor_strategies': '" + tensor + "'";
+      if (!value.is_string()) read.fail(key + " must be a strategy name, got " + value.dump());
+      try {
+        config.tensor_strategies.push_back({tensor, parse_strategy(value.get<std::string>())});
+      } catch (const invalid_argument& e) {
+        read.fail(key + ": " + e.what());
+      }
     }
   }
   constexpr std::int64_t int_max = std::numeric_limits<int>::max();
@@ -111,6 +126,13 @@ model_config parse_model_config(std::string_view json_text, std::string model_na
     }
   }
   return config;
+}
+
+std::string tensor_strategies_text(const std::vector<tensor_strategy>& overrides) {
+  std::string text;
+  for (const auto& o : overrides)
+    text += (text.empty() ? "" : ",") + o.tensor + "=" + std::string(to_string(o.strategy));
+  return text;
 }
 
 }  // namespace ferry::serve

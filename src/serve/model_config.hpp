@@ -4,6 +4,7 @@
 //   {"engine": "touch", "input_size": "4MB"}
 //   {"engine": "torch:/models/resnet50.pt2", "max_batch": 32}
 //   {"engine": "reduce", "strategy": "auto", "inflight": "auto"}  (ferry::choose at load time)
+//   {"engine": "sparse:0.01", "strategy": "pinned", "tensor_strategies": {"indices": "mapped"}}
 // Unknown keys are refused, so a typo never silently leaves a setting at its default.
 #pragma once
 
@@ -12,6 +13,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ferry/strategy.hpp"
 
@@ -37,7 +39,15 @@ struct model_config {
   // and meaning: 0 for no limit).
   std::size_t max_queue_size = 0;
   std::size_t input_bytes = std::size_t{1} << 20;   // touch, reduce, sparse: f32 input size
+  // Tensors that go another way than `strategy` ("tensor_strategies": {"indices": "mapped"}), by
+  // tensor name. Whether each names a tensor of the engine is checked when the model loads.
+  // With "strategy": "auto", these stay as written and the pick fills in the other tensors.
+  std::vector<tensor_strategy> tensor_strategies;
 };
+
+// "table=pinned,indices=mapped": the overrides as one string, for the model's documents and logs;
+// empty when there are none.
+[[nodiscard]] std::string tensor_strategies_text(const std::vector<tensor_strategy>& overrides);
 
 // Parses the JSON text of a config. Throws invalid_argument naming the model and the key for
 // malformed JSON, a missing engine, an unknown key, a wrong type or an out-of-range value.

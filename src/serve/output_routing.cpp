@@ -21,6 +21,15 @@ caller_memory destination_memory(const output_destination& destination) {
 
 output_plan plan_outputs(std::span<const batch_item> batch, const model_signature& signature,
                          std::span<const tensor_spec> outputs, const slot_facts& slot) {
+  const std::vector<slot_facts> slots(outputs.size(), slot);
+  return plan_outputs(batch, signature, outputs, slots);
+}
+
+output_plan plan_outputs(std::span<const batch_item> batch, const model_signature& signature,
+                         std::span<const tensor_spec> outputs, std::span<const slot_facts> slots) {
+  if (slots.size() != outputs.size())
+    throw invalid_argument("plan_outputs: " + std::to_string(slots.size()) + " slot descriptions for " +
+                           std::to_string(outputs.size()) + " outputs");
   output_plan plan;
   plan.host_view_needed.assign(outputs.size(), false);
   // How many steps read each engine output: one bound in place must be its only reader, since
@@ -54,7 +63,8 @@ output_plan plan_outputs(std::span<const batch_item> batch, const model_signatur
         caller_memory memory = destination_memory(destination);
         memory.bytes = step.bytes;  // the range used is the request's bytes; a larger range is fine
         const bool whole = step.offset == 0 && step.bytes == total && destination.bytes.size() == total;
-        const bool bindable = whole && readers[step.output] == 1 && !caller_output_refusal(spec, slot, memory);
+        const bool bindable =
+            whole && readers[step.output] == 1 && !caller_output_refusal(spec, slots[step.output], memory);
         step.route = bindable ? output_route::bind_in_place : output_route::deliver;
       }
       plan.steps.push_back(step);

@@ -52,8 +52,12 @@ struct output_plan {
 [[nodiscard]] caller_memory destination_memory(const output_destination& destination);
 
 // The plan for `batch`, whose engine outputs are `outputs` (concrete, leading dim = the rows the
-// engine runs when `signature` batches) on a slot described by `slot`. Throws invalid_argument
-// naming the output when a shared-memory range is smaller than the request's bytes of it.
+// engine runs when `signature` batches) on a slot described, for each output, by `slots` (one
+// per output: outputs may go by different strategies). Throws invalid_argument naming the output
+// when a shared-memory range is smaller than the request's bytes of it.
+[[nodiscard]] output_plan plan_outputs(std::span<const batch_item> batch, const model_signature& signature,
+                                       std::span<const tensor_spec> outputs, std::span<const slot_facts> slots);
+// The same where every output goes by the strategy of `slot`.
 [[nodiscard]] output_plan plan_outputs(std::span<const batch_item> batch, const model_signature& signature,
                                        std::span<const tensor_spec> outputs, const slot_facts& slot);
 

@@ -49,7 +49,18 @@ std::vector<tensor_spec> concrete_io(const engine& eng, const model_signature& s
 struct instance {
   device_caps caps;
   std::unique_ptr<session> s;
+  // What the caller-memory rule needs for each input and output: tensors may go by different
+  // strategies (the model's tensor_strategies), so each has its own.
+  std::vector<slot_facts> input_facts, output_facts;
 };
+
+std::vector<slot_facts> facts_of(const session& s, const device_caps& caps, tensor_role role) {
+  std::vector<slot_facts> facts;
+  for (const auto& spec : s.io())
+    if (spec.role == role)
+      facts.push_back({.strategy = s.strategy_of(spec.name), .device = caps.ordinal, .graph_active = s.graph().active});
+  return facts;
+}
 
 class session_executor final : public executor {
  public:
@@ -67,15 +78,21 @@ class session_executor final : public executor {
       if (outputs_.empty())
         for (const auto& spec : io)
           if (spec.role == tensor_role::output) outputs_.push_back(spec);
-      const session_options options{.strategy = config.strategy, .inflight = config.inflight};
+      const session_options options{
+          .strategy = config.strategy, .inflight = config.inflight, .tensor_strategies = config.tensor_strategies};
       for (int i = 0; i < config.instances_per_gpu; ++i) {
-        instances_.push_back({caps, std::make_unique<session>(eng, io, options, caps)});
+        auto s = std::make_unique<session>(eng, io, options, caps);
+        auto inputs = facts_of(*s, caps, tensor_role::input);
+        auto outputs = facts_of(*s, caps, tensor_role::output);
+        instances_.push_back({caps, std::move(s), std::move(inputs), std::move(outputs)});
         instances_.back().s->warmup();
       }
       gpu_names_ += (gpu_names_.empty() ? "" : ", ") + fmt::format("GPU {} ({})", caps.ordinal, caps.name);
     }
-    platform_ = fmt::format("ferry_gpu: {}, strategy {}, {} instance(s) x {} slot(s)", gpu_names_,
-                            to_string(config.strategy), instances_.size(), inflight_);
+    const std::string overrides = tensor_strategies_text(config.tensor_strategies);
+    platform_ = fmt::format("ferry_gpu: {}, strategy {}{}, {} instance(s) x {} slot(s)", gpu_names_,
+                            to_string(config.strategy), overrides.empty() ? "" : " (" + overrides + ")",
+                            instances_.size(), inflight_);
   }
 
   [[nodiscard]] const std::vector<tensor_spec>& io() const override { return io_; }
@@ -92,11 +109,8 @@ class session_executor final : public executor {
     batch_timing timing;
     auto start = std::chrono::steady_clock::now();
     filling_slot slot = inst.s->acquire();
-    const slot_facts facts{.strategy = inst.s->options().strategy,
-                           .device = inst.caps.ordinal,
-                           .graph_active = inst.s->graph().active};
     for (std::size_t i = 0; i < slot.input_count(); ++i) {
-      switch (route_input(batch, i, slot.input_spec(i), facts)) {
+      switch (route_input(batch, i, slot.input_spec(i), inst.input_facts.at(i))) {
         case input_route::caller_host:
         case input_route::caller_device:
           slot.use_caller_input(i, batch.front().request->inputs[i].data);
@@ -109,7 +123,7 @@ class session_executor final : public executor {
           break;
       }
     }
-    const output_plan plan = plan_outputs(batch, signature_, outputs_, facts);
+    const output_plan plan = plan_outputs(batch, signature_, outputs_, inst.output_facts);
     for (const output_step& step : plan.steps) {
       if (step.route == output_route::response) continue;
       const std::span<std::byte> range = batch[step.item].output_destinations[step.k].bytes.first(step.bytes);

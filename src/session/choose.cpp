@@ -8,6 +8,12 @@
 // for each strategy: the output request less the input it also carried. The subtraction cancels
 // the fixed costs the two requests share (launch, synchronisation), which is what is wanted:
 // they are counted once, in input(I).
+//
+// Per tensor (choose_per_tensor) the same costs are taken one tensor at a time: an input alone is
+// input(B), an output alone output(B) - input_once(B). An input's figure so still holds the fixed
+// costs of a whole request, which is why a tensor leaves the request's pick only for a clear gain
+// (tensor_override_min_us, tensor_override_min_fraction): a difference in fixed costs is real for
+// a tensor only in part.
 #include "ferry/choose.hpp"
 
 #include <algorithm>
@@ -100,6 +106,76 @@ choice from_rules(const device_caps& caps, std::string_view why_not_measured) {
   return c;
 }
 
+// A tensor's share of a request under one strategy: a request moving only this tensor, less what
+// the output curve's carried input costs (see request_us); nullopt without the curves.
+std::optional<double> tensor_us(const device_profile& p, strategy_kind k, const tensor_spec& t, std::size_t bytes) {
+  const io_traffic alone = t.role == tensor_role::input ? io_traffic{.input_bytes = bytes, .output_bytes = 0}
+                                                        : io_traffic{.input_bytes = 0, .output_bytes = bytes};
+  return request_us(p, k, alone, transfer_use::input_once);
+}
+
+std::string describe_tensor(const tensor_spec& t, std::size_t bytes) {
+  const char* role = t.role == tensor_role::input ? "input" : "output";
+  if (bytes == 0) return fmt::format("'{}' ({}, dynamic shape)", t.name, role);
+  return fmt::format("'{}' ({}, {})", t.name, role, format_bytes(bytes));
+}
+
+// The concrete size of a tensor, 0 while a dim is still dynamic (choose_per_tensor never throws).
+std::size_t concrete_bytes(const tensor_spec& t) noexcept {
+  if (t.is_dynamic()) return 0;
+  try {
+    return t.bytes();
+  } catch (...) {
+    return 0;
+  }
+}
+
+// One measured tensor: its cheapest available strategy against the request's pick `fallback`.
+tensor_pick pick_tensor(const device_profile& p, const device_caps& caps, const tensor_spec& t, std::size_t bytes,
+                        strategy_kind fallback) {
+  tensor_pick pick{
+      .tensor = t.name, .role = t.role, .bytes = bytes, .strategy = fallback, .estimated_us = 0, .reason = {}};
+  const std::string what = describe_tensor(t, bytes);
+  const auto kept = tensor_us(p, fallback, t, bytes);
+  std::vector<estimate> ranked;
+  for (const strategy_kind k : all_strategies) {
+    if (!offered(k, caps)) continue;
+    if (const auto us = tensor_us(p, k, t, bytes)) ranked.push_back({k, *us});
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [](const estimate& a, const estimate& b) { return a.us < b.us; });
+  if (!kept || ranked.empty()) {
+    pick.reason = fmt::format("{}: {}, the request's pick (the profile has no curve to cost this tensor by)", what,
+                              to_string(fallback));
+    return pick;
+  }
+  pick.estimated_us = *kept;
+  const estimate& best = ranked.front();
+  if (best.strategy == fallback || best.us >= *kept) {  // a tie keeps the request's pick
+    pick.reason = fmt::format("{}: {}, the request's pick, costs as little as any: {:.1f} us", what,
+                              to_string(fallback), *kept);
+    const auto next = std::find_if(ranked.begin(), ranked.end(),
+                                   [&](const estimate& e) { return e.strategy != fallback && e.us > *kept; });
+    if (next != ranked.end()) pick.reason += fmt::format(", next {} {:.1f} us", to_string(next->strategy), next->us);
+    return pick;
+  }
+  const double saving = *kept - best.us;
+  const double fraction = *kept > 0 ? saving / *kept : 0;
+  if (saving >= tensor_override_min_us && fraction >= tensor_override_min_fraction) {
+    pick.strategy = best.strategy;
+    pick.estimated_us = best.us;
+    pick.reason = fmt::format("{}: {}, {:.1f} us against {:.1f} us by the request's pick {} (saves {:.1f} us, {:.0f}%)",
+                              what, to_string(best.strategy), best.us, *kept, to_string(fallback), saving,
+                              100 * fraction);
+    return pick;
+  }
+  pick.reason = fmt::format(
+      "{}: {}, the request's pick, {:.1f} us; {} would save {:.1f} us ({:.1f}%), under the {:.0f} us and {:.0f}% a "
+      "second strategy must save",
+      what, to_string(fallback), *kept, to_string(best.strategy), saving, 100 * fraction, tensor_override_min_us,
+      100 * tensor_override_min_fraction);
+  return pick;
+}
+
 }  // namespace
 
 choice choose(const io_traffic& io, const device_caps& caps, const device_profile* profile, objective goal) {
@@ -146,6 +222,41 @@ choice choose(const io_traffic& io, const device_caps& caps, const device_profil
   if (ranked.size() > 1)
     c.reason += fmt::format(", next {} {:.0f} us", to_string(ranked[1].strategy), ranked[1].us);
   c.reason += fmt::format("{}; {}; for {}", use_note, depth_note, goal == objective::latency ? "latency" : "throughput");
+  return c;
+}
+
+tensor_choice choose_per_tensor(const std::vector<tensor_spec>& io, const device_caps& caps,
+                                const device_profile* profile, objective goal) {
+  io_traffic traffic;
+  std::vector<std::size_t> sizes;
+  for (const auto& t : io) {
+    sizes.push_back(concrete_bytes(t));
+    (t.role == tensor_role::input ? traffic.input_bytes : traffic.output_bytes) += sizes.back();
+  }
+  const choice whole = choose(traffic, caps, profile, goal);
+  tensor_choice c{.strategy = whole.strategy,
+                  .overrides = {},
+                  .inflight = whole.inflight,
+                  .measured = whole.measured,
+                  .reason = whole.reason,
+                  .tensors = {}};
+  for (std::size_t i = 0; i < io.size(); ++i) {
+    const tensor_spec& t = io[i];
+    if (!whole.measured || sizes[i] == 0) {
+      const char* why = !whole.measured ? "not measured on this machine, so no tensor is costed on its own"
+                                        : "its size is not known while a dimension is dynamic";
+      c.tensors.push_back({.tensor = t.name,
+                           .role = t.role,
+                           .bytes = sizes[i],
+                           .strategy = whole.strategy,
+                           .estimated_us = 0,
+                           .reason = fmt::format("{}: {}, the request's pick ({})", describe_tensor(t, sizes[i]),
+                                                 to_string(whole.strategy), why)});
+      continue;
+    }
+    c.tensors.push_back(pick_tensor(*profile, caps, t, sizes[i], whole.strategy));
+    if (c.tensors.back().strategy != whole.strategy) c.overrides.push_back({t.name, c.tensors.back().strategy});
+  }
   return c;
 }
 

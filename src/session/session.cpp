@@ -1,6 +1,7 @@
 // The session's slot pool and the typestate handles over it.
 #include "ferry/session.hpp"
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdint>
 #include <cstring>
@@ -49,15 +50,55 @@ void read_outputs_like_a_client(const completed_slot& done) {
   volatile std::uint64_t sink = sum;
   (void)sink;
 }
+// "table (input), indices (input), rows (output)": what a refusal lists as the known tensors.
+std::string tensor_list(std::span<const tensor_spec> io) {
+  std::string names;
+  for (const auto& t : io)
+    names += (names.empty() ? "" : ", ") + t.name + (t.role == tensor_role::input ? " (input)" : " (output)");
+  return names.empty() ? "none" : names;
+}
 }  // namespace
+
+strategy_kind strategy_for(const session_options& options, std::string_view tensor) noexcept {
+  for (const auto& o : options.tensor_strategies)
+    if (o.tensor == tensor) return o.strategy;
+  return options.strategy;
+}
+
+void check_tensor_strategies(std::span<const tensor_spec> io, std::span<const tensor_strategy> overrides) {
+  for (std::size_t i = 0; i < overrides.size(); ++i) {
+    const std::string& name = overrides[i].tensor;
+    if (std::none_of(io.begin(), io.end(), [&](const tensor_spec& t) { return t.name == name; }))
+      throw invalid_argument("tensor_strategies names '" + name +
+                             "', which is not a tensor of the engine; its tensors are: " + tensor_list(io));
+    for (std::size_t j = 0; j < i; ++j)
+      if (overrides[j].tensor == name)
+        throw invalid_argument("tensor_strategies names '" + name + "' twice ('" +
+                               std::string(to_string(overrides[j].strategy)) + "' and '" +
+                               std::string(to_string(overrides[i].strategy)) + "'); name each tensor once");
+  }
+}
+
+void check_session_options(std::span<const tensor_spec> io, const session_options& options, const device_caps& caps) {
+  if (options.inflight < 1) throw invalid_argument("inflight must be at least 1");
+  check_tensor_strategies(io, options.tensor_strategies);
+  // Each strategy some tensor goes by, in all_strategies order, with the tensors that use it, so
+  // a refusal says which tensors asked for it.
+  for (const strategy_kind k : all_strategies) {
+    std::string users;
+    for (const auto& t : io)
+      if (strategy_for(options, t.name) == k) users += (users.empty() ? "'" : ", '") + t.name + "'";
+    if (users.empty()) continue;
+    if (auto reason = unavailable_reason(k, caps))
+      throw unsupported("strategy '" + std::string(to_string(k)) + "' (for " + users + ") is not available on " +
+                        caps.name + ": " + *reason);
+  }
+}
 
 session::session(engine& eng, std::vector<tensor_spec> concrete_io, const session_options& options,
                  const device_caps& caps)
     : state_(std::make_unique<state>()) {
-  if (options.inflight < 1) throw invalid_argument("inflight must be at least 1");
-  if (auto reason = unavailable_reason(options.strategy, caps))
-    throw unsupported("strategy '" + std::string(to_string(options.strategy)) +
-                      "' is not available on " + caps.name + ": " + *reason);
+  check_session_options(concrete_io, options, caps);
   state_->device = caps.ordinal;
   state_->options = options;
   state_->io = std::move(concrete_io);
@@ -168,6 +209,12 @@ void session::warmup(int rounds) {
 }
 
 const session_options& session::options() const noexcept { return state_->options; }
+strategy_kind session::strategy_of(std::string_view tensor) const {
+  if (std::none_of(state_->io.begin(), state_->io.end(), [&](const tensor_spec& t) { return t.name == tensor; }))
+    throw invalid_argument("unknown tensor '" + std::string(tensor) + "'; the engine's tensors are: " +
+                           tensor_list(state_->io));
+  return strategy_for(state_->options, tensor);
+}
 const std::vector<tensor_spec>& session::io() const noexcept { return state_->io; }
 const graph_status& session::graph() const noexcept { return state_->graph; }
 int session::slots() const noexcept { return static_cast<int>(state_->slots.size()); }
@@ -214,8 +261,9 @@ std::optional<in_place_refusal> filling_slot::input_in_place_refusal(std::size_t
                                                                      std::span<const std::byte> memory) const {
   check_index(index, slot_->inputs.size(), "input");
   core::scoped_device on_device(slot_->device);
-  return caller_input_refusal(slot_->input_specs[index], slot_->facts(),
-                              slot_->describe(memory.data(), memory.size(), false));
+  return caller_input_refusal(
+      slot_->input_specs[index], slot_->facts_of_input(index),
+      slot_->describe(memory.data(), memory.size(), slot_->inputs[index].strategy(), false));
 }
 
 void filling_slot::gather_input(std::size_t index, std::span<const gather_piece> pieces) {
@@ -234,8 +282,9 @@ std::optional<in_place_refusal> filling_slot::output_in_place_refusal(std::size_
                                                                       std::span<const std::byte> memory) const {
   check_index(index, slot_->outputs.size(), "output");
   core::scoped_device on_device(slot_->device);
-  return caller_output_refusal(slot_->output_specs[index], slot_->facts(),
-                               slot_->describe(memory.data(), memory.size(), true));
+  return caller_output_refusal(
+      slot_->output_specs[index], slot_->facts_of_output(index),
+      slot_->describe(memory.data(), memory.size(), slot_->outputs[index].strategy(), true));
 }
 
 void filling_slot::deliver_output(std::size_t index, const output_delivery& delivery, host_view view) {

@@ -16,10 +16,7 @@ void graph_exec::launch(stream_ref s) const { FERRY_CUDA_TRY(cudaGraphLaunch(exe
 
 slot::slot(int slot_index, engine& eng, const std::vector<tensor_spec>& io,
            const session_options& options, const device_caps& caps)
-    : index(slot_index),
-      device(caps.ordinal),
-      copies(properties(options.strategy).path == data_path::copy),
-      prefetches(options.strategy == strategy_kind::managed_prefetch) {
+    : index(slot_index), device(caps.ordinal) {
   for (const auto& spec : io) {
     if (spec.is_dynamic())
       throw invalid_argument("tensor '" + spec.name +
@@ -28,10 +25,18 @@ slot::slot(int slot_index, engine& eng, const std::vector<tensor_spec>& io,
     const buffer_request request{.bytes = spec.bytes(),
                                  .dir = is_input ? direction::input : direction::output,
                                  .managed_policy = options.managed_policy};
-    auto buffer = io_buffer::allocate(options.strategy, request, caps);
+    auto buffer = io_buffer::allocate(strategy_for(options, spec.name), request, caps);
     (is_input ? input_specs : output_specs).push_back(spec);
     (is_input ? inputs : outputs).push_back(std::move(buffer));
   }
+  const auto copy_path = [](const io_buffer& b) { return properties(b.strategy()).path == data_path::copy; };
+  const auto prefetched = [](const io_buffer& b) { return b.strategy() == strategy_kind::managed_prefetch; };
+  const auto any = [&](auto&& test) {
+    return std::any_of(inputs.begin(), inputs.end(), test) || std::any_of(outputs.begin(), outputs.end(), test);
+  };
+  copies = any(copy_path);
+  inputs_copied = std::all_of(inputs.begin(), inputs.end(), copy_path);
+  prefetches = any(prefetched);
   caller_inputs.resize(inputs.size());
   gathers.resize(inputs.size());
   gather_scratch.resize(inputs.size());
@@ -43,9 +48,9 @@ slot::slot(int slot_index, engine& eng, const std::vector<tensor_spec>& io,
   for (std::size_t i = 0; i < inputs.size(); ++i) context->bind(input_specs[i].name, inputs[i].device());
   for (std::size_t i = 0; i < outputs.size(); ++i)
     context->bind(output_specs[i].name, outputs[i].device());
-  // Only paths the engine reads host memory on can free it before the engine is done; copy
-  // paths free it after their copy anyway.
-  if (!copies) engine_signals_consumed = context->signal_inputs_consumed(inputs_consumed.get());
+  // Only paths the engine reads host memory on can free it before the engine is done; when every
+  // input copies, they are free after their copies anyway.
+  if (!inputs_copied) engine_signals_consumed = context->signal_inputs_consumed(inputs_consumed.get());
 }
 
 void slot::enqueue_stages(bool with_timing) {
@@ -53,26 +58,33 @@ void slot::enqueue_stages(bool with_timing) {
   // A managed prefetch goes first, on the idle stream: the driver then migrates the pages at
   // once. Behind an event recorded on the same stream it took a slower path (19 MB: 584 us
   // against the hand-written recipe's whole request of 455 us, on the H200 host). Its host time
-  // is the h2d stage.
+  // is (part of) the h2d stage. Only the prefetches go first: the other buffers' copies, and
+  // gathers and caller memory standing in for a prefetch, are timed by the events.
+  const auto prefetching_output = [](const io_buffer& b) { return b.strategy() == strategy_kind::managed_prefetch; };
   if (prefetches) {
     const auto began = std::chrono::steady_clock::now();
     nvtx3::scoped_range r{"ferry.to_device"};
-    for (std::size_t i = 0; i < inputs.size(); ++i) input_to_device(i, s);
-    for (auto& b : outputs) b.to_device(s);
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+      if (input_prefetches(i)) input_to_device(i, s);
+    for (auto& b : outputs)
+      if (prefetching_output(b)) b.to_device(s);
     prefetch_us = std::chrono::duration<float, std::micro>(std::chrono::steady_clock::now() - began).count();
   }
   stage_events_ = copies || moves_caller_bytes();
   if (with_timing) start.record(s);
   // Inputs read in place from caller memory are consumed only once the engine has run; so are
-  // gathered ones under strategies that copy nothing else (their marker stays after compute).
-  const bool consumed_after_copy = copies && !reads_caller_memory_in_place();
-  if (!prefetches) {
+  // gathered ones under strategies that copy nothing else (their marker stays after compute),
+  // and all of them when some input's strategy has the engine read its host or managed memory.
+  const bool consumed_after_copy = inputs_copied && !reads_caller_memory_in_place();
+  {
     nvtx3::scoped_range r{"ferry.to_device"};
     // Outputs get to_device too, which no strategy uses today (copy strategies move an output
     // only device -> host, managed-prefetch keeps outputs in host pages), so a strategy that
     // needs it later finds it in stream order.
-    for (std::size_t i = 0; i < inputs.size(); ++i) input_to_device(i, s);
-    for (auto& b : outputs) b.to_device(s);
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+      if (!input_prefetches(i)) input_to_device(i, s);
+    for (auto& b : outputs)
+      if (!prefetching_output(b)) b.to_device(s);
   }
   if (stage_events_ && with_timing) after_h2d.record(s);
   if (consumed_after_copy) {
@@ -103,6 +115,10 @@ void slot::enqueue_stages(bool with_timing) {
     for (std::size_t i = 0; i < outputs.size(); ++i) output_to_caller(i, s);
   }
   if (stage_events_ && with_timing) end.record(s);
+}
+
+bool slot::input_prefetches(std::size_t i) const noexcept {
+  return inputs[i].strategy() == strategy_kind::managed_prefetch && !gathers[i] && !caller_inputs[i];
 }
 
 void slot::input_to_device(std::size_t i, stream_ref s) {
@@ -152,13 +168,15 @@ namespace {
 
 }  // namespace
 
-slot_facts slot::facts() const noexcept {
-  return {.strategy = inputs.empty() ? outputs.front().strategy() : inputs.front().strategy(),
-          .device = device,
-          .graph_active = graph.has_value()};
+slot_facts slot::facts_of_input(std::size_t i) const noexcept {
+  return {.strategy = inputs[i].strategy(), .device = device, .graph_active = graph.has_value()};
 }
 
-caller_memory slot::describe(const void* data, std::size_t bytes, bool as_output) const {
+slot_facts slot::facts_of_output(std::size_t i) const noexcept {
+  return {.strategy = outputs[i].strategy(), .device = device, .graph_active = graph.has_value()};
+}
+
+caller_memory slot::describe(const void* data, std::size_t bytes, strategy_kind strategy, bool as_output) const {
   caller_memory m{.kind = caller_memory_kind::pageable_host,
                   .device = -1,
                   .address = reinterpret_cast<std::uintptr_t>(data),
@@ -177,8 +195,7 @@ caller_memory slot::describe(const void* data, std::size_t bytes, bool as_output
   } else if (first.type == cudaMemoryTypeHost && last.type == cudaMemoryTypeHost) {
     m.kind = caller_memory_kind::registered_host;
     // Bound in place under zero-copy strategies: the alignment that counts is the device view's.
-    const data_path path = properties(facts().strategy).path;
-    if (path == data_path::zero_copy || as_output)
+    if (properties(strategy).path == data_path::zero_copy || as_output)
       m.address = reinterpret_cast<std::uintptr_t>(first.devicePointer);
   }
   return m;
@@ -186,8 +203,8 @@ caller_memory slot::describe(const void* data, std::size_t bytes, bool as_output
 
 void slot::use_caller_input(std::size_t i, std::span<const std::byte> memory) {
   const tensor_spec& spec = input_specs[i];
-  const caller_memory m = describe(memory.data(), memory.size(), false);
-  if (auto refusal = caller_input_refusal(spec, facts(), m)) throw_refusal(*refusal);
+  const caller_memory m = describe(memory.data(), memory.size(), inputs[i].strategy(), false);
+  if (auto refusal = caller_input_refusal(spec, facts_of_input(i), m)) throw_refusal(*refusal);
   gathers[i].reset();
   if (m.kind == caller_memory_kind::device) {
     // Device memory (a CUDA IPC handle opened by a server, another engine's output): the engine
@@ -198,7 +215,7 @@ void slot::use_caller_input(std::size_t i, std::span<const std::byte> memory) {
     return;
   }
   slot::caller_input caller{memory.data(), nullptr};
-  if (properties(facts().strategy).path == data_path::zero_copy) {
+  if (properties(inputs[i].strategy()).path == data_path::zero_copy) {
     void* view = nullptr;
     FERRY_CUDA_TRY(cudaHostGetDevicePointer(&view, const_cast<std::byte*>(memory.data()), 0));
     context->bind(spec.name, view);
@@ -224,7 +241,7 @@ void slot::gather_input(std::size_t i, std::span<const gather_piece> pieces) {
     if (p.source.empty()) continue;
     // Pageable host memory is taken too (a merged batch may hold bytes from a request body): the
     // driver stages it before its copy returns, so it is correct, only not one DMA.
-    const caller_memory m = describe(p.source.data(), p.source.size(), false);
+    const caller_memory m = describe(p.source.data(), p.source.size(), inputs[i].strategy(), false);
     if (m.kind == caller_memory_kind::device && m.device != device)
       throw invalid_argument("input '" + spec.name + "': a gathered range is on GPU " + std::to_string(m.device) +
                              ", this slot runs on GPU " + std::to_string(device));
@@ -247,8 +264,8 @@ void slot::gather_input(std::size_t i, std::span<const gather_piece> pieces) {
 
 void slot::bind_caller_output(std::size_t i, std::span<std::byte> memory) {
   const tensor_spec& spec = output_specs[i];
-  const caller_memory m = describe(memory.data(), memory.size(), true);
-  if (auto refusal = caller_output_refusal(spec, facts(), m)) throw_refusal(*refusal);
+  const caller_memory m = describe(memory.data(), memory.size(), outputs[i].strategy(), true);
+  if (auto refusal = caller_output_refusal(spec, facts_of_output(i), m)) throw_refusal(*refusal);
   void* address = reinterpret_cast<void*>(m.address);
   context->bind(spec.name, address);
   caller_outputs[i] = address;
@@ -263,7 +280,7 @@ void slot::deliver_output(std::size_t i, const output_delivery& d) {
                            " bytes at offset " + std::to_string(d.offset) + " leaves the " +
                            std::to_string(outputs[i].bytes()) + "-byte tensor");
   if (d.destination.empty()) return;
-  const caller_memory m = describe(d.destination.data(), d.destination.size(), true);
+  const caller_memory m = describe(d.destination.data(), d.destination.size(), outputs[i].strategy(), true);
   if (m.kind == caller_memory_kind::pageable_host)
     throw invalid_argument("output '" + spec.name + "': the destination is neither device memory nor page-locked "
                            "host memory, so the GPU cannot copy into it");
@@ -366,14 +383,16 @@ stage_times slot::times() const {
     t.compute_ms = elapsed_ms(after_h2d, after_compute);
     t.d2h_ms = elapsed_ms(after_compute, end);
     t.total_ms = elapsed_ms(start, end);
-    return t;
+  } else {
+    t.compute_ms = elapsed_ms(start, after_compute);
+    t.total_ms = *t.compute_ms;
   }
-  t.compute_ms = elapsed_ms(start, after_compute);
-  t.total_ms = *t.compute_ms;
   if (prefetches) {
-    // The prefetch ran before the first event, on the host's clock (see enqueue_stages).
-    t.h2d_ms = prefetch_us / 1000.0F;
-    t.total_ms += *t.h2d_ms;
+    // The prefetches ran before the first event, on the host's clock (see enqueue_stages); beside
+    // other tensors' copies they are part of the same h2d stage.
+    const float prefetch_ms = prefetch_us / 1000.0F;
+    t.h2d_ms = t.h2d_ms.value_or(0.0F) + prefetch_ms;
+    t.total_ms += prefetch_ms;
   }
   return t;
 }

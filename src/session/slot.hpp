@@ -56,8 +56,8 @@ struct slot {
   // start and end around the graph launch are recorded.
   event start{event_timing::enabled}, after_h2d{event_timing::enabled};
   event after_compute{event_timing::enabled}, end{event_timing::enabled};
-  // When the host views of the inputs may be written again: after the copy for copy strategies,
-  // when the engine has read them for zero-copy ones (see pending_slot::wait_inputs_consumed).
+  // When the host views of the inputs may be written again: after the copy when every input's
+  // strategy copies, when the engine has read them otherwise (see pending_slot::wait_inputs_consumed).
   // Recorded only where no timing event already marks that point, or the engine signals it.
   event inputs_consumed;
   const event* consumed_marker = &inputs_consumed;
@@ -66,11 +66,16 @@ struct slot {
   float enqueue_us = 0;   // host time of the last enqueue_pipeline()
   bool timed = true;      // the last request recorded its timing events
   float prefetch_us = 0;  // host time of the last managed prefetch (managed-prefetch's h2d stage)
-  // What the strategy's stream operations do, decided once from its properties.
-  // Copy strategies: to_device and to_host move bytes on the stream, and the engine reads a
-  // device copy of the inputs, not their host memory.
+  // What the buffers' stream operations do, decided once from each buffer's strategy (tensors may
+  // go by different ones, session_options::tensor_strategies).
+  // Some buffer's strategy copies: its to_device or to_host moves bytes on the stream, so the
+  // request's copies get stage events of their own.
   bool copies = false;
-  bool prefetches = false;  // to_device is a managed prefetch, issued first on the idle stream
+  // Every input's strategy copies: the engine reads device copies of all of them, never their
+  // host memory, so they are consumed once the copies are done.
+  bool inputs_copied = false;
+  // Some buffer is managed-prefetch's: its to_device is a prefetch, issued first on the idle stream.
+  bool prefetches = false;
   // Caller memory feeding an input for the current request (filling_slot::use_caller_input):
   // the source of its DMA, or (zero-copy) the address the engine is bound to instead of the
   // slot's own buffer. Cleared, and the engine bound back, when the slot is filled again.
@@ -97,8 +102,13 @@ struct slot {
   // Whether output i's host view holds the last request's result (completed_slot::output).
   std::vector<bool> host_view_valid;
 
-  [[nodiscard]] slot_facts facts() const noexcept;
-  [[nodiscard]] caller_memory describe(const void* data, std::size_t bytes, bool as_output) const;
+  // What the caller-memory rule needs of the slot for one tensor: its strategy, the GPU, graphs.
+  [[nodiscard]] slot_facts facts_of_input(std::size_t index) const noexcept;
+  [[nodiscard]] slot_facts facts_of_output(std::size_t index) const noexcept;
+  // What CUDA says caller memory is, for a tensor going by `strategy` (which decides whether
+  // registered host memory would be bound by its device view).
+  [[nodiscard]] caller_memory describe(const void* data, std::size_t bytes, strategy_kind strategy,
+                                       bool as_output) const;
   void use_caller_input(std::size_t index, std::span<const std::byte> memory);
   void gather_input(std::size_t index, std::span<const gather_piece> pieces);
   void bind_caller_output(std::size_t index, std::span<std::byte> memory);
@@ -111,6 +121,8 @@ struct slot {
 
  private:
   void enqueue_stages(bool with_timing);
+  // Whether input i's to_device is its strategy's prefetch (not caller memory or a gather).
+  [[nodiscard]] bool input_prefetches(std::size_t i) const noexcept;
   // An input's to_device: the strategy's own, or the DMA from caller memory standing in for it.
   void input_to_device(std::size_t i, stream_ref s);
   // An output's to_host and deliveries.

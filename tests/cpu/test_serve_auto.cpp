@@ -158,4 +158,102 @@ TEST(ServeAuto, ANamedProfileIsTheFirstGpusAndItsProblemsAreSaid) {
   fs::remove_all(dir);
 }
 
+// A built-in engine's tensors are sized before it loads, so "auto" picks per tensor: sparse's
+// small index input is read in place while its 16 MiB table is copied, where the profile says a
+// copy's fixed cost outweighs a mapped read of a few bytes.
+t::cost copy_has_a_fixed_cost(strategy_kind k, ferry::transfer_use use) {
+  if (k == strategy_kind::mapped) return {10, 40};
+  return t::discrete_model(k, use);
+}
+
+TEST(ServeAuto, ABuiltInEngineIsPickedPerTensor) {
+  auto c = parse_model_config(R"({"engine": "sparse:0.01", "strategy": "auto", "input_size": "16MiB"})", "m");
+  const auto caps = t::discrete_pcie_caps();
+  const std::string why =
+      ferry::serve::choose_automatic(c, one_gpu(caps, t::synthetic_profile(caps, copy_has_a_fixed_cost)));
+  EXPECT_EQ(c.strategy, strategy_kind::pinned);
+  EXPECT_EQ(c.tensor_strategies, (std::vector<ferry::tensor_strategy>{{"indices", strategy_kind::mapped}}));
+  EXPECT_EQ(c.inflight, 2);  // not "auto": as configured
+  EXPECT_EQ(why.rfind("auto: pinned (indices=mapped) with 2 in-flight slots on GPU 0: measured on this machine", 0), 0U)
+      << why;
+  EXPECT_NE(why.find("; per tensor: 'table' (input, 16.8 MB): pinned"), std::string::npos) << why;
+  EXPECT_NE(why.find("; 'indices' (input, 164 B): mapped, 11.6 us against 21.3 us"), std::string::npos) << why;
+  EXPECT_NE(why.find("; 'rows' (output, 164 B): pinned"), std::string::npos) << why;
+}
+
+TEST(ServeAuto, TensorsTheConfigNamesKeepWhatItSays) {
+  auto c = parse_model_config(
+      R"({"engine": "sparse:0.01", "strategy": "auto", "input_size": "16MiB",
+          "tensor_strategies": {"indices": "registered", "rows": "mapped"}})",
+      "m");
+  const auto caps = t::discrete_pcie_caps();
+  const std::string why =
+      ferry::serve::choose_automatic(c, one_gpu(caps, t::synthetic_profile(caps, copy_has_a_fixed_cost)));
+  EXPECT_EQ(c.strategy, strategy_kind::pinned);
+  EXPECT_EQ(c.tensor_strategies, (std::vector<ferry::tensor_strategy>{{"indices", strategy_kind::registered},
+                                                                       {"rows", strategy_kind::mapped}}));
+  EXPECT_NE(why.find("'indices': as tensor_strategies sets it (the pick would be mapped)"), std::string::npos) << why;
+}
+
+TEST(ServeAuto, WithoutAProfileNoTensorIsPickedOnItsOwn) {
+  auto c = parse_model_config(R"({"engine": "sparse:0.01", "strategy": "auto"})", "m");
+  const std::string why = ferry::serve::choose_automatic(c, one_gpu(t::discrete_pcie_caps(), std::nullopt));
+  EXPECT_EQ(c.strategy, strategy_kind::pinned);
+  EXPECT_TRUE(c.tensor_strategies.empty());
+  EXPECT_NE(why.find("'indices' (input, 12 B): pinned, the request's pick (not measured on this machine"),
+            std::string::npos)
+      << why;
+}
+
+TEST(ServeAuto, AModelFileIsPickedForTheWholeRequest) {
+  auto c = parse_model_config(R"({"engine": "torch:/models/m.pt2", "strategy": "auto", "input_size": "16MiB"})", "m");
+  const auto caps = t::discrete_pcie_caps();
+  const std::string why =
+      ferry::serve::choose_automatic(c, one_gpu(caps, t::synthetic_profile(caps, copy_has_a_fixed_cost)));
+  EXPECT_TRUE(c.tensor_strategies.empty());
+  EXPECT_NE(why.find("one strategy for every tensor"), std::string::npos) << why;
+}
+
+// tensor_strategies naming no tensor of the engine makes the model unavailable at load, naming
+// the tensor and the model (here on the CPU, where nothing moves, as on a GPU); a good one is
+// shown in the model's configuration and metadata.
+TEST(ServeAuto, TensorStrategiesAreCheckedAtLoadAndShown) {
+  const fs::path dir = fs::temp_directory_path() / ("ferry-serve-tensor-strategies-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "good");
+  fs::create_directories(dir / "typo");
+  fs::create_directories(dir / "plain");
+  std::ofstream(dir / "plain" / "config.json") << R"({"engine": "sparse:0.01", "input_size": 65536})";
+  std::ofstream(dir / "good" / "config.json")
+      << R"({"engine": "sparse:0.01", "input_size": 65536,
+             "tensor_strategies": {"indices": "mapped", "rows": "managed-advise"}})";
+  std::ofstream(dir / "typo" / "config.json")
+      << R"({"engine": "sparse:0.01", "input_size": 65536, "tensor_strategies": {"indexes": "mapped"}})";
+  ferry::serve::execution_platform cpu;
+  cpu.no_gpu_reason = "no CUDA device: none in this test";
+  std::ostringstream log;
+  const ferry::serve::model_repository repository(dir, cpu, log);
+  fs::remove_all(dir);
+  const auto* typo = repository.find("typo");
+  ASSERT_NE(typo, nullptr);
+  EXPECT_FALSE(typo->ready());
+  EXPECT_EQ(typo->failure.rfind("model 'typo': tensor_strategies names 'indexes', which is not a tensor of the engine; "
+                                "its tensors are: table (input), indices (input), rows (output)",
+                                0),
+            0U)
+      << typo->failure;
+  const auto* good = repository.find("good");
+  ASSERT_NE(good, nullptr);
+  ASSERT_TRUE(good->ready()) << good->failure;
+  const auto config = ferry::serve::model_config_json(*good);
+  EXPECT_EQ(config.at("parameters").at("tensor_strategies").at("string_value"), "indices=mapped,rows=managed-advise");
+  EXPECT_EQ(config.at("parameters").at("strategy").at("string_value"), "pinned");
+  EXPECT_EQ(ferry::serve::model_metadata_json(*good).at("parameters"), config.at("parameters"));
+  // Without overrides the parameter is left out.
+  const auto* plain = repository.find("plain");
+  ASSERT_NE(plain, nullptr);
+  ASSERT_TRUE(plain->ready()) << plain->failure;
+  EXPECT_FALSE(ferry::serve::model_config_json(*plain).at("parameters").contains("tensor_strategies"));
+}
+
 }  // namespace

@@ -70,4 +70,35 @@ TEST(ServeConfig, RefusesMistakesNamingThem) {
   EXPECT_EQ(failure(R"({"engine": "touch", "inflight": 0})").rfind("model 'm': config.json: ", 0), 0U);
 }
 
+TEST(ServeConfig, TensorStrategiesNameAStrategyPerTensor) {
+  const auto c = parse_model_config(
+      R"({"engine": "sparse:0.01", "strategy": "pinned", "tensor_strategies": {"indices": "mapped",
+          "rows": "managed-advise"}})",
+      "sparse");
+  EXPECT_EQ(c.strategy, ferry::strategy_kind::pinned);
+  ASSERT_EQ(c.tensor_strategies.size(), 2U);
+  EXPECT_EQ(c.tensor_strategies[0], (ferry::tensor_strategy{"indices", ferry::strategy_kind::mapped}));
+  EXPECT_EQ(c.tensor_strategies[1], (ferry::tensor_strategy{"rows", ferry::strategy_kind::managed_advise}));
+  EXPECT_EQ(ferry::serve::tensor_strategies_text(c.tensor_strategies), "indices=mapped,rows=managed-advise");
+  EXPECT_TRUE(parse_model_config(R"({"engine": "touch", "tensor_strategies": {}})", "t").tensor_strategies.empty());
+  EXPECT_TRUE(parse_model_config(R"({"engine": "touch"})", "t").tensor_strategies.empty());
+  EXPECT_EQ(ferry::serve::tensor_strategies_text({}), "");
+}
+
+TEST(ServeConfig, TensorStrategiesMistakesAreNamedByKey) {
+  const std::string bad_name = failure(R"({"engine": "sparse:0.01", "tensor_strategies": {"indices": "mappd"}})");
+  EXPECT_EQ(bad_name.rfind("model 'm': config.json: 'tensor_strategies': 'indices': unknown strategy 'mappd'", 0), 0U)
+      << bad_name;
+  EXPECT_NE(bad_name.find("valid: "), std::string::npos) << bad_name;
+  const std::string not_object = failure(R"({"engine": "sparse:0.01", "tensor_strategies": ["indices", "mapped"]})");
+  EXPECT_NE(not_object.find("'tensor_strategies' must be an object of tensor names to strategies"), std::string::npos)
+      << not_object;
+  EXPECT_NE(not_object.find(R"(got ["indices","mapped"])"), std::string::npos) << not_object;
+  const std::string not_string = failure(R"({"engine": "sparse:0.01", "tensor_strategies": {"indices": 3}})");
+  EXPECT_NE(not_string.find("'tensor_strategies': 'indices' must be a strategy name, got 3"), std::string::npos)
+      << not_string;
+  // Which tensors exist is the engine's to say, when the model loads (test_serve_auto.cpp).
+  EXPECT_NO_THROW((void)parse_model_config(R"({"engine": "touch", "tensor_strategies": {"nope": "mapped"}})", "m"));
+}
+
 }  // namespace

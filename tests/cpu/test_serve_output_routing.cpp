@@ -91,6 +91,31 @@ TEST(ServeOutputRouting, SystemRangeIsDeliveredByDmaUnderCopiesAndBoundUnderZero
   EXPECT_FALSE(plan({&shm}, 1, 0).host_view_needed[0]);
 }
 
+// Outputs of one model may go by different strategies (tensor_strategies): each is planned by its
+// own. Two exact, aligned system ranges: the mapped output is bound in place, the pinned one is
+// delivered by a DMA.
+TEST(ServeOutputRouting, EachOutputIsPlannedByItsOwnStrategy) {
+  aligned_bytes memory;
+  infer_request request;
+  request.outputs = {{"y", shm_ref{"r", 0, 64}}, {"z", shm_ref{"r", 1024, 64}}};
+  request_plan plan{.rows = 1, .outputs = {0, 1}};
+  infer_response response;
+  const std::vector<batch_item> batch{
+      {&request, &plan, &response,
+       {output_destination{std::span(memory.data, 64), std::nullopt},
+        output_destination{std::span(memory.data + 1024, 64), std::nullopt}}}};
+  std::vector<ferry::tensor_spec> outputs{output_of(1), output_of(1)};
+  outputs[1].name = "z";
+  const std::vector<ferry::slot_facts> facts{{.strategy = strategy_kind::mapped, .device = 0, .graph_active = false},
+                                             {.strategy = strategy_kind::pinned, .device = 0, .graph_active = false}};
+  const auto p = plan_outputs(batch, model_signature{}, outputs, facts);
+  ASSERT_EQ(p.steps.size(), 2U);
+  EXPECT_EQ(p.steps[0].route, output_route::bind_in_place);
+  EXPECT_EQ(p.steps[1].route, output_route::deliver);
+  EXPECT_THROW((void)plan_outputs(batch, model_signature{}, outputs, std::span(facts).first(1)),
+               ferry::invalid_argument);
+}
+
 TEST(ServeOutputRouting, BatchedRequestsAreScatteredOneCopyPerRequestRange) {
   aligned_bytes memory;
   one_request first(2, std::span(memory.data, 128), 0);                 // rows 0-1
