@@ -58,6 +58,11 @@ struct builtin_options {
 [[nodiscard]] std::unique_ptr<host_reference_engine> make_builtin_engine(
     std::string_view spec, const builtin_options& options);
 
+// Checks a built-in spec's grammar (the kind and its parameter) without making the engine, so a
+// typo is named before anything is built or measured. Throws invalid_argument as
+// make_builtin_engine would.
+void validate_builtin_spec(std::string_view spec);
+
 struct normalize_options {
   std::int64_t height = 224;
   std::int64_t width = 224;

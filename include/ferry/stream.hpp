@@ -68,6 +68,12 @@ class event {
   event& operator=(const event&) = delete;
 
   void record(stream_ref s) { FERRY_CUDA_TRY(cudaEventRecord(handle_, s.get())); }
+  // Records the event as a node of the graph `s` is capturing, so every launch of that graph
+  // records it. A plain record() during capture only orders the captured work: the event itself
+  // is never recorded, and waiting for it outside the graph is an error.
+  void record_in_capture(stream_ref s) {
+    FERRY_CUDA_TRY(cudaEventRecordWithFlags(handle_, s.get(), cudaEventRecordExternal));
+  }
   // Makes future work on s wait for this event (no host blocking).
   void make_wait(stream_ref s) const { FERRY_CUDA_TRY(cudaStreamWaitEvent(s.get(), handle_, 0)); }
   void synchronize_blocking() const { FERRY_CUDA_TRY(cudaEventSynchronize(handle_)); }

@@ -4,6 +4,7 @@
 
 #include "ferry/bench/advice_check.hpp"
 #include "ferry/bench/workload_factory.hpp"
+#include "ferry/builtin.hpp"
 #include "ferry/byte_size.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/error.hpp"
@@ -28,6 +29,9 @@ bool sized_by_batch(const matrix_request& request, const std::string& engine) {
 
 void validate(const matrix_request& request) {
   if (request.engines.empty()) throw invalid_argument("no engine given");
+  // Built-in specs are checked here; model files when they load (their path and format).
+  for (const auto& engine : request.engines)
+    if (!is_model_engine_spec(engine)) validate_builtin_spec(engine);
   if (request.sizes.empty()) throw invalid_argument("no size given");
   for (const auto& size : request.sizes) (void)parse_byte_size(size);
   (void)parsed_shapes(request);

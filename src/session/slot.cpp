@@ -91,7 +91,7 @@ void slot::enqueue_stages(bool with_timing) {
     if (with_timing && stage_events_) {
       consumed_marker = &after_h2d;
     } else {
-      inputs_consumed.record(s);
+      record_consumed(s);
       consumed_marker = &inputs_consumed;
     }
   }
@@ -106,7 +106,7 @@ void slot::enqueue_stages(bool with_timing) {
     } else if (with_timing) {
       consumed_marker = &after_compute;
     } else {
-      inputs_consumed.record(s);
+      record_consumed(s);
       consumed_marker = &inputs_consumed;
     }
   }
@@ -115,6 +115,15 @@ void slot::enqueue_stages(bool with_timing) {
     for (std::size_t i = 0; i < outputs.size(); ++i) output_to_caller(i, s);
   }
   if (stage_events_ && with_timing) end.record(s);
+}
+
+void slot::record_consumed(stream_ref s) {
+  // Captured into the graph as its own node, so each launch marks the point again; otherwise
+  // wait_inputs_consumed() on a graph slot would wait for an event that was never recorded.
+  if (capturing_)
+    inputs_consumed.record_in_capture(s);
+  else
+    inputs_consumed.record(s);
 }
 
 bool slot::input_prefetches(std::size_t i) const noexcept {
@@ -338,11 +347,13 @@ std::optional<std::string> slot::capture_graph() {
   // Thread-local capture: other clients' threads keep issuing ordinary CUDA calls meanwhile.
   FERRY_CUDA_TRY(cudaStreamBeginCapture(work.get(), cudaStreamCaptureModeThreadLocal));
   std::optional<std::string> failure;
+  capturing_ = true;
   try {
     enqueue_stages(false);
   } catch (const std::exception& e) {
     failure = e.what();
   }
+  capturing_ = false;
   cudaGraph_t g = nullptr;
   const cudaError_t ended = cudaStreamEndCapture(work.get(), &g);
   (void)cudaGetLastError();

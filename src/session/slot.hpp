@@ -127,7 +127,10 @@ struct slot {
   void input_to_device(std::size_t i, stream_ref s);
   // An output's to_host and deliveries.
   void output_to_caller(std::size_t i, stream_ref s);
+  // Marks the inputs consumed in stream order: a plain record, or a graph node while capturing.
+  void record_consumed(stream_ref s);
   bool stage_events_ = false;  // the request being enqueued times its copies apart
+  bool capturing_ = false;     // enqueue_stages is being captured into the slot's graph
 };
 
 }  // namespace ferry::detail

@@ -319,6 +319,17 @@ TEST(CliInfo, JsonWithoutAGpuIsADocumentThatSaysWhy) {
   EXPECT_EQ(doc.at("no_device_reason").get<std::string>().rfind("no CUDA device", 0), 0U) << result.output;
 }
 
+// A malformed built-in engine is named before anything looks for a GPU, as a bad strategy is.
+TEST(CliInfo, BenchNamesAMalformedEngineBeforeTheGpu) {
+  if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
+  for (const char* args : {"bench --engine reduce,sparse", "bench --engine reduce:0", "bench --engine tuch"}) {
+    const auto result = run_cli(args, captured::stderr_only);
+    EXPECT_EQ(result.exit_code, 1) << args << ": " << result.output;
+    EXPECT_EQ(result.output.find("no CUDA device"), std::string::npos) << args << ": " << result.output;
+    EXPECT_NE(result.output.find("builtin workload"), std::string::npos) << args << ": " << result.output;
+  }
+}
+
 TEST(CliInfo, CalibrateTakesOneSweepDepth) {
   if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
   const auto result = run_cli("calibrate --quick --thorough", captured::both);

@@ -29,6 +29,8 @@ std::size_t input_elements(std::string_view spec, const builtin_options& options
 
 }  // namespace
 
+void validate_builtin_spec(std::string_view spec) { (void)builtin::parse_workload_spec(spec); }
+
 std::unique_ptr<host_reference_engine> make_builtin_engine(std::string_view spec,
                                                            const builtin_options& options) {
   const builtin::workload_spec parsed = builtin::parse_workload_spec(spec);
