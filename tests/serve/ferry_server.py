@@ -4,10 +4,12 @@ The binary comes from FERRY_BIN (set by ctest), the model repository from tests/
 The server prints the ports it bound ("HTTP on HOST:PORT", "gRPC on HOST:PORT"), then
 "ferry serve: serving", so tests never race for a port.
 """
+import json
 import os
 import re
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 import unittest
@@ -70,6 +72,17 @@ class FerryServer:
                 self.process.wait()
         self.reader.join(5)
         return self.process.returncode
+
+
+def write_repository(models, prefix):
+    """A temporary model repository: a folder per model name holding its config.json (the dicts of
+    `models`). The caller removes it."""
+    repository = tempfile.mkdtemp(prefix=prefix)
+    for name, config in models.items():
+        os.makedirs(os.path.join(repository, name))
+        with open(os.path.join(repository, name, "config.json"), "w") as f:
+            json.dump(config, f)
+    return repository
 
 
 class ServerTestCase(unittest.TestCase):

@@ -8,10 +8,8 @@ The model `held` keeps a lone request queued for a long time (it waits 10 s for 
 batch), which makes a full queue and a queued request's timeout deterministic; a full batch of 8
 rows runs at once."""
 import json
-import os
 import re
 import shutil
-import tempfile
 import threading
 import time
 import unittest
@@ -24,7 +22,7 @@ import tritonclient.http as httpclient
 from tritonclient.utils import InferenceServerException
 
 import references as ref
-from ferry_server import FerryServer, ServerTestCase, wait_for
+from ferry_server import FerryServer, ServerTestCase, wait_for, write_repository
 
 SERVER_TIMEOUT_S = 1.5
 MODELS = {
@@ -36,11 +34,7 @@ MODELS = {
 class BackPressure(ServerTestCase):
     @classmethod
     def setUpClass(cls):
-        cls.repository = tempfile.mkdtemp(prefix="ferry_back_pressure_")
-        for name, config in MODELS.items():
-            os.mkdir(os.path.join(cls.repository, name))
-            with open(os.path.join(cls.repository, name, "config.json"), "w") as f:
-                json.dump(config, f)
+        cls.repository = write_repository(MODELS, "ferry_back_pressure_")
         cls.server = FerryServer("--request-timeout-ms", str(int(SERVER_TIMEOUT_S * 1000)), repository=cls.repository)
 
     @classmethod

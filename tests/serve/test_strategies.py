@@ -3,18 +3,15 @@ under each strategy. On a GPU each model runs through a ferry session with its s
 give the CPU reference's answers (or, for a strategy the platform lacks, be unavailable with the
 reason, never silently served another way); without a GPU the strategy is not used and every
 model is served by the host reference."""
-import json
-import os
 import shutil
 import sys
-import tempfile
 import unittest
 
 import numpy as np
 import tritonclient.http as httpclient
 
 import references as ref
-from ferry_server import FerryServer, run_clients
+from ferry_server import FerryServer, run_clients, write_repository
 
 STRATEGIES = ["pageable", "staged", "pinned", "mapped", "registered", "registered-mapped", "managed",
               "managed-prefetch", "managed-advise", "system", "device", "auto"]
@@ -23,13 +20,12 @@ STRATEGIES = ["pageable", "staged", "pinned", "mapped", "registered", "registere
 class Strategies(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.repository = tempfile.mkdtemp(prefix="ferry_strategies_")
+        models = {}
         for s in STRATEGIES:
-            for name, config in ((f"touch_{s}", {"engine": "touch", "input_size": "4KiB"}),
-                                 (f"mlp_{s}", {"engine": "mlp:2x64", "max_batch": 8, "batch_delay_us": 500})):
-                os.makedirs(os.path.join(cls.repository, name))
-                with open(os.path.join(cls.repository, name, "config.json"), "w") as f:
-                    json.dump({**config, "strategy": s, "inflight": "auto" if s == "auto" else 2}, f)
+            placement = {"strategy": s, "inflight": "auto" if s == "auto" else 2}
+            models[f"touch_{s}"] = {"engine": "touch", "input_size": "4KiB", **placement}
+            models[f"mlp_{s}"] = {"engine": "mlp:2x64", "max_batch": 8, "batch_delay_us": 500, **placement}
+        cls.repository = write_repository(models, "ferry_strategies_")
         cls.server = FerryServer(repository=cls.repository)
         cls.on_gpu = not any("on the CPU" in line for line in cls.server.log)
 

@@ -4,17 +4,14 @@ copied. On a GPU the model runs through a ferry session with those strategies an
 numpy reference's answers; without one the host reference serves it. Either way the overrides are
 shown in the model's configuration, a name that is not a tensor of the engine makes the model
 unavailable saying which, and "auto" on a built-in engine loads with its reason per tensor."""
-import json
-import os
 import shutil
-import tempfile
 import unittest
 
 import numpy as np
 import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 
-from ferry_server import FerryServer
+from ferry_server import FerryServer, write_repository
 
 TABLE_ELEMENTS = 256 * 1024 // 4  # input_size 256KiB of f32: 64 pages of 1024 floats
 PAGES = TABLE_ELEMENTS // 1024
@@ -36,11 +33,7 @@ def sparse(table, indices):
 class TensorStrategies(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.repository = tempfile.mkdtemp(prefix="ferry_tensor_strategies_")
-        for name, config in MODELS.items():
-            os.makedirs(os.path.join(cls.repository, name))
-            with open(os.path.join(cls.repository, name, "config.json"), "w") as f:
-                json.dump(config, f)
+        cls.repository = write_repository(MODELS, "ferry_tensor_strategies_")
         cls.server = FerryServer(repository=cls.repository)
 
     @classmethod
