@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -25,6 +26,24 @@ namespace fs = std::filesystem;
 namespace t = ferry::testing;
 using ferry::serve::parse_model_config;
 using ferry::strategy_kind;
+
+// A model repository in a fresh temporary folder: one folder per model with its config.json.
+fs::path write_repository(const std::string& folder, const std::map<std::string, std::string>& configs) {
+  const fs::path dir = fs::temp_directory_path() / (folder + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  for (const auto& [name, config] : configs) {
+    fs::create_directories(dir / name);
+    std::ofstream(dir / name / "config.json") << config;
+  }
+  return dir;
+}
+
+// A machine without a GPU: the CPU reference runs every model.
+ferry::serve::execution_platform cpu_only() {
+  ferry::serve::execution_platform cpu;
+  cpu.no_gpu_reason = "no CUDA device: none in this test";
+  return cpu;
+}
 
 ferry::serve::execution_platform one_gpu(const ferry::device_caps& caps, std::optional<ferry::device_profile> p) {
   ferry::serve::execution_platform platform;
@@ -100,13 +119,10 @@ TEST(ServeAuto, NothingAutomaticChangesNothing) {
 // A repository with an "auto" model loads on a machine without a GPU (the CPU reference runs it),
 // logs why, and its documents carry the settings and the reason.
 TEST(ServeAuto, RepositoryWithAnAutoModelLoadsOnTheCpu) {
-  const fs::path dir = fs::temp_directory_path() / "ferry_serve_auto_repository";
-  fs::remove_all(dir);
-  fs::create_directories(dir / "reduce_auto");
-  std::ofstream(dir / "reduce_auto" / "config.json")
-      << R"({"engine": "reduce", "strategy": "auto", "inflight": "auto", "input_size": 8000})";
-  ferry::serve::execution_platform cpu;
-  cpu.no_gpu_reason = "no CUDA device: none in this test";
+  const fs::path dir = write_repository(
+      "ferry_serve_auto_repository",
+      {{"reduce_auto", R"({"engine": "reduce", "strategy": "auto", "inflight": "auto", "input_size": 8000})"}});
+  const ferry::serve::execution_platform cpu = cpu_only();
   std::ostringstream log;
   const ferry::serve::model_repository repository(dir, cpu, log);
   fs::remove_all(dir);
@@ -218,19 +234,13 @@ TEST(ServeAuto, AModelFileIsPickedForTheWholeRequest) {
 // the tensor and the model (here on the CPU, where nothing moves, as on a GPU); a good one is
 // shown in the model's configuration and metadata.
 TEST(ServeAuto, TensorStrategiesAreCheckedAtLoadAndShown) {
-  const fs::path dir = fs::temp_directory_path() / ("ferry-serve-tensor-strategies-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir / "good");
-  fs::create_directories(dir / "typo");
-  fs::create_directories(dir / "plain");
-  std::ofstream(dir / "plain" / "config.json") << R"({"engine": "sparse:0.01", "input_size": 65536})";
-  std::ofstream(dir / "good" / "config.json")
-      << R"({"engine": "sparse:0.01", "input_size": 65536,
-             "tensor_strategies": {"indices": "mapped", "rows": "managed-advise"}})";
-  std::ofstream(dir / "typo" / "config.json")
-      << R"({"engine": "sparse:0.01", "input_size": 65536, "tensor_strategies": {"indexes": "mapped"}})";
-  ferry::serve::execution_platform cpu;
-  cpu.no_gpu_reason = "no CUDA device: none in this test";
+  const fs::path dir = write_repository(
+      "ferry-serve-tensor-strategies",
+      {{"plain", R"({"engine": "sparse:0.01", "input_size": 65536})"},
+       {"good", R"({"engine": "sparse:0.01", "input_size": 65536,
+                    "tensor_strategies": {"indices": "mapped", "rows": "managed-advise"}})"},
+       {"typo", R"({"engine": "sparse:0.01", "input_size": 65536, "tensor_strategies": {"indexes": "mapped"}})"}});
+  const ferry::serve::execution_platform cpu = cpu_only();
   std::ostringstream log;
   const ferry::serve::model_repository repository(dir, cpu, log);
   fs::remove_all(dir);
