@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,16 @@ struct io_traffic {
   std::size_t input_bytes = 0;
   std::size_t output_bytes = 0;
   bool input_reread = false;
+  // The input bytes the kernels read (engine::input_bytes_read), when fewer than input_bytes: a
+  // lookup that reads a few rows of a table. Strategies whose engine reads host memory in place
+  // (zero-copy, managed-advise) pay the link for these only; the others move every input byte.
+  // 0: all of them.
+  std::size_t input_bytes_read = 0;
 };
+
+// What one request of `eng` moves at its concrete I/O (from resolve()), the bytes its kernels
+// read included. The kernel's re-reading of an input is not known here: it counts as once.
+[[nodiscard]] io_traffic io_traffic_of(const engine& eng, std::span<const tensor_spec> concrete_io);
 
 enum class objective { latency, throughput };
 
@@ -93,5 +103,10 @@ inline constexpr double tensor_override_min_fraction = 0.03;
                                                      const std::optional<device_profile>& profile, objective goal) {
   return choose_per_tensor(io, caps, profile ? &*profile : nullptr, goal);
 }
+
+// The same for `eng`'s concrete I/O, with the bytes its kernels read of each input
+// (engine::input_bytes_read): a table read a few rows at a time is cheaper read in place.
+[[nodiscard]] tensor_choice choose_per_tensor(const engine& eng, const std::vector<tensor_spec>& io,
+                                              const device_caps& caps, const device_profile* profile, objective goal);
 
 }  // namespace ferry

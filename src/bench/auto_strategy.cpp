@@ -13,9 +13,7 @@ io_traffic traffic_of(const workload& w, int device) {
     core::scoped_device on_device(device);
     eng = w.make_engine(device);
   }
-  io_traffic io;
-  for (const auto& t : eng->resolve(w.shapes)) (t.role == tensor_role::input ? io.input_bytes : io.output_bytes) += t.bytes();
-  return io;
+  return io_traffic_of(*eng, eng->resolve(w.shapes));
 }
 
 calibration choose_strategy(const workload& w, objective goal, const run_options& options) {

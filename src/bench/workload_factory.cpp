@@ -48,6 +48,9 @@ class shared_engine final : public engine {
   [[nodiscard]] std::unique_ptr<engine_context> make_context(const std::vector<tensor_spec>& io) override {
     return inner_->make_context(io);
   }
+  [[nodiscard]] std::size_t input_bytes_read(const tensor_spec& input) const override {
+    return inner_->input_bytes_read(input);
+  }
 
  private:
   std::shared_ptr<engine> inner_;

@@ -11,11 +11,10 @@
 namespace ferry::serve {
 namespace {
 
-// The concrete I/O of a built-in engine at the largest batch, the shapes its sessions run with.
-std::vector<tensor_spec> builtin_io(const model_config& config) {
-  const auto engine = make_builtin_engine(
-      config.engine, {.input_bytes = config.input_bytes, .batch = std::max<std::int64_t>(1, config.max_batch)});
-  return engine->resolve({});
+// A built-in engine sized as the model's sessions run it (the largest batch).
+std::unique_ptr<host_reference_engine> builtin_engine(const model_config& config) {
+  return make_builtin_engine(config.engine,
+                             {.input_bytes = config.input_bytes, .batch = std::max<std::int64_t>(1, config.max_batch)});
 }
 
 // A request's bytes at the largest batch. Model files are sized only once loaded, on the GPU;
@@ -27,10 +26,8 @@ io_traffic traffic_of(const model_config& config, std::string& sizing_note) {
                   (config.strategy_auto ? ", one strategy for every tensor)" : ")");
     return {.input_bytes = config.input_bytes, .output_bytes = config.input_bytes};
   }
-  io_traffic io;
-  for (const auto& t : builtin_io(config))
-    (t.role == tensor_role::input ? io.input_bytes : io.output_bytes) += t.bytes();
-  return io;
+  const auto engine = builtin_engine(config);
+  return io_traffic_of(*engine, engine->resolve({}));
 }
 
 bool named_in(const model_config& config, const std::string& tensor) {
@@ -42,7 +39,8 @@ bool named_in(const model_config& config, const std::string& tensor) {
 // own where its curve says it is clearly cheaper another way (choose_per_tensor). Tensors the
 // config names in tensor_strategies keep what it says. Returns the pick's reason, tensor by tensor.
 std::string choose_per_tensor_automatic(model_config& config, const device_caps& caps, const device_profile* profile) {
-  const tensor_choice pick = choose_per_tensor(builtin_io(config), caps, profile, objective::throughput);
+  const auto engine = builtin_engine(config);
+  const tensor_choice pick = choose_per_tensor(*engine, engine->resolve({}), caps, profile, objective::throughput);
   config.strategy = pick.strategy;
   if (config.inflight_auto) config.inflight = pick.inflight;
   std::string per_tensor;

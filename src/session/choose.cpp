@@ -44,6 +44,20 @@ struct estimate {
   double us;
 };
 
+// Whether the engine reads the input where the strategy left it in host memory, over the link:
+// then only the bytes it reads cross. managed-advise keeps its pages on the host and the GPU reads
+// them remotely, as mapped memory; fault-driven managed migrates whole blocks around each touched
+// page, and the copy strategies and managed-prefetch move the whole tensor first.
+bool reads_in_place(strategy_kind k) {
+  return properties(k).path == data_path::zero_copy || k == strategy_kind::managed_advise;
+}
+
+// The input bytes that cross the link under `k`.
+std::size_t input_bytes_moved(const io_traffic& io, strategy_kind k) {
+  const bool fewer = io.input_bytes_read > 0 && io.input_bytes_read < io.input_bytes;
+  return fewer && reads_in_place(k) ? io.input_bytes_read : io.input_bytes;
+}
+
 // The request's cost under one strategy, or nullopt when a curve it needs is missing or refused.
 std::optional<double> request_us(const device_profile& p, strategy_kind k, const io_traffic& io, transfer_use input_use) {
   double total = 0;
@@ -51,7 +65,7 @@ std::optional<double> request_us(const device_profile& p, strategy_kind k, const
   if (io.input_bytes > 0 || io.output_bytes == 0) {
     const strategy_curve* in = p.find(k, input_use);
     if (in == nullptr) return std::nullopt;
-    const auto us = estimate_us(*in, io.input_bytes);
+    const auto us = estimate_us(*in, input_bytes_moved(io, k));
     if (!us) return std::nullopt;
     total += *us;
   }
@@ -108,9 +122,12 @@ choice from_rules(const device_caps& caps, std::string_view why_not_measured) {
 
 // A tensor's share of a request under one strategy: a request moving only this tensor, less what
 // the output curve's carried input costs (see request_us); nullopt without the curves.
-std::optional<double> tensor_us(const device_profile& p, strategy_kind k, const tensor_spec& t, std::size_t bytes) {
-  const io_traffic alone = t.role == tensor_role::input ? io_traffic{.input_bytes = bytes, .output_bytes = 0}
-                                                        : io_traffic{.input_bytes = 0, .output_bytes = bytes};
+// `read`: the bytes of an input the kernels read (see io_traffic::input_bytes_read).
+std::optional<double> tensor_us(const device_profile& p, strategy_kind k, const tensor_spec& t, std::size_t bytes,
+                                std::size_t read) {
+  const io_traffic alone = t.role == tensor_role::input
+                               ? io_traffic{.input_bytes = bytes, .output_bytes = 0, .input_bytes_read = read}
+                               : io_traffic{.input_bytes = 0, .output_bytes = bytes};
   return request_us(p, k, alone, transfer_use::input_once);
 }
 
@@ -132,15 +149,15 @@ std::size_t concrete_bytes(const tensor_spec& t) noexcept {
 
 // One measured tensor: its cheapest available strategy against the request's pick `fallback`.
 tensor_pick pick_tensor(const device_profile& p, const device_caps& caps, const tensor_spec& t, std::size_t bytes,
-                        strategy_kind fallback) {
+                        std::size_t read, strategy_kind fallback) {
   tensor_pick pick{
       .tensor = t.name, .role = t.role, .bytes = bytes, .strategy = fallback, .estimated_us = 0, .reason = {}};
   const std::string what = describe_tensor(t, bytes);
-  const auto kept = tensor_us(p, fallback, t, bytes);
+  const auto kept = tensor_us(p, fallback, t, bytes, read);
   std::vector<estimate> ranked;
   for (const strategy_kind k : all_strategies) {
     if (!offered(k, caps)) continue;
-    if (const auto us = tensor_us(p, k, t, bytes)) ranked.push_back({k, *us});
+    if (const auto us = tensor_us(p, k, t, bytes, read)) ranked.push_back({k, *us});
   }
   std::stable_sort(ranked.begin(), ranked.end(), [](const estimate& a, const estimate& b) { return a.us < b.us; });
   if (!kept || ranked.empty()) {
@@ -177,6 +194,19 @@ tensor_pick pick_tensor(const device_profile& p, const device_caps& caps, const 
 }
 
 }  // namespace
+
+io_traffic io_traffic_of(const engine& eng, std::span<const tensor_spec> concrete_io) {
+  io_traffic io;
+  for (const auto& t : concrete_io) {
+    if (t.role == tensor_role::input) {
+      io.input_bytes += t.bytes();
+      io.input_bytes_read += eng.input_bytes_read(t);
+    } else {
+      io.output_bytes += t.bytes();
+    }
+  }
+  return io;
+}
 
 choice choose(const io_traffic& io, const device_caps& caps, const device_profile* profile, objective goal) {
   if (profile == nullptr) return from_rules(caps, "no profile; `ferry calibrate` measures one");
@@ -215,8 +245,10 @@ choice choose(const io_traffic& io, const device_caps& caps, const device_profil
     c.inflight = recommendation_for(classify(caps)).in_flight_slots;
     depth_note = fmt::format("{} in-flight slots (platform rules: no depth was measured)", c.inflight);
   }
-  std::string traffic = format_bytes(io.input_bytes) + (io.input_reread ? " re-read" : "") + " in, " +
-                        format_bytes(io.output_bytes) + " out";
+  std::string traffic = format_bytes(io.input_bytes) + (io.input_reread ? " re-read" : "") + " in";
+  if (io.input_bytes_read > 0 && io.input_bytes_read < io.input_bytes)
+    traffic += " (" + format_bytes(io.input_bytes_read) + " of it read)";
+  traffic += ", " + format_bytes(io.output_bytes) + " out";
   c.reason = fmt::format("measured on this machine ({}, {}): for {} {} costs {:.0f} us per request", profile->date,
                          profile->link, traffic, to_string(c.strategy), c.estimated_us);
   if (ranked.size() > 1)
@@ -225,13 +257,18 @@ choice choose(const io_traffic& io, const device_caps& caps, const device_profil
   return c;
 }
 
-tensor_choice choose_per_tensor(const std::vector<tensor_spec>& io, const device_caps& caps,
-                                const device_profile* profile, objective goal) {
+namespace {
+
+// choose_per_tensor with the bytes each input's kernels read (`reads`, one per tensor of `io`).
+tensor_choice choose_per_tensor_reading(const std::vector<tensor_spec>& io, const std::vector<std::size_t>& reads,
+                                        const device_caps& caps, const device_profile* profile, objective goal) {
   io_traffic traffic;
   std::vector<std::size_t> sizes;
-  for (const auto& t : io) {
+  for (std::size_t i = 0; i < io.size(); ++i) {
+    const tensor_spec& t = io[i];
     sizes.push_back(concrete_bytes(t));
     (t.role == tensor_role::input ? traffic.input_bytes : traffic.output_bytes) += sizes.back();
+    if (t.role == tensor_role::input) traffic.input_bytes_read += reads[i];
   }
   const choice whole = choose(traffic, caps, profile, goal);
   tensor_choice c{.strategy = whole.strategy,
@@ -254,10 +291,26 @@ tensor_choice choose_per_tensor(const std::vector<tensor_spec>& io, const device
                                                  to_string(whole.strategy), why)});
       continue;
     }
-    c.tensors.push_back(pick_tensor(*profile, caps, t, sizes[i], whole.strategy));
+    c.tensors.push_back(pick_tensor(*profile, caps, t, sizes[i], reads[i], whole.strategy));
     if (c.tensors.back().strategy != whole.strategy) c.overrides.push_back({t.name, c.tensors.back().strategy});
   }
   return c;
+}
+
+}  // namespace
+
+tensor_choice choose_per_tensor(const std::vector<tensor_spec>& io, const device_caps& caps,
+                                const device_profile* profile, objective goal) {
+  std::vector<std::size_t> reads;
+  for (const auto& t : io) reads.push_back(concrete_bytes(t));
+  return choose_per_tensor_reading(io, reads, caps, profile, goal);
+}
+
+tensor_choice choose_per_tensor(const engine& eng, const std::vector<tensor_spec>& io, const device_caps& caps,
+                                const device_profile* profile, objective goal) {
+  std::vector<std::size_t> reads;
+  for (const auto& t : io) reads.push_back(concrete_bytes(t) > 0 ? eng.input_bytes_read(t) : 0);
+  return choose_per_tensor_reading(io, reads, caps, profile, goal);
 }
 
 }  // namespace ferry

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cpu/synthetic_profile.hpp"
+#include "ferry/builtin.hpp"
 #include "ferry/choose.hpp"
 
 namespace {
@@ -146,3 +147,37 @@ TEST(Choose, ReReadInputsFallBackToReadOnceFiguresWhenNotMeasured) {
 }
 
 }  // namespace
+
+// What a request moves is the engine's: sparse:0.01 reads one 4 KiB page of its 16 MiB table per
+// row (41 rows) and its indices whole; the copy strategies still move the whole table.
+TEST(ChooseReads, AnEnginesTrafficCountsTheBytesItReads) {
+  const auto eng = ferry::make_builtin_engine("sparse:0.01", {.input_bytes = std::size_t{16} << 20});
+  const auto io = ferry::io_traffic_of(*eng, eng->resolve({}));
+  EXPECT_EQ(io.input_bytes, (std::size_t{16} << 20) + 41 * 4);
+  EXPECT_EQ(io.input_bytes_read, 41 * 4096 + 41 * 4);
+  EXPECT_EQ(io.output_bytes, 41U * 4);
+  const auto whole = ferry::make_builtin_engine("reduce", {.input_bytes = std::size_t{1} << 20});
+  const auto all = ferry::io_traffic_of(*whole, whole->resolve({}));
+  EXPECT_EQ(all.input_bytes_read, all.input_bytes);
+}
+
+TEST(ChooseReads, AFewBytesReadOfALargeInputAreReadInPlace) {
+  const auto caps = t::discrete_pcie_caps();
+  const auto profile = t::synthetic_profile(caps, t::discrete_model);
+  const std::size_t table = std::size_t{64} << 20;
+  const auto copied = ferry::choose({.input_bytes = table, .output_bytes = 4000}, caps, profile, objective::latency);
+  EXPECT_EQ(ferry::properties(copied.strategy).path, ferry::data_path::copy) << copied.reason;
+  // Reading every byte is the same request as not saying.
+  const auto every = ferry::choose({.input_bytes = table, .output_bytes = 4000, .input_bytes_read = table}, caps,
+                                   profile, objective::latency);
+  EXPECT_EQ(every.strategy, copied.strategy);
+  EXPECT_DOUBLE_EQ(every.estimated_us, copied.estimated_us);
+  // A hundredth of it read: in place, only those bytes cross.
+  const auto sparse = ferry::choose({.input_bytes = table, .output_bytes = 4000, .input_bytes_read = table / 100},
+                                    caps, profile, objective::latency);
+  EXPECT_TRUE(ferry::properties(sparse.strategy).path == ferry::data_path::zero_copy ||
+              sparse.strategy == strategy_kind::managed_advise)
+      << sparse.reason;
+  EXPECT_LT(sparse.estimated_us, copied.estimated_us / 10) << sparse.reason;
+  EXPECT_NE(sparse.reason.find("(671.1 KB of it read)"), std::string::npos) << sparse.reason;
+}

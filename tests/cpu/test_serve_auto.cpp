@@ -176,14 +176,15 @@ TEST(ServeAuto, ANamedProfileIsTheFirstGpusAndItsProblemsAreSaid) {
 
 // A built-in engine's tensors are sized before it loads, so "auto" picks per tensor: sparse's
 // small index input is read in place while its 16 MiB table is copied, where the profile says a
-// copy's fixed cost outweighs a mapped read of a few bytes.
+// copy's fixed cost outweighs a mapped read of a few bytes (sparse:1 reads every page of its
+// table; a sparser lookup is below).
 t::cost copy_has_a_fixed_cost(strategy_kind k, ferry::transfer_use use) {
   if (k == strategy_kind::mapped) return {10, 40};
   return t::discrete_model(k, use);
 }
 
 TEST(ServeAuto, ABuiltInEngineIsPickedPerTensor) {
-  auto c = parse_model_config(R"({"engine": "sparse:0.01", "strategy": "auto", "input_size": "16MiB"})", "m");
+  auto c = parse_model_config(R"({"engine": "sparse:1", "strategy": "auto", "input_size": "16MiB"})", "m");
   const auto caps = t::discrete_pcie_caps();
   const std::string why =
       ferry::serve::choose_automatic(c, one_gpu(caps, t::synthetic_profile(caps, copy_has_a_fixed_cost)));
@@ -193,13 +194,25 @@ TEST(ServeAuto, ABuiltInEngineIsPickedPerTensor) {
   EXPECT_EQ(why.rfind("auto: pinned (indices=mapped) with 2 in-flight slots on GPU 0: measured on this machine", 0), 0U)
       << why;
   EXPECT_NE(why.find("; per tensor: 'table' (input, 16.8 MB): pinned"), std::string::npos) << why;
-  EXPECT_NE(why.find("; 'indices' (input, 164 B): mapped, 11.6 us against 21.3 us"), std::string::npos) << why;
-  EXPECT_NE(why.find("; 'rows' (output, 164 B): pinned"), std::string::npos) << why;
+  EXPECT_NE(why.find("; 'indices' (input, 16.4 KB): mapped, 11.6 us against 21.3 us"), std::string::npos) << why;
+  EXPECT_NE(why.find("; 'rows' (output, 16.4 KB): pinned"), std::string::npos) << why;
+}
+
+// sparse:0.01 reads 41 of its table's 4096 pages: read in place, the table costs 164 KiB over the
+// link instead of 16 MiB copied, so the whole request goes mapped.
+TEST(ServeAuto, ATableReadAFewRowsAtATimeIsReadInPlace) {
+  auto c = parse_model_config(R"({"engine": "sparse:0.01", "strategy": "auto", "input_size": "16MiB"})", "m");
+  const auto caps = t::discrete_pcie_caps();
+  const std::string why =
+      ferry::serve::choose_automatic(c, one_gpu(caps, t::synthetic_profile(caps, copy_has_a_fixed_cost)));
+  EXPECT_EQ(c.strategy, strategy_kind::mapped) << why;
+  EXPECT_TRUE(c.tensor_strategies.empty()) << why;
+  EXPECT_NE(why.find("for 16.8 MB in (168.1 KB of it read), 164 B out mapped costs"), std::string::npos) << why;
 }
 
 TEST(ServeAuto, TensorsTheConfigNamesKeepWhatItSays) {
   auto c = parse_model_config(
-      R"({"engine": "sparse:0.01", "strategy": "auto", "input_size": "16MiB",
+      R"({"engine": "sparse:1", "strategy": "auto", "input_size": "16MiB",
           "tensor_strategies": {"indices": "registered", "rows": "mapped"}})",
       "m");
   const auto caps = t::discrete_pcie_caps();

@@ -100,7 +100,8 @@ struct calibration {
 };
 
 // What one request of the workload moves on GPU `device` (its engine resolved at its shapes), for
-// ferry::choose; the kernel's re-reading of its input is not known here, so it counts as once.
+// ferry::choose: ferry::io_traffic_of, the bytes its kernels read included; the kernel's
+// re-reading of its input is not known here, so it counts as once.
 [[nodiscard]] io_traffic traffic_of(const workload& w, int device);
 
 // `--strategy auto`: a short run of every available host-input strategy on the actual workload,

@@ -1,5 +1,6 @@
 // sparse: embedding-style page lookups (see sparse_kernel.cu), as an engine. The caller writes
 // fresh page indices every request; the engine only reads them, and validates them on the GPU.
+#include <algorithm>
 #include <utility>
 
 #include "engines/builtin/fixed_io_engine.hpp"
@@ -53,6 +54,12 @@ class sparse_engine final : public fixed_io_engine {
 
   [[nodiscard]] double flops_per_request(std::span<const tensor_spec> /*concrete_io*/) const override {
     return static_cast<double>(rows_) * static_cast<double>(page_floats);
+  }
+
+  // One page of the table per row (at most: indices may repeat), the indices whole.
+  [[nodiscard]] std::size_t input_bytes_read(const tensor_spec& input) const override {
+    if (input.name != "table") return input.bytes();
+    return std::min(input.bytes(), static_cast<std::size_t>(rows_) * page_floats * sizeof(float));
   }
 
  private:
