@@ -28,7 +28,7 @@
 #              cache folder, so the profiles come back); then `ferry info` (text and --json) and
 #              `ferry bench --strategy auto` reading the profile the last sweep left; then the
 #              default matrix, every strategy, whose report checks the profile's pick against the
-#              best measured (ADVICE_WIDE=1: also reduce, touch and sparse at 256 KB, 4 MB and 64 MB);
+#              best measured (ADVICE_WIDE=1: also reduce, touch and sparse:0.1 at 256 KB, 4 MB and 64 MB);
 #              then the sweeps of CALIBRATE_AFTER (e.g. thorough)
 #   multi      on two GPUs or more: the multi-GPU tests (and the whole suite unless `tests` runs it),
 #              `ferry info --measure` (peer access and bandwidth), mlp throughput on 1 vs 2 GPUs,
@@ -162,7 +162,7 @@ if wants calibrate; then
   XDG_CACHE_HOME="$cal/cache" b calibrate/bench-advice
   grep -h "^advice:" "$cal/bench-advice.txt"
   if [[ -n ${ADVICE_WIDE:-} ]]; then
-    XDG_CACHE_HOME="$cal/cache" b calibrate/bench-advice-wide --engine reduce,touch,sparse \
+    XDG_CACHE_HOME="$cal/cache" b calibrate/bench-advice-wide --engine reduce,touch,sparse:0.1 \
       --size 256KB,4MB,64MB --no-recipes --no-link-measure
     grep -h "^advice:" "$cal/bench-advice-wide.txt"
   fi
