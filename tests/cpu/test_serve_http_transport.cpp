@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -485,8 +486,13 @@ TEST_F(HttpTransportServer, WritesALargeAnswerToASlowReaderAndLetsANonReaderGo) 
   EXPECT_EQ(r.body, "POST /probe 1 112");
   EXPECT_LT(took, 400ms);
   EXPECT_EQ(slow_reader.receive().body, large_answer());
+  const auto slow_reader_done = std::chrono::steady_clock::now();
 
-  std::this_thread::sleep_until(started + 1200ms);  // past the deadline of the answer nobody reads
+  // Past the deadline of the answer nobody reads: it is armed when that answer starts to be
+  // written, which is before the slow reader's answer is done, so 1.2 s after both the start and
+  // the slow reader's last byte (under a sanitizer the slow reader alone took 5 s, and draining
+  // earlier let the whole answer through).
+  std::this_thread::sleep_until(std::max(started, slow_reader_done) + 1200ms);
   char chunk[65536];
   ssize_t n = 0;
   std::size_t got = 0;
