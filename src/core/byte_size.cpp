@@ -12,6 +12,10 @@ std::size_t parse_byte_size(std::string_view text) {
   const std::string original(text);
   double value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  // from_chars reads "nan" and "inf" too: neither is a size, and a NaN would pass every
+  // comparison below and convert to an arbitrary count.
+  if (ec == std::errc() && !std::isfinite(value))
+    throw invalid_argument("bad size '" + original + "': not a finite number");
   if (ec != std::errc() || value <= 0)
     throw invalid_argument("bad size '" + original + "': expected a positive number with an optional unit (KB, MB, GB, KiB, MiB, GiB)");
   std::string unit(end, text.data() + text.size());
@@ -26,6 +30,11 @@ std::size_t parse_byte_size(std::string_view text) {
   else throw invalid_argument("bad size unit in '" + original + "': use B, KB, MB, GB, KiB, MiB or GiB");
   const double bytes = std::round(value * scale);
   if (bytes < 1) throw invalid_argument("size '" + original + "' is less than one byte");
+  // Converting a double at or past 2^64 to an integer is undefined (it came back as 0): refuse.
+  constexpr double beyond = 18446744073709551616.0;  // 2^64
+  static_assert(sizeof(std::size_t) == 8);
+  if (bytes >= beyond)
+    throw invalid_argument("size '" + original + "' is beyond what this machine can address");
   return static_cast<std::size_t>(bytes);
 }
 

@@ -17,6 +17,20 @@ namespace {
 
 using ferry::parse_byte_size;
 
+// A model config once said "nanKiB" and was served with a tensor of 2^61 elements; "infKiB",
+// "1e30" and "17179869188GiB" came back as 0 bytes.
+TEST(ByteSize, RefusesWhatIsNotAFiniteAddressableSize) {
+  for (const char* text : {"nanKiB", "nan", "infKiB", "inf", "-inf", "1e30", "17179869188GiB", "18446744073709551616"}) {
+    try {
+      (void)parse_byte_size(text);
+      ADD_FAILURE() << text << " was taken";
+    } catch (const ferry::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(parse_byte_size("17179869183GiB"), std::size_t{17179869183} << 30);  // just below 2^64
+}
+
 TEST(ByteSize, UnitsFollowTheirStandards) {
   EXPECT_EQ(parse_byte_size("4096"), 4096U);
   EXPECT_EQ(parse_byte_size("0.6MB"), 600000U);
