@@ -1,5 +1,6 @@
 #include "serve/client_json.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "serve/request_error.hpp"
@@ -20,8 +21,29 @@ json parse_client_json(std::string_view text, std::string_view what) {
 }
 
 std::string quote_text(std::string_view text, std::size_t limit) {
-  if (text.size() <= limit) return std::string(text);
-  return std::string(text.substr(0, limit)) + "...";
+  std::string quoted;
+  quoted.reserve(std::min(text.size(), limit) + 3);
+  for (const char c : text.substr(0, limit)) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte != 0x7f) {
+      quoted.push_back(c);
+      continue;
+    }
+    // A control character would end a C string (NUL), split a log line (newline) or move a
+    // terminal's cursor: it is shown, not sent.
+    static constexpr char hex[] = "0123456789abcdef";
+    quoted += "\\x";
+    quoted.push_back(hex[byte >> 4]);
+    quoted.push_back(hex[byte & 15]);
+  }
+  if (text.size() > limit) quoted += "...";
+  return quoted;
+}
+
+bool has_control_character(std::string_view text) noexcept {
+  for (const char c : text)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return true;
+  return false;
 }
 
 std::string quote_json(const json& value) {

@@ -43,8 +43,12 @@ inline constexpr std::size_t max_quoted_chars = 64;
 // by their size ("an array of 3 elements").
 [[nodiscard]] std::string quote_json(const nlohmann::json& value);
 
-// `text` cut to `limit` characters, with "..." when cut; for names and keys taken from a request.
+// `text` cut to `limit` characters, with "..." when cut, and control characters shown as \xNN;
+// for names and keys taken from a request or a file.
 [[nodiscard]] std::string quote_text(std::string_view text, std::size_t limit = max_quoted_chars);
+
+// Whether `text` holds a control character (below 0x20, or DEL), NUL included.
+[[nodiscard]] bool has_control_character(std::string_view text) noexcept;
 
 // Builds a document from nlohmann::json::sax_parse events, refusing what parse_client_json
 // refuses. Readers that take part of a document elsewhere (see http_infer_json.hpp) forward the

@@ -1,11 +1,14 @@
 #include "serve/model_config.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include <nlohmann/json.hpp>
 
 #include "ferry/byte_size.hpp"
 #include "ferry/error.hpp"
+#include "serve/client_json.hpp"
+#include "serve/request_error.hpp"
 
 namespace ferry::serve {
 namespace {
@@ -27,18 +30,18 @@ class config_reader {
 
   [[nodiscard]] std::string text(const char* key) const {
     const json& v = *find(key);
-    if (!v.is_string()) fail(std::string("'") + key + "' must be a string, got " + v.dump());
+    if (!v.is_string()) fail(std::string("'") + key + "' must be a string, got " + quote_json(v));
     return v.get<std::string>();
   }
 
   [[nodiscard]] std::int64_t integer(const char* key, std::int64_t lo, std::int64_t hi) const {
     const json& v = *find(key);
     if (!v.is_number_integer())
-      fail(std::string("'") + key + "' must be an integer, got " + v.dump());
+      fail(std::string("'") + key + "' must be an integer, got " + quote_json(v));
     // An unsigned value past int64's range would read back negative: name it as written.
     if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi))
       fail(std::string("'") + key + "' must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
-           v.dump());
+           quote_json(v));
     const auto n = v.get<std::int64_t>();
     if (n < lo || n > hi)
       fail(std::string("'") + key + "' must be in [" + std::to_string(lo) + ", " +
@@ -51,25 +54,60 @@ class config_reader {
   std::string model_;
 };
 
+// Builds the document with the client JSON's bounds (nesting, values, repeated keys); a syntax
+// error is named by its offset only, since the library's message quotes the text it stopped at,
+// and a file that is not JSON at all (a link to another file) must not be shown.
+class config_document_builder : public json_document_builder {
+ public:
+  config_document_builder(json& root, std::string model) : json_document_builder(root, ""), model_(std::move(model)) {}
+
+  [[noreturn]] bool parse_error(std::size_t position, const std::string&, const json::exception& problem) {
+    const bool number = dynamic_cast<const json::out_of_range*>(&problem) != nullptr;
+    throw invalid_argument("model '" + model_ + "': " + std::string(model_config_file) + " is not valid JSON: " +
+                           (number ? "a number out of range" : "a syntax error") + " at byte " + std::to_string(position));
+  }
+
+ private:
+  std::string model_;
+};
+
+json parse_config_json(std::string_view text, const std::string& model) {
+  const std::string where = "model '" + model + "': " + std::string(model_config_file);
+  if (text.size() > max_model_config_bytes)
+    throw invalid_argument(where + " has " + std::to_string(text.size()) + " bytes, more than the " +
+                           std::to_string(max_model_config_bytes) + " a config may have");
+  // The library reads a NUL byte as the end of the input and would ignore what follows it.
+  if (const auto nul = text.find('\0'); nul != std::string_view::npos)
+    throw invalid_argument(where + " is not valid JSON: a NUL byte at byte " + std::to_string(nul));
+  json doc;
+  config_document_builder builder(doc, model);
+  try {
+    // The parser keeps its own stack; the builder refuses nesting beyond max_json_depth as it
+    // reads, so nothing recursive ever meets a deep document.
+    (void)json::sax_parse(text.data(), text.data() + text.size(), &builder);
+  } catch (const request_error& e) {  // the builder's bounds: its message starts ": ..."
+    throw invalid_argument(where + e.what());
+  }
+  return doc;
+}
+
 }  // namespace
+
+std::size_t default_max_queue_size(int workers) {
+  return std::clamp<std::size_t>(32 * static_cast<std::size_t>(std::max(1, workers)), 64, 4096);
+}
 
 model_config parse_model_config(std::string_view json_text, std::string model_name) {
   model_config config;
   config.name = std::move(model_name);
-  json doc;
-  try {
-    doc = json::parse(json_text);
-  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
-    throw invalid_argument("model '" + config.name + "': " + std::string(model_config_file) +
-                           " is not valid JSON: " + e.what());
-  }
+  const json doc = parse_config_json(json_text, config.name);
   const config_reader read(doc, config.name);
   if (!doc.is_object()) read.fail("expected a JSON object");
   for (const auto& [key, value] : doc.items()) {
     if (key != "engine" && key != "strategy" && key != "inflight" && key != "instances_per_gpu" &&
         key != "max_batch" && key != "batch_delay_us" && key != "max_queue_size" && key != "input_size" &&
         key != "tensor_strategies")
-      read.fail("unknown key '" + key +
+      read.fail("unknown key '" + quote_text(key) +
                 "' (known: engine, strategy, inflight, instances_per_gpu, max_batch, "
                 "batch_delay_us, max_queue_size, input_size, tensor_strategies)");
   }
@@ -82,26 +120,27 @@ model_config parse_model_config(std::string_view json_text, std::string model_na
     try {
       config.strategy = parse_strategy(read.text("strategy"));
     } catch (const invalid_argument& e) {
-      read.fail(e.what());
+      read.fail(quote_text(e.what(), 256));
     }
   }
   if (const json* overrides = read.find("tensor_strategies")) {
     if (!overrides->is_object())
       read.fail("'tensor_strategies' must be an object of tensor names to strategies (e.g. {\"indices\": "
-                "\"mapped\"}), got " + overrides->dump());
+                "\"mapped\"}), got " + quote_json(*overrides));
     for (const auto& [tensor, value] : overrides->items()) {
-      const std::string key = "'tensor_strategies': '" + tensor + "'";
-      if (!value.is_string()) read.fail(key + " must be a strategy name, got " + value.dump());
+      const std::string key = "'tensor_strategies': '" + quote_text(tensor) + "'";
+      if (!value.is_string()) read.fail(key + " must be a strategy name, got " + quote_json(value));
       try {
         config.tensor_strategies.push_back({tensor, parse_strategy(value.get<std::string>())});
       } catch (const invalid_argument& e) {
-        read.fail(key + ": " + e.what());
+        read.fail(key + ": " + quote_text(e.what(), 256));
       }
     }
   }
   constexpr std::int64_t int_max = std::numeric_limits<int>::max();
   if (const json* inflight = read.find("inflight"); inflight != nullptr && inflight->is_string()) {
-    if (read.text("inflight") != "auto") read.fail("'inflight' must be a count in [1, 64] or \"auto\", got " + inflight->dump());
+    if (read.text("inflight") != "auto")
+      read.fail("'inflight' must be a count in [1, 64] or \"auto\", got " + quote_json(*inflight));
     config.inflight_auto = true;
   } else if (inflight != nullptr) {
     config.inflight = static_cast<int>(read.integer("inflight", 1, 64));
@@ -121,7 +160,7 @@ model_config parse_model_config(std::string_view json_text, std::string model_na
       try {
         config.input_bytes = parse_byte_size(read.text("input_size"));
       } catch (const invalid_argument& e) {
-        read.fail(std::string("'input_size': ") + e.what());
+        read.fail("'input_size': " + quote_text(e.what(), 256));
       }
     }
   }

@@ -6,11 +6,16 @@
 //   {"engine": "reduce", "strategy": "auto", "inflight": "auto"}  (ferry::choose at load time)
 //   {"engine": "sparse:0.01", "strategy": "pinned", "tensor_strategies": {"indices": "mapped"}}
 // Unknown keys are refused, so a typo never silently leaves a setting at its default.
+//
+// A config is untrusted input: it is read with bounded nesting and size (no recursion a file can
+// deepen), sizes that are not finite or do not fit are refused naming the key, and error messages
+// quote at most a short excerpt of a value and never the text of a file that is not JSON.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +25,8 @@
 namespace ferry::serve {
 
 inline constexpr std::string_view model_config_file = "config.json";
+// A config is a few hundred bytes; a file larger than this is not one.
+inline constexpr std::size_t max_model_config_bytes = std::size_t{1} << 20;
 
 struct model_config {
   std::string name;                                  // the model's folder name
@@ -35,9 +42,9 @@ struct model_config {
   std::int64_t max_batch = 0;
   // How long the first queued request may wait for others to join its batch.
   std::chrono::microseconds batch_delay{0};
-  // Requests that may wait for a worker at once; more are refused as unavailable (Triton's name
-  // and meaning: 0 for no limit).
-  std::size_t max_queue_size = 0;
+  // Requests that may wait for a worker at once; more are refused as unavailable (0 for no
+  // limit, as in Triton). Unset: default_max_queue_size of the model's slots.
+  std::optional<std::size_t> max_queue_size;
   std::size_t input_bytes = std::size_t{1} << 20;   // touch, reduce, sparse: f32 input size
   // Tensors that go another way than `strategy` ("tensor_strategies": {"indices": "mapped"}), by
   // tensor name. Whether each names a tensor of the engine is checked when the model loads.
@@ -45,12 +52,21 @@ struct model_config {
   std::vector<tensor_strategy> tensor_strategies;
 };
 
+// The queue bound of a model whose config sets none: 32 requests per slot (`workers` batches run
+// at once), at least 64 so that as many clients as perf_analyzer's largest run wait rather than
+// fail, at most 4096. A batched model merges queued requests, so the same bound holds more work
+// per slot there, never less. Bounded, a queue holds a known number of requests (and the bytes the
+// in-flight budget lets them have): a flood waits at most that deep, the rest is told 503.
+[[nodiscard]] std::size_t default_max_queue_size(int workers);
+
 // "table=pinned,indices=mapped": the overrides as one string, for the model's documents and logs;
 // empty when there are none.
 [[nodiscard]] std::string tensor_strategies_text(const std::vector<tensor_strategy>& overrides);
 
 // Parses the JSON text of a config. Throws invalid_argument naming the model and the key for
-// malformed JSON, a missing engine, an unknown key, a wrong type or an out-of-range value.
+// malformed JSON (by its offset, never quoting the text), nesting deeper than max_json_depth, a
+// text over max_model_config_bytes, a missing engine, an unknown key, a wrong type or an
+// out-of-range value (a size that is NaN, infinite, or beyond what this machine can address).
 [[nodiscard]] model_config parse_model_config(std::string_view json_text, std::string model_name);
 
 }  // namespace ferry::serve

@@ -50,7 +50,8 @@ TEST(ServeConfig, DefaultsAndIntegerSizes) {
   EXPECT_EQ(c.instances_per_gpu, 1);
   EXPECT_EQ(c.max_batch, 0);
   EXPECT_EQ(c.batch_delay.count(), 0);
-  EXPECT_EQ(c.max_queue_size, 0U);  // no limit, as in Triton
+  EXPECT_FALSE(c.max_queue_size.has_value());  // the repository gives it the default of its slots
+  EXPECT_EQ(parse_model_config(R"({"engine": "touch", "max_queue_size": 0})", "t").max_queue_size, 0U);  // no limit
   EXPECT_EQ(c.input_bytes, 8000U);
 }
 
@@ -93,12 +94,42 @@ TEST(ServeConfig, TensorStrategiesMistakesAreNamedByKey) {
   const std::string not_object = failure(R"({"engine": "sparse:0.01", "tensor_strategies": ["indices", "mapped"]})");
   EXPECT_NE(not_object.find("'tensor_strategies' must be an object of tensor names to strategies"), std::string::npos)
       << not_object;
-  EXPECT_NE(not_object.find(R"(got ["indices","mapped"])"), std::string::npos) << not_object;
+  EXPECT_NE(not_object.find("got an array of 2 elements"), std::string::npos) << not_object;
   const std::string not_string = failure(R"({"engine": "sparse:0.01", "tensor_strategies": {"indices": 3}})");
   EXPECT_NE(not_string.find("'tensor_strategies': 'indices' must be a strategy name, got 3"), std::string::npos)
       << not_string;
   // Which tensors exist is the engine's to say, when the model loads (test_serve_auto.cpp).
   EXPECT_NO_THROW((void)parse_model_config(R"({"engine": "touch", "tensor_strategies": {"nope": "mapped"}})", "m"));
+}
+
+// A config is untrusted input. A value nested 100,000 levels deep once crashed the server at
+// start (its error message dumped the value recursively); sizes that are not finite or overflow
+// loaded, or were misreported as 0 bytes; a file that is not JSON was quoted.
+TEST(ServeConfig, UntrustedConfigsAreRefusedNamingTheProblemOnly) {
+  const std::string deep = failure(R"({"engine": "touch", "input_size": )" + std::string(100'000, '[') +
+                                   std::string(100'000, ']') + "}");
+  EXPECT_EQ(deep, "model 'm': config.json: arrays and objects nested deeper than 64 levels");
+  for (const char* size : {"nanKiB", "infKiB", "17179869188GiB", "1e30"}) {
+    const std::string refused = failure(std::string(R"({"engine": "touch", "input_size": ")") + size + "\"}");
+    EXPECT_EQ(refused.rfind(std::string("model 'm': config.json: 'input_size': "), 0), 0U) << refused;
+    EXPECT_NE(refused.find(size), std::string::npos) << refused;
+  }
+  // Not JSON (a link to another file, say): its place, never its text.
+  const std::string passwd = failure("root:x:0:0:root:/root:/bin/bash\n");
+  EXPECT_EQ(passwd, "model 'm': config.json is not valid JSON: a syntax error at byte 1");
+  const std::string long_value = failure(R"({"engine": ")" + std::string(100'000, 'e') + R"(", "inflight": "x"})");
+  EXPECT_LT(long_value.size(), 200U) << long_value;
+  const std::string long_key = failure(R"({"engine": "touch", ")" + std::string(10'000, 'k') + R"(": 1})");
+  EXPECT_LT(long_key.size(), 300U) << long_key;
+  EXPECT_NE(failure(std::string(ferry::serve::max_model_config_bytes + 1, ' ')).find("more than the 1048576"),
+            std::string::npos);
+}
+
+TEST(ServeConfig, TheDefaultQueueBoundFollowsTheSlots) {
+  EXPECT_EQ(ferry::serve::default_max_queue_size(1), 64U);
+  EXPECT_EQ(ferry::serve::default_max_queue_size(2), 64U);
+  EXPECT_EQ(ferry::serve::default_max_queue_size(8), 256U);
+  EXPECT_EQ(ferry::serve::default_max_queue_size(1000), 4096U);
 }
 
 }  // namespace
