@@ -11,8 +11,13 @@
 namespace ferry::serve {
 
 inference_service::inference_service(const model_repository& repository, shm_registry* system_shm,
-                                     cuda_shm_registry* cuda_shm, std::chrono::microseconds request_timeout)
-    : repository_(repository), system_shm_(system_shm), cuda_shm_(cuda_shm), request_timeout_(request_timeout) {}
+                                     cuda_shm_registry* cuda_shm, std::chrono::microseconds request_timeout,
+                                     std::size_t inflight_bytes)
+    : repository_(repository),
+      system_shm_(system_shm),
+      cuda_shm_(cuda_shm),
+      request_timeout_(request_timeout),
+      intake_(inflight_bytes) {}
 
 std::vector<std::string> inference_service::extensions() const {
   std::vector<std::string> list{"binary_tensor_data", "statistics", "model_repository"};
@@ -22,10 +27,14 @@ std::vector<std::string> inference_service::extensions() const {
 }
 
 const served_model& inference_service::find(std::string_view name, std::string_view version) const {
+  // No model has such a name (the repository refuses them); said so, rather than "unknown", so a
+  // client sees what it sent, escaped.
+  if (has_control_character(name))
+    throw bad_request("model name '" + quote_text(name) + "' holds a control character; model names never do");
   const served_model* model = repository_.find(name);
   if (model == nullptr) throw request_error(error_status::not_found, "unknown model '" + quote_text(name) + "'");
   if (!version.empty() && version != model_version)
-    throw request_error(error_status::not_found, "model '" + std::string(name) + "' has no version '" +
+    throw request_error(error_status::not_found, "model '" + quote_text(name) + "' has no version '" +
                                                      quote_text(version) + "' (its only version is " +
                                                      std::string(model_version) + ")");
   return *model;
@@ -35,11 +44,11 @@ const served_model& inference_service::find_ready(std::string_view name, std::st
   const served_model& model = find(name, version);
   if (!model.ready())
     throw request_error(error_status::unavailable,
-                        "model '" + std::string(name) + "' is not ready: " + model.failure);
+                        "model '" + quote_text(name) + "' is not ready: " + model.failure);
   return model;
 }
 
-pending_response inference_service::infer(infer_request request) {
+void inference_service::infer(infer_request request, infer_callback done) {
   const served_model& model = find_ready(request.model, request.version);
   submission work;
   // Shared-memory inputs and outputs: look the regions up and check every range first.
@@ -63,7 +72,7 @@ pending_response inference_service::infer(infer_request request) {
   if (request_timeout_.count() > 0 && !(positive(work.timeout) && *work.timeout < request_timeout_))
     work.timeout = request_timeout_;
   work.request = std::move(request);
-  return model.scheduler->submit(std::move(work));
+  model.scheduler->submit(std::move(work), std::move(done));
 }
 
 }  // namespace ferry::serve

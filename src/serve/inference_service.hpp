@@ -1,5 +1,6 @@
 // What every front end (HTTP, gRPC) asks of the server: health, model lookup with the protocol's
-// errors, and inference (look the model up, check the request, queue it).
+// errors, inference (look the model up, check the request, queue it), and the intake that both
+// front ends admit requests through (the in-flight memory budget, and shutdown).
 #pragma once
 
 #include <chrono>
@@ -9,6 +10,7 @@
 
 #include "serve/inference.hpp"
 #include "serve/model_repository.hpp"
+#include "serve/request_intake.hpp"
 
 namespace ferry::serve {
 
@@ -22,13 +24,16 @@ class inference_service {
   // The registries are null when client shared memory is not allowed (--allow-client-shm). A
   // request waits at most `request_timeout` for a worker (0: no limit), or its own timeout when
   // that is shorter.
+  // Requests in flight may hold `inflight_bytes` at once (request_intake).
   inference_service(const model_repository& repository, shm_registry* system_shm, cuda_shm_registry* cuda_shm,
-                    std::chrono::microseconds request_timeout = {});
+                    std::chrono::microseconds request_timeout = {},
+                    std::size_t inflight_bytes = default_inflight_budget());
 
   // Live once constructed; ready once every model has been loaded (or has failed, in which case
-  // only that model is not ready: readiness is per model, as with Triton's non-strict mode).
+  // only that model is not ready: readiness is per model, as with Triton's non-strict mode), until
+  // the server begins to shut down.
   [[nodiscard]] bool live() const noexcept { return true; }
-  [[nodiscard]] bool ready() const noexcept { return true; }
+  [[nodiscard]] bool ready() const { return !intake_.draining(); }
 
   // The protocol extensions this server speaks, for server metadata.
   [[nodiscard]] std::vector<std::string> extensions() const;
@@ -38,10 +43,13 @@ class inference_service {
   // As find(), and throws request_error(unavailable) with the load failure when not ready.
   [[nodiscard]] const served_model& find_ready(std::string_view name, std::string_view version) const;
 
-  // Checks the request and queues it. Throws request_error for a bad request, or unavailable
-  // when the model's queue is full; the answer holds the response or the request_error of a
-  // failed run or of a timeout.
-  [[nodiscard]] pending_response infer(infer_request request);
+  // Checks the request and queues it; `done` receives the response, or the request_error of a
+  // failed run or of a timeout, on a thread of the scheduler (model_scheduler.hpp). Throws
+  // request_error, without calling `done`, for a bad request, or unavailable when the model's
+  // queue is full.
+  void infer(infer_request request, infer_callback done);
+
+  [[nodiscard]] request_intake& intake() noexcept { return intake_; }
 
   [[nodiscard]] const model_repository& repository() const noexcept { return repository_; }
   [[nodiscard]] shm_registry* system_shm() const noexcept { return system_shm_; }
@@ -52,6 +60,7 @@ class inference_service {
   shm_registry* system_shm_;
   cuda_shm_registry* cuda_shm_;
   std::chrono::microseconds request_timeout_;
+  request_intake intake_;
 };
 
 }  // namespace ferry::serve

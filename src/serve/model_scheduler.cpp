@@ -18,14 +18,14 @@ std::uint64_t ns_between(steady_time a, steady_time b) {
 }  // namespace
 
 struct model_scheduler::job {
-  std::uint64_t ticket = 0;
   submission work;
   std::optional<int> gpu;  // set: only this GPU's workers may run it (its CUDA inputs are there)
   infer_response response;
   std::exception_ptr failure;  // set: the run failed, answer with this instead
-  std::promise<infer_response> promise;
+  infer_callback done;
   steady_time arrived;
   steady_time started;
+  std::optional<deadline_table::iterator> deadline;  // its entry while queued with a deadline
 };
 
 model_scheduler::model_scheduler(std::string model, std::string version, std::shared_ptr<executor> exec,
@@ -56,6 +56,7 @@ model_scheduler::model_scheduler(std::string model, std::string version, std::sh
     ++loads_[group_of_.back()].busy;
   }
   for (int i = 0; i < n; ++i) workers_.emplace_back([this, i] { work(i); });
+  deadline_thread_ = std::thread([this] { expire(); });
   up_.wait();
 }
 
@@ -64,31 +65,28 @@ model_scheduler::~model_scheduler() {
     const std::lock_guard lock(mutex_);
     stopping_ = true;
     for (auto& w : wake_) w.notify_all();
+    deadline_changed_.notify_all();
   }
   for (auto& t : workers_) t.join();
-  // Taken under the lock: a waiter reaching its deadline now may be withdrawing its request.
+  deadline_thread_.join();
   std::deque<std::unique_ptr<job>> left;
-  {
-    const std::lock_guard lock(mutex_);
-    left.swap(queue_);
-  }
-  for (auto& j : left)
-    j->promise.set_exception(std::make_exception_ptr(
-        request_error(error_status::unavailable, "model '" + model_ + "' is shutting down")));
+  left.swap(queue_);
+  deadlines_.clear();
+  for (auto& j : left) fail(std::move(j), request_error(error_status::unavailable, "model '" + model_ + "' is shutting down"));
 }
 
-pending_response model_scheduler::submit(submission work) {
+void model_scheduler::submit(submission work, infer_callback done) {
   auto j = std::make_unique<job>();
   // Refused now, not queued: no worker would ever take it.
   j->gpu = required_gpu(work.request, gpus_, model_);
   j->work = std::move(work);
+  j->done = std::move(done);
   j->arrived = std::chrono::steady_clock::now();
   std::optional<steady_time> deadline;
   // A timeout so long that the deadline would overflow the clock is no deadline.
   if (j->work.timeout && j->work.timeout->count() <
                              std::chrono::duration_cast<std::chrono::microseconds>(steady_time::max() - j->arrived).count())
     deadline = j->arrived + *j->work.timeout;
-  auto future = j->promise.get_future();
   std::unique_lock lock(mutex_);
   if (stopping_) throw request_error(error_status::unavailable, "model '" + model_ + "' is shutting down");
   if (max_queue_size_ > 0 && queue_.size() >= max_queue_size_) {
@@ -99,37 +97,63 @@ pending_response model_scheduler::submit(submission work) {
                         "model '" + model_ + "' is busy: " + std::to_string(waiting) +
                             " requests wait for a worker, its max_queue_size; try again later");
   }
-  j->ticket = next_ticket_++;
-  const std::uint64_t ticket = j->ticket;
+  if (deadline) {
+    j->deadline = deadlines_.emplace(*deadline, j.get());
+    // Only a new first deadline changes how long the deadline thread sleeps.
+    if (*j->deadline == deadlines_.begin()) deadline_changed_.notify_one();
+  }
   queue_.push_back(std::move(j));
   offer_work();
-  return {*this, ticket, std::move(future), deadline};
 }
 
-bool model_scheduler::withdraw(std::uint64_t ticket) {
-  std::unique_ptr<job> j;
-  {
-    const std::lock_guard lock(mutex_);
-    const auto it = std::find_if(queue_.begin(), queue_.end(), [ticket](const auto& q) { return q->ticket == ticket; });
-    if (it == queue_.end()) return false;  // a worker has it, or it is answered already
-    j = std::move(*it);
-    queue_.erase(it);
+pending_response model_scheduler::submit(submission work) {
+  auto promise = std::make_shared<std::promise<infer_response>>();
+  pending_response answer(promise->get_future());
+  submit(std::move(work), [promise](infer_result result) {
+    if (result.failure)
+      promise->set_exception(result.failure);
+    else
+      promise->set_value(std::move(result.response));
+  });
+  return answer;
+}
+
+void model_scheduler::expire() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    if (deadlines_.empty()) {
+      deadline_changed_.wait(lock);
+      continue;
+    }
+    const steady_time first = deadlines_.begin()->first;
+    if (std::chrono::steady_clock::now() < first) {
+      deadline_changed_.wait_until(lock, first);
+      continue;
+    }
+    std::vector<std::unique_ptr<job>> late;
+    const auto now = std::chrono::steady_clock::now();
+    while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
+      job* const j = deadlines_.begin()->second;
+      deadlines_.erase(deadlines_.begin());
+      const auto it = std::find_if(queue_.begin(), queue_.end(), [j](const auto& q) { return q.get() == j; });
+      late.push_back(std::move(*it));
+      queue_.erase(it);
+    }
+    // Outside the lock: dropping a request may unmap its shared-memory regions, and its callback
+    // hands the answer to its front end.
+    lock.unlock();
+    const auto ms = [](auto d) { return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()); };
+    for (auto& j : late) {
+      stats_.record_failure(ns_between(j->arrived, now));
+      const auto waited = now - j->arrived;
+      const auto timeout = *j->work.timeout;
+      fail(std::move(j), request_error(error_status::timed_out,
+                                       "model '" + model_ + "': the request timed out: no worker started it within its " +
+                                           "timeout of " + ms(timeout) + " ms (it waited " + ms(waited) +
+                                           " ms in the queue)"));
+    }
+    lock.lock();
   }
-  // Outside the lock: dropping the request may unmap its shared-memory regions.
-  const auto now = std::chrono::steady_clock::now();
-  const auto waited = now - j->arrived;
-  stats_.record_failure(ns_between(j->arrived, now));
-  const auto ms = [](auto d) { return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()); };
-  j->promise.set_exception(std::make_exception_ptr(request_error(
-      error_status::timed_out, "model '" + model_ + "': the request timed out: no worker started it within its " +
-                                   "timeout of " + ms(*j->work.timeout) + " ms (it waited " + ms(waited) +
-                                   " ms in the queue)")));
-  return true;
-}
-
-infer_response pending_response::get() {
-  if (deadline_ && answer_.wait_until(*deadline_) == std::future_status::timeout) (void)scheduler_->withdraw(ticket_);
-  return answer_.get();
 }
 
 std::size_t model_scheduler::pending() const {
@@ -177,7 +201,11 @@ std::vector<std::unique_ptr<model_scheduler::job>> model_scheduler::next_batch(s
     const batch_decision d = decide_batch(view, rules_, std::chrono::steady_clock::now());
     if (d.take > 0) {
       std::vector<std::unique_ptr<job>> batch;
-      for (std::size_t k = 0; k < d.take; ++k) batch.push_back(std::move(queue_[positions[k]]));
+      for (std::size_t k = 0; k < d.take; ++k) {
+        auto& j = queue_[positions[k]];
+        if (j->deadline) deadlines_.erase(*std::exchange(j->deadline, std::nullopt));  // it runs: no timeout now
+        batch.push_back(std::move(j));
+      }
       std::erase(queue_, nullptr);
       return batch;
     }
@@ -245,12 +273,18 @@ void model_scheduler::run(std::span<const std::unique_ptr<job>> jobs, int worker
 }
 
 void model_scheduler::answer(std::vector<std::unique_ptr<job>> jobs) {
-  for (const auto& j : jobs) {
-    if (j->failure)
-      j->promise.set_exception(j->failure);
-    else
-      j->promise.set_value(std::move(j->response));
+  for (auto& j : jobs) {
+    infer_callback done = std::move(j->done);
+    infer_result result{std::move(j->response), j->failure};
+    j.reset();  // the request's buffers go before its answer is handed on
+    done(std::move(result));
   }
+}
+
+void model_scheduler::fail(std::unique_ptr<job> j, const request_error& why) {
+  infer_callback done = std::move(j->done);
+  j.reset();
+  done(infer_result{{}, std::make_exception_ptr(why)});
 }
 
 }  // namespace ferry::serve

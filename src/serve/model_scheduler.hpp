@@ -11,11 +11,16 @@
 // each GPU. Each group has its own condition variable, woken when it has something to take, so
 // a request is never left waiting while a worker that may run it sleeps.
 //
-// Back-pressure: at most max_queue_size requests wait (Triton's setting, 0 for no limit); one more
-// is refused at once as unavailable. A request may have a timeout: still queued when it passes,
-// it is taken out of the queue and answered timed_out. Once a worker has started it, it is waited
-// for however long it runs: the run reads the client's buffers (an HTTP body, a gRPC message),
-// which must outlive it, and no request is ever answered with a result that is not its own.
+// Back-pressure: at most max_queue_size requests wait (0 for no limit); one more is refused at
+// once as unavailable. A request may have a timeout: still queued when it passes, it is taken out
+// of the queue and answered timed_out by the scheduler's deadline thread, so no front-end thread
+// waits for it. Once a worker has started it, it is waited for however long it runs: the run
+// reads the client's buffers (an HTTP body, a gRPC message), which must outlive it, and no request
+// is ever answered with a result that is not its own.
+//
+// Answers are delivered asynchronously: each request's callback is called exactly once, with its
+// response or its error, on the thread that settled it (a worker, the deadline thread, or the
+// destructor for requests still queued), so front ends never block a thread on a model.
 #pragma once
 
 #include <chrono>
@@ -23,8 +28,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <exception>
+#include <functional>
 #include <future>
 #include <latch>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -41,6 +49,8 @@
 
 namespace ferry::serve {
 
+class request_error;
+
 // What a queued request needs besides itself: where its shared-memory outputs go.
 struct submission {
   infer_request request;
@@ -53,25 +63,28 @@ struct submission {
   std::optional<std::chrono::microseconds> timeout;
 };
 
-class model_scheduler;
+// A request's outcome: its response, or (failure set) the request_error of its failed run or of
+// its timeout.
+struct infer_result {
+  infer_response response;
+  std::exception_ptr failure;
+};
 
-// A queued request's answer, as the front end waits for it. Must not outlive its scheduler.
+// Receives a request's outcome. Called exactly once, on a worker or the scheduler's own threads:
+// it must return quickly (hand work elsewhere) and must not throw.
+using infer_callback = std::function<void(infer_result)>;
+
+// A queued request's answer, for callers that wait for it (tests, tools).
 class pending_response {
  public:
   // Waits for the response and returns it. Throws the request's request_error: that of its failed
   // run, or timed_out when it was still queued at its deadline (it is then withdrawn, never run).
-  [[nodiscard]] infer_response get();
+  [[nodiscard]] infer_response get() { return answer_.get(); }
 
  private:
   friend class model_scheduler;
-  pending_response(model_scheduler& scheduler, std::uint64_t ticket, std::future<infer_response> answer,
-                   std::optional<steady_time> deadline)
-      : scheduler_(&scheduler), ticket_(ticket), answer_(std::move(answer)), deadline_(deadline) {}
-
-  model_scheduler* scheduler_;
-  std::uint64_t ticket_;
+  explicit pending_response(std::future<infer_response> answer) : answer_(std::move(answer)) {}
   std::future<infer_response> answer_;
-  std::optional<steady_time> deadline_;
 };
 
 class model_scheduler {
@@ -86,20 +99,23 @@ class model_scheduler {
   model_scheduler(const model_scheduler&) = delete;
   model_scheduler& operator=(const model_scheduler&) = delete;
 
-  // Queues a checked request (plan_request); its answer holds the response, or a request_error.
-  // Throws request_error: bad_request when its CUDA inputs are on two GPUs or on a GPU this
-  // model has no worker on (required_gpu), unavailable when max_queue_size requests are waiting.
+  // Queues a checked request (plan_request); `done` receives its response or request_error.
+  // Throws request_error, without calling `done`: bad_request when its CUDA inputs are on two GPUs
+  // or on a GPU this model has no worker on (required_gpu), unavailable when max_queue_size
+  // requests are waiting.
+  void submit(submission work, infer_callback done);
+  // The same, for a caller that waits for the answer.
   [[nodiscard]] pending_response submit(submission work);
   // Requests waiting for a worker.
   [[nodiscard]] std::size_t pending() const;
   [[nodiscard]] std::size_t max_queue_size() const noexcept { return max_queue_size_; }
 
  private:
-  friend class pending_response;
   struct job;
-  // Takes the request out of the queue and answers it timed_out, if it is still queued; returns
-  // whether it was.
-  bool withdraw(std::uint64_t ticket);
+  using deadline_table = std::multimap<steady_time, job*>;
+  // The deadline thread: withdraws each request still queued at its deadline and answers it
+  // timed_out.
+  void expire();
   void work(int worker);
   // Waits for and takes the next batch group `g` may run; empty once stopping.
   [[nodiscard]] std::vector<std::unique_ptr<job>> next_batch(std::size_t g, std::unique_lock<std::mutex>& lock);
@@ -109,8 +125,10 @@ class model_scheduler {
   void offer_work();
   // Runs `jobs` as one batch (each alone when the batch fails), leaving each its response or failure.
   void run(std::span<const std::unique_ptr<job>> jobs, int worker);
-  // Fulfils every job's future with what run left it.
+  // Calls every job's callback with what run left it.
   static void answer(std::vector<std::unique_ptr<job>> jobs);
+  // Fails a request that will never run (timed out, or the scheduler stopping).
+  static void fail(std::unique_ptr<job> j, const request_error& why);
 
   std::string model_, version_;
   std::shared_ptr<executor> exec_;
@@ -118,10 +136,13 @@ class model_scheduler {
   batching_rules rules_;
   model_statistics& stats_;
   std::size_t max_queue_size_;
-  std::uint64_t next_ticket_ = 0;  // under the lock; identifies a job for withdraw, never reused
   std::vector<int> gpus_;  // the GPUs the model has workers on, for required_gpu
   mutable std::mutex mutex_;
   std::deque<std::unique_ptr<job>> queue_;
+  // The queued requests that have a deadline, soonest first (each job keeps its entry, erased
+  // when a worker takes it); the deadline thread waits on `deadline_changed_` for the first.
+  deadline_table deadlines_;
+  std::condition_variable deadline_changed_;
   // Worker groups, one per GPU (or one for the host), by index: the GPU, the load the spreading
   // rule reads (slots: the group's workers; busy: those not waiting for work, which are those
   // running a batch once all are up), and the condition variable its idle workers wait on (a
@@ -135,6 +156,7 @@ class model_scheduler {
   bool stopping_ = false;
   std::latch up_;  // counts workers down as they first wait for work
   std::vector<std::thread> workers_;
+  std::thread deadline_thread_;
 };
 
 }  // namespace ferry::serve

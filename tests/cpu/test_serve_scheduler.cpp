@@ -215,4 +215,52 @@ TEST(ServeScheduler, ARequestStartedBeforeItsTimeoutGetsItsOwnResult) {
   EXPECT_EQ(values(send(scheduler, sig, endless, std::chrono::microseconds::max()).get()), (std::vector<float>{1009}));
 }
 
+// Front ends never wait for a model: the answer comes through the callback, on the scheduler's
+// thread; a request that times out while nobody waits for it is answered by the deadline thread.
+TEST(ServeScheduler, AnswersThroughTheCallbackAndTimesOutWithNobodyWaiting) {
+  auto exec = std::make_shared<scripted_executor>(1);
+  const auto sig = exec->signature();
+  model_statistics stats;
+  model_scheduler scheduler("m", "1", exec, sig, {0, 0us}, stats, 4);
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<std::pair<std::string, std::thread::id>> outcomes;
+  const auto submit = [&](std::vector<float>& x, std::optional<std::chrono::microseconds> timeout) {
+    submission work;
+    work.timeout = timeout;
+    work.request.model = "m";
+    work.request.inputs.push_back({"x", dtype::f32, {static_cast<std::int64_t>(x.size())},
+                                   std::as_bytes(std::span(x)), std::nullopt});
+    work.plan = plan_request(sig, work.request);
+    scheduler.submit(std::move(work), [&](infer_result result) {
+      std::string what;
+      if (result.failure) {
+        what = ferry::serve::testing::error_of([&] { std::rethrow_exception(result.failure); }, error_status::timed_out);
+      } else {
+        what = std::to_string(static_cast<int>(values(result.response).at(0)));
+      }
+      const std::lock_guard lock(mutex);
+      outcomes.emplace_back(what, std::this_thread::get_id());
+      changed.notify_all();
+    });
+  };
+  std::vector<float> running{gated_marker}, late{7};
+  submit(running, std::nullopt);
+  exec->held.wait_for_arrivals(1);
+  submit(late, 20ms);
+  {
+    std::unique_lock lock(mutex);
+    ASSERT_TRUE(changed.wait_for(lock, 5s, [&] { return outcomes.size() == 1; }));
+    EXPECT_EQ(outcomes[0].first.rfind("model 'm': the request timed out", 0), 0U) << outcomes[0].first;
+    EXPECT_NE(outcomes[0].second, std::this_thread::get_id());
+  }
+  EXPECT_EQ(scheduler.pending(), 0U);
+  exec->held.open();
+  std::unique_lock lock(mutex);
+  ASSERT_TRUE(changed.wait_for(lock, 5s, [&] { return outcomes.size() == 2; }));
+  EXPECT_EQ(outcomes[1].first, std::to_string(static_cast<int>(gated_marker + 1000)));
+  EXPECT_NE(outcomes[1].second, std::this_thread::get_id());
+  EXPECT_EQ(exec->runs.load(), 1);  // the late one never ran
+}
+
 }  // namespace
