@@ -2,6 +2,11 @@
 
 #include <strings.h>
 
+#include <algorithm>
+#include <thread>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <nlohmann/json.hpp>
 
 #include "serve/client_json.hpp"
@@ -33,11 +38,17 @@ struct route_request {
 
 using route_handler = std::function<void(const route_request&, http_response&)>;
 
+// How a route is answered: on the I/O thread at once (quick: reads a few counters or documents,
+// never blocks), on the pool (it has a body to decode, or touches shared memory), or as an
+// inference (decided from its headers, decoded on the pool, answered when its model calls back).
+enum class route_kind { quick, pooled, inference };
+
 struct route {
   std::string method;
   route_pattern path;
-  route_handler handler;
+  route_handler handler;  // unset for the inference routes
   std::size_t max_body_bytes;  // larger bodies are refused unread
+  route_kind kind;
 };
 
 void set_content(http_response& res, std::string body, const char* type) {
@@ -52,6 +63,15 @@ void send_json(http_response& res, const json& doc, int status = 200) {
 
 void send_error(http_response& res, int status, const std::string& message) {
   send_json(res, {{"error", message}}, status);
+  // Every 503 is a state that passes (a full queue or budget, loading, shutting down): a client
+  // may try again, no sooner than this.
+  if (status == 503) res.headers.emplace_back("Retry-After", "1");
+}
+
+http_response error_response(int status, const std::string& message) {
+  http_response res;
+  send_error(res, status, message);
+  return res;
 }
 
 // Every error answer carries a body, also those no handler wrote one for.
@@ -62,24 +82,59 @@ void fill_error_body(http_response& res, const std::string& method, const std::s
   send_error(res, res.status, what);
 }
 
+// The protocol's error answer to the exception in flight (call inside a catch block).
+void answer_current_exception(http_response& res) {
+  try {
+    throw;
+  } catch (const request_error& e) {
+    send_error(res, http_status(e.status()), e.what());
+  } catch (const ferry::invalid_argument& e) {
+    send_error(res, 400, e.what());
+  } catch (const json::exception& e) {
+    // Only clients' JSON is read here: what the library refuses (a type_error or out_of_range of
+    // an access no check guarded) is the client's error, not the server's.
+    send_error(res, 400, "unexpected JSON in the request: " + quote_text(e.what(), 256));
+  } catch (const std::exception& e) {
+    send_error(res, 500, e.what());
+  } catch (...) {
+    send_error(res, 500, "unknown error");
+  }
+}
+
 // Runs a route, turning every exception into the protocol's error answer.
 template <typename F>
 route_handler guarded(F route) {
   return [route](const route_request& req, http_response& res) {
     try {
       route(req, res);
-    } catch (const request_error& e) {
-      send_error(res, http_status(e.status()), e.what());
-    } catch (const ferry::invalid_argument& e) {
-      send_error(res, 400, e.what());
-    } catch (const json::exception& e) {
-      // Only clients' JSON is read here: what the library refuses (a type_error or out_of_range of
-      // an access no check guarded) is the client's error, not the server's.
-      send_error(res, 400, "unexpected JSON in the request: " + quote_text(e.what(), 256));
-    } catch (const std::exception& e) {
-      send_error(res, 500, e.what());
+    } catch (...) {
+      res = {};
+      answer_current_exception(res);
     }
   };
+}
+
+bool same_text_ignoring_case(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
+}
+
+// Inference bodies are JSON (all of it, or a JSON header before binary tensors), or octet-stream
+// for the binary form; curl's default for -d is accepted too. Anything else (a form, multipart,
+// text) cannot be an inference request, and is told so before its body is read.
+std::optional<std::string> unsupported_body_type(const http_request& head) {
+  if (const auto type = head.header("Content-Type")) {
+    std::string media(type->substr(0, type->find(';')));
+    media.erase(media.find_last_not_of(" \t") + 1);
+    std::transform(media.begin(), media.end(), media.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (media != "application/json" && media != "application/octet-stream" &&
+        media != "application/x-www-form-urlencoded")
+      return "Content-Type '" + quote_text(*type) +
+             "' is not an inference body: send application/json, or application/octet-stream with "
+             "Inference-Header-Content-Length";
+  }
+  if (const auto encoding = head.header("Content-Encoding"); encoding && !same_text_ignoring_case(*encoding, "identity"))
+    return "Content-Encoding '" + quote_text(*encoding) + "' is not supported by this server: send the body uncompressed";
+  return std::nullopt;
 }
 
 // The Inference-Header-Content-Length header. Given twice, it is refused: which one the client
@@ -97,6 +152,10 @@ std::optional<std::string_view> inference_header_length(const http_request& req)
   return value;
 }
 
+std::string version_of(const std::vector<std::string>& captures) {
+  return captures.size() > 1 ? captures[1] : std::string();
+}
+
 std::string version_of(const route_request& req) {
   return req.captures.size() > 1 ? req.captures[1] : std::string();
 }
@@ -107,94 +166,194 @@ json parse_json_body(const route_request& req) {
 
 }  // namespace
 
+// One inference request while its model works on it: the HTTP request (its body holds the
+// binary inputs the model reads), what the answer must look like, and where it goes.
+struct infer_call {
+  http_request http;
+  std::vector<std::string> requested;  // the outputs asked for, by name
+  std::vector<bool> binary_outputs;
+  bool binary_by_default = false;
+  http_reply reply;
+};
+
+int default_threads() { return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 2, 16); }
+
 struct http_frontend::state {
   inference_service& service;
   http_options options;
   std::vector<route> routes;  // tried in order, the first match answers
+  boost::asio::thread_pool pool;  // decodes bodies and encodes answers
   http_transport transport;
 
   state(inference_service& s, const http_options& o)
       : service(s),
         options(o),
-        transport(o, {[this](const http_request& req) { return dispatch(req); },
-                      [this](int status, const std::string& message) { return refused(status, message); },
-                      [this](std::string_view method, std::string_view path) { return body_limit(method, path); }}) {
+        pool(static_cast<std::size_t>(o.threads > 0 ? o.threads : default_threads())),
+        transport(with_intake(o, s), {[this](const http_request& head) { return admit(head); },
+                                      [this](http_request&& req, http_reply reply) { handle(std::move(req), reply); },
+                                      [this](int status, const std::string& message) { return refused(status, message); }}) {
     add_routes();
   }
 
-  // The body limit of the route a request goes to; the small one for a request no route takes.
-  std::size_t body_limit(std::string_view method, std::string_view path) const {
-    if (method == "HEAD") method = "GET";
-    if (path.size() <= max_path_bytes)
-      for (const auto& r : routes)
-        if (r.method == method && r.path.match(path)) return r.max_body_bytes;
-    return options.max_small_body_bytes;
+  ~state() {
+    transport.stop();
+    pool.join();
+  }
+
+  static http_transport_options with_intake(http_transport_options o, inference_service& s) {
+    o.intake = &s.intake();
+    return o;
+  }
+
+  // The route a request goes to, with its captures; none for a request no route takes.
+  std::optional<std::pair<const route*, std::vector<std::string>>> find_route(const http_request& req) const {
+    // HEAD is GET without the body (the transport leaves it out).
+    const std::string_view method = req.method == "HEAD" ? std::string_view("GET") : std::string_view(req.method);
+    if (req.path.size() > max_path_bytes) return std::nullopt;
+    for (const auto& r : routes) {
+      if (r.method != method) continue;
+      if (auto captures = r.path.match(req.path)) return std::pair{&r, std::move(*captures)};
+    }
+    return std::nullopt;
+  }
+
+  // The largest inference body: the transport's limit, never more than the whole in-flight budget.
+  std::size_t inference_body_limit() const {
+    return std::min(options.max_body_bytes, service.intake().budget_bytes());
+  }
+  std::size_t json_body_limit() const { return std::min(inference_body_limit(), options.limits.max_inference_header_bytes); }
+
+  // Decided from the headers, before any byte of the body is read: a request that cannot be
+  // served is answered now, and its body never costs memory.
+  http_admission admit(const http_request& head) const {
+    http_admission a;
+    if (head.path.size() > max_path_bytes) {
+      a.answer = error_response(414, "request path of " + std::to_string(head.path.size()) +
+                                         " bytes exceeds the server's limit of " + std::to_string(max_path_bytes) +
+                                         " bytes");
+      return a;
+    }
+    const auto found = find_route(head);
+    if (!found) {
+      http_response res;
+      res.status = 404;
+      fill_error_body(res, head.method, head.path);
+      a.answer = std::move(res);
+      return a;
+    }
+    const auto& [r, captures] = *found;
+    a.body_limit = r->max_body_bytes;
+    if (r->kind != route_kind::inference) return a;
+    try {
+      (void)service.find_ready(captures[0], version_of(captures));
+      if (const auto why = unsupported_body_type(head)) {
+        a.answer = error_response(415, *why);
+        return a;
+      }
+      // Without a binary part the whole body is JSON, held to the JSON limit.
+      if (!inference_header_length(head)) a.body_limit = json_body_limit();
+    } catch (...) {
+      http_response res;
+      answer_current_exception(res);
+      a.answer = std::move(res);
+      return a;
+    }
+    a.counted = true;
+    return a;
   }
 
   // The answer to a request the transport refuses before any route sees it (400, 408, 413, 503),
   // in the transport's words except for 413: the transport knows only the limit of the route
-  // that refused the body, so the answer names both, letting a client tell which one it hit.
+  // that refused the body, so the answer names them all, letting a client tell which one it hit.
   http_response refused(int status, const std::string& message) const {
-    http_response res;
-    send_error(res, status,
-               status != 413 ? message
-                             : "request body exceeds the server's limit: " + std::to_string(options.max_body_bytes) +
-                                   " bytes for inference, " + std::to_string(options.max_small_body_bytes) +
+    if (status != 413 || message.rfind("request body exceeds the server's limit of ", 0) != 0)
+      return error_response(status, message);
+    return error_response(413, "request body exceeds the server's limit: " + std::to_string(inference_body_limit()) +
+                                   " bytes for inference (" + std::to_string(json_body_limit()) +
+                                   " when it is all JSON), " + std::to_string(options.max_small_body_bytes) +
                                    " bytes for every other endpoint");
-    return res;
   }
 
-  http_response dispatch(const http_request& req) const {
-    // HEAD is GET without the body (the transport leaves it out).
-    const std::string_view method = req.method == "HEAD" ? std::string_view("GET") : std::string_view(req.method);
+  // On an I/O thread: quick routes answer now, the rest go to the pool.
+  void handle(http_request&& req, const http_reply& reply) {
+    auto found = find_route(req);
+    if (!found) {  // admit() answered these; kept for a transport without admission
+      http_response res;
+      res.status = 404;
+      fill_error_body(res, req.method, req.path);
+      return reply.send(std::move(res));
+    }
+    auto& [r, captures] = *found;
+    if (r->kind == route_kind::quick) return reply.send(run(*r, req, captures));
+    boost::asio::post(pool, [this, r = r, req = std::move(req), captures = std::move(captures), reply]() mutable {
+      if (r->kind == route_kind::inference) return infer(std::move(req), std::move(captures), reply);
+      reply.send(run(*r, req, captures));
+    });
+  }
+
+  http_response run(const route& r, const http_request& req, std::vector<std::string> captures) const {
     http_response res;
-    if (req.path.size() > max_path_bytes) {
-      send_error(res, 414, "request path of " + std::to_string(req.path.size()) +
-                               " bytes exceeds the server's limit of " + std::to_string(max_path_bytes) + " bytes");
-      return res;
-    }
-    res.status = 404;
-    for (const auto& r : routes) {
-      if (r.method != method) continue;
-      auto captures = r.path.match(req.path);
-      if (!captures) continue;
-      res.status = 200;
-      r.handler(route_request{req, std::move(*captures)}, res);
-      break;
-    }
+    res.status = 200;
+    r.handler(route_request{req, std::move(captures)}, res);
     fill_error_body(res, req.method, req.path);
     return res;
   }
 
-  void get(const char* path, route_handler handler) {
-    routes.push_back({"GET", route_pattern(path), std::move(handler), options.max_small_body_bytes});
-  }
-  void post(const char* path, route_handler handler, bool inference = false) {
-    routes.push_back({"POST", route_pattern(path), std::move(handler),
-                      inference ? options.max_body_bytes : options.max_small_body_bytes});
+  // On the pool: decodes the body, checks every input against the model, and queues the request.
+  // The body stays with the call until the model's callback: the binary inputs are read there.
+  void infer(http_request&& req, std::vector<std::string> captures, const http_reply& reply) {
+    auto call = std::make_shared<infer_call>(infer_call{std::move(req), {}, {}, false, reply});
+    try {
+      const std::optional<std::string_view> header_length = inference_header_length(call->http);
+      // The model first: its signature checks each input before the input's data is decoded.
+      const std::string& name = captures[0];
+      const served_model& model = service.find_ready(name, version_of(captures));
+      const auto check = [&](const input_tensor& in) { check_input(model.signature, name, in); };
+      http_infer_request parsed = parse_http_infer_request(call->http.body, header_length, options.limits, check);
+      parsed.request.model = name;
+      parsed.request.version = version_of(captures);
+      for (const auto& o : parsed.request.outputs) call->requested.push_back(o.name);
+      call->binary_outputs = std::move(parsed.binary_outputs);
+      call->binary_by_default = parsed.binary_by_default;
+      service.infer(std::move(parsed.request), [this, call](infer_result result) {
+        // On the model's worker: the answer is encoded on the pool, so the worker goes on.
+        boost::asio::post(pool, [call, result = std::move(result)]() mutable { answer(*call, std::move(result)); });
+      });
+    } catch (...) {
+      http_response res;
+      answer_current_exception(res);
+      call->reply.send(std::move(res));
+    }
   }
 
-  void infer(const route_request& req, http_response& res) {
-    const std::optional<std::string_view> header_length = inference_header_length(req.http);
-    // The model first: its signature checks each input before the input's data is decoded.
-    const std::string& name = req.captures[0];
-    const served_model& model = service.find_ready(name, version_of(req));
-    const auto check = [&](const input_tensor& in) { check_input(model.signature, name, in); };
-    http_infer_request parsed = parse_http_infer_request(req.http.body, header_length, options.limits, check);
-    parsed.request.model = name;
-    parsed.request.version = version_of(req);
-    std::vector<std::string> requested;
-    for (const auto& o : parsed.request.outputs) requested.push_back(o.name);
-    // The body outlives the request: this handler waits for the response.
-    const infer_response response = service.infer(std::move(parsed.request)).get();
-    const auto binary = binary_choices(requested, parsed.binary_outputs, parsed.binary_by_default, response);
-    http_infer_body encoded = encode_http_infer_response(response, binary);
-    if (encoded.header_length) {
-      res.headers.emplace_back("Inference-Header-Content-Length", std::to_string(*encoded.header_length));
-      set_content(res, std::move(encoded.body), "application/octet-stream");
-    } else {
-      set_content(res, std::move(encoded.body), json_type);
+  static void answer(infer_call& call, infer_result result) {
+    call.http = {};  // the inputs have been read: the body goes before the answer is built
+    http_response res;
+    try {
+      if (result.failure) std::rethrow_exception(result.failure);
+      const infer_response& response = result.response;
+      const auto binary = binary_choices(call.requested, call.binary_outputs, call.binary_by_default, response);
+      http_infer_body encoded = encode_http_infer_response(response, binary);
+      result = {};  // the outputs are in the body now
+      if (encoded.header_length) {
+        res.headers.emplace_back("Inference-Header-Content-Length", std::to_string(*encoded.header_length));
+        set_content(res, std::move(encoded.body), "application/octet-stream");
+      } else {
+        set_content(res, std::move(encoded.body), json_type);
+      }
+    } catch (...) {
+      res = {};
+      answer_current_exception(res);
     }
+    call.reply.send(std::move(res));
+  }
+
+  void get(const char* path, route_handler handler, route_kind kind = route_kind::quick) {
+    routes.push_back({"GET", route_pattern(path), std::move(handler), options.max_small_body_bytes, kind});
+  }
+  void post(const char* path, route_handler handler, route_kind kind = route_kind::pooled) {
+    routes.push_back({"POST", route_pattern(path), std::move(handler),
+                      kind == route_kind::inference ? inference_body_limit() : options.max_small_body_bytes, kind});
   }
 
   void add_routes() {
@@ -203,6 +362,7 @@ struct http_frontend::state {
     }));
     get("/v2/health/ready", guarded([this](const auto&, auto& res) {
       res.status = service.ready() ? 200 : 503;
+      if (res.status == 503) send_error(res, 503, "the server is shutting down");
     }));
     get("/v2", guarded([this](const auto&, auto& res) { send_json(res, server_metadata_json(service)); }));
     get("/metrics", guarded([this](const auto&, auto& res) {
@@ -243,9 +403,8 @@ struct http_frontend::state {
     get("/v2/models/{}/config", config);
     get("/v2/models/{}/versions/{}/config", config);
 
-    const auto infer_route = guarded([this](const route_request& req, http_response& res) { infer(req, res); });
-    post("/v2/models/{}/infer", infer_route, true);
-    post("/v2/models/{}/versions/{}/infer", infer_route, true);
+    post("/v2/models/{}/infer", {}, route_kind::inference);
+    post("/v2/models/{}/versions/{}/infer", {}, route_kind::inference);
 
     add_shm_routes();
   }
@@ -273,10 +432,10 @@ struct http_frontend::state {
     };
     get("/v2/cudasharedmemory/status", guarded([this, status](const auto&, auto& res) {
       send_json(res, status(cuda_shm().status()));
-    }));
+    }), route_kind::pooled);
     get("/v2/cudasharedmemory/region/{}/status", guarded([this, status](const route_request& req, auto& res) {
       send_json(res, status(cuda_shm().status(req.captures[0])));
-    }));
+    }), route_kind::pooled);
     post("/v2/cudasharedmemory/region/{}/register", guarded([this](const route_request& req, auto& res) {
       cuda_shm_registry& registry = cuda_shm();
       const json body = parse_json_body(req);
@@ -306,10 +465,10 @@ struct http_frontend::state {
   void add_shm_routes() {
     get("/v2/systemsharedmemory/status", guarded([this](const auto&, auto& res) {
       send_json(res, shm_status_json(system_shm().status()));
-    }));
+    }), route_kind::pooled);
     get("/v2/systemsharedmemory/region/{}/status", guarded([this](const route_request& req, auto& res) {
       send_json(res, shm_status_json(system_shm().status(req.captures[0])));
-    }));
+    }), route_kind::pooled);
     post("/v2/systemsharedmemory/region/{}/register", guarded([this](const route_request& req, auto& res) {
       shm_registry& registry = system_shm();
       const json body = parse_json_body(req);

@@ -2,6 +2,12 @@
 // extension, statistics, the repository index, system and CUDA shared memory and /metrics, as
 // routes over http_transport (Boost.Beast). Every error answers with the protocol's status and
 // {"error": "..."}; the server keeps serving.
+//
+// No thread waits for a model. Health, metadata, statistics and /metrics are answered on the
+// transport's I/O threads at once; an inference request is decided from its headers (unknown
+// model, wrong content type, too large, no room in the in-flight budget: answered unread), its
+// body is decoded on a small pool of `threads` threads, queued, and its answer encoded on the
+// pool when the model's callback comes.
 #pragma once
 
 #include <cstddef>
@@ -14,12 +20,14 @@
 
 namespace ferry::serve {
 
-// The transport's settings (host, port, threads, body limit) and the inference codec's limits.
-// max_body_bytes is the limit of inference requests; every other route takes a small JSON body
-// or none, and refuses one over max_small_body_bytes (413) before it is read.
+// The transport's settings (host, port, body limit, deadlines) and the inference codec's limits.
+// max_body_bytes is the limit of inference requests (limits.max_inference_header_bytes for one
+// that is all JSON); every other route takes a small JSON body or none, and refuses one over
+// max_small_body_bytes (413) before it is read.
 struct http_options : http_transport_options {
   http_limits limits;
   std::size_t max_small_body_bytes = std::size_t{64} << 10;
+  int threads = 0;  // decode request bodies and encode answers; 0: one per CPU core, at least 2
 };
 
 class http_frontend {

@@ -32,6 +32,7 @@
 #include <boost/beast/http.hpp>
 
 #include "ferry/error.hpp"
+#include "serve/request_intake.hpp"
 
 namespace ferry::serve {
 namespace {
@@ -58,6 +59,9 @@ constexpr std::size_t first_read_bytes = 512;
 constexpr std::chrono::seconds refusal_linger{1};
 // After a failed accept (out of descriptors or memory), how long to give connections to close.
 constexpr std::chrono::milliseconds accept_backoff{50};
+// What a client refused for a limit that frees up (connections, the in-flight budget, a full
+// queue) is told to wait before trying again, in seconds.
+constexpr const char* retry_after_seconds = "1";
 
 // Whether a read failed on the request itself (malformed, over a limit), which gets an answer,
 // rather than on the connection (closed, reset, cancelled), which does not.
@@ -66,12 +70,14 @@ bool refusable(const error_code& ec) {
   return ec.category() == http_errors && ec != http::error::end_of_stream && ec != http::error::partial_message;
 }
 
-http_request to_request(http::request<http::string_body>&& message) {
+// The request as admit() sees it: everything but the body.
+http_request to_head(const http::request<http::string_body>& message, const request_parser& parser) {
   http_request request;
   request.method = std::string(message.method_string());
   request.path = decode_target_path(std_view(message.target()));
   for (const auto& field : message) request.headers.emplace_back(field.name_string(), field.value());
-  request.body = std::move(message.body());
+  if (const auto length = parser.content_length()) request.content_length = *length;
+  request.chunked = parser.chunked();
   return request;
 }
 
@@ -96,33 +102,32 @@ int hex_digit(char c) {
 
 class connection;
 
-// Everything the connections share: the options and handlers, the I/O context, the handler
-// pool, and the table of open connections that stop() and the connection limit read.
+// Everything the connections share: the options and handlers, the I/O context, and the table of
+// open connections that stop() and the connection limits read.
 class server_core {
  public:
-  server_core(http_transport_options o, http_handlers h) : options_(std::move(o)), handlers_(std::move(h)) {}
+  server_core(http_transport_options o, http_handlers h) : options_(std::move(o)), handlers_(std::move(h)) {
+    if (options_.max_connections_per_peer == 0)
+      options_.max_connections_per_peer = std::max<std::size_t>(1, options_.max_connections / 4);
+  }
 
   [[nodiscard]] const http_transport_options& options() const noexcept { return options_; }
   [[nodiscard]] const http_handlers& handlers() const noexcept { return handlers_; }
   [[nodiscard]] bool stopping() const noexcept { return stopping_; }
   [[nodiscard]] tcp::acceptor& acceptor() noexcept { return acceptor_; }
-
-  // Runs `task` on a handler thread; the I/O context stays running until it has returned.
-  template <class Task>
-  void run_handler(Task task) {
-    asio::post(*handler_pool_, [task = std::move(task), busy = asio::make_work_guard(io_)]() mutable { task(); });
-  }
+  // Keeps serve() running until a reply is answered or dropped.
+  [[nodiscard]] auto work_guard() { return asio::make_work_guard(io_); }
 
   void serve();
   void stop();
   // A connection's destructor: it no longer counts.
-  void forget(const connection* c, bool refused);
+  void forget(const connection* c, bool refused, const std::string& peer);
 
  private:
   void accept();
   void admit(tcp::socket socket);
 
-  const http_transport_options options_;
+  http_transport_options options_;
   const http_handlers handlers_;
   std::atomic<bool> stopping_{false};
   // Before io_: destroying the I/O context destroys the connections its pending operations hold,
@@ -130,27 +135,30 @@ class server_core {
   std::mutex table_mutex_;
   std::unordered_map<const connection*, std::weak_ptr<connection>> connections_;
   std::size_t serving_ = 0;   // connections counted against max_connections
-  std::size_t refusing_ = 0;  // connections being answered 503 for being over it
+  std::size_t refusing_ = 0;  // connections being answered 503 for being over a limit
+  std::unordered_map<std::string, std::size_t> serving_by_peer_;  // against max_connections_per_peer
   asio::io_context io_;
   tcp::acceptor acceptor_{asio::make_strand(io_)};
   asio::steady_timer accept_retry_{acceptor_.get_executor()};
-  std::optional<asio::thread_pool> handler_pool_;
 };
+
+// Why a connection is refused as it is accepted.
+enum class refused_at_accept { no, over_limit, over_peer_limit };
 
 // One accepted connection. Everything it does runs on its own strand (its socket's executor), so
 // a connection is never touched by two threads at once, whichever I/O thread runs it; its
-// handler runs on a handler thread, which is handed the request and posts the answer back.
-// Pending operations hold the connection (shared_ptr): it ends with the last of them.
+// handler runs there too, and an answer given later from another thread is posted back to it.
+// Pending operations (and a reply not yet answered) hold the connection (shared_ptr): it ends
+// with the last of them.
 class connection : public std::enable_shared_from_this<connection> {
  public:
-  // `over_limit`: the connection is past max_connections (`limit`), to be answered 503 and closed.
-  connection(server_core& server, tcp::socket socket, bool over_limit, std::size_t limit)
+  connection(server_core& server, tcp::socket socket, refused_at_accept refused, std::string peer)
       : server_(server),
         socket_(std::move(socket)),
         deadline_(socket_.get_executor()),
-        refused_at_accept_(over_limit),
-        limit_(limit) {}
-  ~connection() { server_.forget(this, refused_at_accept_); }
+        refused_at_accept_(refused),
+        peer_(std::move(peer)) {}
+  ~connection() { server_.forget(this, refused_at_accept_ != refused_at_accept::no, peer_); }
   connection(const connection&) = delete;
   connection& operator=(const connection&) = delete;
 
@@ -158,9 +166,14 @@ class connection : public std::enable_shared_from_this<connection> {
 
   // On the strand: serve, or answer 503 and close.
   void start() {
-    if (refused_at_accept_)
-      return refuse(503, "the server is serving its limit of " + std::to_string(limit_) +
+    const auto& o = server_.options();
+    if (refused_at_accept_ == refused_at_accept::over_limit)
+      return refuse(503, "the server is serving its limit of " + std::to_string(o.max_connections) +
                              " HTTP connections at once; try again later");
+    if (refused_at_accept_ == refused_at_accept::over_peer_limit)
+      return refuse(503, "this client address (" + peer_ + ") has the limit of " +
+                             std::to_string(o.max_connections_per_peer) +
+                             " HTTP connections open at once; try again later");
     await_request();
   }
 
@@ -168,6 +181,15 @@ class connection : public std::enable_shared_from_this<connection> {
   // answered is answered first, then the connection closes (keep-alive is off once stopping).
   void on_stop() {
     if (phase_ != phase::handling && phase_ != phase::writing) close();
+  }
+
+  // On the strand: the handler's answer to the request being handled.
+  void answered(http_response&& answer) {
+    if (phase_ != phase::handling) return;  // a second send() of one reply
+    // The request's bytes are gone by now (the handler kept them only while it needed them):
+    // from here the answer is what the request holds of the budget.
+    if (ticket_.valid()) ticket_.resize(answer.body.size());
+    write(std::move(answer), version_, keep_alive_, head_only_);
   }
 
  private:
@@ -189,41 +211,62 @@ class connection : public std::enable_shared_from_this<connection> {
     });
   }
 
-  // A request has begun: its headers and body must all arrive within request_timeout.
+  // A request has begun: its headers must arrive within header_timeout, and all of it within
+  // request_timeout.
   void start_request() {
     phase_ = phase::reading;
+    reading_headers_ = true;
+    first_byte_ = std::chrono::steady_clock::now();
     buffer_.reserve(read_chunk_bytes);
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(
         std::min<std::size_t>(server_.options().max_header_bytes, std::numeric_limits<std::uint32_t>::max())));
     body_limit_ = server_.options().max_body_bytes;
-    parser_->body_limit(body_limit_);
-    arm(server_.options().request_timeout);
+    // Beast would refuse a Content-Length over the limit while parsing the headers, before the
+    // front end could answer from them (a 404 for an unknown model is the better answer to a
+    // huge body): the limit is applied in admit(), before any body byte is read.
+    parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
+    arm(std::min(server_.options().header_timeout, server_.options().request_timeout));
     http::async_read_header(socket_, buffer_, *parser_, [self = shared_from_this()](error_code ec, std::size_t) {
-      if (!ec && !self->timed_out_) self->limit_body(ec);
       if (ec || self->timed_out_) return self->fail(ec);
-      self->continue_if_asked();
+      self->reading_headers_ = false;
+      self->admit();
     });
   }
 
-  // Narrows the body limit to the request's own, now that its method and path are known, before
-  // the client is told to send the body. Beast checks Content-Length against its limit only while
-  // parsing the header, so that is done here; a chunked body is checked against the new limit
-  // chunk by chunk as it is read.
-  void limit_body(error_code& ec) {
-    const auto& route_limit = server_.handlers().body_limit;
-    if (!route_limit) return;
-    const auto& head = parser_->get();
-    const std::string path = decode_target_path(std_view(head.target()));
-    body_limit_ = std::min(body_limit_, route_limit(std_view(head.method_string()), path));
-    if (parser_->content_length() && *parser_->content_length() > body_limit_)
-      ec = http::error::body_limit;
-    else
-      parser_->body_limit(body_limit_);
+  // The headers are in: the front end decides from them, before the body is read.
+  void admit() {
+    const auto& message = parser_->get();
+    request_ = to_head(message, *parser_);
+    version_ = message.version();
+    head_only_ = message.method() == http::verb::head;
+    keep_alive_ = message.keep_alive();
+    http_admission admission;
+    if (const auto& decide = server_.handlers().admit) admission = decide(request_);
+    if (admission.answer) {
+      if (request_.has_body()) return refuse(std::move(*admission.answer));
+      disarm();
+      phase_ = phase::handling;
+      return answered(std::move(*admission.answer));
+    }
+    // Beast checks Content-Length against its limit only while parsing the header, so the
+    // request's own limit is checked here; a chunked body is checked against it chunk by chunk.
+    body_limit_ = std::min(body_limit_, admission.body_limit);
+    if (request_.content_length && *request_.content_length > body_limit_)
+      return refuse(413, "request body exceeds the server's limit of " + std::to_string(body_limit_) + " bytes");
+    parser_->body_limit(body_limit_);
+    if (admission.counted && server_.options().intake != nullptr) {
+      auto granted = server_.options().intake->admit(static_cast<std::size_t>(request_.content_length.value_or(0)));
+      if (granted.refusal)
+        return refuse(*granted.refusal == intake_refusal::too_large ? 413 : 503, granted.message);
+      ticket_ = std::move(granted.ticket);
+    }
+    arm_rest_of(server_.options().request_timeout);
+    continue_if_asked();
   }
 
-  // `Expect: 100-continue`: the client waits for this before it sends the body. (A body over its
-  // limit was refused already: it gets 413, never 100.)
+  // `Expect: 100-continue`: the client waits for this before it sends the body. (A request
+  // refused from its headers got its answer instead, never 100.)
   void continue_if_asked() {
     const auto& message = parser_->get();
     if (message.version() != 11 || !beast::iequals(message[http::field::expect], "100-continue")) return read_body();
@@ -237,15 +280,36 @@ class connection : public std::enable_shared_from_this<connection> {
 
   void read_body() {
     if (parser_->is_done()) return dispatch();
+    // A counted chunked body takes its bytes from the intake as it grows: read it piece by piece.
+    if (ticket_.valid() && request_.chunked) return read_counted_chunks();
     http::async_read(socket_, buffer_, *parser_, [self = shared_from_this()](error_code ec, std::size_t) {
       if (ec || self->timed_out_) return self->fail(ec);
       self->dispatch();
     });
   }
 
+  void read_counted_chunks() {
+    http::async_read_some(socket_, buffer_, *parser_, [self = shared_from_this()](error_code ec, std::size_t) {
+      if (ec || self->timed_out_) return self->fail(ec);
+      const std::size_t held = self->parser_->get().body().size();
+      if (held > self->ticket_.bytes()) {
+        if (!self->ticket_.grow(held - self->ticket_.bytes()))
+          return self->refuse(503, "the server's in-flight memory budget of " +
+                                       std::to_string(self->server_.options().intake->budget_bytes()) +
+                                       " bytes cannot hold more of this request's chunked body (" +
+                                       std::to_string(held) + " bytes so far); try again shortly");
+      }
+      if (self->parser_->is_done()) return self->dispatch();
+      self->read_counted_chunks();
+    });
+  }
+
   // A read of a request failed: answer what is the request's fault, close on the rest.
   void fail(const error_code& ec) {
     const auto& o = server_.options();
+    if (timed_out_ && reading_headers_ && o.header_timeout < o.request_timeout)
+      return refuse(408, "the request's headers did not arrive within " + std::to_string(o.header_timeout.count()) +
+                             " ms of its first byte");
     if (timed_out_)
       return refuse(408, "the request did not arrive in full within " + std::to_string(o.request_timeout.count()) +
                              " ms of its first byte");
@@ -258,29 +322,29 @@ class connection : public std::enable_shared_from_this<connection> {
     refuse(400, "malformed HTTP request: " + ec.message());
   }
 
-  // The request is complete: a handler thread answers it, and the answer comes back here.
+  // Routes a reply's answer back to this connection's strand.
+  struct reply_target final : http_reply::target {
+    explicit reply_target(std::shared_ptr<connection> c) : to(std::move(c)), busy(to->server_.work_guard()) {}
+    void deliver(http_response&& answer) override {
+      asio::post(to->executor(), [c = to, answer = std::move(answer)]() mutable { c->answered(std::move(answer)); });
+    }
+    std::shared_ptr<connection> to;
+    decltype(std::declval<server_core&>().work_guard()) busy;  // serve() runs until the reply goes
+  };
+
+  // The request is complete: its handler runs here and answers through the reply, now or later.
   void dispatch() {
     disarm();
     phase_ = phase::handling;
-    http::request<http::string_body> message = parser_->release();
+    request_.body = std::move(parser_->get().body());
     parser_.reset();
-    const unsigned version = message.version();
-    const bool head_only = message.method() == http::verb::head;
-    const bool keep_alive = message.keep_alive();
-    server_.run_handler([self = shared_from_this(), request = to_request(std::move(message)), version, head_only,
-                         keep_alive]() mutable {
-      std::optional<http_response> answer;
-      try {
-        answer = self->server_.handlers().request(request);
-      } catch (...) {
-        // A handler must not throw; if one does (out of memory, say), only its connection closes.
-      }
-      request = {};  // the body is no longer needed while the answer waits for the I/O thread
-      asio::post(self->executor(), [self, answer = std::move(answer), version, head_only, keep_alive]() mutable {
-        if (!answer) return self->close();
-        self->write(std::move(*answer), version, keep_alive, head_only);
-      });
-    });
+    try {
+      server_.handlers().request(std::move(request_), http_reply(std::make_shared<reply_target>(shared_from_this())));
+    } catch (...) {
+      // A handler must not throw; if one does (out of memory, say), only its connection closes.
+      close();
+    }
+    request_ = {};
   }
 
   void write(http_response&& answer, unsigned version, bool keep_alive, bool head_only) {
@@ -290,6 +354,7 @@ class connection : public std::enable_shared_from_this<connection> {
     arm(server_.options().request_timeout);  // a client that never reads its answer lets it go
     http::async_write(socket_, *response_, [self = shared_from_this(), keep_alive](error_code ec, std::size_t) {
       self->response_.reset();
+      self->ticket_.release();
       if (ec || self->timed_out_ || !keep_alive) return self->close();
       self->await_request();
     });
@@ -299,9 +364,16 @@ class connection : public std::enable_shared_from_this<connection> {
   // client may still be sending, and closing with unread data would reset the connection before
   // the client reads the answer. So: stop sending, then discard what arrives for a moment.
   void refuse(int status, const std::string& message) {
+    http_response answer = server_.handlers().refused(status, message);
+    if (status == 503) answer.headers.emplace_back("Retry-After", retry_after_seconds);
+    refuse(std::move(answer));
+  }
+
+  void refuse(http_response&& answer) {
     phase_ = phase::refusing;
     parser_.reset();
-    response_ = to_message(server_.handlers().refused(status, message), 11, false, false);
+    ticket_.release();
+    response_ = to_message(std::move(answer), 11, false, false);
     arm(refusal_linger);
     http::async_write(socket_, *response_, [self = shared_from_this()](error_code ec, std::size_t) {
       self->response_.reset();
@@ -336,6 +408,11 @@ class connection : public std::enable_shared_from_this<connection> {
     });
   }
 
+  // The deadline `timeout` after the request's first byte.
+  void arm_rest_of(std::chrono::steady_clock::duration timeout) {
+    arm(std::max(std::chrono::steady_clock::duration::zero(), first_byte_ + timeout - std::chrono::steady_clock::now()));
+  }
+
   void disarm() {
     ++deadline_generation_;
     deadline_.cancel();
@@ -343,6 +420,7 @@ class connection : public std::enable_shared_from_this<connection> {
 
   void close() {
     disarm();
+    ticket_.release();
     error_code ignored;
     socket_.shutdown(tcp::socket::shutdown_both, ignored);
     socket_.close(ignored);
@@ -353,18 +431,25 @@ class connection : public std::enable_shared_from_this<connection> {
   asio::steady_timer deadline_;
   std::uint64_t deadline_generation_ = 0;
   bool timed_out_ = false;
-  const bool refused_at_accept_;
-  const std::size_t limit_;
+  const refused_at_accept refused_at_accept_;
+  const std::string peer_;  // the client's address
   phase phase_ = phase::idle;
   beast::flat_buffer buffer_;
   std::optional<request_parser> parser_;
-  std::size_t body_limit_ = 0;  // of the request being read: max_body_bytes or its route's, if lower
+  std::chrono::steady_clock::time_point first_byte_;  // of the request being read
+  bool reading_headers_ = false;
+  std::size_t body_limit_ = 0;  // of the request being read: max_body_bytes or its admission's, if lower
+  // The request being read or handled, and how to answer it.
+  http_request request_;
+  unsigned version_ = 11;
+  bool head_only_ = false;
+  bool keep_alive_ = false;
+  intake_ticket ticket_;  // its share of the in-flight budget, until its answer is written
   std::unique_ptr<http::response<http::string_body>> response_;  // while it is written
 };
 
 void server_core::serve() {
   if (stopping_) return;
-  handler_pool_.emplace(static_cast<std::size_t>(std::max(1, options_.threads)));
   asio::dispatch(acceptor_.get_executor(), [this] { accept(); });
   const auto run = [this] {
     for (;;) {
@@ -378,9 +463,8 @@ void server_core::serve() {
   };
   std::vector<std::thread> io_threads;
   for (int i = 1; i < options_.io_threads; ++i) io_threads.emplace_back(run);
-  run();  // returns once stopped, every connection closed and every handler returned
+  run();  // returns once stopped, every connection closed and every reply answered or dropped
   for (auto& t : io_threads) t.join();
-  handler_pool_->join();
 }
 
 void server_core::accept() {
@@ -402,26 +486,46 @@ void server_core::accept() {
 }
 
 void server_core::admit(tcp::socket socket) {
-  error_code ignored;
-  socket.set_option(tcp::no_delay(true), ignored);
+  error_code ec;
+  socket.set_option(tcp::no_delay(true), ec);
+  const auto remote = socket.remote_endpoint(ec);
+  if (ec) return;  // gone already
+  std::string peer = remote.address().to_string();
   std::shared_ptr<connection> c;
   {
     const std::lock_guard lock(table_mutex_);
-    const bool over_limit = serving_ >= options_.max_connections;
-    // Past the limit, a client is told so while as many again are being told; past that, a
-    // flood of connections is closed unanswered, so refusing costs bounded descriptors too.
-    if (over_limit && refusing_ >= options_.max_connections) return;  // closes the socket
-    c = std::make_shared<connection>(*this, std::move(socket), over_limit, options_.max_connections);
-    ++(over_limit ? refusing_ : serving_);
+    auto refused = refused_at_accept::no;
+    if (serving_ >= options_.max_connections)
+      refused = refused_at_accept::over_limit;
+    else if (const auto it = serving_by_peer_.find(peer);
+             it != serving_by_peer_.end() && it->second >= options_.max_connections_per_peer)
+      refused = refused_at_accept::over_peer_limit;
+    // Past a limit, a client is told so while as many again as the server serves are being told;
+    // past that, a flood of connections is closed unanswered, so refusing costs bounded
+    // descriptors too.
+    if (refused != refused_at_accept::no && refusing_ >= options_.max_connections) return;  // closes the socket
+    if (refused == refused_at_accept::no) {
+      ++serving_;
+      ++serving_by_peer_[peer];
+    } else {
+      ++refusing_;
+    }
+    c = std::make_shared<connection>(*this, std::move(socket), refused, std::move(peer));
     connections_.emplace(c.get(), c);
   }
   asio::dispatch(c->executor(), [c] { c->start(); });
 }
 
-void server_core::forget(const connection* c, bool refused) {
+void server_core::forget(const connection* c, bool refused, const std::string& peer) {
   const std::lock_guard lock(table_mutex_);
   connections_.erase(c);
-  --(refused ? refusing_ : serving_);
+  if (refused) {
+    --refusing_;
+    return;
+  }
+  --serving_;
+  if (const auto it = serving_by_peer_.find(peer); it != serving_by_peer_.end() && --it->second == 0)
+    serving_by_peer_.erase(it);
 }
 
 void server_core::stop() {

@@ -1,34 +1,42 @@
 // HTTP/1.1 over TCP for the KServe front end, on Boost.Beast and Boost.Asio (header-only).
 //
-// Asynchronous I/O, so a connection costs a thread only while its request is handled:
+// Asynchronous I/O and asynchronous answers, so a connection costs a thread only while a handler
+// runs, and no handler ever waits:
 // - A few I/O threads (`io_threads`) run every socket: accepting, reading requests, writing
 //   answers. An idle keep-alive connection, or a client sending a byte a second, is a socket
 //   and a timer, never a blocked thread, so neither keeps other clients waiting.
-// - Handlers may block (an inference waits for its model), so they never run on the I/O
-//   threads: a complete request goes to a pool of `threads` handler threads, and its answer
-//   back to the I/O threads. A blocked handler holds one handler thread; the I/O threads go on
-//   reading and answering everything else. Requests beyond `threads` at once wait for a
-//   handler thread, their bytes already read; a connection reads its next request only after
-//   answering the last, so at most max_connections requests wait.
-// - Deadlines are whole, not per read: a connection with no request begun within
-//   idle_timeout is closed; once a request's first byte has arrived, its headers and body must
-//   all arrive within request_timeout (or it is answered 408 and the connection closed), and
-//   an answer must be written within request_timeout too.
-// - At most max_connections connections are served at once. One more is accepted and
-//   answered 503 with Connection: close at once, without reading its request, so clients learn
-//   why; only while as many again are being refused are further ones closed unanswered.
+// - Once a request's headers are read, `admit` decides from them alone, before any byte of the
+//   body is read: answer now (an unknown model, a wrong content type; the connection is then
+//   closed unless the request has no body), the body limit (413 beyond it, unread), whether the
+//   request counts against the request intake (the in-flight memory budget: 503 with
+//   Retry-After when its announced body does not fit, also unread), and whether it is quick.
+// - A complete request goes to `request` on the connection's I/O thread, with an http_reply to
+//   answer through, now or later from any thread. Handlers must not block: work that takes time
+//   (decoding a body, an inference) is handed elsewhere, and its completion answers the reply.
+//   So health and metadata are answered at once whatever the models are doing.
+// - Deadlines are whole, not per read: a connection with no request begun within idle_timeout
+//   is closed; once a request's first byte has arrived its headers must arrive within
+//   header_timeout, and its headers and body within request_timeout (or it is answered 408 and
+//   the connection closed), and an answer must be written within request_timeout too.
+// - At most max_connections connections are served at once, and at most
+//   max_connections_per_peer from one client address, so one host cannot lock out the others.
+//   One more is accepted and answered 503 (Retry-After) with Connection: close at once, without
+//   reading its request, so clients learn why; only while as many again are being refused are
+//   further ones closed unanswered.
 //
 // Persistent connections (Connection: close honoured), pipelining, `Expect: 100-continue`
-// answered before the body is read, bodies read 64 KiB at a time, HEAD without the body. The
-// transport answers what it refuses itself (malformed request, headers or body over their
-// limit, request not received in time, connection limit) through the `refused` handler, then
-// closes the connection gently: it stops sending and discards what the client still sends for
-// a moment, so the client reads the answer instead of a reset. stop() closes idle and half-read
-// connections at once and lets requests being handled be answered.
+// answered after admission and before the body is read, bodies read 64 KiB at a time into a
+// string reserved to their Content-Length, HEAD without the body. The transport answers what it
+// refuses itself (malformed request, headers or body over their limit, request not received in
+// time, connection limits, the intake's refusals) through the `refused` handler, then closes the
+// connection gently: it stops sending and discards what the client still sends for a moment, so
+// the client reads the answer instead of a reset. stop() closes idle and half-read connections at
+// once and lets requests being handled be answered.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -43,7 +51,12 @@ struct http_request {
   std::string method;  // as sent: GET, POST, ...
   std::string path;    // percent-decoded, without the query
   std::vector<std::pair<std::string, std::string>> headers;
-  std::string body;
+  std::optional<std::uint64_t> content_length;  // as announced; none for a chunked body or none
+  bool chunked = false;                         // Transfer-Encoding: chunked
+  std::string body;  // empty while admit() looks at the request
+
+  // Whether a body follows the headers.
+  [[nodiscard]] bool has_body() const noexcept { return chunked || content_length.value_or(0) > 0; }
 
   // The first header of that name (case-insensitive), if any.
   [[nodiscard]] std::optional<std::string_view> header(std::string_view name) const;
@@ -56,35 +69,68 @@ struct http_response {
   std::string body;
 };
 
+class request_intake;
+
 struct http_transport_options {
   std::string host = "0.0.0.0";
   int port = 8000;    // 0: any free port
-  int threads = 128;  // requests handled at once (the handler pool); more wait for a handler thread
   int io_threads = 2;  // threads running the sockets; they never block
   std::size_t max_connections = 1024;  // served at once; one more is answered 503 and closed
-  // Larger bodies are refused with 413; handlers.body_limit may lower it per request.
+  // Served at once from one client address; 0: a quarter of max_connections (at least 1).
+  std::size_t max_connections_per_peer = 0;
+  // Larger bodies are refused with 413; an admission may lower it per request.
   std::size_t max_body_bytes = std::size_t{1} << 30;
   std::size_t max_header_bytes = std::size_t{64} << 10;  // the request line and headers; 400 beyond
   // A connection without a request begun this long (a new one, or a kept one between requests)
   // is closed: cpp-httplib's keep-alive timeout, which clients of this server have lived with.
   std::chrono::milliseconds idle_timeout{5000};
+  // From a request's first byte, the most its headers may take to arrive (408 past it).
+  std::chrono::milliseconds header_timeout{10'000};
   // From a request's first byte, the most its headers and body may take to arrive (408 past it),
   // and the most its answer may take to be written.
   std::chrono::milliseconds request_timeout{60'000};
+  // Where counted requests take their share of the in-flight budget; none: nothing is counted.
+  request_intake* intake = nullptr;
+};
+
+// What admit() decides from a request's headers.
+struct http_admission {
+  // Set: the answer, sent at once. The body is never read: the connection is closed after the
+  // answer when the request has one, and kept otherwise.
+  std::optional<http_response> answer;
+  std::size_t body_limit = SIZE_MAX;  // larger bodies are refused with 413 unread (at most max_body_bytes)
+  // The request takes its announced body's bytes from the intake until it is answered (a chunked
+  // body takes them as it arrives); refused when they do not fit.
+  bool counted = false;
+};
+
+// Answers one request: send() once, from any thread. Copies share the one answer; a reply
+// dropped unanswered closes its connection.
+class http_reply {
+ public:
+  struct target {
+    virtual ~target() = default;
+    virtual void deliver(http_response&& answer) = 0;
+  };
+  explicit http_reply(std::shared_ptr<target> to) : to_(std::move(to)) {}
+  void send(http_response answer) const { to_->deliver(std::move(answer)); }
+
+ private:
+  std::shared_ptr<target> to_;
 };
 
 struct http_handlers {
-  // Answers a request; must not throw. Runs on a handler thread and may block.
-  std::function<http_response(const http_request&)> request;
+  // Decides from the headers, before the body is read (see http_admission); unset: every request
+  // is read up to max_body_bytes and not counted. Runs on an I/O thread: must not block or throw.
+  std::function<http_admission(const http_request& head)> admit;
+  // Answers a request through `reply`, now or later. Runs on an I/O thread: must not block or
+  // throw; work that takes time goes elsewhere.
+  std::function<void(http_request&& request, http_reply reply)> request;
   // The answer to a request the transport refuses itself, `message` saying why: 400 (malformed,
-  // headers over the limit), 408 (not received in time), 413 (body over the limit) or 503 (too
-  // many connections). Must not throw; runs on an I/O thread and must not block.
+  // headers over the limit), 408 (not received in time), 413 (body over the limit or the whole
+  // in-flight budget) or 503 (connection limits, the intake's budget, shutting down; the
+  // transport adds Retry-After). Must not throw; runs on an I/O thread and must not block.
   std::function<http_response(int status, const std::string& message)> refused;
-  // The largest body a request of this method and path (as http_request has them) may carry,
-  // asked once its headers are read: a larger body is refused with 413 before it is read. Unset,
-  // or above max_body_bytes: max_body_bytes. Must not throw; runs on an I/O thread and must not
-  // block.
-  std::function<std::size_t(std::string_view method, std::string_view path)> body_limit;
 };
 
 class http_transport {
@@ -98,10 +144,10 @@ class http_transport {
   // an error). Returns the port. Throws ferry::error when it cannot.
   [[nodiscard]] int bind();
   // Accepts and serves until stop(); blocking. Returns once every connection is closed and every
-  // handler has returned.
+  // reply has been answered or dropped.
   void serve_blocking();
   // Safe from any thread, any number of times, also before serve_blocking(): requests being
-  // handled finish, idle and half-read connections are closed, serve_blocking() returns.
+  // handled are answered, idle and half-read connections are closed, serve_blocking() returns.
   void stop();
 
  private:

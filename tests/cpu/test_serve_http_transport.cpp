@@ -1,11 +1,13 @@
 // The HTTP transport under ferry serve's routes, over real loopback sockets: persistent
-// connections, Connection: close, Expect: 100-continue, large bodies, the body limit and a
-// route's own, pipelining, a port in use, and stop() with connections still open; and what
-// hostile clients once did to it: idle and trickling connections that held every worker, a
-// request deadline that restarted with every byte, no limit on connections, handlers that
-// blocked the reading of others.
+// connections, Connection: close, Expect: 100-continue, large bodies, the body limit and an
+// admission's own, answers decided from the headers alone, the in-flight budget, pipelining, a
+// port in use, and stop() with connections still open; and what hostile clients once did to it:
+// idle and trickling connections that held every worker, a request deadline that restarted with
+// every byte, headers trickled for a minute, no limit on connections (in all, or from one
+// address), answers that held a thread while they waited.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -24,6 +26,7 @@
 #include "cpu/test_gate.hpp"
 #include "ferry/error.hpp"
 #include "serve/http_transport.hpp"
+#include "serve/request_intake.hpp"
 
 namespace {
 
@@ -48,10 +51,17 @@ TEST(HttpTransport, FindsHeadersWhateverTheirCase) {
   EXPECT_FALSE(request.header("Expect").has_value());
 }
 
-// A client on a plain socket, so the test sees exactly the bytes the server sends.
+// A client on a plain socket, so the test sees exactly the bytes the server sends. `from`: the
+// loopback address it connects from (another host, as far as the server can tell).
 class raw_client {
  public:
-  explicit raw_client(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+  explicit raw_client(int port, const char* from = nullptr) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    if (from != nullptr) {
+      sockaddr_in source{};
+      source.sin_family = AF_INET;
+      ::inet_pton(AF_INET, from, &source.sin_addr);
+      EXPECT_EQ(::bind(fd_, reinterpret_cast<const sockaddr*>(&source), sizeof source), 0);
+    }
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_port = htons(static_cast<std::uint16_t>(port));
@@ -116,41 +126,51 @@ class raw_client {
   std::string pending_;
 };
 
-// Holds the handlers of "/block" requests until the test opens it.
+// Holds the answers of "/block" requests until the test opens it.
 using handler_gate = ferry::testing::gate;
 
-// An echo server: answers every request with "METHOD PATH BODY-SIZE CHECKSUM" ("/block" once the
-// gate opens), and a request it refuses with "refused STATUS: MESSAGE".
+// An echo server: answers every request with "METHOD PATH BODY-SIZE CHECKSUM" (a "/block" one
+// from another thread once the gate opens; "/drop" never: its reply is dropped), and a request
+// it refuses with "refused STATUS: MESSAGE". `admit_` decides from the headers when set.
 class HttpTransportServer : public ::testing::Test {
  protected:
   http_transport_options options() const {
     http_transport_options o;
     o.host = "127.0.0.1";
     o.port = 0;
-    o.threads = 4;
     o.max_body_bytes = std::size_t{64} << 20;
     return o;
   }
 
-  void start(std::size_t max_body_bytes = std::size_t{64} << 20, int threads = 4) {
+  void start(std::size_t max_body_bytes = std::size_t{64} << 20) {
     http_transport_options o = options();
     o.max_body_bytes = max_body_bytes;
-    o.threads = threads;
     start(o);
+  }
+
+  static http_response echo(const http_request& req) {
+    unsigned long sum = 0;
+    for (const char c : req.body) sum = sum * 31 + static_cast<unsigned char>(c);
+    http_response res;
+    res.content_type = "text/plain";
+    res.headers.emplace_back("X-Echo-Expect", std::string(req.header("Expect").value_or("none")));
+    res.body = req.method + " " + req.path + " " + std::to_string(req.body.size()) + " " + std::to_string(sum);
+    if (req.path == "/large") res.body = large_answer();
+    return res;
   }
 
   void start(const http_transport_options& options) {
     http_handlers handlers;
-    handlers.request = [this](const http_request& req) {
-      if (req.path == "/block") gate_.pass();
-      unsigned long sum = 0;
-      for (const char c : req.body) sum = sum * 31 + static_cast<unsigned char>(c);
-      http_response res;
-      res.content_type = "text/plain";
-      res.headers.emplace_back("X-Echo-Expect", std::string(req.header("Expect").value_or("none")));
-      res.body = req.method + " " + req.path + " " + std::to_string(req.body.size()) + " " + std::to_string(sum);
-      if (req.path == "/large") res.body = large_answer();
-      return res;
+    handlers.admit = admit_;
+    handlers.request = [this](http_request&& req, http_reply reply) {
+      if (req.path == "/drop") return;
+      if (req.path != "/block") return reply.send(echo(req));
+      // Answered later, from another thread: the I/O threads go on meanwhile.
+      const std::lock_guard lock(later_mutex_);
+      later_.emplace_back([this, req = std::move(req), reply] {
+        gate_.pass();
+        reply.send(echo(req));
+      });
     };
     handlers.refused = [](int status, const std::string& message) {
       http_response res;
@@ -158,7 +178,6 @@ class HttpTransportServer : public ::testing::Test {
       res.body = "refused " + std::to_string(status) + ": " + message;
       return res;
     };
-    handlers.body_limit = body_limit_;
     transport_ = std::make_unique<http_transport>(options, handlers);
     port_ = transport_->bind();
     serving_ = std::thread([this] { transport_->serve_blocking(); });
@@ -166,6 +185,10 @@ class HttpTransportServer : public ::testing::Test {
 
   void TearDown() override {
     gate_.open();
+    {
+      const std::lock_guard lock(later_mutex_);
+      for (auto& t : later_) t.join();
+    }
     if (transport_) transport_->stop();
     if (serving_.joinable()) serving_.join();
   }
@@ -175,7 +198,7 @@ class HttpTransportServer : public ::testing::Test {
            extra + "\r\n" + body;
   }
 
-  std::function<std::size_t(std::string_view, std::string_view)> body_limit_;  // set before start()
+  std::function<http_admission(const http_request&)> admit_;  // set before start()
 
   // More than a socket's buffers hold, so it cannot be written at once.
   static std::string large_answer() {
@@ -185,9 +208,10 @@ class HttpTransportServer : public ::testing::Test {
   }
 
   // A request on a new connection: its answer, and how long it took.
-  std::pair<raw_client::response, std::chrono::steady_clock::duration> probe(const std::string& path = "/probe") {
+  std::pair<raw_client::response, std::chrono::steady_clock::duration> probe(const std::string& path = "/probe",
+                                                                             const char* from = nullptr) {
     const auto start = std::chrono::steady_clock::now();
-    raw_client client(port_);
+    raw_client client(port_, from);
     client.send(post(path, "p"));
     auto r = client.receive();
     return {r, std::chrono::steady_clock::now() - start};
@@ -197,6 +221,8 @@ class HttpTransportServer : public ::testing::Test {
   std::thread serving_;
   int port_ = 0;
   handler_gate gate_;
+  std::mutex later_mutex_;
+  std::vector<std::thread> later_;
 };
 
 TEST_F(HttpTransportServer, KeepsTheConnectionForRequestAfterRequest) {
@@ -269,14 +295,16 @@ TEST_F(HttpTransportServer, RefusesABodyOverTheLimitWithoutReadingIt) {
   EXPECT_EQ(at_limit.receive().body.substr(0, 12), "POST /x 1000");
 }
 
-TEST_F(HttpTransportServer, RefusesABodyOverItsRoutesOwnLimitWithoutReadingIt) {
+TEST_F(HttpTransportServer, RefusesABodyOverItsAdmissionsOwnLimitWithoutReadingIt) {
   // The hook runs on the transport's I/O threads: a lock, so a thread sanitizer sees the order.
   std::mutex asked_mutex;
   std::vector<std::string> asked;
-  body_limit_ = [&asked, &asked_mutex](std::string_view method, std::string_view path) -> std::size_t {
+  admit_ = [&asked, &asked_mutex](const http_request& head) {
     std::lock_guard lock(asked_mutex);
-    asked.push_back(std::string(method) + " " + std::string(path));
-    return path == "/small" ? 10 : std::size_t{1} << 40;
+    asked.push_back(head.method + " " + head.path);
+    http_admission a;
+    a.body_limit = head.path == "/small" ? 10 : std::size_t{1} << 40;
+    return a;
   };
   start(1000);
   raw_client small(port_);
@@ -341,7 +369,7 @@ TEST_F(HttpTransportServer, RefusesAPortInUse) {
 }
 
 TEST_F(HttpTransportServer, StopsPromptlyWithConnectionsOpen) {
-  start(std::size_t{64} << 20, 2);
+  start(std::size_t{64} << 20);
   raw_client idle(port_);
   idle.send(post("/one", "1"));
   (void)idle.receive();
@@ -374,11 +402,10 @@ TEST_F(HttpTransportServer, AnswersTheRequestBeingHandledWhenStopped) {
 }
 
 // 128 connections sending a byte a second once got 0 of 4 probes answered: each held one of the
-// 128 workers. Now they hold none: with a single handler thread, 100 trickling connections and
-// 100 idle ones, probes are answered at once, and the idle connections still serve.
+// 128 workers. Now they hold none: with a single I/O thread, 100 trickling connections and 100
+// idle ones, probes are answered at once, and the idle connections still serve.
 TEST_F(HttpTransportServer, IdleAndTricklingConnectionsHoldNoThread) {
   http_transport_options o = options();
-  o.threads = 1;
   o.io_threads = 1;
   start(o);
   std::vector<std::unique_ptr<raw_client>> idle, trickling;
@@ -440,6 +467,7 @@ TEST_F(HttpTransportServer, ClosesAConnectionIdleForItsTimeoutWithoutAnAnswer) {
 TEST_F(HttpTransportServer, RefusesConnectionsOverTheLimitWith503) {
   http_transport_options o = options();
   o.max_connections = 2;
+  o.max_connections_per_peer = 2;
   start(o);
   auto first = std::make_unique<raw_client>(port_);
   first->send(post("/one", "1"));
@@ -470,10 +498,9 @@ TEST_F(HttpTransportServer, RefusesConnectionsOverTheLimitWith503) {
 }
 
 // An answer larger than the socket takes at once is finished by the I/O threads as the client
-// reads; a client that never reads is let go at the deadline and holds no handler thread.
+// reads; a client that never reads is let go at the deadline and holds no thread.
 TEST_F(HttpTransportServer, WritesALargeAnswerToASlowReaderAndLetsANonReaderGo) {
   http_transport_options o = options();
-  o.threads = 1;
   o.request_timeout = 1s;
   start(o);
   const auto started = std::chrono::steady_clock::now();
@@ -482,7 +509,7 @@ TEST_F(HttpTransportServer, WritesALargeAnswerToASlowReaderAndLetsANonReaderGo) 
   raw_client slow_reader(port_);
   slow_reader.send(post("/large", ""));
   std::this_thread::sleep_for(100ms);
-  const auto [r, took] = probe();  // the only handler thread is free
+  const auto [r, took] = probe();  // the writes hold no thread
   EXPECT_EQ(r.body, "POST /probe 1 112");
   EXPECT_LT(took, 400ms);
   EXPECT_EQ(slow_reader.receive().body, large_answer());
@@ -500,13 +527,13 @@ TEST_F(HttpTransportServer, WritesALargeAnswerToASlowReaderAndLetsANonReaderGo) 
   EXPECT_LT(got, large_answer().size());  // cut short: the server closed it
 }
 
-// Handlers may block (an inference waits for its model). With the only handler thread blocked,
-// the I/O threads still read, refuse and continue other requests; the blocked one and those
-// queued behind it are answered once it returns.
-TEST_F(HttpTransportServer, ABlockedHandlerDoesNotStopTheReadingOfOthers) {
+// An answer that comes later (an inference waits for its model) holds no thread: while it is
+// pending, the I/O threads read, refuse, continue and answer other requests; it is answered
+// once it comes.
+TEST_F(HttpTransportServer, AnAnswerStillToComeDoesNotStopOthers) {
   http_transport_options o = options();
-  o.threads = 1;
   o.max_body_bytes = 1000;
+  o.io_threads = 1;
   start(o);
   raw_client blocked(port_);
   blocked.send(post("/block", "b"));
@@ -518,11 +545,156 @@ TEST_F(HttpTransportServer, ABlockedHandlerDoesNotStopTheReadingOfOthers) {
   raw_client continued(port_);
   continued.send("POST /late HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n");
   EXPECT_EQ(continued.receive().head, "HTTP/1.1 100 Continue\r\n\r\n");
-  continued.send("body");  // read in full, then waits for the handler thread
+  continued.send("body");
+  EXPECT_EQ(continued.receive().body.substr(0, 13), "POST /late 4 ");
 
   gate_.open();
   EXPECT_EQ(blocked.receive().body, "POST /block 1 98");
-  EXPECT_EQ(continued.receive().body.substr(0, 13), "POST /late 4 ");
+}
+
+// A reply dropped without an answer (a handler that lost its request) closes its connection
+// instead of leaving the client waiting.
+TEST_F(HttpTransportServer, AReplyDroppedUnansweredClosesItsConnection) {
+  start();
+  raw_client dropped(port_);
+  dropped.send(post("/drop", "d"));
+  EXPECT_TRUE(dropped.closed_by_server());
+  EXPECT_EQ(probe().first.body, "POST /probe 1 112");
+}
+
+// Decided from the headers: an answer given by admit() is sent before any byte of the body is
+// read, without 100 Continue, and the connection closes (its body is never read); a request
+// without a body keeps its connection.
+TEST_F(HttpTransportServer, AnswersFromTheHeadersWithoutReadingTheBody) {
+  admit_ = [](const http_request& head) {
+    http_admission a;
+    if (head.path == "/no") {
+      http_response res;
+      res.status = 404;
+      res.body = "no " + std::to_string(head.content_length.value_or(0)) + (head.has_body() ? " with body" : "");
+      a.answer = std::move(res);
+    }
+    return a;
+  };
+  start();
+  raw_client announced(port_);
+  // A gigabyte announced: the answer comes at once, never a 100 Continue, the body never read.
+  announced.send("POST /no HTTP/1.1\r\nHost: t\r\nContent-Length: 1000000000\r\nExpect: 100-continue\r\n\r\n");
+  const auto r = announced.receive();
+  EXPECT_EQ(r.head.substr(0, 12), "HTTP/1.1 404") << r.head;
+  EXPECT_EQ(r.body, "no 1000000000 with body");
+  EXPECT_NE(r.head.find("Connection: close"), std::string::npos) << r.head;
+  EXPECT_TRUE(announced.closed_by_server());
+
+  raw_client kept(port_);
+  kept.send("GET /no HTTP/1.1\r\nHost: t\r\n\r\n");
+  EXPECT_EQ(kept.receive().body, "no 0");
+  kept.send(post("/after", "x"));
+  EXPECT_EQ(kept.receive().body, "POST /after 1 120");
+}
+
+// Counted requests take their announced bodies from the intake before they are read: one that
+// does not fit is answered 503 with Retry-After unread (larger than the whole budget: 413), and
+// the bytes come back once an answer is written. A chunked body takes them as it arrives.
+TEST_F(HttpTransportServer, CountsRequestsAgainstTheInFlightBudget) {
+  ferry::serve::request_intake intake(1000);
+  admit_ = [](const http_request&) {
+    http_admission a;
+    a.counted = true;
+    return a;
+  };
+  http_transport_options o = options();
+  o.intake = &intake;
+  start(o);
+  raw_client held(port_);
+  held.send(post("/block", std::string(600, 'h')));
+  gate_.wait_for_arrivals(1);
+  EXPECT_EQ(intake.bytes_in_use(), 600U);
+  EXPECT_EQ(intake.requests_in_flight(), 1U);
+
+  raw_client over(port_);
+  over.send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 600\r\nExpect: 100-continue\r\n\r\n");
+  const auto r = over.receive();
+  EXPECT_EQ(r.head.substr(0, 12), "HTTP/1.1 503") << r.head;
+  EXPECT_NE(r.head.find("Retry-After: 1"), std::string::npos) << r.head;
+  EXPECT_NE(r.body.find("in-flight memory budget of 1000 bytes holds 600 bytes of 1 requests"), std::string::npos)
+      << r.body;
+  EXPECT_TRUE(over.closed_by_server());
+  raw_client whole(port_);
+  whole.send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 1001\r\n\r\n");
+  EXPECT_EQ(whole.receive().head.substr(0, 12), "HTTP/1.1 413");
+
+  raw_client chunked(port_);
+  chunked.send("POST /c HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nabcde\r\n0\r\n\r\n");
+  EXPECT_EQ(chunked.receive().body.substr(0, 9), "POST /c 5");  // 5 of the 400 bytes left
+  raw_client too_much(port_);
+  too_much.send("POST /c HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n1f5\r\n" + std::string(501, 'c') +
+                "\r\n0\r\n\r\n");
+  const auto c = too_much.receive();
+  EXPECT_EQ(c.head.substr(0, 12), "HTTP/1.1 503") << c.head;
+  EXPECT_NE(c.body.find("cannot hold more of this request's chunked body"), std::string::npos) << c.body;
+
+  gate_.open();
+  EXPECT_EQ(held.receive().body.substr(0, 16), "POST /block 600 ");
+  // The answer is written: the budget is whole again.
+  for (const auto until = std::chrono::steady_clock::now() + 2s;
+       intake.requests_in_flight() > 0 && std::chrono::steady_clock::now() < until;)
+    std::this_thread::sleep_for(5ms);
+  EXPECT_EQ(intake.bytes_in_use(), 0U);
+  raw_client fits(port_);
+  fits.send(post("/x", std::string(1000, 'f')));
+  EXPECT_EQ(fits.receive().body.substr(0, 12), "POST /x 1000");
+}
+
+// 1,024 connections trickling bytes from one host once made every new connection, from any host,
+// get 503. Now one address has its own cap: past it that address is refused, others are served.
+TEST_F(HttpTransportServer, CapsTheConnectionsOfOneAddress) {
+  http_transport_options o = options();
+  o.max_connections = 10;
+  o.max_connections_per_peer = 3;
+  start(o);
+  std::vector<std::unique_ptr<raw_client>> held;
+  for (int i = 0; i < 3; ++i) {
+    held.push_back(std::make_unique<raw_client>(port_));
+    held.back()->send(post("/one", "1"));
+    EXPECT_EQ(held.back()->receive().body, "POST /one 1 49");
+  }
+  raw_client fourth(port_);
+  fourth.send(post("/four", "4"));
+  const auto r = fourth.receive();
+  EXPECT_EQ(r.head.substr(0, 12), "HTTP/1.1 503") << r.head;
+  EXPECT_NE(r.head.find("Retry-After: 1"), std::string::npos) << r.head;
+  EXPECT_EQ(r.body, "refused 503: this client address (127.0.0.1) has the limit of 3 HTTP connections open at "
+                    "once; try again later");
+  const auto [other, took] = probe("/probe", "127.0.0.2");
+  EXPECT_EQ(other.body, "POST /probe 1 112") << other.head;
+}
+
+// Headers trickled a byte at a time once held a connection for the whole request deadline (a
+// minute). Now the headers have their own, shorter one.
+TEST_F(HttpTransportServer, AnswersHeadersNotReceivedInTimeWith408) {
+  http_transport_options o = options();
+  o.header_timeout = 300ms;
+  o.request_timeout = 20s;
+  start(o);
+  raw_client slow(port_);
+  const auto started = std::chrono::steady_clock::now();
+  std::atomic<bool> done{false};
+  std::thread trickle([&] {
+    const std::string bytes = "POST /slow HTTP/1.1\r\nHost: t\r\nX-Slow: " + std::string(1000, 'a');
+    for (std::size_t k = 0; k < bytes.size() && !done; ++k) {
+      slow.send_quietly(bytes.substr(k, 1));
+      std::this_thread::sleep_for(20ms);
+    }
+  });
+  const auto r = slow.receive();
+  const auto took = std::chrono::steady_clock::now() - started;
+  done = true;
+  trickle.join();
+  EXPECT_EQ(r.head.substr(0, 12), "HTTP/1.1 408") << r.head;
+  EXPECT_EQ(r.body, "refused 408: the request's headers did not arrive within 300 ms of its first byte");
+  EXPECT_GE(took, 250ms);
+  EXPECT_LT(took, 5s);
 }
 
 }  // namespace
