@@ -1,11 +1,21 @@
 #include "serve/grpc_frontend.hpp"
 
+#include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/impl/codegen/proto_utils.h>
+#include <grpcpp/support/proto_buffer_reader.h>
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <thread>
+#include <unordered_map>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
 
 #include "kserve_v2.grpc.pb.h"
+#include "serve/client_json.hpp"
 #include "serve/grpc_infer_codec.hpp"
 #include "serve/request_error.hpp"
 #include "serve/cuda_shm_registry.hpp"
@@ -33,18 +43,29 @@ StatusCode grpc_code(error_status status) {
   return StatusCode::INTERNAL;
 }
 
-// Runs an RPC body, turning every exception into the protocol's status.
-template <typename F>
-Status guarded(F body) {
+// The protocol's status for the exception in flight (call inside a catch block).
+Status current_exception_status() {
   try {
-    body();
-    return Status::OK;
+    throw;
   } catch (const request_error& e) {
     return {grpc_code(e.status()), e.what()};
   } catch (const ferry::invalid_argument& e) {
     return {StatusCode::INVALID_ARGUMENT, e.what()};
   } catch (const std::exception& e) {
     return {StatusCode::INTERNAL, e.what()};
+  } catch (...) {
+    return {StatusCode::INTERNAL, "unknown error"};
+  }
+}
+
+// Runs an RPC body, turning every exception into the protocol's status.
+template <typename F>
+Status guarded(F body) {
+  try {
+    body();
+    return Status::OK;
+  } catch (...) {
+    return current_exception_status();
   }
 }
 
@@ -55,6 +76,13 @@ void wait_no_longer_than_the_client(infer_request& request, std::chrono::system_
   const auto left = std::max(std::chrono::duration_cast<std::chrono::microseconds>(deadline - std::chrono::system_clock::now()),
                              std::chrono::microseconds(1));
   if (!request.timeout || request.timeout->count() == 0 || left < *request.timeout) request.timeout = left;
+}
+
+// Whether any input or output of the request names a shared-memory region.
+bool uses_shared_memory(const inference::ModelInferRequest& message) {
+  const auto names_region = [](const auto& tensor) { return tensor.parameters().contains("shared_memory_region"); };
+  return std::any_of(message.inputs().begin(), message.inputs().end(), names_region) ||
+         std::any_of(message.outputs().begin(), message.outputs().end(), names_region);
 }
 
 // Triton's TYPE_ enum for a tensor's dtype.
@@ -77,206 +105,164 @@ void fill(inference::StatisticDuration* out, const duration_stat& s) {
   out->set_ns(s.ns);
 }
 
-class service_impl final : public inference::GRPCInferenceService::Service {
+class grpc_core;
+
+// One call, on the callback API: gRPC hands it the request's bytes (OnReadDone) on one of its own
+// threads, and it is answered, from whichever thread has the answer, by one write-and-finish or
+// one finish. Nothing waits: an inference is queued and the model's callback answers. It deletes
+// itself when gRPC is done with it (OnDone), giving back its share of the in-flight budget.
+class call final : public grpc::ServerGenericBidiReactor {
  public:
-  explicit service_impl(inference_service& service) : service_(service) {}
-
-  Status ServerLive(ServerContext*, const inference::ServerLiveRequest*, inference::ServerLiveResponse* r) override {
-    r->set_live(service_.live());
-    return Status::OK;
+  call(grpc_core& core, grpc::GenericCallbackServerContext* context) : core_(core), context_(context) {
+    StartRead(&request_);
   }
 
-  Status ServerReady(ServerContext*, const inference::ServerReadyRequest*, inference::ServerReadyResponse* r) override {
-    r->set_ready(service_.ready());
-    return Status::OK;
-  }
+  void OnReadDone(bool ok) override;
+  void OnDone() override { delete this; }
 
-  Status ModelReady(ServerContext*, const inference::ModelReadyRequest* q, inference::ModelReadyResponse* r) override {
-    return guarded([&] { r->set_ready(service_.find(q->name(), q->version()).ready()); });
-  }
+  [[nodiscard]] const std::string& method() const { return context_->method(); }
+  [[nodiscard]] std::chrono::system_clock::time_point deadline() const { return context_->deadline(); }
+  [[nodiscard]] grpc::ByteBuffer& request() { return request_; }
+  intake_ticket ticket;  // an inference's share of the in-flight budget
 
-  Status ServerMetadata(ServerContext*, const inference::ServerMetadataRequest*,
-                        inference::ServerMetadataResponse* r) override {
-    r->set_name(std::string(server_name));
-    r->set_version(FERRY_VERSION);
-    for (const auto& e : service_.extensions()) r->add_extensions(e);
-    return Status::OK;
-  }
-
-  Status ModelMetadata(ServerContext*, const inference::ModelMetadataRequest* q,
-                       inference::ModelMetadataResponse* r) override {
-    return guarded([&] {
-      const served_model& m = service_.find_ready(q->name(), q->version());
-      r->set_name(m.config.name);
-      r->add_versions(std::string(model_version));
-      r->set_platform(m.platform);
-      const auto add = [](auto* list, const std::vector<tensor_spec>& specs) {
-        for (const auto& t : specs) {
-          auto* meta = list->Add();
-          meta->set_name(t.name);
-          meta->set_datatype(std::string(to_string(t.type)));
-          for (const auto d : t.shape) meta->add_shape(d);
-        }
-      };
-      add(r->mutable_inputs(), m.signature.inputs);
-      add(r->mutable_outputs(), m.signature.outputs);
-    });
-  }
-
-  // The same configuration as HTTP's GET /v2/models/NAME/config (model_config_json).
-  Status ModelConfig(ServerContext*, const inference::ModelConfigRequest* q,
-                     inference::ModelConfigResponse* r) override {
-    return guarded([&] {
-      const served_model& m = service_.find_ready(q->name(), q->version());
-      const bool batched = m.signature.max_batch > 0;
-      auto* config = r->mutable_config();
-      config->set_name(m.config.name);
-      config->set_platform(m.platform);
-      config->set_backend("ferry");
-      config->set_max_batch_size(static_cast<std::int32_t>(m.signature.max_batch));
-      auto& parameters = *config->mutable_parameters();
-      parameters["strategy"].set_string_value(std::string(to_string(m.config.strategy)));
-      parameters["inflight"].set_string_value(std::to_string(m.config.inflight));
-      if (const auto overrides = tensor_strategies_text(m.config.tensor_strategies); !overrides.empty())
-        parameters["tensor_strategies"].set_string_value(overrides);
-      if (!m.automatic.empty()) parameters["strategy_choice"].set_string_value(m.automatic);
-      const auto dims_of = [batched](const tensor_spec& t) {
-        std::vector<std::int64_t> dims = t.shape;
-        if (batched && !dims.empty()) dims.erase(dims.begin());
-        return dims;
-      };
-      for (const auto& t : m.signature.inputs) {
-        auto* in = config->add_input();
-        in->set_name(t.name);
-        in->set_data_type(config_data_type(t.type));
-        for (const auto d : dims_of(t)) in->add_dims(d);
-      }
-      for (const auto& t : m.signature.outputs) {
-        auto* out = config->add_output();
-        out->set_name(t.name);
-        out->set_data_type(config_data_type(t.type));
-        for (const auto d : dims_of(t)) out->add_dims(d);
-      }
-      if (batched)
-        config->mutable_dynamic_batching()->set_max_queue_delay_microseconds(
-            static_cast<std::uint64_t>(m.config.batch_delay.count()));
-    });
-  }
-
-  Status ModelInfer(ServerContext* context, const inference::ModelInferRequest* q,
-                    inference::ModelInferResponse* r) override {
-    // The request message outlives the inference: this handler waits for the response.
-    return guarded([&] {
-      infer_request request = from_grpc(*q);
-      wait_no_longer_than_the_client(request, context->deadline());
-      to_grpc(service_.infer(std::move(request)).get(), *r);
-    });
-  }
-
-  Status ModelStatistics(ServerContext*, const inference::ModelStatisticsRequest* q,
-                         inference::ModelStatisticsResponse* r) override {
-    return guarded([&] {
-      std::vector<const served_model*> models;
-      if (q->name().empty()) {
-        for (const auto& m : service_.repository().models()) models.push_back(m.get());
-      } else {
-        models.push_back(&service_.find(q->name(), q->version()));
-      }
-      for (const served_model* m : models) {
-        const statistics_snapshot s = m->stats->snapshot();
-        auto* out = r->add_model_stats();
-        out->set_name(m->config.name);
-        out->set_version(std::string(model_version));
-        out->set_last_inference(s.last_inference_ms);
-        out->set_inference_count(s.inference_count);
-        out->set_execution_count(s.execution_count);
-        auto* inference = out->mutable_inference_stats();
-        fill(inference->mutable_success(), s.success);
-        fill(inference->mutable_fail(), s.fail);
-        fill(inference->mutable_queue(), s.queue);
-        fill(inference->mutable_compute_input(), s.compute_input);
-        fill(inference->mutable_compute_infer(), s.compute_infer);
-        fill(inference->mutable_compute_output(), s.compute_output);
-        fill(inference->mutable_cache_hit(), {});
-        fill(inference->mutable_cache_miss(), {});
-        for (const auto& [size, b] : s.batches) {
-          auto* batch = out->add_batch_stats();
-          batch->set_batch_size(static_cast<std::uint64_t>(size));
-          fill(batch->mutable_compute_input(), b.compute_input);
-          fill(batch->mutable_compute_infer(), b.compute_infer);
-          fill(batch->mutable_compute_output(), b.compute_output);
-        }
-      }
-    });
-  }
-
-  Status RepositoryIndex(ServerContext*, const inference::RepositoryIndexRequest* q,
-                         inference::RepositoryIndexResponse* r) override {
-    for (const auto& m : service_.repository().models()) {
-      if (q->ready() && !m->ready()) continue;
-      auto* entry = r->add_models();
-      entry->set_name(m->config.name);
-      entry->set_version(std::string(model_version));
-      entry->set_state(m->ready() ? "READY" : "UNAVAILABLE");
-      entry->set_reason(m->failure);
+  // Parses the request's bytes into `message` and lets go of them; false for malformed bytes.
+  bool parse(google::protobuf::Message& message) {
+    bool ok = false;
+    {
+      grpc::ProtoBufferReader reader(&request_);
+      ok = reader.status().ok() && message.ParseFromZeroCopyStream(&reader);
     }
-    return Status::OK;
+    const std::size_t bytes = request_.Length();
+    request_.Clear();
+    if (!ok)
+      fail({StatusCode::INVALID_ARGUMENT, "malformed " + std::string(message.GetTypeName()) + " message (" +
+                                              std::to_string(bytes) + " bytes that do not parse as protobuf)"});
+    return ok;
   }
 
-  Status SystemSharedMemoryStatus(ServerContext*, const inference::SystemSharedMemoryStatusRequest* q,
-                                  inference::SystemSharedMemoryStatusResponse* r) override {
-    return guarded([&] {
-      for (const auto& region : system_shm().status(q->name())) {
-        auto& s = (*r->mutable_regions())[region.name];
-        s.set_name(region.name);
-        s.set_key(region.key);
-        s.set_offset(region.offset);
-        s.set_byte_size(region.byte_size);
-      }
-    });
+  void reply(const google::protobuf::Message& response) {
+    bool own = false;
+    const Status serialized = grpc::SerializationTraits<google::protobuf::Message>::Serialize(response, &response_, &own);
+    if (!serialized.ok()) return fail(serialized);
+    if (ticket.valid()) ticket.resize(response_.Length());
+    StartWriteAndFinish(&response_, grpc::WriteOptions(), Status::OK);
   }
 
-  Status SystemSharedMemoryRegister(ServerContext*, const inference::SystemSharedMemoryRegisterRequest* q,
-                                    inference::SystemSharedMemoryRegisterResponse*) override {
-    return guarded([&] { system_shm().register_region(q->name(), q->key(), q->offset(), q->byte_size()); });
-  }
-
-  Status SystemSharedMemoryUnregister(ServerContext*, const inference::SystemSharedMemoryUnregisterRequest* q,
-                                      inference::SystemSharedMemoryUnregisterResponse*) override {
-    return guarded([&] {
-      if (q->name().empty())
-        system_shm().unregister_all();
-      else
-        system_shm().unregister_region(q->name());
-    });
-  }
-
-  Status CudaSharedMemoryStatus(ServerContext*, const inference::CudaSharedMemoryStatusRequest* q,
-                                inference::CudaSharedMemoryStatusResponse* r) override {
-    return guarded([&] {
-      for (const auto& region : cuda_shm().status(q->name())) {
-        auto& s = (*r->mutable_regions())[region.name];
-        s.set_name(region.name);
-        s.set_device_id(static_cast<std::uint64_t>(region.device_id));
-        s.set_byte_size(region.byte_size);
-      }
-    });
-  }
-  Status CudaSharedMemoryRegister(ServerContext*, const inference::CudaSharedMemoryRegisterRequest* q,
-                                  inference::CudaSharedMemoryRegisterResponse*) override {
-    return guarded([&] { cuda_shm().register_region(q->name(), q->raw_handle(), q->device_id(), q->byte_size()); });
-  }
-  Status CudaSharedMemoryUnregister(ServerContext*, const inference::CudaSharedMemoryUnregisterRequest* q,
-                                    inference::CudaSharedMemoryUnregisterResponse*) override {
-    return guarded([&] {
-      if (q->name().empty())
-        cuda_shm().unregister_all();
-      else
-        cuda_shm().unregister_region(q->name());
-    });
-  }
+  void fail(const Status& status) { Finish(status); }
 
  private:
+  grpc_core& core_;
+  grpc::GenericCallbackServerContext* context_;
+  grpc::ByteBuffer request_;
+  grpc::ByteBuffer response_;
+};
+
+// Everything the calls share: the service, a fixed pool that decodes inference requests and
+// encodes their answers (gRPC's own threads only hand calls over), and the method table.
+class grpc_core final : public grpc::CallbackGenericService {
+ public:
+  grpc_core(inference_service& service, int threads)
+      : service_(service), pool_(static_cast<std::size_t>(threads)) {
+    add_methods();
+  }
+  ~grpc_core() override { pool_.join(); }
+
+  grpc::ServerGenericBidiReactor* CreateReactor(grpc::GenericCallbackServerContext* context) override {
+    return new call(*this, context);
+  }
+
+  // The call's request has arrived: answer it, now or through the pool.
+  void dispatch(call& c) {
+    const auto method = methods_.find(c.method());
+    if (method == methods_.end())
+      return c.fail({StatusCode::UNIMPLEMENTED,
+                     "method '" + quote_text(c.method()) + "' is not served: this is inference.GRPCInferenceService"});
+    method->second(c);
+  }
+
+  void join() { pool_.join(); }
+
+ private:
+  using method_handler = std::function<void(call&)>;
+
+  static constexpr std::string_view service_prefix = "/inference.GRPCInferenceService/";
+
+  // A method answered at once on gRPC's thread: it reads counters or documents, never blocks.
+  template <class Request, class Response, class Body>
+  void quick(const char* name, Body body) {
+    methods_.emplace(std::string(service_prefix) + name, [body](call& c) {
+      Request request;
+      if (!c.parse(request)) return;
+      Response response;
+      const Status status = guarded([&] { body(request, response); });
+      if (!status.ok()) return c.fail(status);
+      c.reply(response);
+    });
+  }
+
+  // A method answered on the pool: it may take a while (registering shared memory maps and
+  // page-locks it).
+  template <class Request, class Response, class Body>
+  void pooled(const char* name, Body body) {
+    methods_.emplace(std::string(service_prefix) + name, [this, body](call& c) {
+      boost::asio::post(pool_, [&c, body] {
+        Request request;
+        if (!c.parse(request)) return;
+        Response response;
+        const Status status = guarded([&] { body(request, response); });
+        if (!status.ok()) return c.fail(status);
+        c.reply(response);
+      });
+    });
+  }
+
+  // ModelInfer: admitted by its size before it is parsed (RESOURCE_EXHAUSTED when the in-flight
+  // budget cannot hold it), parsed and queued on the pool, answered when its model calls back.
+  void infer(call& c) {
+    auto admitted = service_.intake().admit(c.request().Length());
+    if (admitted.refusal)
+      return c.fail({*admitted.refusal == intake_refusal::draining ? StatusCode::UNAVAILABLE : StatusCode::RESOURCE_EXHAUSTED,
+                     admitted.message});
+    c.ticket = std::move(admitted.ticket);
+    boost::asio::post(pool_, [this, &c] {
+      // The request message outlives the inference: its raw_input_contents are the inputs' bytes.
+      auto message = std::make_shared<inference::ModelInferRequest>();
+      if (!c.parse(*message)) return;
+      // Refused as such before anything else is checked: whatever else the request holds (raw
+      // contents beside a region, say), shared memory is what this server does not take.
+      if (service_.system_shm() == nullptr && uses_shared_memory(*message))
+        return c.fail({StatusCode::PERMISSION_DENIED,
+                       "the request uses shared memory, which this server does not allow (start it with "
+                       "--allow-client-shm)"});
+      try {
+        infer_request request = from_grpc(*message);
+        wait_no_longer_than_the_client(request, c.deadline());
+        service_.infer(std::move(request), [this, &c, message](infer_result result) mutable {
+          boost::asio::post(pool_, [&c, message = std::move(message), result = std::move(result)]() mutable {
+            message.reset();  // the inputs have been read
+            if (result.failure) {
+              try {
+                std::rethrow_exception(result.failure);
+              } catch (...) {
+                return c.fail(current_exception_status());
+              }
+            }
+            inference::ModelInferResponse response;
+            const Status status = guarded([&] { to_grpc(result.response, response); });
+            result = {};
+            if (!status.ok()) return c.fail(status);
+            c.reply(response);
+          });
+        });
+      } catch (...) {
+        c.fail(current_exception_status());
+      }
+    });
+  }
+
+  void add_methods();
+  void add_shared_memory_methods();
+
   shm_registry& system_shm() const {
     if (service_.system_shm() == nullptr)
       throw request_error(error_status::forbidden,
@@ -292,15 +278,183 @@ class service_impl final : public inference::GRPCInferenceService::Service {
   }
 
   inference_service& service_;
+  boost::asio::thread_pool pool_;
+  std::unordered_map<std::string, method_handler> methods_;
 };
+
+void call::OnReadDone(bool ok) {
+  // No request message: the client ended its side first (or the call was cancelled).
+  if (!ok) return Finish({StatusCode::INVALID_ARGUMENT, "the call carried no request message"});
+  core_.dispatch(*this);
+}
+
+void grpc_core::add_methods() {
+  using namespace inference;
+  quick<ServerLiveRequest, ServerLiveResponse>("ServerLive", [this](const auto&, auto& r) { r.set_live(service_.live()); });
+  quick<ServerReadyRequest, ServerReadyResponse>("ServerReady",
+                                                 [this](const auto&, auto& r) { r.set_ready(service_.ready()); });
+  quick<ModelReadyRequest, ModelReadyResponse>("ModelReady", [this](const auto& q, auto& r) {
+    r.set_ready(service_.find(q.name(), q.version()).ready());
+  });
+  quick<ServerMetadataRequest, ServerMetadataResponse>("ServerMetadata", [this](const auto&, auto& r) {
+    r.set_name(std::string(server_name));
+    r.set_version(FERRY_VERSION);
+    for (const auto& e : service_.extensions()) r.add_extensions(e);
+  });
+  quick<ModelMetadataRequest, ModelMetadataResponse>("ModelMetadata", [this](const auto& q, auto& r) {
+    const served_model& m = service_.find_ready(q.name(), q.version());
+    r.set_name(m.config.name);
+    r.add_versions(std::string(model_version));
+    r.set_platform(m.platform);
+    const auto add = [](auto* list, const std::vector<tensor_spec>& specs) {
+      for (const auto& t : specs) {
+        auto* meta = list->Add();
+        meta->set_name(t.name);
+        meta->set_datatype(std::string(to_string(t.type)));
+        for (const auto d : t.shape) meta->add_shape(d);
+      }
+    };
+    add(r.mutable_inputs(), m.signature.inputs);
+    add(r.mutable_outputs(), m.signature.outputs);
+  });
+  // The same configuration as HTTP's GET /v2/models/NAME/config (model_config_json).
+  quick<ModelConfigRequest, ModelConfigResponse>("ModelConfig", [this](const auto& q, auto& r) {
+    const served_model& m = service_.find_ready(q.name(), q.version());
+    const bool batched = m.signature.max_batch > 0;
+    auto* config = r.mutable_config();
+    config->set_name(m.config.name);
+    config->set_platform(m.platform);
+    config->set_backend("ferry");
+    config->set_max_batch_size(static_cast<std::int32_t>(m.signature.max_batch));
+    auto& parameters = *config->mutable_parameters();
+    parameters["strategy"].set_string_value(std::string(to_string(m.config.strategy)));
+    parameters["inflight"].set_string_value(std::to_string(m.config.inflight));
+    if (const auto overrides = tensor_strategies_text(m.config.tensor_strategies); !overrides.empty())
+      parameters["tensor_strategies"].set_string_value(overrides);
+    if (!m.automatic.empty()) parameters["strategy_choice"].set_string_value(m.automatic);
+    const auto dims_of = [batched](const tensor_spec& t) {
+      std::vector<std::int64_t> dims = t.shape;
+      if (batched && !dims.empty()) dims.erase(dims.begin());
+      return dims;
+    };
+    for (const auto& t : m.signature.inputs) {
+      auto* in = config->add_input();
+      in->set_name(t.name);
+      in->set_data_type(config_data_type(t.type));
+      for (const auto d : dims_of(t)) in->add_dims(d);
+    }
+    for (const auto& t : m.signature.outputs) {
+      auto* out = config->add_output();
+      out->set_name(t.name);
+      out->set_data_type(config_data_type(t.type));
+      for (const auto d : dims_of(t)) out->add_dims(d);
+    }
+    if (batched)
+      config->mutable_dynamic_batching()->set_max_queue_delay_microseconds(
+          static_cast<std::uint64_t>(m.config.batch_delay.count()));
+  });
+  methods_.emplace(std::string(service_prefix) + "ModelInfer", [this](call& c) { infer(c); });
+  quick<ModelStatisticsRequest, ModelStatisticsResponse>("ModelStatistics", [this](const auto& q, auto& r) {
+    std::vector<const served_model*> models;
+    if (q.name().empty()) {
+      for (const auto& m : service_.repository().models()) models.push_back(m.get());
+    } else {
+      models.push_back(&service_.find(q.name(), q.version()));
+    }
+    for (const served_model* m : models) {
+      const statistics_snapshot s = m->stats->snapshot();
+      auto* out = r.add_model_stats();
+      out->set_name(m->config.name);
+      out->set_version(std::string(model_version));
+      out->set_last_inference(s.last_inference_ms);
+      out->set_inference_count(s.inference_count);
+      out->set_execution_count(s.execution_count);
+      auto* inference = out->mutable_inference_stats();
+      fill(inference->mutable_success(), s.success);
+      fill(inference->mutable_fail(), s.fail);
+      fill(inference->mutable_queue(), s.queue);
+      fill(inference->mutable_compute_input(), s.compute_input);
+      fill(inference->mutable_compute_infer(), s.compute_infer);
+      fill(inference->mutable_compute_output(), s.compute_output);
+      fill(inference->mutable_cache_hit(), {});
+      fill(inference->mutable_cache_miss(), {});
+      for (const auto& [size, b] : s.batches) {
+        auto* batch = out->add_batch_stats();
+        batch->set_batch_size(static_cast<std::uint64_t>(size));
+        fill(batch->mutable_compute_input(), b.compute_input);
+        fill(batch->mutable_compute_infer(), b.compute_infer);
+        fill(batch->mutable_compute_output(), b.compute_output);
+      }
+    }
+  });
+  quick<RepositoryIndexRequest, RepositoryIndexResponse>("RepositoryIndex", [this](const auto& q, auto& r) {
+    for (const auto& m : service_.repository().models()) {
+      if (q.ready() && !m->ready()) continue;
+      auto* entry = r.add_models();
+      entry->set_name(m->config.name);
+      entry->set_version(std::string(model_version));
+      entry->set_state(m->ready() ? "READY" : "UNAVAILABLE");
+      entry->set_reason(m->failure);
+    }
+  });
+  add_shared_memory_methods();
+}
+
+void grpc_core::add_shared_memory_methods() {
+  using namespace inference;
+  pooled<SystemSharedMemoryStatusRequest, SystemSharedMemoryStatusResponse>(
+      "SystemSharedMemoryStatus", [this](const auto& q, auto& r) {
+        for (const auto& region : system_shm().status(q.name())) {
+          auto& s = (*r.mutable_regions())[region.name];
+          s.set_name(region.name);
+          s.set_key(region.key);
+          s.set_offset(region.offset);
+          s.set_byte_size(region.byte_size);
+        }
+      });
+  pooled<SystemSharedMemoryRegisterRequest, SystemSharedMemoryRegisterResponse>(
+      "SystemSharedMemoryRegister",
+      [this](const auto& q, auto&) { system_shm().register_region(q.name(), q.key(), q.offset(), q.byte_size()); });
+  pooled<SystemSharedMemoryUnregisterRequest, SystemSharedMemoryUnregisterResponse>(
+      "SystemSharedMemoryUnregister", [this](const auto& q, auto&) {
+        if (q.name().empty())
+          system_shm().unregister_all();
+        else
+          system_shm().unregister_region(q.name());
+      });
+  pooled<CudaSharedMemoryStatusRequest, CudaSharedMemoryStatusResponse>(
+      "CudaSharedMemoryStatus", [this](const auto& q, auto& r) {
+        for (const auto& region : cuda_shm().status(q.name())) {
+          auto& s = (*r.mutable_regions())[region.name];
+          s.set_name(region.name);
+          s.set_device_id(static_cast<std::uint64_t>(region.device_id));
+          s.set_byte_size(region.byte_size);
+        }
+      });
+  pooled<CudaSharedMemoryRegisterRequest, CudaSharedMemoryRegisterResponse>(
+      "CudaSharedMemoryRegister", [this](const auto& q, auto&) {
+        cuda_shm().register_region(q.name(), q.raw_handle(), q.device_id(), q.byte_size());
+      });
+  pooled<CudaSharedMemoryUnregisterRequest, CudaSharedMemoryUnregisterResponse>(
+      "CudaSharedMemoryUnregister", [this](const auto& q, auto&) {
+        if (q.name().empty())
+          cuda_shm().unregister_all();
+        else
+          cuda_shm().unregister_region(q.name());
+      });
+}
+
+int default_threads() { return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 2, 16); }
 
 }  // namespace
 
 struct grpc_frontend::state {
   grpc_options options;
-  service_impl impl;
+  inference_service& service;
+  grpc_core core;  // before the server, which calls into it until it is shut down
   std::unique_ptr<grpc::Server> server;
-  state(inference_service& s, const grpc_options& o) : options(o), impl(s) {}
+  state(inference_service& s, const grpc_options& o)
+      : options(o), service(s), core(s, o.threads > 0 ? o.threads : default_threads()) {}
 };
 
 grpc_frontend::grpc_frontend(inference_service& service, const grpc_options& options)
@@ -318,7 +472,14 @@ int grpc_frontend::start() {
   builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &port);
   builder.SetMaxReceiveMessageSize(static_cast<int>(std::min<std::size_t>(o.max_message_bytes, INT32_MAX)));
   builder.SetMaxSendMessageSize(static_cast<int>(std::min<std::size_t>(o.max_message_bytes, INT32_MAX)));
-  builder.RegisterService(&state_->impl);
+  // gRPC's own memory for the messages it is receiving (its reads, before a call reaches the
+  // intake), bounded by the same budget as the requests in flight; and the threads of its
+  // synchronous paths, though every method here is served on the callback API.
+  grpc::ResourceQuota quota("ferry-grpc");
+  quota.Resize(state_->service.intake().budget_bytes());
+  quota.SetMaxThreads(o.max_threads);
+  builder.SetResourceQuota(quota);
+  builder.RegisterCallbackGenericService(&state_->core);
   state_->server = builder.BuildAndStart();
   if (!state_->server || port == 0) throw error("gRPC: cannot bind to " + address + " (in use?)");
   return port;
@@ -326,7 +487,9 @@ int grpc_frontend::start() {
 
 void grpc_frontend::stop() {
   if (state_->server) {
+    // New calls are refused (UNAVAILABLE) from now on; those accepted finish first.
     state_->server->Shutdown();
+    state_->core.join();
     state_->server.reset();
   }
 }

@@ -1,7 +1,15 @@
 // The KServe v2 gRPC front end (inference.GRPCInferenceService from proto/kserve_v2.proto, on
 // Debian's gRPC): health, metadata, ModelInfer with raw_input_contents / raw_output_contents,
 // statistics, the repository index and the shared-memory RPCs. Errors carry the status code the
-// protocol's HTTP status maps to and the same message as over HTTP.
+// protocol's HTTP status maps to and the same message as over HTTP; bytes that do not parse as
+// the method's message are INVALID_ARGUMENT, an unknown method UNIMPLEMENTED.
+//
+// Served on gRPC's callback API as one generic service (each method's bytes parsed here, so a
+// malformed message is named), with bounded threads however many calls are open: gRPC's own
+// few, and a fixed pool of `threads` that parses inference requests and encodes their answers.
+// No thread waits for a model: ModelInfer is admitted by its size into the in-flight budget
+// (RESOURCE_EXHAUSTED past it), queued (UNAVAILABLE when the model's queue is full), and answered
+// from the model's callback. Health, metadata and statistics are answered on gRPC's thread at once.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +24,8 @@ struct grpc_options {
   std::string host = "0.0.0.0";
   int port = 8001;  // 0: any free port (start() returns it)
   std::size_t max_message_bytes = std::size_t{1} << 30;
+  int threads = 0;  // parse inference requests and encode their answers; 0: one per CPU core, at least 2
+  int max_threads = 64;  // gRPC's ResourceQuota: the threads its synchronous paths may start
 };
 
 class grpc_frontend {
@@ -28,6 +38,7 @@ class grpc_frontend {
   // Starts serving on gRPC's own threads and returns the bound port. Throws ferry::error when the
   // port cannot be bound.
   [[nodiscard]] int start();
+  // Refuses new calls (UNAVAILABLE) at once, and returns once every call accepted is answered.
   void stop();
 
  private:
