@@ -13,6 +13,7 @@
 #endif
 
 #include "commands.hpp"
+#include "ferry/byte_size.hpp"
 #include "serve/server.hpp"
 
 namespace ferry::cli {
@@ -24,13 +25,19 @@ namespace {
 // and the kernel cleared them: 4.8 MB in and out through HTTP on the development machine spent 30%
 // of the server's CPU in page faults, and took 17.8 ms end to end against 10.1 ms with the
 // blocks kept (compute_input 3.8 -> 1.1 ms, compute_output 1.9 -> 0.7 ms, CPU reference models).
-// So the server keeps freed memory for the next request: blocks up to glibc's largest mmap
-// threshold (32 MiB) come from the heap, and up to 1 GiB of free heap stays mapped. Settings the
-// user gives glibc through its environment variables win.
+// So the server keeps freed memory for the next request while load lasts: blocks up to glibc's
+// largest mmap threshold (32 MiB) come from the heap, and up to 1 GiB of free heap stays mapped.
+// Once the server is idle it gives that memory back with malloc_trim (serve/memory_release.hpp),
+// which releases the free pages of every arena but the top of a thread's own arena: with one
+// arena, idle memory came back to within 1 MiB of its level before a load, against 120 MiB above
+// it with glibc's default arenas, at the same throughput within the noise (docs/RESULTS.md,
+// `ferry serve` under hostile load; jemalloc measured no better). Settings the user gives glibc
+// through its environment variables win.
 void keep_freed_tensor_memory() {
 #if defined(__GLIBC__)
   if (std::getenv("MALLOC_MMAP_THRESHOLD_") == nullptr) (void)mallopt(M_MMAP_THRESHOLD, 32 << 20);
   if (std::getenv("MALLOC_TRIM_THRESHOLD_") == nullptr) (void)mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  if (std::getenv("MALLOC_ARENA_MAX") == nullptr) (void)mallopt(M_ARENA_MAX, 1);
 #endif
 }
 
@@ -52,6 +59,8 @@ void add_serve_command(CLI::App& app) {
   auto options = std::make_shared<serve::server_options>();
   auto request_timeout_ms = std::make_shared<std::int64_t>(options->request_timeout.count());
   auto receive_timeout_ms = std::make_shared<std::int64_t>(options->http.request_timeout.count());
+  auto header_timeout_ms = std::make_shared<std::int64_t>(options->http.header_timeout.count());
+  auto inflight_bytes = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand("serve", "serve a model repository over the KServe v2 protocol (HTTP/REST and gRPC)");
   cmd->add_option("--model-repository", options->model_repository,
                   "folder with one sub-folder per model, each holding a config.json")
@@ -63,13 +72,42 @@ void add_serve_command(CLI::App& app) {
       ->check(CLI::Range(0, 65535));
   cmd->add_option("--host", options->http.host, "address to listen on (HTTP and gRPC)");
   cmd->add_option("--http-threads", options->http.threads,
-                  "HTTP requests handled at once (idle and slow connections take no thread)")
+                  "threads decoding HTTP request bodies and encoding answers (no thread waits for a model; 0: one "
+                  "per CPU core, at least 2)")
       ->capture_default_str()
-      ->check(CLI::Range(1, 4096));
+      ->check(CLI::Range(0, 256));
+  cmd->add_option("--grpc-threads", options->grpc.threads,
+                  "threads parsing gRPC inference requests and encoding answers (0: one per CPU core, at least 2)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 256));
   cmd->add_option("--http-max-connections", options->http.max_connections,
                   "HTTP connections served at once; one more is answered 503 and closed")
       ->capture_default_str()
       ->check(CLI::Range(1, 1'000'000));
+  cmd->add_option("--http-max-connections-per-peer", options->http.max_connections_per_peer,
+                  "HTTP connections served at once from one client address; one more is answered 503 and closed "
+                  "(0: a quarter of --http-max-connections)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1'000'000));
+  cmd->add_option("--http-header-timeout-ms", *header_timeout_ms,
+                  "longest an HTTP request's headers may take to arrive from its first byte (408 past it)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{24} * 3600 * 1000));
+  cmd->add_option("--max-inflight-bytes", *inflight_bytes,
+                  "memory the inference requests in flight may hold at once, over HTTP and gRPC together (e.g. "
+                  "2GiB); a request that does not fit is refused from its headers, unread (HTTP 503 with "
+                  "Retry-After, gRPC RESOURCE_EXHAUSTED). Default: an eighth of the machine's memory (or of the "
+                  "cgroup's limit), printed at start")
+      ->check([](const std::string& text) {
+        try {
+          (void)parse_byte_size(text);
+          return std::string();
+        } catch (const std::exception& e) {
+          return std::string(e.what());
+        }
+      });
+  cmd->add_flag("--allow-repository-symlinks", options->allow_repository_symlinks,
+                "serve model folders and config files that are symbolic links leading outside the repository");
   cmd->add_option("--http-receive-timeout-ms", *receive_timeout_ms,
                   "longest an HTTP request's headers and body may take to arrive from its first byte (408 past "
                   "it), and its answer to be sent")
@@ -98,10 +136,12 @@ void add_serve_command(CLI::App& app) {
                   "CUDA shared-memory regions registered at once; more are refused (HTTP 429)")
       ->capture_default_str()
       ->check(CLI::Range(1, 32768));  // each a mapping: half the kernel's default 65,530
-  cmd->callback([options, request_timeout_ms, receive_timeout_ms] {
+  cmd->callback([options, request_timeout_ms, receive_timeout_ms, header_timeout_ms, inflight_bytes] {
     options->grpc.host = options->http.host;
     options->request_timeout = std::chrono::milliseconds(*request_timeout_ms);
     options->http.request_timeout = std::chrono::milliseconds(*receive_timeout_ms);
+    options->http.header_timeout = std::chrono::milliseconds(*header_timeout_ms);
+    if (!inflight_bytes->empty()) options->max_inflight_bytes = parse_byte_size(*inflight_bytes);
     keep_freed_tensor_memory();
     raise_open_file_limit();
     serve::run_server(*options);

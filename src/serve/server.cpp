@@ -1,6 +1,9 @@
 #include "serve/server.hpp"
 
 #include <csignal>
+#include <cstdlib>
+#include <ctime>
+#include <future>
 #include <iostream>
 #include <thread>
 
@@ -8,6 +11,7 @@
 
 #include "serve/execution_platform.hpp"
 #include "serve/inference_service.hpp"
+#include "serve/memory_release.hpp"
 #include "serve/model_repository.hpp"
 #include "serve/cuda_shm_registry.hpp"
 #include "serve/shm_registry.hpp"
@@ -26,6 +30,18 @@ sigset_t block_stop_signals() {
   return signals;
 }
 
+const char* signal_name(int signal) { return signal == SIGINT ? "SIGINT" : "SIGTERM"; }
+
+// Waits for SIGINT/SIGTERM (blocked by block_stop_signals) until `done` is ready; returns the
+// signal, or 0 once `done` is.
+int wait_for_signal_or(const sigset_t& signals, const std::future<void>& done) {
+  for (;;) {
+    if (done.wait_for(std::chrono::seconds(0)) == std::future_status::ready) return 0;
+    const timespec poll{0, 50'000'000};
+    if (const int received = sigtimedwait(&signals, nullptr, &poll); received > 0) return received;
+  }
+}
+
 }  // namespace
 
 void run_server(const server_options& options) {
@@ -34,7 +50,7 @@ void run_server(const server_options& options) {
   if (platform.gpus.empty())
     std::cout << "ferry serve: " << platform.no_gpu_reason
               << "; running built-in models on the CPU (host reference), model files are unavailable\n";
-  const model_repository repository(options.model_repository, platform, std::cout);
+  const model_repository repository(options.model_repository, platform, std::cout, options.allow_repository_symlinks);
   std::unique_ptr<shm_registry> shm;
   std::unique_ptr<cuda_shm_registry> cuda_shm;
   if (options.allow_client_shm) {
@@ -45,7 +61,13 @@ void run_server(const server_options& options) {
     cuda_shm = std::make_unique<cuda_shm_registry>(platform.gpus.empty() ? 0 : platform.device_count,
                                                    platform.no_gpu_reason, options.max_cuda_shm_regions);
   }
-  inference_service service(repository, shm.get(), cuda_shm.get(), options.request_timeout);
+  inference_service service(repository, shm.get(), cuda_shm.get(), options.request_timeout,
+                            options.max_inflight_bytes > 0 ? options.max_inflight_bytes : default_inflight_budget());
+  // Memory freed by requests is kept for the next one while load lasts, and given back once the
+  // server has been idle a moment.
+  request_intake& intake = service.intake();
+  idle_memory_release memory_release(options.memory_release_delay, [&intake] { return intake.requests_in_flight() == 0; });
+  intake.on_idle([&memory_release] { memory_release.became_idle(); });
 
   // Both ports are bound before anything serves, so a port in use fails the start cleanly.
   http_frontend http(service, options.http);
@@ -55,14 +77,32 @@ void run_server(const server_options& options) {
   std::thread http_thread([&http] { http.serve_blocking(); });
   std::cout << fmt::format("ferry serve: HTTP on {}:{}\n", options.http.host, http_port);
   std::cout << fmt::format("ferry serve: gRPC on {}:{}\n", options.grpc.host, grpc_port);
+  std::cout << fmt::format("ferry serve: in-flight memory budget {} bytes\n", intake.budget_bytes());
   std::cout << "ferry serve: serving" << std::endl;
 
   int received = 0;
   sigwait(&signals, &received);
-  std::cout << "ferry serve: stopping (" << (received == SIGINT ? "SIGINT" : "SIGTERM") << ")\n" << std::flush;
-  grpc.stop();
-  http.stop();
-  http_thread.join();
+  std::cout << "ferry serve: stopping (" << signal_name(received)
+            << "): no new requests; finishing those in flight (a second signal stops at once)" << std::endl;
+  // Both protocols stop taking work now: the intake admits nothing (HTTP answers 503, readiness
+  // is false), and gRPC refuses new calls while those accepted finish.
+  intake.begin_draining();
+  std::promise<void> drained;
+  std::future<void> drained_future = drained.get_future();
+  std::thread drain([&] {
+    grpc.stop();
+    intake.wait_until_idle();
+    http.stop();
+    http_thread.join();
+    drained.set_value();
+  });
+  if (const int again = wait_for_signal_or(signals, drained_future); again != 0) {
+    std::cout << "ferry serve: " << signal_name(again) << " again: exiting without finishing the "
+              << intake.requests_in_flight() << " requests in flight" << std::endl;
+    std::_Exit(128 + again);
+  }
+  drain.join();
+  std::cout << "ferry serve: stopped" << std::endl;
 }
 
 }  // namespace ferry::serve

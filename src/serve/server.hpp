@@ -1,5 +1,10 @@
 // `ferry serve`: the whole server, from a model repository to listening front ends, until
 // SIGINT or SIGTERM.
+//
+// Shutdown: the first SIGTERM or SIGINT stops both protocols taking new work at once (readiness
+// false; new inference requests 503 over HTTP, every new gRPC call UNAVAILABLE), finishes every
+// request already admitted, then returns. A second signal meanwhile exits the process at once
+// with 128 + its number.
 #pragma once
 
 #include <chrono>
@@ -19,6 +24,15 @@ struct server_options {
   bool allow_client_shm = false;
   std::size_t max_shm_regions = default_max_regions;       // system shared-memory regions at once
   std::size_t max_cuda_shm_regions = default_max_regions;  // CUDA shared-memory regions at once
+  // Bytes the inference requests in flight may hold at once, across HTTP and gRPC (request_intake);
+  // 0: default_inflight_budget().
+  std::size_t max_inflight_bytes = 0;
+  // Model folders and config files that are symbolic links leading outside the repository are
+  // refused unless this is set.
+  bool allow_repository_symlinks = false;
+  // After the last request in flight ends, how long the server waits before it gives the memory
+  // requests used back to the system.
+  std::chrono::milliseconds memory_release_delay{1000};
   // The longest a request waits for a worker of its model (0: no limit); see inference_service.
   std::chrono::milliseconds request_timeout{60'000};
   std::string devices = "all";  // the GPUs models run on (--devices, as ferry bench reads it)
