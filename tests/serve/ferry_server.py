@@ -104,6 +104,51 @@ class ServerTestCase(unittest.TestCase):
         self.assertTrue(self.server.alive(), "ferry serve died:\n" + "\n".join(self.server.log))
 
 
+def resident_mb(pid):
+    """The process's resident memory (VmRSS) in MiB."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS for process {pid}")
+
+
+def thread_count(pid):
+    return len(os.listdir(f"/proc/{pid}/task"))
+
+
+# Set by scripts/test_sanitized.sh: the server runs under a sanitizer, whose allocator pads and
+# quarantines memory (so memory bounds do not apply) and which makes everything several times
+# slower (so tests scale their work down).
+SANITIZED = bool(os.environ.get("FERRY_SANITIZER"))
+
+
+def read_answer(sock, timeout):
+    """Reads one HTTP answer (status line, headers, a body of its Content-Length) from a raw
+    socket; returns (status, headers as a lowercase dict, body), or (None, {}, b"") when the
+    connection ends or nothing comes within `timeout`."""
+    sock.settimeout(timeout)
+    data = b""
+    try:
+        while b"\r\n\r\n" not in data:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return None, {}, b""
+            data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+        length = int(headers.get("content-length", "0"))
+        while len(body) < length:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            body += chunk
+        return int(lines[0].split()[1]), headers, body
+    except OSError:
+        return None, {}, b""
+
+
 def wait_for(predicate, timeout=10.0):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -1,11 +1,13 @@
-"""Soak: `ferry serve` under steady mixed load for about a minute, HTTP and gRPC clients at once.
+"""Soak: `ferry serve` under steady mixed load for two minutes, 32 clients at once (16 over HTTP,
+16 over gRPC).
 
 Every answer is checked against its reference, every request must be answered, and the server's
 resident memory (VmRSS) is sampled twice a second. It fails on a wrong answer, a lost request (an
-error, a timeout, or an answer count that the server's own statistics do not confirm), or resident
-memory growing by more than RSS_GROWTH_BOUND_MB after warm-up.
+error, a timeout, or an answer count that the server's own statistics do not confirm), resident
+memory growing by more than RSS_GROWTH_BOUND_MB after warm-up, or resident memory not back within
+IDLE_BOUND_MB of its level before the load a few seconds after the load ends.
 
-FERRY_SOAK_SECONDS sets the length (default 60). Run through ctest (label soak), which sets
+FERRY_SOAK_SECONDS sets the length (default 120). Run through ctest (label soak), which sets
 FERRY_BIN; not under the sanitizers, whose allocators hold freed memory in quarantine on purpose.
 """
 import os
@@ -18,9 +20,9 @@ import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 
 import references as ref
-from ferry_server import ServerTestCase, run_clients
+from ferry_server import ServerTestCase, resident_mb, run_clients
 
-SECONDS = float(os.environ.get("FERRY_SOAK_SECONDS", "60"))
+SECONDS = float(os.environ.get("FERRY_SOAK_SECONDS", "120"))
 # Memory is measured against its level at the end of warm-up: by then every model has run, every
 # client has its connection and the server's threads their malloc arenas.
 WARMUP_SECONDS = SECONDS / 4
@@ -29,17 +31,13 @@ WARMUP_SECONDS = SECONDS / 4
 # 16 MiB leaves room for another machine's allocator and scheduling, while a leak of 200 bytes a
 # request (less than any input this test sends) would cross it at that rate.
 RSS_GROWTH_BOUND_MB = 16
-HTTP_CLIENTS = 3
-GRPC_CLIENTS = 3
+# Once the load ends, the server gives the memory it used back (after a second of idleness): its
+# resident memory must come back within this of its level before the load, within IDLE_WAIT_S.
+IDLE_BOUND_MB = 64
+IDLE_WAIT_S = 5
+HTTP_CLIENTS = 16
+GRPC_CLIENTS = 16
 POOL = 16  # distinct inputs per model, so that a mixed-up answer cannot pass for the right one
-
-
-def resident_mb(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    raise RuntimeError(f"no VmRSS for process {pid}")
 
 
 class Soak(ServerTestCase):
@@ -62,6 +60,8 @@ class Soak(ServerTestCase):
         before = {m: reference_client.get_inference_statistics(m)["model_stats"][0]["inference_stats"]
                   for m in models}
 
+        time.sleep(1)  # the reference requests' memory is given back
+        before_load = resident_mb(self.server.process.pid)
         answered = {m: 0 for m in models}
         sent = [0]
         lock = threading.Lock()
@@ -129,12 +129,18 @@ class Soak(ServerTestCase):
             done.set()
             sampler.join()
 
+        load_ended = time.monotonic()
+        idle = resident_mb(self.server.process.pid)
+        while idle > before_load + IDLE_BOUND_MB and time.monotonic() < load_ended + IDLE_WAIT_S:
+            time.sleep(0.25)
+            idle = resident_mb(self.server.process.pid)
         total = sum(answered.values())
         after_warmup = [mb for t, mb in samples if t >= WARMUP_SECONDS]
         self.assertGreater(len(after_warmup), 10, "too few memory samples after warm-up")
         print(f"soak: {total} answers in {SECONDS:.0f} s ({answered}); resident memory "
               f"{samples[0][1]:.1f} MiB at the start, {after_warmup[0]:.1f} after warm-up, "
-              f"{max(after_warmup):.1f} at most after that, {samples[-1][1]:.1f} at the end")
+              f"{max(after_warmup):.1f} at most after that, {samples[-1][1]:.1f} at the end of the load; "
+              f"{before_load:.1f} before the load, {idle:.1f} idle after it")
         self.assertEqual(failures, [])
         self.assertEqual(total, sent[0], "requests sent but not answered")
         for m in models:
@@ -147,6 +153,9 @@ class Soak(ServerTestCase):
         self.assertLessEqual(growth, RSS_GROWTH_BOUND_MB,
                              f"resident memory grew {growth:.1f} MiB after warm-up: "
                              + " ".join(f"{t:.0f}s:{mb:.0f}" for t, mb in samples[::4]))
+        self.assertLessEqual(idle, before_load + IDLE_BOUND_MB,
+                             f"resident memory stayed {idle - before_load:.1f} MiB above its level before the load "
+                             f"{IDLE_WAIT_S} s after it ended")
 
 
 if __name__ == "__main__":

@@ -151,6 +151,35 @@ class GrpcProtocol(ServerTestCase):
         self.assertEqual(code, grpc.StatusCode.INVALID_ARGUMENT)
         self.assertEqual(infer(cases[-1][1])[0], grpc.StatusCode.PERMISSION_DENIED)
 
+    def test_shared_memory_is_refused_as_such_whatever_else_the_request_holds(self):
+        # Once answered with a complaint about raw_input_contents: the request also carried raw
+        # data, which was checked before whether shared memory was allowed at all.
+        request = service_pb2.ModelInferRequest(model_name="touch")
+        request.inputs.add(name="input", datatype="FP32", shape=[ref.TOUCH_ELEMENTS])
+        request.inputs[0].parameters["shared_memory_region"].CopyFrom(service_pb2.InferParameter(string_param="r"))
+        request.inputs[0].parameters["shared_memory_byte_size"].CopyFrom(service_pb2.InferParameter(int64_param=4096))
+        request.raw_input_contents.append(np.zeros(ref.TOUCH_ELEMENTS, dtype=np.float32).tobytes())
+        request.outputs.add(name="output").parameters["shared_memory_region"].CopyFrom(
+            service_pb2.InferParameter(string_param="o"))
+        with self.assertRaises(grpc.RpcError) as e:
+            self.raw_stub().ModelInfer(request)
+        self.assertEqual(e.exception.code(), grpc.StatusCode.PERMISSION_DENIED)
+        self.assertIn("--allow-client-shm", e.exception.details())
+
+    def test_malformed_messages_are_invalid_arguments_that_say_so(self):
+        # Once INTERNAL with an empty message.
+        with grpc.insecure_channel(self.server.grpc_url) as channel:
+            for method in ("ModelInfer", "ModelMetadata", "ServerLive"):
+                call = channel.unary_unary(f"/inference.GRPCInferenceService/{method}")
+                with self.subTest(method), self.assertRaises(grpc.RpcError) as e:
+                    call(b"\xff\xff\xff\xff\x0f", timeout=30)
+                self.assertEqual(e.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+                self.assertIn(f"malformed inference.{method}Request message (5 bytes", e.exception.details())
+            unknown = channel.unary_unary("/inference.GRPCInferenceService/Nonsense")
+            with self.assertRaises(grpc.RpcError) as e:
+                unknown(b"", timeout=30)
+            self.assertEqual(e.exception.code(), grpc.StatusCode.UNIMPLEMENTED)
+
     def test_statistics(self):
         before = self.client.get_inference_statistics("touch", as_json=True)["model_stats"][0]
         x = ref.random_f32(np.random.default_rng(5), ref.TOUCH_ELEMENTS)

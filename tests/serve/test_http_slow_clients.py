@@ -21,7 +21,9 @@ X = ref.random_f32(np.random.default_rng(17), ref.TOUCH_ELEMENTS)
 
 
 class SlowClients(ServerTestCase):
+    # Every client here is on one address: it may take them all (test_http_fair_clients.py caps it).
     server_args = ("--http-max-connections", str(MAX_CONNECTIONS),
+                   "--http-max-connections-per-peer", str(MAX_CONNECTIONS),
                    "--http-receive-timeout-ms", str(int(RECEIVE_TIMEOUT_S * 1000)))
 
     def setUp(self):
