@@ -55,7 +55,11 @@ TEST(HttpTransport, FindsHeadersWhateverTheirCase) {
 // loopback address it connects from (another host, as far as the server can tell).
 class raw_client {
  public:
-  explicit raw_client(int port, const char* from = nullptr) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+  // `receive_buffer`: the socket's receive buffer in bytes, fixed (0: the kernel's, which grows
+  // as the kernel sees fit: to 32 MiB on some machines, enough to take a large answer unread).
+  explicit raw_client(int port, const char* from = nullptr, int receive_buffer = 0)
+      : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    if (receive_buffer > 0) ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
     if (from != nullptr) {
       sockaddr_in source{};
       source.sin_family = AF_INET;
@@ -217,6 +221,7 @@ class HttpTransportServer : public ::testing::Test {
     return {r, std::chrono::steady_clock::now() - start};
   }
 
+  std::unique_ptr<request_intake> intake_;  // outlives the transport, whose connections hold tickets
   std::unique_ptr<http_transport> transport_;
   std::thread serving_;
   int port_ = 0;
@@ -504,7 +509,7 @@ TEST_F(HttpTransportServer, WritesALargeAnswerToASlowReaderAndLetsANonReaderGo) 
   o.request_timeout = 1s;
   start(o);
   const auto started = std::chrono::steady_clock::now();
-  raw_client never_reads(port_);
+  raw_client never_reads(port_, nullptr, 64 << 10);  // the answer cannot all wait in its buffers
   never_reads.send(post("/large", ""));
   raw_client slow_reader(port_);
   slow_reader.send(post("/large", ""));
@@ -597,7 +602,8 @@ TEST_F(HttpTransportServer, AnswersFromTheHeadersWithoutReadingTheBody) {
 // does not fit is answered 503 with Retry-After unread (larger than the whole budget: 413), and
 // the bytes come back once an answer is written. A chunked body takes them as it arrives.
 TEST_F(HttpTransportServer, CountsRequestsAgainstTheInFlightBudget) {
-  ferry::serve::request_intake intake(1000);
+  intake_ = std::make_unique<request_intake>(1000);
+  request_intake& intake = *intake_;
   admit_ = [](const http_request&) {
     http_admission a;
     a.counted = true;
