@@ -140,7 +140,11 @@ def model_config_seeds():
     for text in ['{"engine": "mlp:2x256", "strategy": "mapped", "inflight": 3, "instances_per_gpu": 2,'
                  ' "max_batch": 16, "batch_delay_us": 500, "input_size": "4KiB"}',
                  '{"engine": "touch", "input_size": 8000}',
-                 '{"engine": "touch", "max_batch": 1.5}']:
+                 '{"engine": "touch", "max_batch": 1.5}',
+                 # Sizes that once loaded as nonsense: not finite, or past 2^64 bytes.
+                 '{"engine": "touch", "input_size": "nanKiB"}',
+                 '{"engine": "touch", "input_size": "17179869188GiB"}',
+                 '{"engine": "touch", "max_queue_size": 0, "tensor_strategies": {"input": "pinned"}}']:
         write("model_config", text)
 
 
