@@ -3,6 +3,7 @@
 #include <strings.h>
 
 #include <algorithm>
+#include <cctype>
 #include <thread>
 
 #include <boost/asio/post.hpp>
@@ -156,15 +157,11 @@ std::string version_of(const std::vector<std::string>& captures) {
   return captures.size() > 1 ? captures[1] : std::string();
 }
 
-std::string version_of(const route_request& req) {
-  return req.captures.size() > 1 ? req.captures[1] : std::string();
-}
+std::string version_of(const route_request& req) { return version_of(req.captures); }
 
 json parse_json_body(const route_request& req) {
   return req.http.body.empty() ? json::object() : parse_client_json(req.http.body, "the request body");
 }
-
-}  // namespace
 
 // One inference request while its model works on it: the HTTP request (its body holds the
 // binary inputs the model reads), what the answer must look like, and where it goes.
@@ -177,6 +174,8 @@ struct infer_call {
 };
 
 int default_threads() { return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 2, 16); }
+
+}  // namespace
 
 struct http_frontend::state {
   inference_service& service;
