@@ -11,15 +11,13 @@
 #include <thread>
 #include <unordered_map>
 
-#include <boost/asio/post.hpp>
-#include <boost/asio/thread_pool.hpp>
-
 #include "kserve_v2.grpc.pb.h"
 #include "serve/client_json.hpp"
 #include "serve/grpc_infer_codec.hpp"
 #include "serve/request_error.hpp"
 #include "serve/cuda_shm_registry.hpp"
 #include "serve/shm_registry.hpp"
+#include "serve/work_pool.hpp"
 
 namespace ferry::serve {
 namespace {
@@ -165,7 +163,6 @@ class grpc_core final : public grpc::CallbackGenericService {
       : service_(service), pool_(static_cast<std::size_t>(threads)) {
     add_methods();
   }
-  ~grpc_core() override { pool_.join(); }
 
   grpc::ServerGenericBidiReactor* CreateReactor(grpc::GenericCallbackServerContext* context) override {
     return new call(*this, context);
@@ -205,7 +202,7 @@ class grpc_core final : public grpc::CallbackGenericService {
   template <class Request, class Response, class Body>
   void pooled(const char* name, Body body) {
     methods_.emplace(std::string(service_prefix) + name, [this, body](call& c) {
-      boost::asio::post(pool_, [&c, body] {
+      pool_.post([&c, body] {
         Request request;
         if (!c.parse(request)) return;
         Response response;
@@ -224,7 +221,7 @@ class grpc_core final : public grpc::CallbackGenericService {
       return c.fail({*admitted.refusal == intake_refusal::draining ? StatusCode::UNAVAILABLE : StatusCode::RESOURCE_EXHAUSTED,
                      admitted.message});
     c.ticket = std::move(admitted.ticket);
-    boost::asio::post(pool_, [this, &c] {
+    pool_.post([this, &c] {
       // The request message outlives the inference: its raw_input_contents are the inputs' bytes.
       auto message = std::make_shared<inference::ModelInferRequest>();
       if (!c.parse(*message)) return;
@@ -238,7 +235,7 @@ class grpc_core final : public grpc::CallbackGenericService {
         infer_request request = from_grpc(*message);
         wait_no_longer_than_the_client(request, c.deadline());
         service_.infer(std::move(request), [this, &c, message](infer_result result) mutable {
-          boost::asio::post(pool_, [&c, message = std::move(message), result = std::move(result)]() mutable {
+          pool_.post([&c, message = std::move(message), result = std::move(result)]() mutable {
             message.reset();  // the inputs have been read
             if (result.failure) {
               try {
@@ -278,7 +275,7 @@ class grpc_core final : public grpc::CallbackGenericService {
   }
 
   inference_service& service_;
-  boost::asio::thread_pool pool_;
+  work_pool pool_;
   std::unordered_map<std::string, method_handler> methods_;
 };
 

@@ -6,8 +6,6 @@
 #include <cctype>
 #include <thread>
 
-#include <boost/asio/post.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <nlohmann/json.hpp>
 
 #include "serve/client_json.hpp"
@@ -18,6 +16,7 @@
 #include "serve/route_pattern.hpp"
 #include "serve/cuda_shm_registry.hpp"
 #include "serve/shm_registry.hpp"
+#include "serve/work_pool.hpp"
 
 namespace ferry::serve {
 namespace {
@@ -181,7 +180,7 @@ struct http_frontend::state {
   inference_service& service;
   http_options options;
   std::vector<route> routes;  // tried in order, the first match answers
-  boost::asio::thread_pool pool;  // decodes bodies and encodes answers
+  work_pool pool;  // decodes bodies and encodes answers
   http_transport transport;
 
   state(inference_service& s, const http_options& o)
@@ -284,7 +283,7 @@ struct http_frontend::state {
     }
     auto& [r, captures] = *found;
     if (r->kind == route_kind::quick) return reply.send(run(*r, req, captures));
-    boost::asio::post(pool, [this, r = r, req = std::move(req), captures = std::move(captures), reply]() mutable {
+    pool.post([this, r = r, req = std::move(req), captures = std::move(captures), reply]() mutable {
       if (r->kind == route_kind::inference) return infer(std::move(req), std::move(captures), reply);
       reply.send(run(*r, req, captures));
     });
@@ -314,9 +313,10 @@ struct http_frontend::state {
       for (const auto& o : parsed.request.outputs) call->requested.push_back(o.name);
       call->binary_outputs = std::move(parsed.binary_outputs);
       call->binary_by_default = parsed.binary_by_default;
-      service.infer(std::move(parsed.request), [this, call](infer_result result) {
-        // On the model's worker: the answer is encoded on the pool, so the worker goes on.
-        boost::asio::post(pool, [call, result = std::move(result)]() mutable { answer(*call, std::move(result)); });
+      service.infer(std::move(parsed.request), [this, call](infer_result result) mutable {
+        // On the model's worker: the answer is encoded on the pool, so the worker goes on. The
+        // call goes with it, so its reply is never released on the worker.
+        pool.post([call = std::move(call), result = std::move(result)]() mutable { answer(*call, std::move(result)); });
       });
     } catch (...) {
       http_response res;

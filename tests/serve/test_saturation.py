@@ -25,7 +25,7 @@ import tritonclient.grpc as grpcclient
 from ferry_server import SANITIZED, FerryServer, read_answer, thread_count, wait_for, write_repository
 
 # Under a sanitizer everything is several times slower: the same saturation with less work.
-WIDTH = 512 if SANITIZED else 1024
+WIDTH = 256 if SANITIZED else 1024
 ROWS = 32
 MODELS = {"slow": {"engine": f"mlp:8x{WIDTH}", "max_batch": ROWS, "inflight": 1},
           "quick": {"engine": "touch", "input_size": "4KiB"}}
