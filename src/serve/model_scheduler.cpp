@@ -72,7 +72,10 @@ model_scheduler::~model_scheduler() {
   std::deque<std::unique_ptr<job>> left;
   left.swap(queue_);
   deadlines_.clear();
-  for (auto& j : left) fail(std::move(j), request_error(error_status::unavailable, "model '" + model_ + "' is shutting down"));
+  for (auto& j : left) {
+    auto why = std::make_exception_ptr(request_error(error_status::unavailable, "model '" + model_ + "' is shutting down"));
+    fail(std::move(j), std::move(why));
+  }
 }
 
 void model_scheduler::submit(submission work, infer_callback done) {
@@ -147,10 +150,11 @@ void model_scheduler::expire() {
       stats_.record_failure(ns_between(j->arrived, now));
       const auto waited = now - j->arrived;
       const auto timeout = *j->work.timeout;
-      fail(std::move(j), request_error(error_status::timed_out,
-                                       "model '" + model_ + "': the request timed out: no worker started it within its " +
-                                           "timeout of " + ms(timeout) + " ms (it waited " + ms(waited) +
-                                           " ms in the queue)"));
+      auto why = std::make_exception_ptr(request_error(
+          error_status::timed_out, "model '" + model_ + "': the request timed out: no worker started it within its " +
+                                       "timeout of " + ms(timeout) + " ms (it waited " + ms(waited) +
+                                       " ms in the queue)"));
+      fail(std::move(j), std::move(why));
     }
     lock.lock();
   }
@@ -281,10 +285,10 @@ void model_scheduler::answer(std::vector<std::unique_ptr<job>> jobs) {
   }
 }
 
-void model_scheduler::fail(std::unique_ptr<job> j, const request_error& why) {
+void model_scheduler::fail(std::unique_ptr<job> j, std::exception_ptr why) {
   infer_callback done = std::move(j->done);
   j.reset();
-  done(infer_result{{}, std::make_exception_ptr(why)});
+  done(infer_result{{}, std::move(why)});
 }
 
 }  // namespace ferry::serve

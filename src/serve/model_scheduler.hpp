@@ -49,8 +49,6 @@
 
 namespace ferry::serve {
 
-class request_error;
-
 // What a queued request needs besides itself: where its shared-memory outputs go.
 struct submission {
   infer_request request;
@@ -127,8 +125,11 @@ class model_scheduler {
   void run(std::span<const std::unique_ptr<job>> jobs, int worker);
   // Calls every job's callback with what run left it.
   static void answer(std::vector<std::unique_ptr<job>> jobs);
-  // Fails a request that will never run (timed out, or the scheduler stopping).
-  static void fail(std::unique_ptr<job> j, const request_error& why);
+  // Fails a request that will never run (timed out, or the scheduler stopping). `why` is the only
+  // copy of its error: the message's string is shared by copies of a std::runtime_error, and its
+  // count kept by the standard library where a thread sanitizer cannot see it, so no copy may be
+  // dropped on this thread once the callback has handed the error to another.
+  static void fail(std::unique_ptr<job> j, std::exception_ptr why);
 
   std::string model_, version_;
   std::shared_ptr<executor> exec_;
