@@ -54,6 +54,8 @@ PUBLIC_HEADERS = {
     "engine.hpp": "engines",
     "builtin.hpp": "engines",
     "model_engine.hpp": "engines",
+    "backend.hpp": "engines",
+    "backend_api.h": "engines",
     "session.hpp": "session",
     "placement.hpp": "session",
     "replica_set.hpp": "session",
