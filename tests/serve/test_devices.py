@@ -9,7 +9,7 @@ import unittest
 
 from ferry_server import MODELS, FerryServer
 
-CPU_NOTICE = "running built-in models on the CPU"
+CPU_NOTICE = "running on the CPU"
 
 
 def serve(*args):
