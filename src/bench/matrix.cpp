@@ -59,7 +59,8 @@ bench_report run_matrix(const matrix_request& request, const run_options& option
                                         .shapes = shapes,
                                         .devices = options.devices,
                                         // + the reference session, the recipe and the floor
-                                        .max_concurrency = options.session.inflight + 3});
+                                        .max_concurrency = options.session.inflight + 3,
+                                        .backend_directories = request.backend_directories});
       if (automatic && request.profile) {
         if (progress) progress(fmt::format("{} {} auto (profile)", w.label, size));
         const choice pick = choose(traffic_of(w, options.devices.front()), caps, *request.profile,
@@ -117,7 +118,8 @@ std::vector<placement_cost> run_placement_matrix(const matrix_request& request, 
                                     .preprocess = request.preprocess,
                                     .shapes = shapes,
                                     .devices = devices,
-                                    .max_concurrency = 2});
+                                    .max_concurrency = 2,
+                                    .backend_directories = request.backend_directories});
       for (const int data : devices)
         for (const int run : devices) {
           if (progress) progress(fmt::format("{} {} data on GPU {}, run on GPU {}", w.label, size, data, run));
