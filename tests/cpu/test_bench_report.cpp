@@ -496,7 +496,10 @@ TEST(BenchReportCsv, EmptyReportStillHasAHeader) {
 
 namespace {
 
-const fs::path plot_script = fs::path(__FILE__).parent_path().parent_path().parent_path() / "scripts" / "plot_bench.py";
+// FERRY_PLOT_SCRIPT where it is set (a bundle run elsewhere, as the CLI reads it), else the tree's.
+const fs::path plot_script = std::getenv("FERRY_PLOT_SCRIPT") != nullptr
+                                 ? fs::path(std::getenv("FERRY_PLOT_SCRIPT"))
+                                 : fs::path(__FILE__).parent_path().parent_path().parent_path() / "scripts" / "plot_bench.py";
 
 // A python that can import matplotlib: `python3` first, then the system one (Debian's
 // python3-matplotlib installs for /usr/bin/python3, which a pyenv python3 on PATH does not see).
