@@ -406,6 +406,20 @@ serve_python_ready() {
   fi
 }
 host_python() { LD_LIBRARY_PATH=$host_ld_path python3 "$@"; }
+# perf_analyzer (from the perf-analyzer wheel) as $pa, with $pa_libs for its LD_LIBRARY_PATH: it
+# dlopens the unversioned libcudart.so for --shared-memory cuda, and a runtime-only install has
+# only libcudart.so.13, so a link to it is made for perf_analyzer alone.
+perf_analyzer_ready() {
+  pa=${PERF_ANALYZER:-$serve_site/perf_analyzer/bin/perf_analyzer}
+  pa_libs=/tmp/ferry-serve-pa-libs
+  mkdir -p "$pa_libs"
+  for candidate in /usr/local/cuda/lib64/libcudart.so /usr/local/cuda/lib64/libcudart.so.13 \
+                   "$PWD/.bundle/lib/libcudart.so.13"; do
+    [[ -e $candidate ]] && { ln -sf "$candidate" "$pa_libs/libcudart.so"; break; }
+  done
+  [[ -f $pa ]] && chmod +x "$pa"
+  return 0
+}
 
 server_pid=
 http_port=
@@ -451,17 +465,7 @@ if wants serve; then
       echo "rc=$?" >> "$out/serve/rate-$shm.txt"
       cat "$out/serve/rate-$shm.txt"
     done
-    # perf_analyzer (from the perf-analyzer wheel) dlopens the unversioned libcudart.so for
-    # --shared-memory cuda; a runtime-only install has only libcudart.so.13, so a link to it is
-    # made for perf_analyzer alone.
-    pa=${PERF_ANALYZER:-$serve_site/perf_analyzer/bin/perf_analyzer}
-    pa_libs=/tmp/ferry-serve-pa-libs
-    mkdir -p "$pa_libs"
-    for candidate in /usr/local/cuda/lib64/libcudart.so /usr/local/cuda/lib64/libcudart.so.13 \
-                     "$PWD/.bundle/lib/libcudart.so.13"; do
-      [[ -e $candidate ]] && { ln -sf "$candidate" "$pa_libs/libcudart.so"; break; }
-    done
-    [[ -f $pa ]] && chmod +x "$pa"
+    perf_analyzer_ready
     # perf_analyzer has no --help; what it must not print is the loader's complaint.
     if [[ -x $pa ]] && ! LD_LIBRARY_PATH=$pa_libs:$host_ld_path "$pa" 2>&1 \
          | grep -qE "GLIBC_|error while loading shared libraries|cannot execute"; then
@@ -519,14 +523,7 @@ if wants serve-model && torch_ready; then
         --json "$sm/check-$model.json" > "$sm/check-$model.txt" 2>&1
       echo "rc=$?" >> "$sm/check-$model.txt"; tail -2 "$sm/check-$model.txt"
     done
-    pa=${PERF_ANALYZER:-$serve_site/perf_analyzer/bin/perf_analyzer}
-    pa_libs=/tmp/ferry-serve-pa-libs
-    mkdir -p "$pa_libs"
-    for candidate in /usr/local/cuda/lib64/libcudart.so /usr/local/cuda/lib64/libcudart.so.13 \
-                     "$PWD/.bundle/lib/libcudart.so.13"; do
-      [[ -e $candidate ]] && { ln -sf "$candidate" "$pa_libs/libcudart.so"; break; }
-    done
-    [[ -f $pa ]] && chmod +x "$pa"
+    perf_analyzer_ready
     pa_run() {  # pa_run NAME ARGS...: one perf_analyzer measurement, its summary line printed
       LD_LIBRARY_PATH=$pa_libs:$host_ld_path timeout 40 "$pa" --measurement-interval 1000 --max-trials 4 \
         --stability-percentage 20 -f "$sm/$1.csv" "${@:2}" > "$sm/$1.txt" 2>&1
