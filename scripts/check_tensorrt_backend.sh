@@ -26,7 +26,8 @@ source scripts/env.sh
 cmake -S . -B "$build" -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DFERRY_TENSORRT_ROOT="$headers" -DFERRY_TENSORRT_COMPILE_ONLY=ON | grep -E "TensorRT backend|Build files"
 # The check target exists only when the headers are TensorRT >= 10 and no libnvinfer was found.
-if ! cmake --build "$build" --target help | grep -q "ferry_backend_trt_compile_check"; then
+targets=$(cmake --build "$build" --target help)  # whole, not piped to grep -q: ninja would die of SIGPIPE
+if ! grep -q "ferry_backend_trt_compile_check" <<<"$targets"; then
   echo "check_tensorrt_backend: no ferry_backend_trt_compile_check target (see the 'TensorRT backend' line above)" >&2
   exit 1
 fi
