@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdlib>
 #include <cstdio>
+#include <map>
 #include <span>
 #include <sstream>
 #include <string>
@@ -16,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend_test_paths.hpp"
 #include "ferry/bench/info_report.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/recommendation.hpp"
@@ -317,6 +319,30 @@ TEST(CliInfo, JsonWithoutAGpuIsADocumentThatSaysWhy) {
   EXPECT_TRUE(doc.at("devices").is_array());
   EXPECT_TRUE(doc.at("devices").empty());
   EXPECT_EQ(doc.at("no_device_reason").get<std::string>().rfind("no CUDA device", 0), 0U) << result.output;
+}
+
+// `ferry info` lists the backends it finds, with GPU or without: the example backend beside the
+// program (an installation's layout), and the tests' own through --backend-directory, the broken
+// ones with their problem.
+TEST(CliInfo, ListsTheBackendsItFindsWithTheirVersions) {
+  if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
+  const std::string dir = ferry::test::test_backend_dir().string();
+  const auto text = run_cli("info --backend-directory '" + dir + "'", captured::stdout_only);
+  EXPECT_NE(text.output.find("Backends (model specs NAME:PATH; searched in " + dir), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("affine   1.0 (example, C) (API 1, also on the CPU)"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("seam     test (ferry's C++ engine seam) (API 1)"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("oldapi   unusable: "), std::string::npos) << text.output;
+  const auto json = run_cli("info --json --backend-directory '" + dir + "'", captured::stdout_only);
+  const auto doc = nlohmann::json::parse(json.output);
+  std::map<std::string, nlohmann::json> by_name;
+  for (const auto& b : doc.at("backends")) by_name[b.at("name").get<std::string>()] = b;
+  ASSERT_TRUE(by_name.contains("affine")) << json.output;
+  EXPECT_EQ(by_name["affine"].at("version"), "1.0 (example, C)");
+  EXPECT_EQ(by_name["affine"].at("api_version"), 1);
+  EXPECT_EQ(by_name["affine"].at("computes_on_host"), true);
+  ASSERT_TRUE(by_name.contains("partial")) << json.output;
+  EXPECT_NE(by_name["partial"].at("problem").get<std::string>().find("lacks the required functions"),
+            std::string::npos);
 }
 
 // A malformed built-in engine is named before anything looks for a GPU, as a bad strategy is.
