@@ -13,7 +13,7 @@
 #include "ferry/error.hpp"
 
 #ifndef FERRY_BACKEND_DIR_FROM_BIN
-#define FERRY_BACKEND_DIR_FROM_BIN "../lib/ferry/backends"
+#error "FERRY_BACKEND_DIR_FROM_BIN comes from the build (CMake)"
 #endif
 
 namespace ferry {
