@@ -47,6 +47,7 @@ PUBLIC_HEADERS = {
     "recommendation.hpp": "memory",
     "profile.hpp": "memory",
     "device_caps.hpp": "device",
+    "device_diagnosis.hpp": "device",
     "device_set.hpp": "device",
     "peer_access.hpp": "device",
     "gpu_clocks.hpp": "device",

@@ -14,6 +14,7 @@
 #include "ferry/bench/matrix.hpp"
 #include "ferry/bench/report.hpp"
 #include "ferry/device_caps.hpp"
+#include "ferry/device_diagnosis.hpp"
 #include "ferry/device_set.hpp"
 #include "ferry/error.hpp"
 #include "ferry/profile.hpp"
@@ -110,8 +111,9 @@ void clear_progress() { std::cerr << std::string(72, ' ') << '\r'; }
 
 void run_bench(bench_flags& f, bool device_given, const std::string& command_line) {
   bench::run_options options = run_options_from(f);
-  if (cuda_device_count() == 0) throw no_device(no_device_reason());  // no GPU: exit 2
+  if (cuda_device_count() == 0) throw no_device(no_device_reason());  // no GPU: exit 3
   options.devices = chosen_devices(f, device_given);
+  for (const int d : options.devices) require_code_for(query_device(d));  // before any cell, in one line
 
   if (f.placement) {
     const auto results = bench::run_placement_matrix(f.matrix, options.devices,

@@ -13,6 +13,7 @@
 #include "ferry/backend.hpp"
 #include "ferry/bench/info_report.hpp"
 #include "ferry/device_caps.hpp"
+#include "ferry/device_diagnosis.hpp"
 #include "ferry/error.hpp"
 #include "ferry/link_bandwidth.hpp"
 #include "ferry/peer_access.hpp"
@@ -56,7 +57,7 @@ void run_info(const info_options& options) {
   const auto directories = backend_directories(options.backend_directory);
   const auto backends = list_backends(directories);
   // Without a GPU, --json still prints a document that says so, for scripts collecting it from a
-  // fleet, and the text lists the backends; the exit code stays 2 and stderr carries the usual line.
+  // fleet, and the text lists the backends; the exit code stays 3 and stderr carries the usual line.
   if (cuda_device_count() == 0) {
     const std::string reason = no_device_reason();
     if (options.format == info_format::json)
@@ -69,7 +70,7 @@ void run_info(const info_options& options) {
     std::fflush(stdout);
     throw no_device(reason);
   }
-  // Devices first, so a machine without a GPU is reported as no_device (exit code 2) before
+  // Devices first, so a machine without a GPU is reported as no_device (exit code 3) before
   // anything else can fail.
   const std::vector<device_caps> devices = options.device
                                                ? std::vector{query_device(*options.device)}
@@ -114,11 +115,18 @@ void run_info(const info_options& options) {
   }
 
   nlohmann::json info = build_info_json(versions, devices, measured, peers, profiles);
+  // A GPU this build has no code for is shown, and refused by every command that would run on it.
+  std::string missing_code;
+  for (std::size_t i = 0; i < devices.size(); ++i)
+    if (auto why = missing_code_reason(devices[i], ferry_has_code_for(devices[i].ordinal))) {
+      info["devices"][i]["missing_code"] = *why;
+      missing_code += fmt::format("\nNo code for this GPU: {}\n", *why);
+    }
   if (options.format == info_format::json) {
     info["backends"] = backends_json(backends);
     fmt::print("{}\n", info.dump(2));
   } else {
-    fmt::print("{}{}", render_info_text(info), backends_text(backends, directories));
+    fmt::print("{}{}{}", render_info_text(info), missing_code, backends_text(backends, directories));
   }
   std::fflush(stdout);
 }

@@ -4,6 +4,7 @@
 
 #include "ferry/backend.hpp"
 #include "ferry/builtin.hpp"
+#include "ferry/device_diagnosis.hpp"
 #include "ferry/device_set.hpp"
 #include "ferry/error.hpp"
 #include "ferry/model_engine.hpp"
@@ -39,7 +40,10 @@ execution_platform detect_platform(std::string_view devices, const std::filesyst
   execution_platform platform;
   platform.backend_directories = backend_directories(backend_directory);
   platform.device_count = cuda_device_count();
-  for (const int d : serve_devices(devices, platform.device_count)) platform.gpus.push_back(query_device(d));
+  for (const int d : serve_devices(devices, platform.device_count)) {
+    platform.gpus.push_back(query_device(d));
+    require_code_for(platform.gpus.back());  // refused at start, naming both architectures
+  }
   if (platform.gpus.empty()) platform.no_gpu_reason = no_device_reason();
   platform.profiles = lookup_profiles(platform.gpus, profile);
   platform.profile_named = !profile.empty() && !platform.gpus.empty();
