@@ -11,7 +11,7 @@ rm -rf "$work"
   -DFERRY_INCLUDE_DIR="$source/include" > "$work.configure.log" 2>&1 || { cat "$work.configure.log"; exit 1; }
 "$cmake" --build "$work" > "$work.build.log" 2>&1 || { cat "$work.build.log"; exit 1; }
 grep "The C compiler identification" "$work.configure.log"
-# ferry exits 2 without a GPU; the list of backends is printed either way.
+# ferry exits 3 without a GPU; the list of backends is printed either way.
 listing=$("$ferry" info --backend-directory "$work" 2>/dev/null || true)
 echo "$listing" | grep "affine"
 echo "$listing" | grep -q "affine   1.0 (example, C) (API 1, also on the CPU), $work/libferry_backend_affine.so" || {

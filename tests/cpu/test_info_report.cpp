@@ -20,6 +20,7 @@
 #include "backend_test_paths.hpp"
 #include "ferry/bench/info_report.hpp"
 #include "ferry/device_caps.hpp"
+#include "ferry/device_diagnosis.hpp"
 #include "ferry/recommendation.hpp"
 #include "ferry/strategy.hpp"
 
@@ -297,14 +298,14 @@ constexpr bool cli_built = true;
 constexpr bool cli_built = false;
 #endif
 
-TEST(CliInfo, WithoutAGpuPrintsOneNoDeviceLineAndExitsTwo) {
+TEST(CliInfo, WithoutAGpuPrintsOneNoDeviceLineAndExitsThree) {
   if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
   if (ferry::cuda_device_count() > 0) GTEST_SKIP() << "this machine has a GPU";
   for (const char* args : {"info", "info --json", "info --measure --device 0", "calibrate", "calibrate --quick",
                            "calibrate --thorough --device 0 --profile /tmp/p.json",
                            "bench --strategy auto --engine reduce"}) {
     const auto result = run_cli(args, captured::stderr_only);
-    EXPECT_EQ(result.exit_code, 2) << args << ": " << result.output;
+    EXPECT_EQ(result.exit_code, 3) << args << ": " << result.output;
     EXPECT_EQ(result.output.rfind("ferry: no CUDA device", 0), 0U) << args << ": " << result.output;
     EXPECT_EQ(std::count(result.output.begin(), result.output.end(), '\n'), 1) << result.output;
   }
@@ -314,7 +315,7 @@ TEST(CliInfo, JsonWithoutAGpuIsADocumentThatSaysWhy) {
   if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
   if (ferry::cuda_device_count() > 0) GTEST_SKIP() << "this machine has a GPU";
   const auto result = run_cli("info --json", captured::stdout_only);
-  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_EQ(result.exit_code, 3) << result.output;
   const auto doc = nlohmann::json::parse(result.output);  // throws (fails the test) if not JSON
   EXPECT_TRUE(doc.at("devices").is_array());
   EXPECT_TRUE(doc.at("devices").empty());
@@ -350,7 +351,7 @@ TEST(CliInfo, BenchNamesAMalformedEngineBeforeTheGpu) {
   if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
   for (const char* args : {"bench --engine reduce,sparse", "bench --engine reduce:0", "bench --engine tuch"}) {
     const auto result = run_cli(args, captured::stderr_only);
-    EXPECT_EQ(result.exit_code, 1) << args << ": " << result.output;
+    EXPECT_EQ(result.exit_code, 2) << args << ": " << result.output;  // a wrong value
     EXPECT_EQ(result.output.find("no CUDA device"), std::string::npos) << args << ": " << result.output;
     EXPECT_NE(result.output.find("builtin workload"), std::string::npos) << args << ": " << result.output;
   }
@@ -363,36 +364,57 @@ TEST(CliInfo, CalibrateTakesOneSweepDepth) {
   EXPECT_NE(result.output.find("excludes"), std::string::npos) << result.output;
 }
 
-TEST(CliInfo, RequiresASubcommand) {
+// `ferry`, `ferry help` and `ferry --help` print the help and exit 0; `--version` says what this
+// build is.
+TEST(CliInfo, HelpAndVersionPrintAndExitZero) {
   if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
-  const auto result = run_cli("", captured::both);
-  EXPECT_NE(result.exit_code, 0);
-  EXPECT_NE(result.output.find("info"), std::string::npos) << result.output;  // the help
+  for (const char* args : {"", "help", "--help"}) {
+    const auto result = run_cli(args, captured::both);
+    EXPECT_EQ(result.exit_code, 0) << "'" << args << "': " << result.output;
+    EXPECT_NE(result.output.find("Subcommands:"), std::string::npos) << "'" << args << "': " << result.output;
+    EXPECT_NE(result.output.find("bench"), std::string::npos) << result.output;
+    EXPECT_NE(result.output.find("Exit codes: 0 done, 1 failed while running, 2 a wrong flag"), std::string::npos)
+        << result.output;
+  }
+  const auto version = run_cli("--version", captured::stdout_only);
+  EXPECT_EQ(version.exit_code, 0) << version.output;
+  EXPECT_EQ(version.output.rfind("ferry 0.", 0), 0U) << version.output;
+  EXPECT_NE(version.output.find("device code for " + std::string(ferry::built_cuda_architectures())), std::string::npos)
+      << version.output;
+  EXPECT_NE(version.output.find("backend API 1"), std::string::npos) << version.output;
+}
+
+// One exit code per class of mistake: a flag CLI11 refuses and a value ferry refuses are both 2.
+TEST(CliInfo, UsageMistakesExitTwo) {
+  if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
+  for (const char* args : {"--no-such-flag", "bench --no-such-flag", "frobnicate", "calibrate --quick --thorough",
+                           "bench --inflight 0", "bench --engine tuch", "bench --strategy sideways"}) {
+    const auto result = run_cli(args, captured::both);
+    EXPECT_EQ(result.exit_code, 2) << args << ": " << result.output;
+  }
 }
 
 TEST(CliInfo, RejectsANegativeDevice) {
   if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
   const auto result = run_cli("info --device -1", captured::both);
-  EXPECT_NE(result.exit_code, 0);
-  EXPECT_NE(result.exit_code, 2);
+  EXPECT_EQ(result.exit_code, 2) << result.output;
 }
 
-// Both values parse (the run then stops at the missing GPU, exit 2); anything else is a
-// command-line error that names the flag.
+// Both values parse (the run then stops at the missing GPU, exit 3); anything else is a
+// command-line error that names the flag (exit 2).
 TEST(CliBench, InputWritesTakesCachedOrStreaming) {
   if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
   if (ferry::cuda_device_count() > 0) GTEST_SKIP() << "this machine has a GPU (a valid flag would run a benchmark)";
   for (const char* args : {"bench --input-writes cached", "bench --input-writes streaming"}) {
     const auto result = run_cli(args, captured::stderr_only);
-    EXPECT_EQ(result.exit_code, 2) << args << ": " << result.output;
+    EXPECT_EQ(result.exit_code, 3) << args << ": " << result.output;
   }
 }
 
 TEST(CliBench, InputWritesRefusesOtherValues) {
   if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
   const auto result = run_cli("bench --input-writes sideways", captured::both);
-  EXPECT_NE(result.exit_code, 0);
-  EXPECT_NE(result.exit_code, 2);
+  EXPECT_EQ(result.exit_code, 2) << result.output;
   EXPECT_NE(result.output.find("--input-writes"), std::string::npos) << result.output;
 }
 
