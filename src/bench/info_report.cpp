@@ -71,10 +71,9 @@ constexpr std::size_t advised_request_bytes = std::size_t{4} << 20;
 // With this GPU's profile, its pick is the one recommendation (the platform rules are the fallback
 // without one, and shown only then): what ferry::choose picks for a typical request.
 json measured_recommendation_json(const device_profile& profile, const device_caps& caps) {
-  const choice pick = choose({.input_bytes = advised_request_bytes, .output_bytes = advised_request_bytes,
-                              .input_reread = false, .input_bytes_read = 0},
-                             caps,
-                             &profile, objective::throughput);
+  const io_traffic request{.input_bytes = advised_request_bytes, .output_bytes = advised_request_bytes,
+                           .input_reread = false, .input_bytes_read = 0};
+  const choice pick = choose(request, caps, &profile, objective::throughput);
   return {
       {"recommended", to_string(pick.strategy)},
       {"alternatives", json::array()},
