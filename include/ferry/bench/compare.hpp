@@ -1,10 +1,16 @@
 // Two bench reports of the same matrix, cell by cell: which cells differ beyond their noise.
 //
-// Each cell's figure carries its noise (the relative standard error of the median, or of the
-// throughput for throughput cells). Two figures differ when their relative difference exceeds
-// twice the combined noise, about a 95% test of two independent estimates: anything less is as
-// likely the host's noise as a real change. Reports written before noise was recorded get it
-// estimated from their spread (0.93 IQR / sqrt(n) / median, the normal approximation), and say so.
+// Each cell's figure carries its noise: the larger of its noise within trials (the relative
+// standard error of the median, or of the rate for throughput cells) and between its trials (the
+// spread of the trials' figures, which sees what moves over a run's minutes). Two figures differ
+// when their relative difference exceeds difference_threshold (stats.hpp): Student's t at 99%
+// one-sided, with the degrees of freedom of the trials where their spread is the larger noise,
+// times the two noises combined. Anything less is as likely the host's noise as a real change.
+// Calibrated by A/A runs (the same binary and host twice: at most 5% of cells called different)
+// and A/B runs with `--slowdown 10` (a real 10% change, to be found in at least 95% of the cells of
+// 16 MB and up); docs/RESULTS.md has the rates measured. Reports written before noise was recorded
+// get it estimated from their spread (0.93 IQR / sqrt(n) / median, the normal approximation), and
+// say so.
 #pragma once
 
 #include <string>
@@ -28,8 +34,9 @@ struct cell_comparison {
   std::string metric;        // "median µs" or "req/s"
   double a = 0;
   double b = 0;
-  double noise_a = 0;        // relative
+  double noise_a = 0;        // relative: each figure's judged noise
   double noise_b = 0;
+  bool between_trials = false;  // either noise is its trials' spread (the threshold uses t for their count)
   double change = 0;         // b / a - 1
   double threshold = 0;      // |change| beyond this is a difference
   bool noise_estimated = false;  // at least one report had no noise figure for this cell
