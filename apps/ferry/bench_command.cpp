@@ -163,12 +163,16 @@ void run_bench(bench_flags& f, bool device_given, const std::string& command_lin
 
 void add_compare_command(CLI::App& bench) {
   auto files = std::make_shared<std::vector<std::string>>();
+  auto json = std::make_shared<std::string>();
   auto* cmd = bench.add_subcommand("compare", "which cells of two bench reports (--json) differ beyond their noise");
   cmd->add_option("reports", *files, "A.json B.json")->required()->expected(2)->check(CLI::ExistingFile);
-  cmd->callback([files] {
+  cmd->add_option("--json", *json, "also write the comparison here, cell by cell, as JSON");
+  cmd->callback([files, json] {
     const auto a = read_report(files->at(0));
     const auto b = read_report(files->at(1));
-    std::cout << bench::render_comparison(bench::compare_reports(a, b), files->at(0), files->at(1));
+    const auto comparison = bench::compare_reports(a, b);
+    std::cout << bench::render_comparison(comparison, files->at(0), files->at(1));
+    if (!json->empty()) write_file(*json, bench::to_json(comparison).dump(2) + "\n");
   });
 }
 

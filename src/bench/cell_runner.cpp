@@ -35,10 +35,9 @@ std::unique_ptr<stopping_criterion> criterion_for(const run_options& o, std::opt
     // At least the trial's share of the window, until the rate is known to the trial's noise
     // target, at most its share of the cell's time.
     const double min_trials = static_cast<double>(std::max<std::size_t>(1, o.limits.min_trials));
-    const double max_trials = static_cast<double>(std::max(o.limits.min_trials, o.limits.max_trials));
     sampling_limits rate = limits;
     rate.min_seconds = *o.window_seconds / min_trials;
-    rate.max_seconds = std::max(rate.min_seconds, std::max(*o.window_seconds, o.limits.max_seconds) / max_trials);
+    rate.max_seconds = std::max(rate.min_seconds, std::max(*o.window_seconds, o.limits.max_seconds) / min_trials);
     return std::make_unique<stop_when_rate_quiet>(rate);
   }
   return std::make_unique<stop_when_quiet>(limits);

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "bench/report_cells.hpp"
 #include "ferry/bench/stats.hpp"
@@ -33,6 +34,7 @@ noise_estimate noise_of(const strategy_result& r, bool throughput, bool& estimat
 cell_comparison compare_cell(const strategy_result& a, const strategy_result& b, bool throughput) {
   cell_comparison c;
   c.label = cells::result_label(a);
+  c.input_bytes = a.input_bytes;
   c.metric = throughput ? "req/s" : "median µs";
   if (!usable(a) || !usable(b)) {
     c.verdict = cell_change::not_measured;
@@ -56,6 +58,18 @@ cell_comparison compare_cell(const strategy_result& a, const strategy_result& b,
     c.verdict = (b_higher == throughput) ? cell_change::better : cell_change::worse;
   }
   return c;
+}
+
+std::string_view verdict_name(cell_change v) {
+  switch (v) {
+    case cell_change::same: return "same";
+    case cell_change::better: return "better";
+    case cell_change::worse: return "worse";
+    case cell_change::only_in_a: return "only in A";
+    case cell_change::only_in_b: return "only in B";
+    case cell_change::not_measured: return "not measured";
+  }
+  return "";
 }
 
 std::string verdict_text(const cell_comparison& c) {
@@ -91,18 +105,40 @@ report_comparison compare_reports(const bench_report& a, const bench_report& b) 
     const auto key = key_of(ra);
     const auto it = std::find_if(b.results.begin(), b.results.end(), [&](const auto& rb) { return key_of(rb) == key; });
     if (it == b.results.end()) {
-      out.cells.push_back({.label = cells::result_label(ra), .verdict = cell_change::only_in_a});
+      cell_comparison only;
+      only.label = cells::result_label(ra);
+      only.input_bytes = ra.input_bytes;
+      only.verdict = cell_change::only_in_a;
+      out.cells.push_back(std::move(only));
       continue;
     }
     matched[static_cast<std::size_t>(it - b.results.begin())] = true;
     out.cells.push_back(compare_cell(ra, *it, throughput));
   }
   for (std::size_t i = 0; i < b.results.size(); ++i)
-    if (!matched[i]) out.cells.push_back({.label = cells::result_label(b.results[i]), .verdict = cell_change::only_in_b});
+    if (!matched[i]) {
+      cell_comparison only;
+      only.label = cells::result_label(b.results[i]);
+      only.input_bytes = b.results[i].input_bytes;
+      only.verdict = cell_change::only_in_b;
+      out.cells.push_back(std::move(only));
+    }
   out.differing = static_cast<std::size_t>(std::count_if(out.cells.begin(), out.cells.end(), [](const auto& c) {
     return c.verdict == cell_change::better || c.verdict == cell_change::worse;
   }));
   return out;
+}
+
+nlohmann::json to_json(const report_comparison& comparison) {
+  nlohmann::json cells = nlohmann::json::array();
+  for (const auto& c : comparison.cells)
+    cells.push_back({{"label", c.label},          {"input_bytes", c.input_bytes}, {"metric", c.metric},
+                     {"a", c.a},                  {"b", c.b},                     {"noise_a", c.noise_a},
+                     {"noise_b", c.noise_b},      {"between_trials", c.between_trials},
+                     {"change", c.change},        {"threshold", c.threshold},
+                     {"noise_estimated", c.noise_estimated}, {"host_ratio", c.host_ratio},
+                     {"cuda_ratio", c.cuda_ratio}, {"verdict", verdict_name(c.verdict)}});
+  return {{"metric", comparison.metric}, {"differing", comparison.differing}, {"cells", std::move(cells)}};
 }
 
 std::string render_comparison(const report_comparison& comparison, const std::string& name_a,

@@ -23,13 +23,12 @@ std::vector<std::size_t> round_order(std::size_t cells, std::size_t round) {
 
 sampling_limits trial_limits(const sampling_limits& cell) noexcept {
   const std::size_t min_trials = std::max<std::size_t>(1, cell.min_trials);
-  const std::size_t max_trials = std::max(min_trials, cell.max_trials);
   sampling_limits trial = cell;
   trial.max_noise = cell.max_noise * std::sqrt(static_cast<double>(min_trials));
   // Ten samples at least: fewer say little about a trial's own median.
   trial.min_samples = std::max<std::size_t>(10, (cell.min_samples + min_trials - 1) / min_trials);
   trial.min_seconds = cell.min_seconds / static_cast<double>(min_trials);
-  trial.max_seconds = std::max(trial.min_seconds, cell.max_seconds / static_cast<double>(max_trials));
+  trial.max_seconds = std::max(trial.min_seconds, cell.max_seconds / static_cast<double>(min_trials));
   trial.min_trials = trial.max_trials = 1;
   return trial;
 }

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "bench/cell_result.hpp"
 #include "ferry/bench/compare.hpp"
 #include "ferry/bench/stats.hpp"
@@ -130,6 +132,19 @@ TEST(BenchCompare, RenderingNamesEveryCellAndSumsUp) {
   EXPECT_NE(text.find("1 of 2 cells differ"), std::string::npos) << text;
 }
 
+TEST(BenchCompare, TheComparisonAsJsonCarriesEveryCell) {
+  fb::bench_report a, b;
+  a.results = {cell("pinned", 400, 0.01), cell("mapped", 400, 0.01)};
+  b.results = {cell("pinned", 400, 0.01), cell("mapped", 500, 0.01)};
+  const auto json = fb::to_json(fb::compare_reports(a, b));
+  EXPECT_EQ(json.at("differing"), 1);
+  ASSERT_EQ(json.at("cells").size(), 2U);
+  EXPECT_EQ(json.at("cells").at(0).at("verdict"), "same");
+  EXPECT_EQ(json.at("cells").at(1).at("verdict"), "worse");
+  EXPECT_EQ(json.at("cells").at(1).at("input_bytes"), 19u << 20);
+  EXPECT_NEAR(json.at("cells").at(1).at("change").get<double>(), 0.25, 1e-12);
+}
+
 // ---- compare on synthetic runs: A/A and A/B, with drift between trials -------------------------
 
 namespace {
@@ -166,7 +181,7 @@ fb::strategy_result measure(const synthetic_cell& cell, std::size_t index, doubl
   for (;;) {
     fb::trial_record t;
     t.paired = true;
-    t.wall_seconds = 0.6;  // six capped trials fill the 4 s a cell may measure
+    t.wall_seconds = 0.6;  // quiet trials stop before their 1.33 s cap
     const double level =
         cell.level_us * factor * (shift ? 1 + shift(trials.size()) : 1 + cell.drift * random());
     for (int i = 0; i < 30; ++i) t.strategy.latency.push_back(level * std::exp(cell.spread * random()));

@@ -179,7 +179,7 @@ TEST(TrialLimits, ATrialGetsItsShareOfTheCell) {
   EXPECT_NEAR(trial.max_noise, 0.01 * std::sqrt(3.0), 1e-12);  // three trials pooled reach 1%
   EXPECT_EQ(trial.min_samples, 14U);
   EXPECT_NEAR(trial.min_seconds, 0.1 / 3, 1e-12);
-  EXPECT_NEAR(trial.max_seconds, 4.0 / 6, 1e-12);  // six capped trials fill the cell's time
+  EXPECT_NEAR(trial.max_seconds, 4.0 / 3, 1e-12);  // three capped trials fill the cell's time
   const auto alone = fb::trial_limits({.max_noise = 0.02, .min_samples = 20, .min_seconds = 0.05, .max_seconds = 0.4,
                                        .min_trials = 1, .max_trials = 1});
   EXPECT_EQ(alone.max_noise, 0.02);

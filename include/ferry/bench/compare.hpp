@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "ferry/bench/result.hpp"
 
 namespace ferry::bench {
@@ -31,6 +33,7 @@ enum class cell_change {
 
 struct cell_comparison {
   std::string label;         // "reduce / 18.1 MB / pinned"
+  std::size_t input_bytes = 0;
   std::string metric;        // "median µs" or "req/s"
   double a = 0;
   double b = 0;
@@ -57,6 +60,10 @@ struct report_comparison {
 // warm-up, input writes). Throughput cells (either report's objective "throughput") compare
 // req/s, the others the median latency.
 [[nodiscard]] report_comparison compare_reports(const bench_report& a, const bench_report& b);
+
+// Every cell's figures, noises, change, threshold and verdict ("same", "better", "worse",
+// "only in A", "only in B", "not measured"), and the count that differ, for scripts.
+[[nodiscard]] nlohmann::json to_json(const report_comparison& comparison);
 
 // A table of every cell with both figures, the change and the verdict, then one summary line.
 [[nodiscard]] std::string render_comparison(const report_comparison& comparison, const std::string& name_a,

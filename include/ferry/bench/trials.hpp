@@ -38,9 +38,11 @@ enum class trial_schedule {
 [[nodiscard]] std::vector<std::size_t> round_order(std::size_t cells, std::size_t round);
 
 // One trial's share of a cell's limits: the noise target max_noise * sqrt(min_trials) (the
-// min_trials trials pooled then reach max_noise), min_samples and min_seconds shared among
-// min_trials, max_seconds among max_trials (a cell whose trials all run to their cap gets
-// max_trials of them in its time, and their spread with them).
+// min_trials trials pooled then reach max_noise), and min_samples, min_seconds and max_seconds
+// shared among min_trials. A cell noisy within its trials runs min_trials long ones to its time
+// cap: more, shorter trials would add warm-ups, not samples, and its noise is the within noise,
+// known as good as exactly. A cell quiet within but drifting between trials stops each trial
+// early and gets more of them (up to max_trials), which is what a spread between trials needs.
 [[nodiscard]] sampling_limits trial_limits(const sampling_limits& cell) noexcept;
 
 enum class trials_decision {
