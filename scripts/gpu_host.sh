@@ -12,7 +12,7 @@
 #   matrix     `ferry bench` with its defaults, twice back to back, and `ferry bench compare`
 #   aa         compare calibrated: the default matrix as A1 B1 A2 A3 B2 A4 B3 (B with --slowdown 10, a
 #              real 10% change of every request), each run with AA_FLAGS (default: --max-time 1.5, no link
-#              peak, no UM counters: about 70 s a run); `ferry bench compare --json` for each A/A pair
+#              peak, no UM counters: estimated at 60-75 s a run); `ferry bench compare --json` for each A/A pair
 #              (consecutive A runs: the false rate, every cell) and each A run next to a B run (the true
 #              rate, cells of 16 MB and up); a run is not started once it would end past AA_BUDGET
 #              seconds (420), so six runs (three A/A pairs, four A/B) are what 7 minutes hold

@@ -176,7 +176,7 @@ TEST(TrialLimits, ATrialGetsItsShareOfTheCell) {
   const fb::sampling_limits cell{.max_noise = 0.01, .min_samples = 40, .min_seconds = 0.1, .max_seconds = 4.0,
                                  .min_trials = 3, .max_trials = 6};
   const auto trial = fb::trial_limits(cell);
-  EXPECT_NEAR(trial.max_noise, 0.01 * std::sqrt(3.0), 1e-12);  // three trials pooled reach 1%
+  EXPECT_NEAR(trial.max_noise, 0.01 * std::sqrt(1.5), 1e-12);  // three trials pooled reach 0.71%
   EXPECT_EQ(trial.min_samples, 14U);
   EXPECT_NEAR(trial.min_seconds, 0.1 / 3, 1e-12);
   EXPECT_NEAR(trial.max_seconds, 4.0 / 3, 1e-12);  // three capped trials fill the cell's time
