@@ -570,7 +570,9 @@ TEST(BenchReportCsv, EmptyReportStillHasAHeader) {
 
 namespace {
 
-const fs::path plot_script = fs::path(__FILE__).parent_path().parent_path().parent_path() / "scripts" / "plot_bench.py";
+// From the source tree's root, not from __FILE__: a compiler cache with a base directory compiles
+// from relative paths, and __FILE__ is then relative to a build folder the test does not run in.
+const fs::path plot_script = fs::path(FERRY_SOURCE_DIR) / "scripts" / "plot_bench.py";
 
 // A python that can import matplotlib: `python3` first, then the system one (Debian's
 // python3-matplotlib installs for /usr/bin/python3, which a pyenv python3 on PATH does not see).
