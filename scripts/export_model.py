@@ -9,8 +9,10 @@ For each model it writes:
   NAME.pt2.check/    one input and PyTorch eager's output for it (raw little-endian files and
                      manifest.json), which tests/gpu/test_torch_backend.cpp compares with what
                      ferry's C++ backend computes (relative L2 error below 1e-2).
+  NAME.pt2.eager.pt  with --save-eager: the eager module itself (torch.save), so a client can
+                     check every answer a server gives (scripts/serve_model_check.py --eager).
 
-  python3 scripts/export_model.py --out models resnet50 encoder-s128 encoder-s384
+  python3 scripts/export_model.py --out models [--save-eager] resnet50 encoder-s128 encoder-s384
 """
 import argparse
 import functools
@@ -114,7 +116,7 @@ def write_check(folder, io, inputs, outputs):
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
 
 
-def export(name, out, device):
+def export(name, out, device, save_eager=False):
     torch.manual_seed(0)
     model, example, dynamic, io = MODELS[name](device)
     arch = "sm_{}{}".format(*torch.cuda.get_device_capability(device))
@@ -134,6 +136,8 @@ def export(name, out, device):
     if not all(torch.isfinite(o.float()).all() for o in outputs):
         raise SystemExit(f"{name}: eager output has inf/NaN; the check data would be useless")
     write_check(out / f"{name}.pt2.check", io, example, outputs)
+    if save_eager:
+        torch.save(model, out / f"{name}.pt2.eager.pt")
     size = package.stat().st_size / 1e6
     print(f"{name}: {package} ({size:.0f} MB, {arch}, torch {torch.__version__}) in {time.time() - start:.0f} s; "
           f"reference output norm {math.sqrt(sum(float(o.float().pow(2).sum()) for o in outputs)):.3g}")
@@ -144,12 +148,13 @@ def main():
     parser.add_argument("models", nargs="+", choices=sorted(MODELS))
     parser.add_argument("--out", type=pathlib.Path, default=pathlib.Path("models"))
     parser.add_argument("--device", type=int, default=0)
+    parser.add_argument("--save-eager", action="store_true", help="also save the eager module (NAME.pt2.eager.pt)")
     args = parser.parse_args()
     if not torch.cuda.is_available():
         raise SystemExit("export_model.py: no CUDA device; AOTInductor packages for ferry are built on the GPU host")
     args.out.mkdir(parents=True, exist_ok=True)
     for name in args.models:
-        export(name, args.out, torch.device("cuda", args.device))
+        export(name, args.out, torch.device("cuda", args.device), args.save_eager)
 
 
 if __name__ == "__main__":

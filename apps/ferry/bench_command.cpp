@@ -9,10 +9,12 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "ferry/backend.hpp"
 #include "ferry/bench/compare.hpp"
 #include "ferry/bench/matrix.hpp"
 #include "ferry/bench/report.hpp"
 #include "ferry/device_caps.hpp"
+#include "ferry/device_diagnosis.hpp"
 #include "ferry/device_set.hpp"
 #include "ferry/error.hpp"
 #include "ferry/profile.hpp"
@@ -47,6 +49,7 @@ struct bench_flags {
   bool no_link_measure = false;
   bool placement = false;
   std::string profile;  // --profile; empty: the first GPU's default cache file
+  std::string backend_directory;  // --backend-directory: searched first for model files' backends
 };
 
 void write_file(const std::string& path, const std::string& text) {
@@ -111,6 +114,7 @@ bench::run_options run_options_from(bench_flags& f) {
   options.recipes = f.recipes;
   options.writes = f.input_writes == "cached" ? bench::input_writes::cached : bench::input_writes::streaming;
   f.matrix.measure_link = !f.no_link_measure;
+  f.matrix.backend_directories = backend_directories(f.backend_directory);
   return options;
 }
 
@@ -119,8 +123,9 @@ void clear_progress() { std::cerr << std::string(72, ' ') << '\r'; }
 
 void run_bench(bench_flags& f, bool device_given, const std::string& command_line) {
   bench::run_options options = run_options_from(f);
-  if (cuda_device_count() == 0) throw no_device(no_device_reason());  // no GPU: exit 2
+  if (cuda_device_count() == 0) throw no_device(no_device_reason());  // no GPU: exit 3
   options.devices = chosen_devices(f, device_given);
+  for (const int d : options.devices) require_code_for(query_device(d));  // before any cell, in one line
 
   if (f.placement) {
     const auto results = bench::run_placement_matrix(f.matrix, options.devices,
@@ -189,8 +194,12 @@ void add_bench_command(CLI::App& app, std::string command_line) {
   bench_flags& f = *flags;
   auto* cmd = app.add_subcommand("bench", "measure transfer strategies on an engine (defaults: a compact matrix)");
   cmd->add_option("--engine", f.matrix.engines,
-                  "engine(s): touch, reduce, sparse:<fraction>, mlp:<layers>x<width>, torch:PATH.pt2, trt:PATH.plan")
+                  "engine(s): touch, reduce, sparse:<fraction>, mlp:<layers>x<width>, or a model file BACKEND:PATH "
+                  "(torch:PATH.pt2, trt:PATH.plan, ...: `ferry info` lists the backends)")
       ->delimiter(',');
+  cmd->add_option("--backend-directory", f.backend_directory,
+                  "folder searched first for model files' backends (libferry_backend_NAME.so), before "
+                  "FERRY_BACKEND_PATH and the folder beside ferry");
   cmd->add_option("--strategy", f.matrix.strategies, strategy_help());
   cmd->add_option("--size", f.matrix.sizes, "input size(s) of touch/reduce/sparse, e.g. 0.6MB,19MB,64MB")->delimiter(',');
   cmd->add_option("--batch", f.matrix.batch, "batch (mlp; images with --preprocess; model files)")->check(CLI::PositiveNumber);

@@ -81,7 +81,8 @@ void plan_group(planned_group& g, const matrix_request& request, const run_optio
                                                          // Model files make one runner per context that may
                                                          // run at once: the slots a cell may use, and one for
                                                          // the reference session's checks.
-                                                         .max_concurrency = max_slots(options) + 1}));
+                                                         .max_concurrency = max_slots(options) + 1,
+                                                         .backend_directories = request.backend_directories}));
     const workload& w = *g.loaded;
     if (automatic && request.profile) {
       const choice pick = choose(traffic_of(w, options.devices.front()), caps, *request.profile, objective_of(request));
@@ -220,7 +221,8 @@ std::vector<placement_cost> run_placement_matrix(const matrix_request& request, 
                                     .preprocess = request.preprocess,
                                     .shapes = shapes,
                                     .devices = devices,
-                                    .max_concurrency = 2});
+                                    .max_concurrency = 2,
+                                    .backend_directories = request.backend_directories});
       for (const int data : devices)
         for (const int run : devices) {
           if (progress) progress(fmt::format("{} {} data on GPU {}, run on GPU {}", w.label, size, data, run));

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "ferry/error.hpp"
+#include "ferry/model_engine.hpp"
 #include "serve/model_choice.hpp"
 
 namespace ferry::serve {
@@ -18,12 +19,23 @@ std::string read_text(const std::filesystem::path& file) {
   return text.str();
 }
 
+// A model file named by a relative path ("affine:model.affine") lives in the model's folder, as in
+// Triton's repositories; absolute paths stay as written.
+std::string in_model_folder(const std::string& engine, const std::filesystem::path& folder) {
+  if (!is_model_engine_spec(engine)) return engine;
+  const auto colon = engine.find(':');
+  const std::filesystem::path file = engine.substr(colon + 1);
+  if (file.empty() || file.is_absolute()) return engine;
+  return engine.substr(0, colon + 1) + (folder / file).lexically_normal().string();
+}
+
 void load(served_model& model, const std::filesystem::path& folder, const execution_platform& platform) {
   const auto file = folder / model_config_file;
   if (!std::filesystem::is_regular_file(file))
     throw invalid_argument("model '" + model.config.name + "': no " + std::string(model_config_file) + " in " +
                            folder.string());
   model.config = parse_model_config(read_text(file), model.config.name);
+  model.config.engine = in_model_folder(model.config.engine, folder);
   model.automatic = choose_automatic(model.config, platform);
   std::shared_ptr<executor> exec = make_executor(model.config, platform);
   model.signature = make_signature(exec->io(), model.config.max_batch, model.config.name);

@@ -570,9 +570,12 @@ TEST(BenchReportCsv, EmptyReportStillHasAHeader) {
 
 namespace {
 
-// From the source tree's root, not from __FILE__: a compiler cache with a base directory compiles
-// from relative paths, and __FILE__ is then relative to a build folder the test does not run in.
-const fs::path plot_script = fs::path(FERRY_SOURCE_DIR) / "scripts" / "plot_bench.py";
+// FERRY_PLOT_SCRIPT where it is set (a bundle run elsewhere, as the CLI reads it), else the tree's,
+// from its root: a compiler cache with a base directory compiles from relative paths, and
+// __FILE__ is then relative to a build folder the test does not run in.
+const fs::path plot_script = std::getenv("FERRY_PLOT_SCRIPT") != nullptr
+                                 ? fs::path(std::getenv("FERRY_PLOT_SCRIPT"))
+                                 : fs::path(FERRY_SOURCE_DIR) / "scripts" / "plot_bench.py";
 
 // A python that can import matplotlib: `python3` first, then the system one (Debian's
 // python3-matplotlib installs for /usr/bin/python3, which a pyenv python3 on PATH does not see).

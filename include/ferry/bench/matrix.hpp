@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
@@ -32,6 +33,8 @@ struct matrix_request {
   std::string profile_note;
   objective goal = objective::latency;
   bool measure_link = true;                         // the pinned link peak, for % of peak
+  // Where model files' backends are looked for; empty: ferry::backend_directories().
+  std::vector<std::filesystem::path> backend_directories;
 };
 
 // Checks what can be checked without a GPU (sizes, shapes, strategy names), so a typo is named
