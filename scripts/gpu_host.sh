@@ -11,6 +11,16 @@
 # Sets:
 #   tests      gpu-labelled tests and the CPU tests, from the bundle
 #   matrix     `ferry bench` with its defaults, twice back to back, and `ferry bench compare`
+#   aa         compare calibrated: the default matrix as A1 B1 A2 A3 B2 A4 B3 (B with --slowdown 10, a
+#              real 10% change of every request), each run with AA_FLAGS (default: --max-time 1.5, no link
+#              peak, no UM counters: estimated at 60-75 s a run); `ferry bench compare --json` for each A/A pair
+#              (consecutive A runs: the false rate, every cell) and each A run next to a B run (the true
+#              rate, cells of 16 MB and up); a run is not started once it would end past AA_BUDGET
+#              seconds (420), so six runs (three A/A pairs, four A/B) are what 7 minutes hold
+#   seed-claim ResNet-50 (AOTInductor) at batch 8/16/32 and 16/64 clients, throughput: the seed's recipe
+#              (managed-prefetch, one context), pinned in one context, and pinned with --inflight auto
+#              (ferry's best at 8 clients in the auto set); SEED_FLAGS (default: --duration 0.6 --max-time
+#              1.5); runs are not started past SEED_BUDGET seconds (240)
 #   smoke      `ferry bench` with its defaults, once
 #   reduce64   reduce at 64 MB, every strategy (the default matrix stops at 19 MB)
 #   probes     the hand-written probes of scripts/probes (managed paths; libtorch paths)
@@ -102,7 +112,7 @@ torch_ready() {  # waits for the background build and export once
   fi
   [[ -e build-torch/lib/ferry/backends/libferry_backend_torch.so && -e models/resnet50.pt2 ]]
 }
-needs_torch() { wants resnet || wants auto || wants probes || wants encoder || wants graph || wants serve-model; }
+needs_torch() { wants resnet || wants auto || wants probes || wants encoder || wants graph || wants serve-model || wants seed-claim; }
 # Builds ferry against the host's PyTorch and exports the models, in the background. The matrix
 # sets time the host's CPU and CUDA calls, so the build waits until they are done.
 start_torch_build() {
@@ -127,7 +137,7 @@ start_torch_build() {
    echo "rc=$?" >> "$out/export.log") &
   torch_export=$!
 }
-cpu_quiet_sets() { wants matrix || wants smoke || wants reduce64 || wants tail || wants gap || wants calibrate || wants multi; }
+cpu_quiet_sets() { wants matrix || wants aa || wants smoke || wants reduce64 || wants tail || wants gap || wants calibrate || wants multi; }
 cpu_quiet_sets || start_torch_build
 
 if wants matrix; then
@@ -140,6 +150,90 @@ fi
 
 if wants smoke; then
   b smoke
+fi
+
+if wants aa; then
+  # Where the host's memory and CPUs sit against the GPU: a figure that depends on where a trial's
+  # buffers landed (another NUMA node) shows as spread between trials.
+  { lscpu; numactl --hardware; nvidia-smi topo -m; } > "$out/aa-host.txt" 2>&1
+  read -r -a aa_flags <<< "${AA_FLAGS:---max-time 1.5 --no-link-measure --no-um-counters}"
+  # Three A/A pairs come out of six runs (A1-A2 with B1 between them, A2-A3 back to back, A3-A4
+  # with B2 between) and every B sits between two A runs (A/B and B/A).
+  aa_start=$(date +%s)
+  last=0
+  runs=()
+  for name in A1 B1 A2 A3 B2 A4 B3; do
+    now=$(date +%s)
+    if (( now - aa_start + last > ${AA_BUDGET:-420} )); then
+      echo "aa: $name not started: $((now - aa_start)) s spent, the last run took $last s" | tee -a "$out/steps.txt"
+      break
+    fi
+    slow=(); [[ $name == B* ]] && slow=(--slowdown 10)
+    BENCH_TIMEOUT=${AA_RUN_TIMEOUT:-200} b "aa-$name" "${aa_flags[@]}" "${slow[@]}"
+    last=$(( $(date +%s) - now ))
+    echo "aa: $name took $last s ($(tail -1 "$out/aa-$name.txt"))" | tee -a "$out/steps.txt"
+    [[ -e $out/aa-$name.json ]] && runs+=("$name")
+  done
+  step "aa: compare"
+  printf '%s\n' "${runs[@]}" > "$out/aa-runs.txt"
+  previous_a=
+  for ((i = 0; i < ${#runs[@]}; ++i)); do
+    x=${runs[i]}
+    if ((i > 0)) && [[ ${runs[i - 1]:0:1} != "${x:0:1}" ]]; then  # an A next to a B
+      ferry bench compare "$out/aa-${runs[i - 1]}.json" "$out/aa-$x.json" --json "$out/aa-compare-${runs[i - 1]}-$x.json" \
+        > "$out/aa-compare-${runs[i - 1]}-$x.txt" 2>&1
+    fi
+    if [[ $x == A* ]]; then
+      if [[ -n $previous_a ]]; then
+        ferry bench compare "$out/aa-$previous_a.json" "$out/aa-$x.json" --json "$out/aa-compare-$previous_a-$x.json" \
+          > "$out/aa-compare-$previous_a-$x.txt" 2>&1
+      fi
+      previous_a=$x
+    fi
+  done
+  python3 - "$out" <<'PY' | tee "$out/aa-summary.txt"
+import json, pathlib, sys
+out = pathlib.Path(sys.argv[1])
+runs = (out / "aa-runs.txt").read_text().split()
+big = 16 << 20
+measured = ("same", "better", "worse")
+def load(x, y):
+    p = out / f"aa-compare-{x}-{y}.json"
+    return [c for c in json.loads(p.read_text())["cells"] if c["verdict"] in measured] if p.exists() else None
+a_runs = [r for r in runs if r.startswith("A")]
+false_calls = false_total = true_calls = true_total = 0
+nearest = []
+for x, y in zip(a_runs, a_runs[1:]):
+    cells = load(x, y)
+    if cells is None: continue
+    called = [c for c in cells if c["verdict"] != "same"]
+    false_calls += len(called); false_total += len(cells)
+    nearest += [(abs(c["change"]) / c["threshold"] if c["threshold"] > 0 else 0, f"{x}/{y}", c) for c in cells]
+    print(f"A/A {x} vs {y}: {len(called)} of {len(cells)} cells called different"
+          + "".join(f"\n    {c['label']}: {100 * c['change']:+.1f}% (threshold {100 * c['threshold']:.1f}%)" for c in called))
+for x, y in zip(runs, runs[1:]):
+    if x[0] == y[0]: continue
+    cells = load(x, y)
+    if cells is None: continue
+    expected = "worse" if y.startswith("B") else "better"  # B is 10% slower: its latency is higher
+    large = [c for c in cells if c["input_bytes"] >= big]
+    found = [c for c in large if c["verdict"] == expected]
+    true_calls += len(found); true_total += len(large)
+    print(f"A/B {x} vs {y} (expected: {expected}): {len(found)} of {len(large)} cells of 16 MB and up"
+          + "".join(f"\n    missed {c['label']}: {100 * c['change']:+.1f}% (threshold {100 * c['threshold']:.1f}%)"
+                    for c in large if c["verdict"] != expected))
+if false_total:
+    print(f"false difference rate (A/A, every cell): {false_calls} of {false_total} = "
+          f"{100 * false_calls / false_total:.1f}% (target: at most 5%)")
+if true_total:
+    print(f"true difference rate (A/B and B/A, 10%, cells of 16 MB and up): {true_calls} of {true_total} = "
+          f"{100 * true_calls / true_total:.1f}% (target: at least 95%)")
+nearest.sort(key=lambda n: -n[0])
+print("A/A cells by |change| / threshold, largest first:")
+for ratio, pair, c in nearest[:8]:
+    print(f"  {ratio:.2f} {pair} {c['label']}: {100 * c['change']:+.1f}%, noise {100 * c['noise_a']:.2f}% / "
+          f"{100 * c['noise_b']:.2f}%{' (between trials)' if c['between_trials'] else ''}")
+PY
 fi
 
 if wants reduce64; then
@@ -299,6 +393,61 @@ if wants resnet && torch_ready; then
     b claim-c$c --engine $resnet --batch 16 --clients $c --inflight 1 --strategy managed-prefetch,pinned \
       --objective throughput --duration 1.5 --no-link-measure
   done
+fi
+
+if wants seed-claim && torch_ready; then
+  # The seed's claim at high concurrency: its recipe (managed-prefetch, every client through one
+  # context), pinned the same way, and ferry's best (pinned with --inflight auto: the depth search
+  # stops before a depth that would not fit the GPU's free memory). 64 clients first: that is
+  # where a run once took the whole GPU.
+  read -r -a seed_flags <<< "${SEED_FLAGS:---duration 0.6 --max-time 1.5}"
+  seed_start=$(date +%s)
+  for c in 64 16; do
+    for batch in 16 8 32; do
+      for how in one auto; do
+        if (( $(date +%s) - seed_start > ${SEED_BUDGET:-240} )); then
+          echo "seed-claim: b$batch c$c $how not started: past SEED_BUDGET" | tee -a "$out/steps.txt"
+          continue
+        fi
+        if [[ $how == one ]]; then
+          # shellcheck disable=SC2054  # the comma separates strategies inside one argument
+          strategies=(--inflight 1 --strategy managed-prefetch,pinned)
+        else
+          strategies=(--inflight auto --strategy pinned)
+        fi
+        BENCH_TIMEOUT=${SEED_RUN_TIMEOUT:-120} b "seed-b$batch-c$c-$how" \
+          --engine torch:models/resnet50.pt2 --batch $batch --clients $c --objective throughput --no-link-measure \
+          "${strategies[@]}" "${seed_flags[@]}"
+      done
+    done
+  done
+  python3 - "$out" <<'PY' | tee "$out/seed-claim.txt"
+import json, pathlib, sys
+out = pathlib.Path(sys.argv[1])
+print("batch clients | managed-prefetch 1 ctx | pinned 1 ctx | pinned inflight auto (slots) | best / seed | failed")
+for c in (16, 64):
+    for batch in (8, 16, 32):
+        row, failed = {}, []
+        for how in ("one", "auto"):
+            p = out / f"seed-b{batch}-c{c}-{how}.json"
+            if not p.exists():
+                failed.append(f"{how}: no report"); continue
+            for r in json.loads(p.read_text())["results"]:
+                key = f"{r['strategy']}-{how}"
+                if r.get("refused"):
+                    if r.get("failed"): failed.append(f"{key}: {r['refused']}")
+                    row[key] = None; continue
+                noise = max(r["throughput_noise"], r.get("throughput_trial_noise", 0))
+                row[key] = (r["throughput_per_s"], noise, r["inflight"], r["output_matches"])
+        def cell(key):
+            v = row.get(key)
+            if v is None: return "-"
+            return f"{v[0]:.0f} ±{100 * v[1]:.1f}%" + ("" if v[3] else " (CHECK FAILED)") + (f" ({v[2]})" if key.endswith("auto") else "")
+        seed, best = row.get("managed-prefetch-one"), row.get("pinned-auto")
+        ratio = f"{best[0] / seed[0]:.2f}x" if seed and best else "-"
+        print(f"{batch:5} {c:7} | {cell('managed-prefetch-one'):>22} | {cell('pinned-one'):>12} | "
+              f"{cell('pinned-auto'):>28} | {ratio:>11} | {'; '.join(failed) or 'none'}")
+PY
 fi
 
 if wants graph && torch_ready; then

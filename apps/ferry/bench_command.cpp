@@ -32,6 +32,11 @@ struct bench_flags {
   double max_noise_percent = 1.0;
   std::size_t min_samples = 40;
   double max_time = 4.0;
+  std::size_t trials = 3;
+  std::size_t max_trials = 6;
+  std::string schedule = "interleaved";
+  double memory_margin_percent = 10;
+  double slowdown_percent = 0;
   bool warmup = true;
   bool graph = false;
   bool recipes = true;
@@ -94,8 +99,15 @@ bench::run_options run_options_from(bench_flags& f) {
   options.session.managed_policy = f.allow_oversubscription ? oversubscription::allow : oversubscription::refuse;
   options.warmup = f.warmup;
   if (f.iterations > 0) options.iterations = f.iterations;
+  if (f.max_trials < f.trials)
+    throw invalid_argument("--max-trials (" + std::to_string(f.max_trials) + ") must be at least --trials (" +
+                           std::to_string(f.trials) + ")");
   options.limits = {.max_noise = f.max_noise_percent / 100, .min_samples = f.min_samples,
-                    .min_seconds = std::min(0.1, f.max_time), .max_seconds = f.max_time};
+                    .min_seconds = std::min(0.1, f.max_time), .max_seconds = f.max_time, .min_trials = f.trials,
+                    .max_trials = f.max_trials};
+  options.schedule = f.schedule == "sequential" ? bench::trial_schedule::sequential : bench::trial_schedule::interleaved;
+  options.memory_margin = f.memory_margin_percent / 100;
+  options.slowdown = f.slowdown_percent / 100;
   // Throughput is requests over a window; the window, not the latency's noise, ends the cell.
   if (f.matrix.goal == bench::objective::throughput) options.window_seconds = f.duration;
   options.um_counters = !f.no_um_counters;
@@ -149,16 +161,23 @@ void run_bench(bench_flags& f, bool device_given, const std::string& command_lin
     if (f.json.empty()) write_file(json_path, bench::to_json(report).dump(2) + "\n");
     bench::render_plot(json_path, f.plot);
   }
+  // Every report is written with the failed cells and their reasons; the exit code says so too.
+  if (const std::size_t failed = bench::count_failed(report); failed > 0)
+    throw error(fmt::format("{} of {} cells failed (the report gives each reason)", failed, report.results.size()));
 }
 
 void add_compare_command(CLI::App& bench) {
   auto files = std::make_shared<std::vector<std::string>>();
+  auto json = std::make_shared<std::string>();
   auto* cmd = bench.add_subcommand("compare", "which cells of two bench reports (--json) differ beyond their noise");
   cmd->add_option("reports", *files, "A.json B.json")->required()->expected(2)->check(CLI::ExistingFile);
-  cmd->callback([files] {
+  cmd->add_option("--json", *json, "also write the comparison here, cell by cell, as JSON");
+  cmd->callback([files, json] {
     const auto a = read_report(files->at(0));
     const auto b = read_report(files->at(1));
-    std::cout << bench::render_comparison(bench::compare_reports(a, b), files->at(0), files->at(1));
+    const auto comparison = bench::compare_reports(a, b);
+    std::cout << bench::render_comparison(comparison, files->at(0), files->at(1));
+    if (!json->empty()) write_file(*json, bench::to_json(comparison).dump(2) + "\n");
   });
 }
 
@@ -192,12 +211,34 @@ void add_bench_command(CLI::App& app, std::string command_line) {
   cmd->add_option("--clients", f.clients, "closed-loop client threads")->check(CLI::Range(1, 1024));
   cmd->add_option("--iterations", f.iterations, "a fixed number of requests per cell instead of sampling until quiet");
   cmd->add_option("--max-noise", f.max_noise_percent,
-                  "stop a cell once its median is known to this many percent (relative standard error; default 1)")
+                  "stop a cell once its median is known to this many percent (relative standard error, the larger of "
+                  "within and between trials; default 1)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--min-samples", f.min_samples, "at least this many requests per cell (default 40)");
   cmd->add_option("--max-time", f.max_time,
-                  "at most this many seconds per cell; a cell still noisier than --max-noise is flagged (default 4)")
+                  "at most this many seconds of measuring per cell, its trials together; a cell still noisier than "
+                  "--max-noise is flagged (default 4)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--trials", f.trials,
+                  "measure each cell as at least this many trials, each with fresh buffers, spread over the run "
+                  "(default 3); the report gives the noise between them beside the noise within")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100}));
+  cmd->add_option("--max-trials", f.max_trials,
+                  "more trials while a cell is noisier than --max-noise and its --max-time is not spent, up to this "
+                  "many (default 6)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100}));
+  cmd->add_option("--schedule", f.schedule,
+                  "interleaved (default): the trials of every cell in rounds, in a changing order, so a drift of the "
+                  "host moves every cell alike; sequential: each cell's trials back to back")
+      ->check(CLI::IsMember({"interleaved", "sequential"}));
+  cmd->add_option("--memory-margin", f.memory_margin_percent,
+                  "--inflight auto stops before a depth whose slots would leave less than this percentage of the "
+                  "GPU's memory free (default 10)")
+      ->check(CLI::Range(0.0, 90.0));
+  cmd->add_option("--slowdown", f.slowdown_percent,
+                  "a test hook: every timed request waits this percentage of its own latency more before its clock "
+                  "stops, a known change to check `ferry bench compare` against (default 0)")
+      ->check(CLI::Range(0.0, 1000.0));
   cmd->add_option("--duration", f.duration,
                   "with --objective throughput: the shortest window a cell measures (default 1 s); it goes on until "
                   "the rate is known to --max-noise, at most --max-time")

@@ -125,12 +125,19 @@ std::string side_median_cell(const std::optional<side_run>& run) {
   return run ? median_cell(run->latency_us) : std::string(missing);
 }
 
+// The noise between trials and how many there were: "0.8% (3)"; "-" for one trial (no spread).
+std::string trial_noise_cell(const strategy_result& r, bool throughput) {
+  if (r.trials.size() < 2) return std::string(missing);
+  return fmt::format("{} ({})", percent_cell(throughput ? r.throughput_trial_noise : r.trial_noise), r.trials.size());
+}
+
 std::vector<std::string> request_cells(const strategy_result& r, const machine_info&) {
   std::vector<std::string> cells = identity(r);
   if (r.refused) return cells;
   cells.push_back(median_cell(r.latency_us) + (r.noisy ? std::string(noisy_mark) : ""));
   // Reports written before noise was recorded have no limit either: no figure, not 0%.
   cells.push_back(r.latency_us.count == 0 || r.max_noise == 0 ? std::string(missing) : percent_cell(r.noise));
+  cells.push_back(trial_noise_cell(r, false));
   cells.push_back(r.latency_us.count == 0 ? std::string(missing) : format_us(r.latency_us.p90));
   cells.push_back(r.latency_us.count == 0 ? std::string(missing) : format_us(r.latency_us.p99));
   cells.push_back(rate_cell(r.throughput_per_s));
@@ -165,7 +172,8 @@ std::vector<std::string> stage_cells(const strategy_result& r, const machine_inf
 constexpr std::array request_columns{
     column{"engine", alignment::left},        column{"input", alignment::right},
     column{"strategy", alignment::left},      column{"median µs", alignment::right},
-    column{"±", alignment::right},            column{"p90 µs", alignment::right},
+    column{"±", alignment::right},            column{"± trials", alignment::right},
+    column{"p90 µs", alignment::right},
     column{"p99 µs", alignment::right},       column{"req/s", alignment::right},
     column{"recipe µs", alignment::right},    column{"vs recipe (p50/p90)", alignment::right},
     column{"floor µs", alignment::right},     column{"check", alignment::left},
@@ -201,8 +209,8 @@ std::vector<std::string> noisy_notes(const bench_report& report) {
   std::vector<std::string> notes;
   for (const strategy_result& r : report.results) {
     if (r.refused || !r.noisy) continue;
-    notes.push_back(fmt::format("{} noisy: {}: {}; a difference from another run smaller than about twice this noise "
-                                "is not a difference",
+    notes.push_back(fmt::format("{} noisy: {}: {}; a difference from another run smaller than about twice the larger "
+                                "noise is not a difference",
                                 noisy_mark, result_label(r), r.stopped.empty() ? "noise above the limit" : r.stopped));
   }
   return notes;
@@ -297,6 +305,62 @@ std::vector<std::string> host_speed_notes(const bench_report& report) {
   return notes;
 }
 
+std::vector<std::string> failure_notes(const bench_report& report) {
+  std::vector<std::string> notes;
+  std::size_t failed = 0;
+  for (const strategy_result& r : report.results) failed += r.failed ? 1 : 0;
+  if (failed > 0)
+    notes.push_back(fmt::format("failed: {} of {} cells failed, each with its reason; the run went on without them",
+                                failed, report.results.size()));
+  return notes;
+}
+
+std::vector<std::string> schedule_notes(const bench_report& report) {
+  // One line per cell group (an engine at a size), in the order of the report.
+  struct group {
+    std::string engine;
+    std::size_t input_bytes;
+    std::string schedule;
+    std::size_t cells = 0, fewest = 0, most = 0;
+    double first = 0, last = 0;
+    bool timed = false;
+  };
+  std::vector<group> groups;
+  for (const strategy_result& r : report.results) {
+    if (r.refused || r.schedule.empty()) continue;
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const group& g) {
+      return g.engine == r.engine && g.input_bytes == r.input_bytes;
+    });
+    if (it == groups.end()) {
+      groups.push_back({.engine = r.engine, .input_bytes = r.input_bytes, .schedule = r.schedule,
+                        .fewest = r.trials.size(), .most = r.trials.size()});
+      it = groups.end() - 1;
+    }
+    group& g = *it;
+    ++g.cells;
+    if (g.schedule != r.schedule) g.schedule = "mixed";
+    g.fewest = std::min(g.fewest, r.trials.size());
+    g.most = std::max(g.most, r.trials.size());
+    for (const trial_figures& t : r.trials) {
+      g.first = g.timed ? std::min(g.first, t.started_seconds) : t.started_seconds;
+      g.last = g.timed ? std::max(g.last, t.started_seconds) : t.started_seconds;
+      g.timed = true;
+    }
+  }
+  std::vector<std::string> notes;
+  for (const group& g : groups) {
+    const std::string how = g.schedule == "interleaved"
+                                ? "interleaved: trials in rounds with the run's other cells, in a changing order"
+                                : g.schedule == "sequential" ? "sequential: each cell's trials back to back"
+                                                             : g.schedule;
+    const std::string trials = g.fewest == g.most ? fmt::format("{}", g.fewest) : fmt::format("{}-{}", g.fewest, g.most);
+    notes.push_back(fmt::format("schedule: {} {}: {} cell{} {}; {} trial{} each{}", g.engine, human_bytes(g.input_bytes),
+                                g.cells, g.cells == 1 ? "" : "s", how, trials, g.most == 1 ? "" : "s",
+                                g.timed ? fmt::format(", started {:.1f}-{:.1f} s into the run", g.first, g.last) : ""));
+  }
+  return notes;
+}
+
 std::vector<std::string> result_notes(const bench_report& report) {
   std::vector<std::string> notes;
   for (const strategy_result& r : report.results) {
@@ -330,8 +394,8 @@ std::vector<std::string> um_notes(const bench_report& report) {
 
 std::vector<std::string> all_notes(const bench_report& report) {
   std::vector<std::string> notes;
-  for (auto* source : {&noisy_notes, &recipe_gap_notes, &check_failure_notes, &launch_bound_notes, &clock_notes,
-                       &host_speed_notes, &result_notes, &recipe_notes, &um_notes}) {
+  for (auto* source : {&failure_notes, &noisy_notes, &recipe_gap_notes, &check_failure_notes, &launch_bound_notes,
+                       &clock_notes, &host_speed_notes, &schedule_notes, &result_notes, &recipe_notes, &um_notes}) {
     const auto more = source(report);
     notes.insert(notes.end(), more.begin(), more.end());
   }
@@ -349,7 +413,8 @@ std::vector<std::string> advice_lines(const bench_report& report) {
     std::string line = fmt::format("{} {}: the profile picks {}", c.engine, human_bytes(c.input_bytes), c.picked);
     if (c.shortfall) line += ", " + figure(c.picked_value);
     if (!c.best.empty()) line += fmt::format("; best measured {}, {}", c.best, figure(c.best_value));
-    line += c.shortfall ? fmt::format(": {} {}", signed_percent(*c.shortfall), c.within() ? "✓" : "✗")
+    const std::string noise = c.noise > 0 ? fmt::format(" (their noise allows {})", percent_cell(c.noise)) : "";
+    line += c.shortfall ? fmt::format(": {}{} {}", signed_percent(*c.shortfall), noise, c.within() ? "✓" : "✗")
                         : ": " + c.note;
     lines.push_back(std::move(line));
   }

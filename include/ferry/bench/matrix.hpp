@@ -44,9 +44,16 @@ void validate(const matrix_request& request);
 // Called before each cell with "reduce 19MB pinned" (a progress line).
 using progress_function = std::function<void(const std::string&)>;
 
-// Runs every cell and decides the winner. `command_line` is recorded in the report.
+// Runs every cell and decides the winner. `command_line` is recorded in the report. Every group's
+// workload (a model file loads) and every cell are made first; then the cells' trials run in
+// rounds (options.schedule). Only bad input throws (before any cell runs); a cell that fails, out
+// of memory or otherwise, is a row with its reason and `failed` set, and the run goes on.
 [[nodiscard]] bench_report run_matrix(const matrix_request& request, const run_options& options,
                                       const std::string& command_line, const progress_function& progress = {});
+
+// The cells of a report that failed (an error, not a refusal of the platform): a run with any
+// ends with a non-zero exit code.
+[[nodiscard]] std::size_t count_failed(const bench_report& report);
 
 // The machine a report was measured on: the first GPU of `devices` (several are named), its
 // platform, link, driver and runtime, and with `measure_link` the pinned link peak.
