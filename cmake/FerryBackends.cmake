@@ -15,7 +15,12 @@ function(ferry_place_backend target)
     LIBRARY_OUTPUT_DIRECTORY ${FERRY_BACKEND_BUILD_DIR}
     C_VISIBILITY_PRESET hidden CXX_VISIBILITY_PRESET hidden CUDA_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON)
-  target_link_options(${target} PRIVATE LINKER:--exclude-libs,ALL LINKER:--no-undefined)
+  target_link_options(${target} PRIVATE LINKER:--exclude-libs,ALL)
+  # Every symbol resolved at link time, so a missing library fails the build, not the dlopen.
+  # Not under a sanitizer: there the runtime's symbols come from the program that loads the module.
+  if(NOT CMAKE_CXX_FLAGS MATCHES "-fsanitize")
+    target_link_options(${target} PRIVATE LINKER:--no-undefined)
+  endif()
   install(TARGETS ${target} LIBRARY DESTINATION ${FERRY_BACKEND_INSTALL_DIR})
 endfunction()
 
