@@ -167,17 +167,43 @@ void run_bench(bench_flags& f, bool device_given, const std::string& command_lin
 }
 
 void add_compare_command(CLI::App& bench) {
-  auto files = std::make_shared<std::vector<std::string>>();
-  auto json = std::make_shared<std::string>();
+  struct compare_flags {
+    std::vector<std::string> files;
+    std::string json;
+    double fail_above = -1;  // percent; < 0: never fail
+    bool allow_different_hosts = false;
+  };
+  auto f = std::make_shared<compare_flags>();
   auto* cmd = bench.add_subcommand("compare", "which cells of two bench reports (--json) differ beyond their noise");
-  cmd->add_option("reports", *files, "A.json B.json")->required()->expected(2)->check(CLI::ExistingFile);
-  cmd->add_option("--json", *json, "also write the comparison here, cell by cell, as JSON");
-  cmd->callback([files, json] {
-    const auto a = read_report(files->at(0));
-    const auto b = read_report(files->at(1));
+  cmd->add_option("reports", f->files, "A.json B.json")->required()->expected(2)->check(CLI::ExistingFile);
+  cmd->add_option("--json", f->json, "also write the comparison here, cell by cell, as JSON");
+  cmd->add_option("--fail-above", f->fail_above,
+                  "exit 1 when a cell of B is worse than in A beyond its noise and by more than this percent "
+                  "(a gate for CI)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--allow-different-hosts", f->allow_different_hosts,
+                "compare reports of another GPU, driver, runtime or link (refused otherwise)");
+  cmd->callback([f] {
+    const auto a = read_report(f->files.at(0));
+    const auto b = read_report(f->files.at(1));
+    const auto differ = bench::host_differences(a.machine, b.machine);
+    std::string hosts;
+    for (const auto& d : differ) hosts += (hosts.empty() ? "" : "; ") + d;
+    if (!differ.empty() && !f->allow_different_hosts)
+      throw invalid_argument("the reports were measured on different machines (" + hosts +
+                             "): their cells differ for that reason alone; --allow-different-hosts compares them "
+                             "anyway");
     const auto comparison = bench::compare_reports(a, b);
-    std::cout << bench::render_comparison(comparison, files->at(0), files->at(1));
-    if (!json->empty()) write_file(*json, bench::to_json(comparison).dump(2) + "\n");
+    std::cout << bench::render_comparison(comparison, f->files.at(0), f->files.at(1));
+    if (!differ.empty()) std::cout << "note: different machines (" << hosts << ")\n";
+    if (!f->json.empty()) write_file(f->json, bench::to_json(comparison).dump(2) + "\n");
+    if (f->fail_above < 0) return;
+    const auto worse = bench::regressions(comparison, f->fail_above);
+    if (worse.empty()) return;
+    std::string cells;
+    for (const auto* c : worse) cells += fmt::format("{}{} ({:+.1f}%)", cells.empty() ? "" : ", ", c->label, 100 * c->change);
+    throw error(fmt::format("{} cell{} worse by more than {}% beyond the noise: {}", worse.size(),
+                            worse.size() == 1 ? "" : "s", f->fail_above, cells));
   });
 }
 

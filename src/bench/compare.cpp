@@ -96,6 +96,27 @@ std::string host_text(const cell_comparison& c) {
 
 }  // namespace
 
+std::vector<std::string> host_differences(const machine_info& a, const machine_info& b) {
+  std::vector<std::string> differ;
+  const auto version = [](int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); };
+  if (a.gpu_name != b.gpu_name) differ.push_back(fmt::format("GPU: {} against {}", a.gpu_name, b.gpu_name));
+  if (a.driver_version != b.driver_version)
+    differ.push_back(fmt::format("CUDA driver: {} against {}", version(a.driver_version), version(b.driver_version)));
+  if (a.runtime_version != b.runtime_version)
+    differ.push_back(
+        fmt::format("CUDA runtime: {} against {}", version(a.runtime_version), version(b.runtime_version)));
+  if (a.platform != b.platform || a.pcie != b.pcie)
+    differ.push_back(fmt::format("link: {} {} against {} {}", a.platform, a.pcie, b.platform, b.pcie));
+  return differ;
+}
+
+std::vector<const cell_comparison*> regressions(const report_comparison& comparison, double percent) {
+  std::vector<const cell_comparison*> worse;
+  for (const auto& c : comparison.cells)
+    if (c.verdict == cell_change::worse && std::abs(c.change) * 100 > percent) worse.push_back(&c);
+  return worse;
+}
+
 report_comparison compare_reports(const bench_report& a, const bench_report& b) {
   const bool throughput = a.objective == "throughput" || b.objective == "throughput";
   report_comparison out;

@@ -336,6 +336,11 @@ bench_report report_from_json_unchecked(const json& j) {
     throw invalid_argument("schema_version " + std::to_string(version) + " is newer than this ferry reads (" +
                            std::to_string(report_schema_version) + ")");
   }
+  // Every report has its cells, even an empty run; `{}`, a calibration profile or another tool's
+  // JSON is not a report, and comparing it would call nothing different without a word.
+  if (!j.contains("results"))
+    throw invalid_argument(j.contains("curves") ? "this is a calibration profile (ferry calibrate), not a bench report"
+                                                : "this is not a ferry bench report: it has no \"results\"");
   bench_report report;
   report.date = field<std::string>(j, "date");
   report.command = field<std::string>(j, "command");

@@ -271,3 +271,76 @@ TEST(BenchCompareCalibration, AAandABVerdictsOnDriftingTrials) {
   const auto naive = fb::compare_reports(within_only(a), within_only(same));
   EXPECT_GT(static_cast<double>(naive.differing) / static_cast<double>(cells.size()), 0.25) << naive.differing;
 }
+
+// --- `ferry bench compare` as CI runs it -------------------------------------------------------
+
+#include <filesystem>
+#include <fstream>
+
+#include "cpu/cli_runner.hpp"
+#include "ferry/bench/report.hpp"
+
+namespace {
+
+fb::bench_report report_on(const std::string& gpu, int driver, std::vector<fb::strategy_result> cells) {
+  fb::bench_report r;
+  r.objective = "latency";
+  r.machine.gpu_name = gpu;
+  r.machine.platform = "discrete-pcie";
+  r.machine.pcie = "Gen5 x16";
+  r.machine.driver_version = driver;
+  r.machine.runtime_version = 13000;
+  r.results = std::move(cells);
+  return r;
+}
+
+std::string written(const std::string& name, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / ("ferry_compare_" + name + ".json");
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+std::string written(const std::string& name, const fb::bench_report& r) { return written(name, fb::to_json(r).dump()); }
+
+}  // namespace
+
+TEST(BenchCompareCli, FailAboveGatesARegressionBeyondTheNoise) {
+  if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
+  const auto a = written("gate_a", report_on("NVIDIA H200", 13000, {cell("pinned", 400, 0.01), cell("mapped", 400, 0.01)}));
+  const auto same = written("gate_same", report_on("NVIDIA H200", 13000, {cell("pinned", 402, 0.01), cell("mapped", 399, 0.01)}));
+  const auto slower = written("gate_slower", report_on("NVIDIA H200", 13000, {cell("pinned", 480, 0.01), cell("mapped", 412, 0.01)}));
+  EXPECT_EQ(run_cli("bench compare " + a + " " + same + " --fail-above 5", captured::both).exit_code, 0);
+  const auto gated = run_cli("bench compare " + a + " " + slower + " --fail-above 5", captured::stderr_only);
+  EXPECT_EQ(gated.exit_code, 1) << gated.output;
+  EXPECT_NE(gated.output.find("1 cell worse by more than 5% beyond the noise: reduce / 19 MB / pinned (+20.0%)"),
+            std::string::npos)
+      << gated.output;
+  // Without the gate, a comparison is a report: it succeeds whatever it finds.
+  EXPECT_EQ(run_cli("bench compare " + a + " " + slower, captured::both).exit_code, 0);
+}
+
+TEST(BenchCompareCli, ReportsOfAnotherMachineAreRefusedUnlessAllowed) {
+  if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
+  const auto h200 = written("host_a", report_on("NVIDIA H200", 13000, {cell("pinned", 400, 0.01)}));
+  const auto a100 = written("host_b", report_on("NVIDIA A100-SXM4-80GB", 12080, {cell("pinned", 700, 0.01)}));
+  const auto refused = run_cli("bench compare " + h200 + " " + a100, captured::stderr_only);
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("GPU: NVIDIA H200 against NVIDIA A100-SXM4-80GB"), std::string::npos) << refused.output;
+  EXPECT_NE(refused.output.find("CUDA driver: 13.0 against 12.8"), std::string::npos) << refused.output;
+  const auto allowed = run_cli("bench compare " + h200 + " " + a100 + " --allow-different-hosts", captured::stdout_only);
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.output;
+  EXPECT_NE(allowed.output.find("note: different machines"), std::string::npos) << allowed.output;
+}
+
+TEST(BenchCompareCli, FilesThatAreNoBenchReportAreRefused) {
+  if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
+  const auto report = written("real", report_on("NVIDIA H200", 13000, {cell("pinned", 400, 0.01)}));
+  const auto empty = written("empty", "{}");
+  const auto profile = written("profile", R"({"curves": [], "uuid": "GPU-1"})");
+  for (const auto& [file, says] : {std::pair{empty, std::string("not a ferry bench report: it has no \"results\"")},
+                                   std::pair{profile, std::string("a calibration profile (ferry calibrate), not a bench report")}}) {
+    const auto result = run_cli("bench compare " + report + " " + file, captured::stderr_only);
+    EXPECT_EQ(result.exit_code, 2) << result.output;
+    EXPECT_NE(result.output.find(says), std::string::npos) << result.output;
+  }
+}

@@ -61,6 +61,14 @@ struct report_comparison {
 // req/s, the others the median latency.
 [[nodiscard]] report_comparison compare_reports(const bench_report& a, const bench_report& b);
 
+// Why two reports come from machines that cannot be compared cell by cell: another GPU, driver,
+// CUDA runtime or link (one line each, naming both); empty when they match.
+[[nodiscard]] std::vector<std::string> host_differences(const machine_info& a, const machine_info& b);
+
+// The cells B measured worse than A beyond their noise and by more than `percent` percent (the
+// change in the compared metric), for `ferry bench compare --fail-above`.
+[[nodiscard]] std::vector<const cell_comparison*> regressions(const report_comparison& comparison, double percent);
+
 // Every cell's figures, noises, change, threshold and verdict ("same", "better", "worse",
 // "only in A", "only in B", "not measured"), and the count that differ, for scripts.
 [[nodiscard]] nlohmann::json to_json(const report_comparison& comparison);
