@@ -13,7 +13,7 @@ import os
 import sys
 from collections import defaultdict
 
-MIB = float(1 << 20)
+MB = 1e6  # decimal, as ferry writes every size (and reads --size 19MB)
 SPARSE_PREFIX = "sparse:"
 
 
@@ -80,7 +80,7 @@ def by_strategy(results, x_of):
 
 
 def plot_engine(ax_latency, ax_throughput, engine, results):
-    series = by_strategy(results, lambda r: r["input_bytes"] / MIB)
+    series = by_strategy(results, lambda r: r["input_bytes"] / MB)
     for strategy, points in sorted(series.items()):
         draw_series(ax_latency, list(points), strategy, with_whisker=True)
         draw_series(ax_throughput, list(points), strategy, with_whisker=False)
@@ -94,7 +94,7 @@ def plot_sparse(ax, results):
     sizes = {r["input_bytes"] for r in results}
 
     def label(strategy, size):
-        return strategy if len(sizes) == 1 else f"{strategy} @ {size / MIB:g} MB"
+        return strategy if len(sizes) == 1 else f"{strategy} @ {size / MB:.3g} MB"
 
     series = defaultdict(list)
     for r in results:

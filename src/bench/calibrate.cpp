@@ -1,3 +1,4 @@
+#include "ferry/byte_size.hpp"
 #include "ferry/bench/calibrate.hpp"
 
 #include <unistd.h>
@@ -124,8 +125,8 @@ calibration_run calibrate(int device, sweep_depth depth, const progress_function
   std::vector<std::size_t> sizes;
   for (const std::size_t bytes : sweep_sizes(depth)) {
     if (4 * bytes > query_free_memory(device)) {
-      out.notes.push_back(fmt::format("{} MiB left out: it does not fit four times in GPU {}'s free memory",
-                                      bytes / mib, device));
+      out.notes.push_back(fmt::format("{} left out: it does not fit four times in GPU {}'s free memory",
+                                      format_byte_size(bytes), device));
       continue;
     }
     sizes.push_back(bytes);

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "ferry/byte_size.hpp"
 #include "ferry/choose.hpp"
 #include "ferry/error.hpp"
 #include "ferry/recommendation.hpp"
@@ -66,7 +67,7 @@ json recommendation_json(const recommendation& r) {
 
 // The request `ferry info` advises for when the profile decides: a few MB in and out, read once,
 // as a typical image or activation batch.
-constexpr std::size_t advised_request_bytes = std::size_t{4} << 20;
+constexpr std::size_t advised_request_bytes = 4'000'000;
 
 // With this GPU's profile, its pick is the one recommendation (the platform rules are the fallback
 // without one, and shown only then): what ferry::choose picks for a typical request.
@@ -80,7 +81,7 @@ json measured_recommendation_json(const device_profile& profile, const device_ca
       {"avoid", json::array()},
       {"in_flight_slots", pick.inflight},
       {"reasoning", pick.reason},
-      {"source", "measured on this machine (its profile), for a request of 4 MiB in and out"},
+      {"source", "measured on this machine (its profile), for a request of 4 MB in and out"},
   };
 }
 
@@ -281,19 +282,15 @@ std::string link_text(const json& link) {
   if (link.is_null()) return "not measured (ferry info --measure)";
   return fmt::format(
       "H2D {:.1f} GB/s median, {:.1f} best; D2H {:.1f} median, {:.1f} best "
-      "({} pinned copies of {} MiB each way)",
+      "({} pinned copies of {} each way)",
       link.at("h2d_gbps_median").get<double>(), link.at("h2d_gbps_best").get<double>(),
       link.at("d2h_gbps_median").get<double>(), link.at("d2h_gbps_best").get<double>(),
-      link.at("repetitions").get<int>(), link.at("bytes").get<std::size_t>() >> 20);
+      link.at("repetitions").get<int>(), format_byte_size(link.at("bytes").get<std::size_t>()));
 }
 
 std::string us_text(double us) { return us >= 1000 ? fmt::format("{:.2f} ms", us / 1000) : fmt::format("{:.0f} us", us); }
 
-std::string bytes_text(std::size_t bytes) {
-  if (bytes >= (1U << 20)) return fmt::format("{} MiB", bytes >> 20);
-  if (bytes >= (1U << 10)) return fmt::format("{} KiB", bytes >> 10);
-  return fmt::format("{} B", bytes);
-}
+std::string bytes_text(std::size_t bytes) { return format_byte_size(bytes); }
 
 // What `ferry calibrate` measured here: per use and size, the fastest strategy and the next.
 void append_measured(std::string& out, const json& profile) {
@@ -367,7 +364,7 @@ void append_device(std::string& out, const json& dev) {
 
   // One answer: the profile's pick where this GPU was measured; the platform rules (per platform
   // class, so a device lacking the capability is named) only without one.
-  out += measured_here ? "  advice (measured on this machine, for a request of 4 MiB in and out)\n"
+  out += measured_here ? "  advice (measured on this machine, for a request of 4 MB in and out)\n"
                        : "  platform rules (not measured on this machine)\n";
   const json& rec = dev.at("recommendation");
   const std::string recommended = rec.at("recommended").get<std::string>();
@@ -394,9 +391,9 @@ std::string peer_text(const json& link) {
     access = "no peer access (cudaDeviceCanAccessPeer=0; copies are staged through the host)";
   const json& bw = link.at("bandwidth");
   if (bw.is_null()) return access + "; copy bandwidth not measured (ferry info --measure)";
-  return fmt::format("{}; cudaMemcpyPeerAsync {:.1f} GB/s median, {:.1f} best ({} copies of {} MiB)", access,
+  return fmt::format("{}; cudaMemcpyPeerAsync {:.1f} GB/s median, {:.1f} best ({} copies of {})", access,
                      bw.at("gbps_median").get<double>(), bw.at("gbps_best").get<double>(),
-                     bw.at("repetitions").get<int>(), bw.at("bytes").get<std::size_t>() >> 20);
+                     bw.at("repetitions").get<int>(), format_byte_size(bw.at("bytes").get<std::size_t>()));
 }
 
 void append_peers(std::string& out, const json& peers) {

@@ -1,5 +1,6 @@
 #include "bench/report_cells.hpp"
 
+#include "ferry/byte_size.hpp"
 #include "ferry/bench/advice_check.hpp"
 #include "ferry/bench/stats.hpp"
 
@@ -17,12 +18,6 @@ namespace {
 constexpr std::string_view missing = "-";
 
 // "19.50" -> "19.5", "19.00" -> "19"; leaves integers alone.
-std::string trim_zeros(std::string text) {
-  if (text.find('.') == std::string::npos) return text;
-  while (text.back() == '0') text.pop_back();
-  if (text.back() == '.') text.pop_back();
-  return text;
-}
 
 // A median of a series, or "-" when the series is empty (nothing copied, no breakdown).
 std::string median_cell(const sample_stats& stats) {
@@ -50,24 +45,12 @@ std::string check_cell(const strategy_result& r) {
   return r.output_matches ? "✓" : "✗";
 }
 
-std::string mebibytes(std::uint64_t bytes) {
-  return fmt::format("{:.1f}", static_cast<double>(bytes) / static_cast<double>(1 << 20));
-}
+// Megabytes, decimal like every size ferry writes (format_byte_size), one decimal: a column of them.
+std::string megabytes(std::uint64_t bytes) { return fmt::format("{:.1f}", static_cast<double>(bytes) / 1e6); }
 
 }  // namespace
 
-std::string human_bytes(std::size_t bytes) {
-  constexpr std::array<std::string_view, 4> units{"KB", "MB", "GB", "TB"};
-  if (bytes < 1024) return fmt::format("{} B", bytes);
-  double value = static_cast<double>(bytes) / 1024;
-  std::size_t unit = 0;
-  while (value >= 1024 && unit + 1 < units.size()) {
-    value /= 1024;
-    ++unit;
-  }
-  const char* pattern = value >= 100 ? "{:.0f}" : value >= 10 ? "{:.1f}" : "{:.2f}";
-  return fmt::format("{} {}", trim_zeros(fmt::format(fmt::runtime(pattern), value)), units[unit]);
-}
+std::string human_bytes(std::size_t bytes) { return format_byte_size(bytes); }
 
 std::string format_us(double microseconds) {
   if (std::isnan(microseconds)) return std::string(missing);
@@ -161,7 +144,7 @@ std::vector<std::string> stage_cells(const strategy_result& r, const machine_inf
   cells.push_back(median_cell(r.fill_us));
   if (r.um) {
     cells.push_back(fmt::format("{}/{}", r.um->gpu_page_faults, r.um->cpu_page_faults));
-    cells.push_back(fmt::format("{}/{}", mebibytes(r.um->bytes_host_to_device), mebibytes(r.um->bytes_device_to_host)));
+    cells.push_back(fmt::format("{}/{}", megabytes(r.um->bytes_host_to_device), megabytes(r.um->bytes_device_to_host)));
   } else {
     cells.emplace_back(missing);
     cells.emplace_back(missing);
@@ -174,7 +157,7 @@ constexpr std::array request_columns{
     column{"strategy", alignment::left},      column{"median µs", alignment::right},
     column{"±", alignment::right},            column{"± trials", alignment::right},
     column{"p90 µs", alignment::right},
-    column{"p99 µs", alignment::right},       column{"req/s", alignment::right},
+    column{"p99 µs", alignment::right},       column{"loop req/s", alignment::right},
     column{"recipe µs", alignment::right},    column{"vs recipe (p50/p90)", alignment::right},
     column{"floor µs", alignment::right},     column{"check", alignment::left},
     column{"first µs (rank)", alignment::right},
@@ -392,9 +375,17 @@ std::vector<std::string> um_notes(const bench_report& report) {
   return distinct_notes(report, "UM counters: ", [](const strategy_result& r) { return r.um ? std::string() : r.um_note; });
 }
 
+// What the request table's rate counts: not 1 / median (the latency column says that), but what
+// the client loop achieved, filling each request's input included.
+std::vector<std::string> column_notes(const bench_report& report) {
+  if (report.results.empty()) return {};
+  return {"loop req/s: requests the cell's clients completed per second, each request's input fill included "
+          "(the throughput a throughput cell is judged by); the latency columns time the request alone"};
+}
+
 std::vector<std::string> all_notes(const bench_report& report) {
   std::vector<std::string> notes;
-  for (auto* source : {&failure_notes, &noisy_notes, &recipe_gap_notes, &check_failure_notes, &launch_bound_notes,
+  for (auto* source : {&column_notes, &failure_notes, &noisy_notes, &recipe_gap_notes, &check_failure_notes, &launch_bound_notes,
                        &clock_notes, &host_speed_notes, &schedule_notes, &result_notes, &recipe_notes, &um_notes}) {
     const auto more = source(report);
     notes.insert(notes.end(), more.begin(), more.end());

@@ -38,7 +38,7 @@ struct table_layout {
 inline constexpr std::size_t identity_columns = 3;
 
 // "512 B", "600 KB", "19 MB", "1.5 GB": binary multiples (1 KB = 1024 B), as tensor sizes are
-// usually chosen. Trailing zeros are dropped.
+// A size as ferry writes every size (format_byte_size: decimal units, as --size reads them).
 [[nodiscard]] std::string human_bytes(std::size_t bytes);
 
 // Microseconds with precision that shrinks as the value grows: "4.25", "42.5", "4250".

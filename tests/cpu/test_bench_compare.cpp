@@ -26,7 +26,7 @@ fb::strategy_result cell(std::string strategy, double median_us, double noise, d
   fb::strategy_result r;
   r.strategy = std::move(strategy);
   r.engine = "reduce";
-  r.input_bytes = 19u << 20;
+  r.input_bytes = 19'000'000;
   r.iterations = 400;
   r.latency_us.count = 400;
   r.latency_us.median = median_us;
@@ -141,7 +141,7 @@ TEST(BenchCompare, TheComparisonAsJsonCarriesEveryCell) {
   ASSERT_EQ(json.at("cells").size(), 2U);
   EXPECT_EQ(json.at("cells").at(0).at("verdict"), "same");
   EXPECT_EQ(json.at("cells").at(1).at("verdict"), "worse");
-  EXPECT_EQ(json.at("cells").at(1).at("input_bytes"), 19u << 20);
+  EXPECT_EQ(json.at("cells").at(1).at("input_bytes"), 19000000);
   EXPECT_NEAR(json.at("cells").at(1).at("change").get<double>(), 0.25, 1e-12);
 }
 

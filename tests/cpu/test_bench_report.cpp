@@ -97,7 +97,7 @@ fb::bench_report full_report() {
   report.winner = "pinned";
   report.recommendation = "Use pinned: it reaches 95% of the link peak; managed without hints is 7x slower.";
 
-  auto pinned = measured("pinned", "reduce", 19u << 20, 425.0);
+  auto pinned = measured("pinned", "reduce", 19'000'000, 425.0);
   pinned.recipe = fb::side_run{.steps = "cudaMemcpyAsync in, engine, cudaMemcpyAsync out, synchronize",
                                .iterations = 200,
                                .latency_us = stats(400.0),
@@ -116,8 +116,8 @@ fb::bench_report full_report() {
                                       .throttle_reasons = {"sw-power-cap"}, .samples = 12, .changed = true};
   report.results.push_back(pinned);
 
-  auto managed = measured("managed", "reduce", 19u << 20, 3120.0);
-  managed.um = fb::um_traffic{19u << 20, 5u << 20, 4864, 1216};
+  auto managed = measured("managed", "reduce", 19'000'000, 3120.0);
+  managed.um = fb::um_traffic{19'000'000, 5'000'000, 4864, 1216};
   managed.um_note.clear();
   managed.noisy = true;
   managed.relative_iqr = 0.31;
@@ -135,7 +135,7 @@ fb::bench_report full_report() {
   managed.notes = {"graph capture failed: ran without a graph", "second note, with a comma"};
   report.results.push_back(managed);
 
-  auto mapped = measured("mapped", "mlp:4x4096", 1u << 20, 45.5);
+  auto mapped = measured("mapped", "mlp:4x4096", 1'000'000, 45.5);
   mapped.h2d_us = {};
   mapped.h2d_gbps = 0;
   mapped.output_matches = false;
@@ -147,7 +147,7 @@ fb::bench_report full_report() {
   fb::strategy_result refused;
   refused.strategy = "system";
   refused.engine = "reduce";
-  refused.input_bytes = 19u << 20;
+  refused.input_bytes = 19'000'000;
   refused.refused = refusal_reason;
   report.results.push_back(refused);
 
@@ -155,7 +155,7 @@ fb::bench_report full_report() {
   fb::strategy_result failed;
   failed.strategy = "registered";
   failed.engine = "reduce";
-  failed.input_bytes = 19u << 20;
+  failed.input_bytes = 19'000'000;
   failed.refused = oom_reason;
   failed.failed = true;
   failed.schedule = "interleaved";

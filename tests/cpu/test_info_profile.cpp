@@ -34,8 +34,8 @@ TEST(InfoProfile, JsonCarriesTheMeasuredFiguresAndTheRulesSource) {
   const auto info = ferry::build_info_json(cuda13, {caps}, {}, {}, {{0, loaded(caps, t::discrete_model)}});
   const auto& dev = info.at("devices").at(0);
   EXPECT_EQ(dev.at("recommendation").at("source"),
-            "measured on this machine (its profile), for a request of 4 MiB in and out");
-  // The profile's pick, as ferry::choose makes it: 4 MiB each way is copied pinned on this model.
+            "measured on this machine (its profile), for a request of 4 MB in and out");
+  // The profile's pick, as ferry::choose makes it: 4 MB each way is copied pinned on this model.
   EXPECT_EQ(dev.at("recommendation").at("recommended"), "pinned");
   EXPECT_NE(dev.at("recommendation").at("reasoning").get<std::string>().find("measured"), std::string::npos);
   const auto& p = dev.at("profile");
@@ -63,9 +63,9 @@ TEST(InfoProfile, TextShowsWhatWasMeasuredHereAndOneRecommendation) {
   const std::string text = collapse(raw);
   for (const char* phrase :
        {"measured on this machine 2026-11-30T12:00:00Z (testhost, PCIe Gen5 x16, CUDA driver 13.0, quick sweep)",
-        "input-once 64 KiB: mapped 19 us (next managed-advise 19 us);", "256 MiB: pinned 5.39 ms (next registered 5.39 ms)",
-        "in-flight 3 slots for pinned at 1 MiB (more did not raise throughput)", "refused system: the device cannot access pageable host memory",
-        "advice (measured on this machine, for a request of 4 MiB in and out)", "recommended pinned with"})
+        "input-once 65.5 KB: mapped 19 us (next managed-advise 19 us);", "268 MB: pinned 5.39 ms (next registered 5.39 ms)",
+        "in-flight 3 slots for pinned at 1.05 MB (more did not raise throughput)", "refused system: the device cannot access pageable host memory",
+        "advice (measured on this machine, for a request of 4 MB in and out)", "recommended pinned with"})
     EXPECT_NE(text.find(phrase), std::string::npos) << phrase << "\n" << raw;
   // One answer: no platform rules beside the measured pick.
   EXPECT_EQ(text.find("platform rules"), std::string::npos) << raw;
