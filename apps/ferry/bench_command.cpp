@@ -1,6 +1,9 @@
 // `ferry bench`: flags in the spirit of trtexec, a compact default matrix when none are given;
 // `ferry bench compare A.json B.json` tells which cells of two reports differ beyond their noise.
 // The sweep itself lives in the library (ferry/bench/matrix.hpp); this file parses and prints.
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -51,6 +54,20 @@ struct bench_flags {
   std::string profile;  // --profile; empty: the first GPU's default cache file
   std::string backend_directory;  // --backend-directory: searched first for model files' backends
 };
+
+// A report path that cannot be written is named before the run, not after minutes of measuring.
+void check_writable(const std::string& path, const char* flag) {
+  if (path.empty()) return;
+  const std::filesystem::path file(path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec))
+    throw invalid_argument(std::string(flag) + " '" + path + "' is a folder; give a file name");
+  const auto folder = file.parent_path().empty() ? std::filesystem::path(".") : file.parent_path();
+  if (!std::filesystem::is_directory(folder, ec))
+    throw invalid_argument(std::string(flag) + " '" + path + "': the folder '" + folder.string() + "' does not exist");
+  if (::access(folder.c_str(), W_OK) != 0)
+    throw invalid_argument(std::string(flag) + " '" + path + "': the folder '" + folder.string() + "' is not writable");
+}
 
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path);
@@ -115,6 +132,11 @@ bench::run_options run_options_from(bench_flags& f) {
   options.writes = f.input_writes == "cached" ? bench::input_writes::cached : bench::input_writes::streaming;
   f.matrix.measure_link = !f.no_link_measure;
   f.matrix.backend_directories = backend_directories(f.backend_directory);
+  check_writable(f.json, "--json");
+  check_writable(f.csv, "--csv");
+  check_writable(f.md, "--md");
+  check_writable(f.plot, "--plot");
+  if (!f.plot.empty()) bench::check_plot_prerequisites(f.plot);
   return options;
 }
 
@@ -157,9 +179,19 @@ void run_bench(bench_flags& f, bool device_given, const std::string& command_lin
   if (!f.csv.empty()) write_file(f.csv, bench::render_csv(report));
   if (!f.md.empty()) write_file(f.md, bench::render_markdown(report));
   if (!f.plot.empty()) {
-    const std::string json_path = f.json.empty() ? f.plot + ".json" : f.json;
-    if (f.json.empty()) write_file(json_path, bench::to_json(report).dump(2) + "\n");
-    bench::render_plot(json_path, f.plot);
+    // The plot script reads the JSON report: --json's file, else one of its own, removed after.
+    std::filesystem::path json_path = f.json;
+    if (f.json.empty()) {
+      json_path = std::filesystem::temp_directory_path() / fmt::format("ferry-plot-{}.json", ::getpid());
+      write_file(json_path.string(), bench::to_json(report).dump(2) + "\n");
+    }
+    try {
+      bench::render_plot(json_path.string(), f.plot);
+    } catch (...) {
+      if (f.json.empty()) std::filesystem::remove(json_path);
+      throw;
+    }
+    if (f.json.empty()) std::filesystem::remove(json_path);
   }
   // Every report is written with the failed cells and their reasons; the exit code says so too.
   if (const std::size_t failed = bench::count_failed(report); failed > 0)

@@ -385,3 +385,23 @@ TEST(CliBench, InputWritesRefusesOtherValues) {
 }
 
 }  // namespace
+
+namespace {
+
+// Output paths and the plot's prerequisites are checked before anything is measured, so a typo
+// costs a second, not a run (and on a machine without a GPU it is named before the GPU is missed).
+TEST(CliBench, ABadOutputPathIsNamedBeforeTheRun) {
+  if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
+  for (const auto& [args, says] :
+       {std::pair{std::string("bench --json /nonexistent-folder/r.json"),
+                  std::string("--json '/nonexistent-folder/r.json': the folder '/nonexistent-folder' does not exist")},
+        std::pair{std::string("bench --md /tmp"), std::string("--md '/tmp' is a folder; give a file name")},
+        std::pair{std::string("bench --plot r.jpg"), std::string("--plot 'r.jpg': the image must be .png or .svg")}}) {
+    const auto result = run_cli(args, captured::stderr_only);
+    EXPECT_EQ(result.exit_code, 2) << args << ": " << result.output;
+    EXPECT_NE(result.output.find(says), std::string::npos) << args << ": " << result.output;
+    EXPECT_EQ(result.output.find("no CUDA device"), std::string::npos) << args << ": " << result.output;
+  }
+}
+
+}  // namespace
