@@ -683,10 +683,10 @@ if wants serve-model && torch_ready; then
       port=$http_port; [[ $protocol == grpc ]] && port=$grpc_port
       for shm in none system cuda; do
         for c in 1 4 16 64; do
-          step "perf_analyzer resnet50 b16 $protocol shm=$shm c=$c"
+          step "perf_analyzer resnet50 batch 16 $protocol shm=$shm c=$c"
           shm_args=(--shared-memory $shm)
           [[ $shm != none ]] && shm_args+=(--output-shared-memory-size 32000)  # 16 x 1000 fp16 logits
-          pa_run pa-b16-$protocol-$shm-c$c -m resnet50 -b 16 -i $protocol -u "127.0.0.1:$port" \
+          pa_run pa-resnet50-$protocol-$shm-c$c -m resnet50 -b 16 -i $protocol -u "127.0.0.1:$port" \
             --concurrency-range "$c:$c" "${shm_args[@]}"
         done
       done
