@@ -6,4 +6,4 @@ scripts/setup.sh
 source scripts/env.sh
 cmake --preset default >/dev/null
 cmake --build --preset default --target ferry_cli
-exec build/apps/ferry/ferry bench "$@"
+exec build/bin/ferry bench "$@"

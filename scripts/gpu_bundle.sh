@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Builds ferry here for sm_90 and packs the CLI and the test binaries, with the shared libraries
 # the GPU host lacks, into .bundle/ (git-ignored) for the device tool to carry. cuBLAS is left
-# out: it is ~600 MB and the GPU host has it (scripts/gpu_host_env.sh finds it there).
+# out: it is ~600 MB and the GPU host has it (scripts/gpu_host_env.sh finds it there). The
+# backends built here go where an installation has them (.bundle/lib/ferry/backends, found beside
+# .bundle/bin/ferry), the tests' own backends to .bundle/test-backends. Binaries are stripped:
+# the call that carries them is limited to 64 MiB.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -10,9 +13,13 @@ cmake --preset default >/dev/null
 cmake --build --preset default
 rm -rf .bundle
 mkdir -p .bundle
-for bin in build/apps/ferry/ferry build/tests/ferry_gpu_tests build/tests/ferry_cpu_tests; do
+for bin in build/bin/ferry build/tests/ferry_gpu_tests build/tests/ferry_cpu_tests; do
   ../shared/tools/bundle .bundle "$bin" >/dev/null
 done
+mkdir -p .bundle/lib/ferry/backends .bundle/test-backends
+cp build/lib/ferry/backends/libferry_backend_*.so .bundle/lib/ferry/backends/
+cp build/tests/backends/libferry_backend_*.so .bundle/test-backends/
 rm -f .bundle/lib/libcublas*.so*
+strip --strip-unneeded .bundle/bin/* .bundle/lib/ferry/backends/*.so .bundle/test-backends/*.so 2>/dev/null || true
 cp scripts/plot_bench.py .bundle/bin/
 du -sh .bundle

@@ -3,18 +3,36 @@
 # so each call names the sets it wants and gets one folder back (and, with TARBALL set, a tarball
 # of it refreshed after every step, so a call cut short still returns what it measured).
 #   scripts/gpu_host.sh OUTDIR SET...
-# The bundle (scripts/gpu_bundle.sh, carried as .bundle) provides ferry and the test binaries;
-# sets that need libtorch build it here (in the background, once the sets that time the host are
-# done). Every step is logged to OUTDIR/steps.txt with its time, and OUTDIR/clocks.csv samples the
+# The bundle (scripts/gpu_bundle.sh, carried as .bundle) provides ferry, the test binaries and the
+# backends built there; sets that need libtorch build its backend plugin here (in the background,
+# once the sets that time the host are done), which the bundle's ferry loads through
+# FERRY_BACKEND_PATH. Every step is logged to OUTDIR/steps.txt with its time, and OUTDIR/clocks.csv samples the
 # GPU's clocks, power and throttle reasons all along.
 # Sets:
 #   tests      gpu-labelled tests and the CPU tests, from the bundle
 #   matrix     `ferry bench` with its defaults, twice back to back, and `ferry bench compare`
+#   aa         compare calibrated: the default matrix as A1 B1 A2 A3 B2 A4 B3 (B with --slowdown 10, a
+#              real 10% change of every request), each run with AA_FLAGS (default: --max-time 1.5, no link
+#              peak, no UM counters: estimated at 60-75 s a run); `ferry bench compare --json` for each A/A pair
+#              (consecutive A runs: the false rate, every cell) and each A run next to a B run (the true
+#              rate, cells of 16 MB and up); a run is not started once it would end past AA_BUDGET
+#              seconds (420), so six runs (three A/A pairs, four A/B) are what 7 minutes hold
+#   seed-claim ResNet-50 (AOTInductor) at batch 8/16/32 and 16/64 clients, throughput: the seed's recipe
+#              (managed-prefetch, one context), pinned in one context, and pinned with --inflight auto
+#              (ferry's best at 8 clients in the auto set); SEED_FLAGS (default: --duration 0.6 --max-time
+#              1.5); runs are not started past SEED_BUDGET seconds (240)
 #   smoke      `ferry bench` with its defaults, once
 #   reduce64   reduce at 64 MB, every strategy (the default matrix stops at 19 MB)
 #   probes     the hand-written probes of scripts/probes (managed paths; libtorch paths)
 #   tail       the managed-paths probe's tail variants at 0.6 and 4 MB (what a session's events
 #              cost a small prefetch)
+#   plugin-cost the plugin boundary: the example backend (a plugin) beside the built-in touch (in
+#              process), the same kernel and bytes, at 64 KiB and 4 MiB, pinned and device, twice
+#   serve-model ResNet-50 (fp16, dynamic batch) through `ferry serve` and the torch plugin: every
+#              answer checked against eager PyTorch over HTTP and gRPC, tensors in the body, system
+#              and CUDA shared memory, at 1/4/16 clients (scripts/serve_model_check.py);
+#              perf_analyzer at 1/4/16/64 on each path; server-side batching on and off (batch-1
+#              requests); `ferry bench` on the same package, strategy and slots (about 5 minutes)
 #   resnet     ResNet-50 (AOTInductor, fp16) through ferry: batch 16 every strategy (and as a CUDA
 #              graph where it captures); batch 8/16/32
 #              at 1 and 4 slots; the unified-memory claim at 1/4/16/64 clients
@@ -57,6 +75,11 @@ host_ld_path=${LD_LIBRARY_PATH:-}
 source scripts/gpu_host_env.sh
 export PYTHONUNBUFFERED=1
 export FERRY_CLI="$PWD/.bundle/bin/ferry"  # the CPU tests run the CLI from here, not from the build path
+# Backends: the torch plugin built here; the tests' own plugins and the example's model travel
+# with the bundle and the tree (the build's paths compiled into the tests do not exist here).
+export FERRY_BACKEND_PATH="$PWD/build-torch/lib/ferry/backends"
+export FERRY_EXAMPLE_BACKEND_DIR="$PWD/.bundle/lib/ferry/backends" FERRY_TEST_BACKEND_DIR="$PWD/.bundle/test-backends"
+export FERRY_EXAMPLE_MODEL="$PWD/examples/backend/model.affine"
 
 step() {
   echo "== $(date -u +%T) $*" | tee -a "$out/steps.txt"
@@ -87,29 +110,34 @@ torch_ready() {  # waits for the background build and export once
     torch_waited=1
     tail -n 2 "$out/torch-build.log" "$out/export.log"
   fi
-  [[ -x build-torch/apps/ferry/ferry && -e models/resnet50.pt2 ]]
+  [[ -e build-torch/lib/ferry/backends/libferry_backend_torch.so && -e models/resnet50.pt2 ]]
 }
-needs_torch() { wants resnet || wants auto || wants probes || wants encoder || wants graph; }
+needs_torch() { wants resnet || wants auto || wants probes || wants encoder || wants graph || wants serve-model || wants seed-claim; }
 # Builds ferry against the host's PyTorch and exports the models, in the background. The matrix
 # sets time the host's CPU and CUDA calls, so the build waits until they are done.
 start_torch_build() {
   needs_torch || return 0
   step "torch: build and export in the background"
-  (scripts/gpu_build_torch.sh -DFERRY_BUILD_SERVE=OFF > "$out/torch-build.log" 2>&1
+  (scripts/gpu_build_torch.sh > "$out/torch-build.log" 2>&1
    echo "rc=$?" >> "$out/torch-build.log"
-   torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
-   cmake -S scripts/probes -B build-probes -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$torch_prefix" \
-     >> "$out/torch-build.log" 2>&1 && cmake --build build-probes >> "$out/torch-build.log" 2>&1
-   echo "probes rc=$?" >> "$out/torch-build.log") &
+   if wants probes; then
+     torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
+     cmake -S scripts/probes -B build-probes -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$torch_prefix" \
+       >> "$out/torch-build.log" 2>&1 && cmake --build build-probes >> "$out/torch-build.log" 2>&1
+     echo "probes rc=$?" >> "$out/torch-build.log"
+   fi) &
   torch_build=$!
   mkdir -p models
   exports=resnet50
   wants encoder && exports="$exports encoder-s128 encoder-s384"
-  (TORCHINDUCTOR_COMPILE_THREADS=6 timeout 400 python3 scripts/export_model.py --out models $exports > "$out/export.log" 2>&1
+  local eager=()
+  wants serve-model && eager=(--save-eager)
+  (TORCHINDUCTOR_COMPILE_THREADS=6 timeout 400 python3 scripts/export_model.py --out models "${eager[@]}" $exports \
+     > "$out/export.log" 2>&1
    echo "rc=$?" >> "$out/export.log") &
   torch_export=$!
 }
-cpu_quiet_sets() { wants matrix || wants smoke || wants reduce64 || wants tail || wants gap || wants calibrate || wants multi; }
+cpu_quiet_sets() { wants matrix || wants aa || wants smoke || wants reduce64 || wants tail || wants gap || wants calibrate || wants multi; }
 cpu_quiet_sets || start_torch_build
 
 if wants matrix; then
@@ -124,9 +152,94 @@ if wants smoke; then
   b smoke
 fi
 
+if wants aa; then
+  # Where the host's memory and CPUs sit against the GPU: a figure that depends on where a trial's
+  # buffers landed (another NUMA node) shows as spread between trials.
+  { lscpu; numactl --hardware; nvidia-smi topo -m; } > "$out/aa-host.txt" 2>&1
+  read -r -a aa_flags <<< "${AA_FLAGS:---max-time 1.5 --no-link-measure --no-um-counters}"
+  # Three A/A pairs come out of six runs (A1-A2 with B1 between them, A2-A3 back to back, A3-A4
+  # with B2 between) and every B sits between two A runs (A/B and B/A).
+  aa_start=$(date +%s)
+  last=0
+  runs=()
+  for name in A1 B1 A2 A3 B2 A4 B3; do
+    now=$(date +%s)
+    if (( now - aa_start + last > ${AA_BUDGET:-420} )); then
+      echo "aa: $name not started: $((now - aa_start)) s spent, the last run took $last s" | tee -a "$out/steps.txt"
+      break
+    fi
+    slow=(); [[ $name == B* ]] && slow=(--slowdown 10)
+    BENCH_TIMEOUT=${AA_RUN_TIMEOUT:-200} b "aa-$name" "${aa_flags[@]}" "${slow[@]}"
+    last=$(( $(date +%s) - now ))
+    echo "aa: $name took $last s ($(tail -1 "$out/aa-$name.txt"))" | tee -a "$out/steps.txt"
+    [[ -e $out/aa-$name.json ]] && runs+=("$name")
+  done
+  step "aa: compare"
+  printf '%s\n' "${runs[@]}" > "$out/aa-runs.txt"
+  previous_a=
+  for ((i = 0; i < ${#runs[@]}; ++i)); do
+    x=${runs[i]}
+    if ((i > 0)) && [[ ${runs[i - 1]:0:1} != "${x:0:1}" ]]; then  # an A next to a B
+      ferry bench compare "$out/aa-${runs[i - 1]}.json" "$out/aa-$x.json" --json "$out/aa-compare-${runs[i - 1]}-$x.json" \
+        > "$out/aa-compare-${runs[i - 1]}-$x.txt" 2>&1
+    fi
+    if [[ $x == A* ]]; then
+      if [[ -n $previous_a ]]; then
+        ferry bench compare "$out/aa-$previous_a.json" "$out/aa-$x.json" --json "$out/aa-compare-$previous_a-$x.json" \
+          > "$out/aa-compare-$previous_a-$x.txt" 2>&1
+      fi
+      previous_a=$x
+    fi
+  done
+  python3 - "$out" <<'PY' | tee "$out/aa-summary.txt"
+import json, pathlib, sys
+out = pathlib.Path(sys.argv[1])
+runs = (out / "aa-runs.txt").read_text().split()
+big = 16 << 20
+measured = ("same", "better", "worse")
+def load(x, y):
+    p = out / f"aa-compare-{x}-{y}.json"
+    return [c for c in json.loads(p.read_text())["cells"] if c["verdict"] in measured] if p.exists() else None
+a_runs = [r for r in runs if r.startswith("A")]
+false_calls = false_total = true_calls = true_total = 0
+nearest = []
+for x, y in zip(a_runs, a_runs[1:]):
+    cells = load(x, y)
+    if cells is None: continue
+    called = [c for c in cells if c["verdict"] != "same"]
+    false_calls += len(called); false_total += len(cells)
+    nearest += [(abs(c["change"]) / c["threshold"] if c["threshold"] > 0 else 0, f"{x}/{y}", c) for c in cells]
+    print(f"A/A {x} vs {y}: {len(called)} of {len(cells)} cells called different"
+          + "".join(f"\n    {c['label']}: {100 * c['change']:+.1f}% (threshold {100 * c['threshold']:.1f}%)" for c in called))
+for x, y in zip(runs, runs[1:]):
+    if x[0] == y[0]: continue
+    cells = load(x, y)
+    if cells is None: continue
+    expected = "worse" if y.startswith("B") else "better"  # B is 10% slower: its latency is higher
+    large = [c for c in cells if c["input_bytes"] >= big]
+    found = [c for c in large if c["verdict"] == expected]
+    true_calls += len(found); true_total += len(large)
+    print(f"A/B {x} vs {y} (expected: {expected}): {len(found)} of {len(large)} cells of 16 MB and up"
+          + "".join(f"\n    missed {c['label']}: {100 * c['change']:+.1f}% (threshold {100 * c['threshold']:.1f}%)"
+                    for c in large if c["verdict"] != expected))
+if false_total:
+    print(f"false difference rate (A/A, every cell): {false_calls} of {false_total} = "
+          f"{100 * false_calls / false_total:.1f}% (target: at most 5%)")
+if true_total:
+    print(f"true difference rate (A/B and B/A, 10%, cells of 16 MB and up): {true_calls} of {true_total} = "
+          f"{100 * true_calls / true_total:.1f}% (target: at least 95%)")
+nearest.sort(key=lambda n: -n[0])
+print("A/A cells by |change| / threshold, largest first:")
+for ratio, pair, c in nearest[:8]:
+    print(f"  {ratio:.2f} {pair} {c['label']}: {100 * c['change']:+.1f}%, noise {100 * c['noise_a']:.2f}% / "
+          f"{100 * c['noise_b']:.2f}%{' (between trials)' if c['between_trials'] else ''}")
+PY
+fi
+
 if wants reduce64; then
   b reduce64 --engine reduce --size 64MB --strategy all
 fi
+
 
 calibrate_once() {  # calibrate_once DEPTH [TAG]: one timed sweep, its log and profile kept as -TAG
   local depth=$1 tag=${2:-$1} start rc flag=(--$1)
@@ -255,14 +368,15 @@ if wants probes && [[ -x .bundle/bin/managed_paths ]]; then
   timeout 200 .bundle/bin/managed_paths > "$out/managed_paths.txt" 2>&1; echo "rc=$?" >> "$out/managed_paths.txt"
 fi
 
+if wants tests && needs_torch && torch_ready; then
+  step "gpu tests with libtorch (the torch plugin built here, the tests from the bundle)"
+  FERRY_TORCH_MODELS=$PWD/models timeout 200 ferry_gpu_tests --gtest_filter='*Torch*' \
+    > "$out/torch_tests.txt" 2>&1; echo "rc=$?" >> "$out/torch_tests.txt"
+  grep -E "relative L2|PASSED|FAILED|SKIPPED|rc=" "$out/torch_tests.txt" | tail -12
+fi
+
 if wants resnet && torch_ready; then
   resnet=torch:models/resnet50.pt2
-  export FERRY=build-torch/apps/ferry/ferry
-  if wants tests; then
-    step "gpu tests with libtorch"
-    FERRY_TORCH_MODELS=$PWD/models timeout 200 build-torch/tests/ferry_gpu_tests --gtest_filter='Torch*' \
-      > "$out/torch_tests.txt" 2>&1; echo "rc=$?" >> "$out/torch_tests.txt"
-  fi
   b resnet-b16 --engine $resnet --batch 16 --strategy all --no-link-measure
   b resnet-b16-graph --engine $resnet --batch 16 --graph --strategy device,pinned --no-link-measure
   for batch in 8 32; do
@@ -279,17 +393,71 @@ if wants resnet && torch_ready; then
     b claim-c$c --engine $resnet --batch 16 --clients $c --inflight 1 --strategy managed-prefetch,pinned \
       --objective throughput --duration 1.5 --no-link-measure
   done
-  unset FERRY
+fi
+
+if wants seed-claim && torch_ready; then
+  # The seed's claim at high concurrency: its recipe (managed-prefetch, every client through one
+  # context), pinned the same way, and ferry's best (pinned with --inflight auto: the depth search
+  # stops before a depth that would not fit the GPU's free memory). 64 clients first: that is
+  # where a run once took the whole GPU.
+  read -r -a seed_flags <<< "${SEED_FLAGS:---duration 0.6 --max-time 1.5}"
+  seed_start=$(date +%s)
+  for c in 64 16; do
+    for batch in 16 8 32; do
+      for how in one auto; do
+        if (( $(date +%s) - seed_start > ${SEED_BUDGET:-240} )); then
+          echo "seed-claim: b$batch c$c $how not started: past SEED_BUDGET" | tee -a "$out/steps.txt"
+          continue
+        fi
+        if [[ $how == one ]]; then
+          # shellcheck disable=SC2054  # the comma separates strategies inside one argument
+          strategies=(--inflight 1 --strategy managed-prefetch,pinned)
+        else
+          strategies=(--inflight auto --strategy pinned)
+        fi
+        BENCH_TIMEOUT=${SEED_RUN_TIMEOUT:-120} b "seed-b$batch-c$c-$how" \
+          --engine torch:models/resnet50.pt2 --batch $batch --clients $c --objective throughput --no-link-measure \
+          "${strategies[@]}" "${seed_flags[@]}"
+      done
+    done
+  done
+  python3 - "$out" <<'PY' | tee "$out/seed-claim.txt"
+import json, pathlib, sys
+out = pathlib.Path(sys.argv[1])
+print("batch clients | managed-prefetch 1 ctx | pinned 1 ctx | pinned inflight auto (slots) | best / seed | failed")
+for c in (16, 64):
+    for batch in (8, 16, 32):
+        row, failed = {}, []
+        for how in ("one", "auto"):
+            p = out / f"seed-b{batch}-c{c}-{how}.json"
+            if not p.exists():
+                failed.append(f"{how}: no report"); continue
+            for r in json.loads(p.read_text())["results"]:
+                key = f"{r['strategy']}-{how}"
+                if r.get("refused"):
+                    if r.get("failed"): failed.append(f"{key}: {r['refused']}")
+                    row[key] = None; continue
+                noise = max(r["throughput_noise"], r.get("throughput_trial_noise", 0))
+                row[key] = (r["throughput_per_s"], noise, r["inflight"], r["output_matches"])
+        def cell(key):
+            v = row.get(key)
+            if v is None: return "-"
+            return f"{v[0]:.0f} ±{100 * v[1]:.1f}%" + ("" if v[3] else " (CHECK FAILED)") + (f" ({v[2]})" if key.endswith("auto") else "")
+        seed, best = row.get("managed-prefetch-one"), row.get("pinned-auto")
+        ratio = f"{best[0] / seed[0]:.2f}x" if seed and best else "-"
+        print(f"{batch:5} {c:7} | {cell('managed-prefetch-one'):>22} | {cell('pinned-one'):>12} | "
+              f"{cell('pinned-auto'):>28} | {ratio:>11} | {'; '.join(failed) or 'none'}")
+PY
 fi
 
 if wants graph && torch_ready; then
-  FERRY=build-torch/apps/ferry/ferry b resnet-b16-graph --engine torch:models/resnet50.pt2 --batch 16 --graph \
+  b resnet-b16-graph --engine torch:models/resnet50.pt2 --batch 16 --graph \
     --strategy device,pinned --no-link-measure
 fi
 
 if wants encoder && torch_ready; then
   for seq in 128 384; do
-    FERRY=build-torch/apps/ferry/ferry b encoder-s$seq --engine torch:models/encoder-s$seq.pt2 --batch 8 --strategy all \
+    b encoder-s$seq --engine torch:models/encoder-s$seq.pt2 --batch 8 --strategy all \
       --no-link-measure
   done
 fi
@@ -305,9 +473,9 @@ if wants auto || wants auto-mlp; then
   needs_torch && torch_ready  # a quiet CPU for the throughput runs
   b auto-mlp --engine mlp:32x4096 --batch 512 --clients 8 --objective throughput --inflight auto \
     --strategy device,pinned,registered,mapped,managed-prefetch --no-link-measure
-  if wants auto && [[ -x build-torch/apps/ferry/ferry && -e models/resnet50.pt2 ]]; then
+  if wants auto && torch_ready; then
     for batch in 8 32; do
-      FERRY=build-torch/apps/ferry/ferry b auto-resnet-b$batch --engine torch:models/resnet50.pt2 --batch $batch \
+      b auto-resnet-b$batch --engine torch:models/resnet50.pt2 --batch $batch \
         --clients 8 --objective throughput --inflight auto --strategy device,pinned,registered,mapped,managed-prefetch \
         --no-link-measure
     done
@@ -321,7 +489,7 @@ if wants multi; then
     for d in "0 --clients 2" "0,1 --clients 4"; do
       name=resnet50-$(echo "$d" | cut -d' ' -f1 | tr ',' '-')
       # shellcheck disable=SC2086
-      timeout 300 build-torch/apps/ferry/ferry bench --engine torch:models/resnet50.pt2 --batch 16 --inflight 4 \
+      timeout 300 ferry bench --engine torch:models/resnet50.pt2 --batch 16 --inflight 4 \
         --strategy device,pinned,registered --objective throughput --duration 3 --no-link-measure --devices $d \
         --json "$out/$name.json" --md "$out/$name.md" > "$out/$name.txt" 2>&1
       echo "rc=$?" >> "$out/$name.txt"
@@ -387,6 +555,20 @@ serve_python_ready() {
   fi
 }
 host_python() { LD_LIBRARY_PATH=$host_ld_path python3 "$@"; }
+# perf_analyzer (from the perf-analyzer wheel) as $pa, with $pa_libs for its LD_LIBRARY_PATH: it
+# dlopens the unversioned libcudart.so for --shared-memory cuda, and a runtime-only install has
+# only libcudart.so.13, so a link to it is made for perf_analyzer alone.
+perf_analyzer_ready() {
+  pa=${PERF_ANALYZER:-$serve_site/perf_analyzer/bin/perf_analyzer}
+  pa_libs=/tmp/ferry-serve-pa-libs
+  mkdir -p "$pa_libs"
+  for candidate in /usr/local/cuda/lib64/libcudart.so /usr/local/cuda/lib64/libcudart.so.13 \
+                   "$PWD/.bundle/lib/libcudart.so.13"; do
+    [[ -e $candidate ]] && { ln -sf "$candidate" "$pa_libs/libcudart.so"; break; }
+  done
+  [[ -f $pa ]] && chmod +x "$pa"
+  return 0
+}
 
 server_pid=
 http_port=
@@ -432,17 +614,7 @@ if wants serve; then
       echo "rc=$?" >> "$out/serve/rate-$shm.txt"
       cat "$out/serve/rate-$shm.txt"
     done
-    # perf_analyzer (from the perf-analyzer wheel) dlopens the unversioned libcudart.so for
-    # --shared-memory cuda; a runtime-only install has only libcudart.so.13, so a link to it is
-    # made for perf_analyzer alone.
-    pa=${PERF_ANALYZER:-$serve_site/perf_analyzer/bin/perf_analyzer}
-    pa_libs=/tmp/ferry-serve-pa-libs
-    mkdir -p "$pa_libs"
-    for candidate in /usr/local/cuda/lib64/libcudart.so /usr/local/cuda/lib64/libcudart.so.13 \
-                     "$PWD/.bundle/lib/libcudart.so.13"; do
-      [[ -e $candidate ]] && { ln -sf "$candidate" "$pa_libs/libcudart.so"; break; }
-    done
-    [[ -f $pa ]] && chmod +x "$pa"
+    perf_analyzer_ready
     # perf_analyzer has no --help; what it must not print is the loader's complaint.
     if [[ -x $pa ]] && ! LD_LIBRARY_PATH=$pa_libs:$host_ld_path "$pa" 2>&1 \
          | grep -qE "GLIBC_|error while loading shared libraries|cannot execute"; then
@@ -472,6 +644,71 @@ if wants serve; then
     --no-link-measure
 fi
 
+if wants serve-model && torch_ready; then
+  serve_python_ready
+  sm=$out/serve-model
+  mkdir -p "$sm/models"/{resnet50,resnet50_b1,resnet50_dyn}
+  package=$PWD/models/resnet50.pt2
+  # b16 requests one per batch (the comparison with ferry bench); batch-1 requests without and
+  # with server-side batching (up to 16 rows, waiting up to 2 ms for them).
+  echo "{\"engine\": \"torch:$package\", \"strategy\": \"pinned\", \"inflight\": 2, \"max_batch\": 16}" \
+    > "$sm/models/resnet50/config.json"
+  echo "{\"engine\": \"torch:$package\", \"strategy\": \"pinned\", \"inflight\": 2, \"max_batch\": 1}" \
+    > "$sm/models/resnet50_b1/config.json"
+  echo "{\"engine\": \"torch:$package\", \"strategy\": \"pinned\", \"inflight\": 2, \"max_batch\": 16, \"batch_delay_us\": 2000}" \
+    > "$sm/models/resnet50_dyn/config.json"
+  step "ferry serve: ResNet-50 through the torch plugin"
+  if start_server "$sm/models"; then
+    cp "$out/serve.log" "$sm/serve-start.log"
+    grpc_port=$(sed -nE 's/.*gRPC on [^ ]+:([0-9]+).*/\1/p' "$out/serve.log" | head -1)
+    step "checked answers: resnet50 b16, http and grpc, body/system/cuda, 1/4/16 clients"
+    host_python scripts/serve_model_check.py --http "127.0.0.1:$http_port" --grpc "127.0.0.1:$grpc_port" \
+      --model resnet50 --batch 16 --eager "$package.eager.pt" --requests 6 --json "$sm/check-b16.json" \
+      > "$sm/check-b16.txt" 2>&1
+    echo "rc=$?" >> "$sm/check-b16.txt"; tail -3 "$sm/check-b16.txt"
+    for model in resnet50_b1 resnet50_dyn; do
+      host_python scripts/serve_model_check.py --http "127.0.0.1:$http_port" --grpc "127.0.0.1:$grpc_port" \
+        --model $model --batch 1 --eager "$package.eager.pt" --paths body --clients 16 --requests 8 \
+        --json "$sm/check-$model.json" > "$sm/check-$model.txt" 2>&1
+      echo "rc=$?" >> "$sm/check-$model.txt"; tail -2 "$sm/check-$model.txt"
+    done
+    perf_analyzer_ready
+    pa_run() {  # pa_run NAME ARGS...: one perf_analyzer measurement, its summary line printed
+      LD_LIBRARY_PATH=$pa_libs:$host_ld_path timeout 40 "$pa" --measurement-interval 1000 --max-trials 4 \
+        --stability-percentage 20 -f "$sm/$1.csv" "${@:2}" > "$sm/$1.txt" 2>&1
+      echo "rc=$?" >> "$sm/$1.txt"
+      echo "$1: $(grep -E "Throughput|p99 latency|Avg latency|rc=" "$sm/$1.txt" | tr '\n' ' ')"
+    }
+    for protocol in http grpc; do
+      port=$http_port; [[ $protocol == grpc ]] && port=$grpc_port
+      for shm in none system cuda; do
+        for c in 1 4 16 64; do
+          step "perf_analyzer resnet50 batch 16 $protocol shm=$shm c=$c"
+          shm_args=(--shared-memory $shm)
+          [[ $shm != none ]] && shm_args+=(--output-shared-memory-size 32000)  # 16 x 1000 fp16 logits
+          pa_run pa-resnet50-$protocol-$shm-c$c -m resnet50 -b 16 -i $protocol -u "127.0.0.1:$port" \
+            --concurrency-range "$c:$c" "${shm_args[@]}"
+        done
+      done
+    done
+    for model in resnet50_b1 resnet50_dyn; do
+      for c in 1 4 16 64; do
+        step "perf_analyzer $model b1 http c=$c"
+        pa_run pa-$model-http-c$c -m $model -b 1 -i http -u "127.0.0.1:$http_port" --concurrency-range "$c:$c"
+      done
+    done
+    for model in resnet50 resnet50_b1 resnet50_dyn; do
+      curl -s "127.0.0.1:$http_port/v2/models/$model/stats" > "$sm/stats-$model.json"
+    done
+    curl -s "127.0.0.1:$http_port/metrics" > "$sm/metrics.txt"
+    stop_server
+    cp "$out/serve.log" "$sm/serve.log"
+  fi
+  # The library alone on the same package, strategy and slots: what the server is held to.
+  BENCH_TIMEOUT=120 b serve-model/bench-b16-c16 --engine torch:models/resnet50.pt2 --batch 16 --strategy pinned \
+    --inflight 2 --clients 16 --objective throughput --duration 3 --no-link-measure
+fi
+
 if wants serve-suite; then
   serve_python_ready
   mkdir -p "$out/serve-suite"
@@ -485,6 +722,25 @@ if wants serve-suite; then
       python3 -m unittest -v "$module") > "$out/serve-suite/$module.txt" 2>&1
     echo "$module rc=$?" | tee -a "$out/serve-suite/summary.txt"
   done
+fi
+
+# Last, on a quiet host (the torch build and the server are done): what the boundary costs is host time.
+if wants plugin-cost; then
+  # The example backend computes touch's y = 2x + 1 with touch's kernel, in rows of `width` floats:
+  # one row of 16384 floats is 64 KiB, one of 1048576 is 4 MiB, touch's --size the same bytes.
+  mkdir -p "$out/plugin-cost"
+  for width in 16384 1048576; do
+    printf 'format ferry-affine/1\nwidth %s\nmax_batch 1\nscale 2\nbias 1\n' $width > "$out/plugin-cost/w$width.affine"
+  done
+  for run in 1 2; do
+    for width in 16384 1048576; do
+      BENCH_TIMEOUT=60 b plugin-cost/touch-w$width-$run --engine touch --size $((width * 4)) --strategy pinned,device \
+        --max-time 2 --no-link-measure
+      BENCH_TIMEOUT=60 b plugin-cost/affine-w$width-$run --engine "affine:$out/plugin-cost/w$width.affine" --batch 1 \
+        --strategy pinned,device --max-time 2 --no-link-measure
+    done
+  done
+  grep -h -E "^\| (touch|scale2|affine) " "$out"/plugin-cost/*.txt | sort | tee "$out/plugin-cost/summary.txt"
 fi
 
 kill "$sampler" 2>/dev/null

@@ -5,7 +5,7 @@ while gRPC holds 2,000 calls, what a trickling host does to the others, and the 
 normal load for comparison. Each attack starts its own server on free ports with a repository of
 its own, so runs are independent; the CI tests in tests/serve do the same at small sizes.
 
-  scripts/serve_attacks.py --ferry build/apps/ferry/ferry ATTACK... [--json FILE] [--extra-args "..."]
+  scripts/serve_attacks.py --ferry build/bin/ferry ATTACK... [--json FILE] [--extra-args "..."]
                            [--server-env NAME=VALUE ...]
 
 ATTACKs: unknown-model, json-bodies, grpc-large, many-requests, slow-model, grpc-threads, trickle,

@@ -1,6 +1,9 @@
 // `ferry bench`: flags in the spirit of trtexec, a compact default matrix when none are given;
 // `ferry bench compare A.json B.json` tells which cells of two reports differ beyond their noise.
 // The sweep itself lives in the library (ferry/bench/matrix.hpp); this file parses and prints.
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -9,10 +12,12 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "ferry/backend.hpp"
 #include "ferry/bench/compare.hpp"
 #include "ferry/bench/matrix.hpp"
 #include "ferry/bench/report.hpp"
 #include "ferry/device_caps.hpp"
+#include "ferry/device_diagnosis.hpp"
 #include "ferry/device_set.hpp"
 #include "ferry/error.hpp"
 #include "ferry/profile.hpp"
@@ -30,6 +35,11 @@ struct bench_flags {
   double max_noise_percent = 1.0;
   std::size_t min_samples = 40;
   double max_time = 4.0;
+  std::size_t trials = 3;
+  std::size_t max_trials = 6;
+  std::string schedule = "interleaved";
+  double memory_margin_percent = 10;
+  double slowdown_percent = 0;
   bool warmup = true;
   bool graph = false;
   bool recipes = true;
@@ -42,7 +52,22 @@ struct bench_flags {
   bool no_link_measure = false;
   bool placement = false;
   std::string profile;  // --profile; empty: the first GPU's default cache file
+  std::string backend_directory;  // --backend-directory: searched first for model files' backends
 };
+
+// A report path that cannot be written is named before the run, not after minutes of measuring.
+void check_writable(const std::string& path, const char* flag) {
+  if (path.empty()) return;
+  const std::filesystem::path file(path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec))
+    throw invalid_argument(std::string(flag) + " '" + path + "' is a folder; give a file name");
+  const auto folder = file.parent_path().empty() ? std::filesystem::path(".") : file.parent_path();
+  if (!std::filesystem::is_directory(folder, ec))
+    throw invalid_argument(std::string(flag) + " '" + path + "': the folder '" + folder.string() + "' does not exist");
+  if (::access(folder.c_str(), W_OK) != 0)
+    throw invalid_argument(std::string(flag) + " '" + path + "': the folder '" + folder.string() + "' is not writable");
+}
 
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path);
@@ -91,14 +116,27 @@ bench::run_options run_options_from(bench_flags& f) {
   options.session.managed_policy = f.allow_oversubscription ? oversubscription::allow : oversubscription::refuse;
   options.warmup = f.warmup;
   if (f.iterations > 0) options.iterations = f.iterations;
+  if (f.max_trials < f.trials)
+    throw invalid_argument("--max-trials (" + std::to_string(f.max_trials) + ") must be at least --trials (" +
+                           std::to_string(f.trials) + ")");
   options.limits = {.max_noise = f.max_noise_percent / 100, .min_samples = f.min_samples,
-                    .min_seconds = std::min(0.1, f.max_time), .max_seconds = f.max_time};
+                    .min_seconds = std::min(0.1, f.max_time), .max_seconds = f.max_time, .min_trials = f.trials,
+                    .max_trials = f.max_trials};
+  options.schedule = f.schedule == "sequential" ? bench::trial_schedule::sequential : bench::trial_schedule::interleaved;
+  options.memory_margin = f.memory_margin_percent / 100;
+  options.slowdown = f.slowdown_percent / 100;
   // Throughput is requests over a window; the window, not the latency's noise, ends the cell.
   if (f.matrix.goal == bench::objective::throughput) options.window_seconds = f.duration;
   options.um_counters = !f.no_um_counters;
   options.recipes = f.recipes;
   options.writes = f.input_writes == "cached" ? bench::input_writes::cached : bench::input_writes::streaming;
   f.matrix.measure_link = !f.no_link_measure;
+  f.matrix.backend_directories = backend_directories(f.backend_directory);
+  check_writable(f.json, "--json");
+  check_writable(f.csv, "--csv");
+  check_writable(f.md, "--md");
+  check_writable(f.plot, "--plot");
+  if (!f.plot.empty()) bench::check_plot_prerequisites(f.plot);
   return options;
 }
 
@@ -107,8 +145,9 @@ void clear_progress() { std::cerr << std::string(72, ' ') << '\r'; }
 
 void run_bench(bench_flags& f, bool device_given, const std::string& command_line) {
   bench::run_options options = run_options_from(f);
-  if (cuda_device_count() == 0) throw no_device(no_device_reason());  // no GPU: exit 2
+  if (cuda_device_count() == 0) throw no_device(no_device_reason());  // no GPU: exit 3
   options.devices = chosen_devices(f, device_given);
+  for (const int d : options.devices) require_code_for(query_device(d));  // before any cell, in one line
 
   if (f.placement) {
     const auto results = bench::run_placement_matrix(f.matrix, options.devices,
@@ -140,20 +179,63 @@ void run_bench(bench_flags& f, bool device_given, const std::string& command_lin
   if (!f.csv.empty()) write_file(f.csv, bench::render_csv(report));
   if (!f.md.empty()) write_file(f.md, bench::render_markdown(report));
   if (!f.plot.empty()) {
-    const std::string json_path = f.json.empty() ? f.plot + ".json" : f.json;
-    if (f.json.empty()) write_file(json_path, bench::to_json(report).dump(2) + "\n");
-    bench::render_plot(json_path, f.plot);
+    // The plot script reads the JSON report: --json's file, else one of its own, removed after.
+    std::filesystem::path json_path = f.json;
+    if (f.json.empty()) {
+      json_path = std::filesystem::temp_directory_path() / fmt::format("ferry-plot-{}.json", ::getpid());
+      write_file(json_path.string(), bench::to_json(report).dump(2) + "\n");
+    }
+    try {
+      bench::render_plot(json_path.string(), f.plot);
+    } catch (...) {
+      if (f.json.empty()) std::filesystem::remove(json_path);
+      throw;
+    }
+    if (f.json.empty()) std::filesystem::remove(json_path);
   }
+  // Every report is written with the failed cells and their reasons; the exit code says so too.
+  if (const std::size_t failed = bench::count_failed(report); failed > 0)
+    throw error(fmt::format("{} of {} cells failed (the report gives each reason)", failed, report.results.size()));
 }
 
 void add_compare_command(CLI::App& bench) {
-  auto files = std::make_shared<std::vector<std::string>>();
+  struct compare_flags {
+    std::vector<std::string> files;
+    std::string json;
+    double fail_above = -1;  // percent; < 0: never fail
+    bool allow_different_hosts = false;
+  };
+  auto f = std::make_shared<compare_flags>();
   auto* cmd = bench.add_subcommand("compare", "which cells of two bench reports (--json) differ beyond their noise");
-  cmd->add_option("reports", *files, "A.json B.json")->required()->expected(2)->check(CLI::ExistingFile);
-  cmd->callback([files] {
-    const auto a = read_report(files->at(0));
-    const auto b = read_report(files->at(1));
-    std::cout << bench::render_comparison(bench::compare_reports(a, b), files->at(0), files->at(1));
+  cmd->add_option("reports", f->files, "A.json B.json")->required()->expected(2)->check(CLI::ExistingFile);
+  cmd->add_option("--json", f->json, "also write the comparison here, cell by cell, as JSON");
+  cmd->add_option("--fail-above", f->fail_above,
+                  "exit 1 when a cell of B is worse than in A beyond its noise and by more than this percent "
+                  "(a gate for CI)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--allow-different-hosts", f->allow_different_hosts,
+                "compare reports of another GPU, driver, runtime or link (refused otherwise)");
+  cmd->callback([f] {
+    const auto a = read_report(f->files.at(0));
+    const auto b = read_report(f->files.at(1));
+    const auto differ = bench::host_differences(a.machine, b.machine);
+    std::string hosts;
+    for (const auto& d : differ) hosts += (hosts.empty() ? "" : "; ") + d;
+    if (!differ.empty() && !f->allow_different_hosts)
+      throw invalid_argument("the reports were measured on different machines (" + hosts +
+                             "): their cells differ for that reason alone; --allow-different-hosts compares them "
+                             "anyway");
+    const auto comparison = bench::compare_reports(a, b);
+    std::cout << bench::render_comparison(comparison, f->files.at(0), f->files.at(1));
+    if (!differ.empty()) std::cout << "note: different machines (" << hosts << ")\n";
+    if (!f->json.empty()) write_file(f->json, bench::to_json(comparison).dump(2) + "\n");
+    if (f->fail_above < 0) return;
+    const auto worse = bench::regressions(comparison, f->fail_above);
+    if (worse.empty()) return;
+    std::string cells;
+    for (const auto* c : worse) cells += fmt::format("{}{} ({:+.1f}%)", cells.empty() ? "" : ", ", c->label, 100 * c->change);
+    throw error(fmt::format("{} cell{} worse by more than {}% beyond the noise: {}", worse.size(),
+                            worse.size() == 1 ? "" : "s", f->fail_above, cells));
   });
 }
 
@@ -170,8 +252,12 @@ void add_bench_command(CLI::App& app, std::string command_line) {
   bench_flags& f = *flags;
   auto* cmd = app.add_subcommand("bench", "measure transfer strategies on an engine (defaults: a compact matrix)");
   cmd->add_option("--engine", f.matrix.engines,
-                  "engine(s): touch, reduce, sparse:<fraction>, mlp:<layers>x<width>, torch:PATH.pt2, trt:PATH.plan")
+                  "engine(s): touch, reduce, sparse:<fraction>, mlp:<layers>x<width>, or a model file BACKEND:PATH "
+                  "(torch:PATH.pt2, trt:PATH.plan, ...: `ferry info` lists the backends)")
       ->delimiter(',');
+  cmd->add_option("--backend-directory", f.backend_directory,
+                  "folder searched first for model files' backends (libferry_backend_NAME.so), before "
+                  "FERRY_BACKEND_PATH and the folder beside ferry");
   cmd->add_option("--strategy", f.matrix.strategies, strategy_help());
   cmd->add_option("--size", f.matrix.sizes, "input size(s) of touch/reduce/sparse, e.g. 0.6MB,19MB,64MB")->delimiter(',');
   cmd->add_option("--batch", f.matrix.batch, "batch (mlp; images with --preprocess; model files)")->check(CLI::PositiveNumber);
@@ -183,12 +269,34 @@ void add_bench_command(CLI::App& app, std::string command_line) {
   cmd->add_option("--clients", f.clients, "closed-loop client threads")->check(CLI::Range(1, 1024));
   cmd->add_option("--iterations", f.iterations, "a fixed number of requests per cell instead of sampling until quiet");
   cmd->add_option("--max-noise", f.max_noise_percent,
-                  "stop a cell once its median is known to this many percent (relative standard error; default 1)")
+                  "stop a cell once its median is known to this many percent (relative standard error, the larger of "
+                  "within and between trials; default 1)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--min-samples", f.min_samples, "at least this many requests per cell (default 40)");
   cmd->add_option("--max-time", f.max_time,
-                  "at most this many seconds per cell; a cell still noisier than --max-noise is flagged (default 4)")
+                  "at most this many seconds of measuring per cell, its trials together; a cell still noisier than "
+                  "--max-noise is flagged (default 4)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--trials", f.trials,
+                  "measure each cell as at least this many trials, each with fresh buffers, spread over the run "
+                  "(default 3); the report gives the noise between them beside the noise within")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100}));
+  cmd->add_option("--max-trials", f.max_trials,
+                  "more trials while a cell is noisier than --max-noise and its --max-time is not spent, up to this "
+                  "many (default 6)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100}));
+  cmd->add_option("--schedule", f.schedule,
+                  "interleaved (default): the trials of every cell in rounds, in a changing order, so a drift of the "
+                  "host moves every cell alike; sequential: each cell's trials back to back")
+      ->check(CLI::IsMember({"interleaved", "sequential"}));
+  cmd->add_option("--memory-margin", f.memory_margin_percent,
+                  "--inflight auto stops before a depth whose slots would leave less than this percentage of the "
+                  "GPU's memory free (default 10)")
+      ->check(CLI::Range(0.0, 90.0));
+  cmd->add_option("--slowdown", f.slowdown_percent,
+                  "a test hook: every timed request waits this percentage of its own latency more before its clock "
+                  "stops, a known change to check `ferry bench compare` against (default 0)")
+      ->check(CLI::Range(0.0, 1000.0));
   cmd->add_option("--duration", f.duration,
                   "with --objective throughput: the shortest window a cell measures (default 1 s); it goes on until "
                   "the rate is known to --max-noise, at most --max-time")

@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "ferry/device_caps.hpp"
+#include "ferry/device_diagnosis.hpp"
 #include "ferry/error.hpp"
 #include "ferry/profile.hpp"
 
@@ -21,6 +22,7 @@ std::vector<std::filesystem::path> run_calibrate(const calibrate_options& option
       options.device ? std::vector{query_device(*options.device)} : query_all_devices();
   if (options.profile && devices.size() > 1)
     throw invalid_argument("--profile names one file: give --device too on a machine with several GPUs");
+  for (const auto& caps : devices) require_code_for(caps);
   std::vector<std::filesystem::path> saved;
   for (const auto& caps : devices) {
     const auto path = options.profile ? *options.profile : default_profile_path(caps);

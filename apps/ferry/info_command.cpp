@@ -10,25 +10,67 @@
 
 #include "calibrate_command.hpp"
 #include "commands.hpp"
+#include "ferry/backend.hpp"
 #include "ferry/bench/info_report.hpp"
 #include "ferry/device_caps.hpp"
+#include "ferry/device_diagnosis.hpp"
 #include "ferry/error.hpp"
 #include "ferry/link_bandwidth.hpp"
 #include "ferry/peer_access.hpp"
 #include "ferry/profile.hpp"
 
 namespace ferry::cli {
+namespace {
+
+nlohmann::json backends_json(const std::vector<backend_info>& backends) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& b : backends) {
+    nlohmann::json entry{{"name", b.name}, {"file", b.file.string()}};
+    if (b.problem.empty()) {
+      entry["version"] = b.version;
+      entry["api_version"] = b.api_version;
+      entry["computes_on_host"] = b.computes_on_host;
+    } else {
+      entry["problem"] = b.problem;
+    }
+    list.push_back(std::move(entry));
+  }
+  return list;
+}
+
+std::string backends_text(const std::vector<backend_info>& backends,
+                          const std::vector<std::filesystem::path>& directories) {
+  std::string folders;
+  for (const auto& d : directories) folders += (folders.empty() ? "" : ", ") + d.string();
+  std::string text = fmt::format("\nBackends (model specs NAME:PATH; searched in {}):\n", folders);
+  if (backends.empty()) text += "  none found\n";
+  for (const auto& b : backends)
+    text += b.problem.empty() ? fmt::format("  {:<8} {} (API {}{}), {}\n", b.name, b.version, b.api_version,
+                                            b.computes_on_host ? ", also on the CPU" : "", b.file.string())
+                              : fmt::format("  {:<8} unusable: {}\n", b.name, b.problem);
+  return text;
+}
+
+}  // namespace
 
 void run_info(const info_options& options) {
+  const auto directories = backend_directories(options.backend_directory);
+  const auto backends = list_backends(directories);
   // Without a GPU, --json still prints a document that says so, for scripts collecting it from a
-  // fleet; the exit code stays 2 and stderr carries the usual line.
-  if (options.format == info_format::json && cuda_device_count() == 0) {
+  // fleet, and the text lists the backends; the exit code stays 3 and stderr carries the usual line.
+  if (cuda_device_count() == 0) {
     const std::string reason = no_device_reason();
-    fmt::print("{}\n", nlohmann::json{{"devices", nlohmann::json::array()}, {"no_device_reason", reason}}.dump(2));
+    if (options.format == info_format::json)
+      fmt::print("{}\n", nlohmann::json{{"devices", nlohmann::json::array()},
+                                        {"no_device_reason", reason},
+                                        {"backends", backends_json(backends)}}
+                             .dump(2));
+    else
+      fmt::print("{}", backends_text(backends, directories));
     std::fflush(stdout);
     throw no_device(reason);
   }
-  // Devices first, so a machine without a GPU is reported as no_device (exit code 2) before
+  // Devices first, so a machine without a GPU is reported as no_device (exit code 3) before
   // anything else can fail.
   const std::vector<device_caps> devices = options.device
                                                ? std::vector{query_device(*options.device)}
@@ -72,11 +114,20 @@ void run_info(const info_options& options) {
       for (auto& link : peers) link.bandwidth = measure_peer_bandwidth_blocking(link.from, link.to);
   }
 
-  const nlohmann::json info = build_info_json(versions, devices, measured, peers, profiles);
-  if (options.format == info_format::json)
+  nlohmann::json info = build_info_json(versions, devices, measured, peers, profiles);
+  // A GPU this build has no code for is shown, and refused by every command that would run on it.
+  std::string missing_code;
+  for (std::size_t i = 0; i < devices.size(); ++i)
+    if (auto why = missing_code_reason(devices[i], ferry_has_code_for(devices[i].ordinal))) {
+      info["devices"][i]["missing_code"] = *why;
+      missing_code += fmt::format("\nNo code for this GPU: {}\n", *why);
+    }
+  if (options.format == info_format::json) {
+    info["backends"] = backends_json(backends);
     fmt::print("{}\n", info.dump(2));
-  else
-    fmt::print("{}", render_info_text(info));
+  } else {
+    fmt::print("{}{}{}", render_info_text(info), missing_code, backends_text(backends, directories));
+  }
   std::fflush(stdout);
 }
 
@@ -87,6 +138,7 @@ void add_info_command(CLI::App& app) {
     bool json = false;
     int device = -1;
     std::string profile;
+    std::string backend_directory;
     CLI::Option* device_option = nullptr;
   };
   auto flags = std::make_shared<parsed>();
@@ -100,6 +152,8 @@ void add_info_command(CLI::App& app) {
                    "Read (and with --measure write) this profile instead of "
                    "$XDG_CACHE_HOME/ferry/profiles/<GPU UUID>.json");
   info->add_flag("--json", flags->json, "Print JSON instead of text");
+  info->add_option("--backend-directory", flags->backend_directory,
+                   "Folder searched first for backends (before FERRY_BACKEND_PATH and the folder beside ferry)");
   flags->device_option =
       info->add_option("--device", flags->device, "Report only this GPU (ordinal)")
           ->check(CLI::Validator(
@@ -115,6 +169,7 @@ void add_info_command(CLI::App& app) {
     options.link = flags->measure ? link_measurement::measure : link_measurement::skip;
     if (flags->device_option->count() > 0) options.device = flags->device;
     if (!flags->profile.empty()) options.profile = flags->profile;
+    options.backend_directory = flags->backend_directory;
     run_info(options);
   });
 }

@@ -1,6 +1,6 @@
 // `ferry info`: what each GPU can do, which strategies work on it (and why not), what was
 // measured on this machine (its profile) or else the platform rules, and optionally the measured
-// pinned link peak.
+// pinned link peak, and the engine backends found (also without a GPU).
 #pragma once
 
 #include <filesystem>
@@ -17,6 +17,8 @@ struct info_options {
   std::optional<int> device;  // every device when absent
   // The profile to read (one device only); each device's default cache file when absent.
   std::optional<std::filesystem::path> profile;
+  // Searched first for backends, which are listed (empty: FERRY_BACKEND_PATH and beside ferry).
+  std::filesystem::path backend_directory;
 };
 
 // Queries the devices, reads their profiles, optionally calibrates them (`--measure`: a quick

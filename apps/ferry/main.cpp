@@ -1,22 +1,30 @@
 // The ferry command-line tool: parses the command line and hands over to a subcommand.
 //
 // Error policy: whatever goes wrong reaches the user as one line on stderr, prefixed "ferry: ",
-// and a non-zero exit code; never an abort or an uncaught exception. Exit codes: 2 when there
-// is no CUDA device, 1 for every other error, CLI11's own codes for command-line mistakes.
+// and a non-zero exit code; never an abort or an uncaught exception. One exit code per class:
+//   0  done (also `ferry`, `ferry help`, --help and --version, which print and stop)
+//   1  it failed while running (a CUDA call, a port in use, a benchmark cell, a write)
+//   2  what was asked is wrong: a flag, a value, a file (CLI11's parse errors, invalid_argument)
+//   3  this machine cannot do it: no usable GPU, no code for its GPU, a strategy or backend it lacks
 #include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
 
 #include "commands.hpp"
+#include "ferry/backend_api.h"
+#include "ferry/device_diagnosis.hpp"
 #include "ferry/error.hpp"
 
 namespace {
 
-constexpr int exit_error = 1;
-constexpr int exit_no_device = 2;
+constexpr int exit_runtime = 1;
+constexpr int exit_usage = 2;
+constexpr int exit_platform = 3;
 
 int report(const char* message, int code) {
   std::string line = message;
@@ -25,18 +33,24 @@ int report(const char* message, int code) {
   return code;
 }
 
+std::string version_text() {
+  return fmt::format("ferry {}\nCUDA runtime {}.{}, device code for {}\nbackend API {}", FERRY_VERSION,
+                     CUDART_VERSION / 1000, (CUDART_VERSION % 1000) / 10, ferry::built_cuda_architectures(),
+                     FERRY_BACKEND_API_VERSION);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"ferry: moves inference inputs and outputs between host and GPU at the lowest "
                "cost the platform allows",
                "ferry"};
-  app.require_subcommand(1);
-  // A bare `ferry` shows the full help; other mistakes get CLI11's short message.
-  app.failure_message([](const CLI::App* a, const CLI::Error& e) {
-    return a->get_subcommands().empty() ? CLI::FailureMessage::help(a, e)
-                                        : CLI::FailureMessage::simple(a, e);
-  });
+  app.set_version_flag("--version", version_text());
+  app.footer("Exit codes: 0 done, 1 failed while running, 2 a wrong flag, value or file, 3 this machine cannot "
+             "do it (no usable GPU, a strategy or backend it lacks).");
+  // `ferry help` is --help, as git and docker have it; `ferry` alone prints the same.
+  auto* help = app.add_subcommand("help", "Show this help");
+  app.require_subcommand(0, 1);
 
   ferry::cli::add_info_command(app);
   ferry::cli::add_calibrate_command(app);
@@ -49,14 +63,22 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);  // subcommands run from their callbacks, inside parse
+    // The formatter directly: app.help() would show the parsed `help` subcommand's own page.
+    if (app.get_subcommands().empty() || help->parsed())
+      std::fputs(app.get_formatter()->make_help(&app, "ferry", CLI::AppFormatMode::Normal).c_str(), stdout);
     return 0;
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    const int code = app.exit(e);  // prints the help, the version, or the mistake
+    return code == 0 ? 0 : exit_usage;
   } catch (const ferry::no_device& e) {
-    return report(e.what(), exit_no_device);
+    return report(e.what(), exit_platform);
+  } catch (const ferry::unsupported& e) {
+    return report(e.what(), exit_platform);
+  } catch (const ferry::invalid_argument& e) {
+    return report(e.what(), exit_usage);
   } catch (const std::exception& e) {
-    return report(e.what(), exit_error);
+    return report(e.what(), exit_runtime);
   } catch (...) {
-    return report("unknown error", exit_error);
+    return report("unknown error", exit_runtime);
   }
 }

@@ -123,6 +123,9 @@ void add_serve_command(CLI::App& app) {
                   "GPUs to run models on: 0,1 or all (every GPU; the CPU on a machine without one); a request "
                   "whose input is in a CUDA shared-memory region runs on that region's GPU")
       ->capture_default_str();
+  cmd->add_option("--backend-directory", options->backend_directory,
+                  "folder searched first for model files' backends (libferry_backend_NAME.so for \"NAME:PATH\" "
+                  "engines), before FERRY_BACKEND_PATH and the folder beside ferry");
   cmd->add_option("--profile", options->profile,
                   "models with \"strategy\": \"auto\" or \"inflight\": \"auto\" pick from this profile (ferry "
                   "calibrate) instead of the first GPU's own in $XDG_CACHE_HOME/ferry/profiles");

@@ -42,6 +42,8 @@ class no_device : public error {
 class cuda_error : public error {
  public:
   cuda_error(cudaError_t code, std::string call, std::string file, int line);
+  // A failure that other code (a backend plugin) reports as a sentence rather than as a call of ours.
+  cuda_error(cudaError_t code, const std::string& message);
 
   [[nodiscard]] cudaError_t code() const noexcept { return code_; }
   [[nodiscard]] const std::string& call() const noexcept { return call_; }

@@ -1,29 +1,50 @@
-// Engines loaded from model files: `trt:PATH.plan` (TensorRT 10+) and `torch:PATH.pt2`
-// (libtorch AOTInductor). Each backend is compiled in only where its library is found; a build
-// without it refuses the spec with `unsupported`, naming what is missing.
+// Engines loaded from model files by backend plugins: a spec "<NAME>:<PATH>" whose NAME is no
+// built-in workload (touch, reduce, sparse, mlp) is loaded by the backend NAME, the shared library
+// libferry_backend_<NAME>.so found as ferry/backend.hpp says: `torch:resnet50.pt2` by the libtorch
+// AOTInductor backend, `trt:model.plan` by the TensorRT backend, `affine:m.affine` by the example
+// backend. Neither ferry nor a program linking ferry::ferry links libtorch or TensorRT.
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <string_view>
+#include <vector>
 
+#include "ferry/builtin.hpp"
 #include "ferry/engine.hpp"
 
 namespace ferry {
 
 struct model_engine_options {
+  // The CUDA device the model runs on; -1 loads it for the CPU only (host_reference_engine's
+  // run_on_host), which only backends that compute on the host accept.
   int device = 0;
   // How many contexts may run at the same time (slots x clients). AOTInductor makes one model
   // runner per concurrent context so slots really run concurrently; TensorRT needs no hint.
   int max_concurrency = 1;
+  // Where backends are looked for, in order; empty: backend_directories() (ferry/backend.hpp).
+  std::vector<std::filesystem::path> backend_directories;
 };
 
-// True for "trt:..." and "torch:..." specs.
+// True for "<NAME>:<PATH>" specs whose NAME (lower-case letters, digits, '_') is no built-in
+// workload: "trt:...", "torch:...".
 [[nodiscard]] bool is_model_engine_spec(std::string_view spec) noexcept;
 
-// Loads the model named by the spec. Throws invalid_argument for a missing, unreadable or
-// corrupt file, a file built for another GPU architecture or library version (one message each,
-// naming the file and the problem), and unsupported when this build lacks the backend.
+// The backend name of a model spec ("torch" for "torch:m.pt2"); empty when it is none.
+[[nodiscard]] std::string_view backend_of(std::string_view spec) noexcept;
+
+// Loads the model named by the spec with its backend. Throws unsupported when the backend is
+// missing (naming the folders searched), cannot be loaded (the loader's text), speaks another
+// API version (both numbers) or lacks a function (its name); the backend's own errors (a missing,
+// unreadable or corrupt file, a file built for another GPU or library version) come as the ferry
+// error of their kind, prefixed with the backend's name.
 [[nodiscard]] std::unique_ptr<engine> load_model_engine(std::string_view spec,
                                                         const model_engine_options& options);
+
+// Loads the model for the CPU (device -1, whatever options.device says), for a server without a
+// GPU: its outputs come from run_on_host. Throws unsupported, saying so, when the backend cannot
+// compute on the host, and as load_model_engine does otherwise.
+[[nodiscard]] std::unique_ptr<host_reference_engine> load_model_engine_on_host(std::string_view spec,
+                                                                               model_engine_options options);
 
 }  // namespace ferry

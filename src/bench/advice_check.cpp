@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "ferry/bench/stats.hpp"
+
 namespace ferry::bench {
 namespace {
 
@@ -47,6 +49,10 @@ advice_check check_advice(const std::vector<const strategy_result*>& group, stra
     if (out.best_value > 0 && out.picked_value > 0)
       out.shortfall = goal == objective::latency ? out.picked_value / out.best_value - 1
                                                  : out.best_value / out.picked_value - 1;
+    // The miss judged against what the two figures' noise alone could make of it, within and
+    // between trials: two strategies the same within it may rank either way in another run.
+    const bool throughput = goal == objective::throughput;
+    if (best != nullptr) out.noise = difference_threshold(judged_noise(*pick, throughput), judged_noise(*best, throughput));
   }
   return out;
 }
@@ -55,7 +61,8 @@ std::string summarize_advice(const std::vector<advice_check>& checks) {
   if (checks.empty()) return {};
   std::size_t good = 0;
   for (const auto& c : checks) good += c.within() ? 1 : 0;
-  return fmt::format("the profile's pick was within {:.0f}% of the best measured in {} of {} cells ({:.0f}%)",
+  return fmt::format("the profile's pick was within {:.0f}% of the best measured, or the same within their noise, in "
+                     "{} of {} cells ({:.0f}%)",
                      advice_tolerance * 100, good, checks.size(),
                      100.0 * static_cast<double>(good) / static_cast<double>(checks.size()));
 }

@@ -19,7 +19,9 @@ io_traffic traffic_of(const workload& w, int device) {
 calibration choose_strategy(const workload& w, objective goal, const run_options& options) {
   run_options brief = options;
   brief.iterations.reset();
-  brief.limits = {.max_noise = 0.02, .min_samples = 20, .min_seconds = 0.05, .max_seconds = 0.4};
+  // One trial each: the pick is a short calibration, the chosen cell is then measured in full.
+  brief.limits = {.max_noise = 0.02, .min_samples = 20, .min_seconds = 0.05, .max_seconds = 0.4, .min_trials = 1,
+                  .max_trials = 1};
   if (brief.window_seconds) brief.window_seconds = 0.4;
   brief.recipes = false;  // the pick compares strategies with each other, not with their recipes
   brief.check_every = 16;

@@ -1,3 +1,4 @@
+#include "ferry/byte_size.hpp"
 #include "ferry/bench/calibrate.hpp"
 
 #include <unistd.h>
@@ -54,14 +55,18 @@ run_options cell_options(int device, sweep_depth depth, std::size_t bytes) {
   o.session.managed_policy = oversubscription::refuse;
   o.recipes = false;     // the profile compares strategies, not strategies with their recipes
   o.um_counters = false;
+  // One trial per cell: a sweep is a first picture in seconds, not a figure to compare runs by.
+  o.limits.min_trials = o.limits.max_trials = 1;
   if (depth == sweep_depth::thorough) {
     o.check_every = 16;
-    o.limits = {.max_noise = 0.02, .min_samples = 20, .min_seconds = 0.05, .max_seconds = 1.0};
+    o.limits = {.max_noise = 0.02, .min_samples = 20, .min_seconds = 0.05, .max_seconds = 1.0, .min_trials = 1,
+                .max_trials = 1};
     return o;
   }
   if (bytes < 16 * mib) {
     o.check_every = 16;
-    o.limits = {.max_noise = 0.02, .min_samples = 16, .min_seconds = 0.01, .max_seconds = 0.15};
+    o.limits = {.max_noise = 0.02, .min_samples = 16, .min_seconds = 0.01, .max_seconds = 0.15, .min_trials = 1,
+                .max_trials = 1};
     o.warmup_rule = {.min_iterations = 6, .max_iterations = 64, .min_seconds = 0.01, .max_seconds = 0.1,
                      .tolerance = 0.05};
     return o;
@@ -120,8 +125,8 @@ calibration_run calibrate(int device, sweep_depth depth, const progress_function
   std::vector<std::size_t> sizes;
   for (const std::size_t bytes : sweep_sizes(depth)) {
     if (4 * bytes > query_free_memory(device)) {
-      out.notes.push_back(fmt::format("{} MiB left out: it does not fit four times in GPU {}'s free memory",
-                                      bytes / mib, device));
+      out.notes.push_back(fmt::format("{} left out: it does not fit four times in GPU {}'s free memory",
+                                      format_byte_size(bytes), device));
       continue;
     }
     sizes.push_back(bytes);
@@ -213,7 +218,7 @@ calibration_run calibrate(int device, sweep_depth depth, const progress_function
       const workload w = make_workload({.engine = "reduce", .input_bytes = bytes, .devices = {device},
                                         .max_concurrency = 64});
       if (progress) progress(fmt::format("in-flight depth {} {} KiB", to_string(k), bytes / kib));
-      const inflight_choice found = choose_inflight(w, k, search, run_cell);
+      const inflight_choice found = choose_inflight(w, k, search, run_cell, device_memory_reader({device}));
       if (!found.depth) {
         out.notes.push_back(fmt::format("in-flight depth of {} at {} KiB: {}", to_string(k), bytes / kib,
                                         found.explanation));

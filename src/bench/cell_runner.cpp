@@ -1,11 +1,14 @@
 // One cell of the benchmark matrix: a workload under a strategy, measured with fresh input written
 // and the output read every request, checked against the device reference, beside its recipe and
-// the floor where it runs one request at a time, until its figures are known well enough.
+// the floor where it runs one request at a time, as trials until its figures are known well
+// enough (cell_trials.hpp).
+#include "bench/cell_trials.hpp"
+
+#include <algorithm>
 #include <memory>
 
 #include <fmt/format.h>
 
-#include "bench/cell_result.hpp"
 #include "bench/cell_target.hpp"
 #include "bench/client_loop.hpp"
 #include "bench/output_checks.hpp"
@@ -23,52 +26,69 @@
 namespace ferry::bench {
 namespace {
 
-std::unique_ptr<stopping_criterion> criterion_for(const run_options& o) {
-  if (o.iterations) return std::make_unique<stop_after_count>(*o.iterations);
+// A trial's own criterion: its share of the cell's limits (trial_limits), of its throughput window,
+// or of a fixed count.
+std::unique_ptr<stopping_criterion> criterion_for(const run_options& o, std::optional<std::size_t> count) {
+  if (count) return std::make_unique<stop_after_count>(*count);
+  const sampling_limits limits = trial_limits(o.limits);
   if (o.window_seconds) {
-    // At least the window, until the rate is known to max_noise, at most max_seconds.
-    sampling_limits rate = o.limits;
-    rate.min_seconds = *o.window_seconds;
-    rate.max_seconds = std::max(*o.window_seconds, o.limits.max_seconds);
+    // At least the trial's share of the window, until the rate is known to the trial's noise
+    // target, at most its share of the cell's time.
+    const double min_trials = static_cast<double>(std::max<std::size_t>(1, o.limits.min_trials));
+    sampling_limits rate = limits;
+    rate.min_seconds = *o.window_seconds / min_trials;
+    rate.max_seconds = std::max(rate.min_seconds, std::max(*o.window_seconds, o.limits.max_seconds) / min_trials);
     return std::make_unique<stop_when_rate_quiet>(rate);
   }
-  return std::make_unique<stop_when_quiet>(o.limits);
+  return std::make_unique<stop_when_quiet>(limits);
 }
 
 void add_io_bytes(const std::vector<tensor_spec>& io, strategy_result& r) {
+  r.input_bytes = r.output_bytes = 0;
   for (const auto& t : io) (t.role == tensor_role::input ? r.input_bytes : r.output_bytes) += t.bytes();
 }
 
-// Samples the clocks of the cell's GPUs (the first: one NVML sampler is enough to see a change
-// of the card's state, and a multi-GPU cell's GPUs share a host).
-struct clock_watch {
-  explicit clock_watch(const device_caps& caps) : monitor(caps.pci_bus_id) {}
-  void finish_into(strategy_result& r) {
-    r.clocks = monitor.finish();
-    if (!r.clocks) r.clocks_note = "no GPU clock readings (NVML unavailable)";
-  }
-  clock_monitor monitor;
-};
+void add_note(strategy_result& r, std::string note) {
+  if (std::find(r.notes.begin(), r.notes.end(), note) == r.notes.end()) r.notes.push_back(std::move(note));
+}
 
-// Closed-loop clients over `target` (several clients, slots or GPUs), checked, into `r`.
+// What a trial holds on `device` now, against the free memory before it started.
+std::size_t held_since(std::size_t free_before, int device) {
+  const std::size_t now = query_free_memory(device);
+  return free_before > now ? free_before - now : 0;
+}
+
+double seconds_since(bench_clock::time_point start) {
+  return std::chrono::duration<double>(bench_clock::now() - start).count();
+}
+
+// Closed-loop clients over `target` (several clients, slots or GPUs), checked, into `t`.
 void measure_with_clients(const cell_target& target, const run_options& options, const stopping_criterion& stop,
-                          strategy_result& r) {
+                          std::size_t free_before, trial_record& t) {
   output_checks checks(target.references, target.request_bytes, options.check_every);
   checks.start(options.warmup, options.writes);
   client_loop loop(target, options, checks, stop);
   loop.run();
+  t.device_bytes_used = held_since(free_before, target.devices.front());
   checks.finish();
-  cell_samples& s = loop.samples();
-  assemble_result(s, std::chrono::duration<double>(s.last_done - s.start).count(), false, options, stop, r);
+  t.strategy = std::move(loop.samples());
+  t.wall_seconds = std::chrono::duration<double>(t.strategy.last_done - t.strategy.start).count();
 }
 
-// CUPTI's unified-memory counters after the cell, for the strategies that use managed memory.
+// CUPTI's unified-memory counters after the trial, for the strategies that use managed memory.
+// Counting is extra requests after the timed ones: a failure there leaves the figures standing.
 void count_managed_traffic(const cell_target& target, strategy_kind strategy, const run_options& options,
                            strategy_result& r) {
-  if (properties(strategy).uses_managed_memory)
-    count_um_traffic(target, options, r);
-  else
+  if (!properties(strategy).uses_managed_memory) {
     r.um_note = "no managed memory";
+    return;
+  }
+  try {
+    count_um_traffic(target, options, r);
+  } catch (const std::exception& e) {
+    r.um.reset();
+    r.um_note = std::string("the counted requests failed: ") + e.what();
+  }
 }
 
 // The strategy's recipe and the floor, or why not. The device strategy's recipe is the floor.
@@ -88,13 +108,18 @@ side_recipes make_side_recipes(strategy_kind strategy, engine& eng, const std::v
   } catch (const out_of_memory& e) {
     r.recipe_note = std::string("no recipe (out of memory): ") + e.what();
   }
+  // Their steps now; their samples are pooled over the trials when the cell is assembled.
+  if (out.own && !r.recipe) r.recipe.emplace().steps = std::string(out.own->steps());
+  if (out.floor && !r.floor) r.floor.emplace().steps = std::string(out.floor->steps());
   return out;
 }
 
-// One GPU: one session and its reference.
-void run_on_one_gpu(const workload& w, strategy_kind strategy, const run_options& options, strategy_result& r) {
+// One trial on one GPU: one session and its reference.
+void trial_on_one_gpu(const workload& w, strategy_kind strategy, const run_options& options,
+                      const stopping_criterion& stop, bool first, strategy_result& r, trial_record& t) {
   const int device = options.devices.front();
   const device_caps caps = query_device(device);
+  const std::size_t free_before = query_free_memory(device);
   std::unique_ptr<engine> eng;
   {
     core::scoped_device on_device(device);
@@ -111,7 +136,7 @@ void run_on_one_gpu(const workload& w, strategy_kind strategy, const run_options
   session measured(*eng, io, session_settings, caps);
   if (session_settings.graph == graph_mode::on && !measured.graph().active) {
     r.graph = false;
-    r.notes.push_back(measured.graph().reason);
+    add_note(r, measured.graph().reason);
   }
   session reference(*eng, io, {.strategy = strategy_kind::device, .inflight = 1}, caps);
   const bool one_at_a_time = options.clients == 1 && session_settings.inflight == 1;
@@ -124,8 +149,7 @@ void run_on_one_gpu(const workload& w, strategy_kind strategy, const run_options
     sides = make_side_recipes(strategy, *eng, io, caps, options, r);
 
   const cell_target target = single_session_target(measured, reference, device);
-  const auto stop = criterion_for(options);
-  clock_watch clocks(caps);
+  clock_monitor clocks(caps.pci_bus_id);
   if (options.warmup) {
     // The measured session last, so nothing else runs between its warm-up and its first request.
     reference.warmup();
@@ -135,21 +159,25 @@ void run_on_one_gpu(const workload& w, strategy_kind strategy, const run_options
   if (one_at_a_time) {
     output_checks checks(target.references, target.request_bytes, options.check_every);
     checks.start(options.warmup, options.writes);
-    paired_loop loop(measured, sides.own.get(), sides.floor.get(), checks, options, *stop);
+    paired_loop loop(measured, sides.own.get(), sides.floor.get(), checks, options, stop);
     loop.run();
+    t.device_bytes_used = held_since(free_before, device);
     checks.finish();
-    assemble_result(loop.strategy(), loop.wall_seconds(), true, options, *stop, r);
-    if (sides.own) r.recipe = assemble_side_run(loop.own_recipe(), sides.own->steps());
-    if (sides.floor) r.floor = assemble_side_run(loop.floor(), sides.floor->steps());
+    t.paired = true;
+    t.wall_seconds = loop.wall_seconds();
+    t.strategy = std::move(loop.strategy());
+    if (sides.own) t.recipe = std::move(loop.own_recipe());
+    if (sides.floor) t.floor = std::move(loop.floor());
   } else {
-    measure_with_clients(target, options, *stop, r);
+    measure_with_clients(target, options, stop, free_before, t);
   }
-  clocks.finish_into(r);
-  count_managed_traffic(target, strategy, options, r);
+  t.clocks = clocks.finish();
+  if (first) count_managed_traffic(target, strategy, options, r);
 }
 
-// Several GPUs: a replica_set spreads the requests, each GPU checks its own outputs.
-void run_on_replicas(const workload& w, strategy_kind strategy, const run_options& options, strategy_result& r) {
+// One trial on several GPUs: a replica_set spreads the requests, each GPU checks its own outputs.
+void trial_on_replicas(const workload& w, strategy_kind strategy, const run_options& options,
+                       const stopping_criterion& stop, bool first, strategy_result& r, trial_record& t) {
   std::vector<device_caps> caps;
   for (const int d : options.devices) {
     caps.push_back(query_device(d));
@@ -158,6 +186,7 @@ void run_on_replicas(const workload& w, strategy_kind strategy, const run_option
       return;
     }
   }
+  const std::size_t free_before = query_free_memory(options.devices.front());
   session_options session_settings = options.session;
   session_settings.strategy = strategy;
   replica_set measured(caps, w.make_engine, w.shapes, session_settings);
@@ -165,7 +194,7 @@ void run_on_replicas(const workload& w, strategy_kind strategy, const run_option
   for (std::size_t i = 0; i < measured.size(); ++i) {
     if (session_settings.graph == graph_mode::on && !measured.replica(i).graph().active) {
       r.graph = false;
-      r.notes.push_back(fmt::format("GPU {}: {}", caps[i].ordinal, measured.replica(i).graph().reason));
+      add_note(r, fmt::format("GPU {}: {}", caps[i].ordinal, measured.replica(i).graph().reason));
     }
   }
   r.recipe_note = "no recipe or floor: they run one request at a time on one GPU";
@@ -183,66 +212,162 @@ void run_on_replicas(const workload& w, strategy_kind strategy, const run_option
         session_options{.strategy = strategy_kind::device, .inflight = 1}, caps[i]));
     target.references.emplace(caps[i].ordinal, references.back().get());
   }
-  const auto stop = criterion_for(options);
-  clock_watch clocks(caps.front());
+  clock_monitor clocks(caps.front().pci_bus_id);
   if (options.warmup) {
     for (auto& ref : references) ref->warmup();
     measured.warmup();
   }
   const auto before = measured.acquisitions();
-  measure_with_clients(target, options, *stop, r);
-  clocks.finish_into(r);
-  count_managed_traffic(target, strategy, options, r);
-  // How the load was spread: each GPU's share of the requests (warm-ups and checks excluded).
+  measure_with_clients(target, options, stop, free_before, t);
+  t.clocks = clocks.finish();
   const auto after = measured.acquisitions();
-  std::string shares;
-  for (std::size_t i = 0; i < after.size(); ++i)
-    shares += fmt::format("{}GPU {}: {}", i ? ", " : "", caps[i].ordinal, after[i] - before[i]);
-  r.notes.push_back("requests per GPU: " + shares);
+  for (std::size_t i = 0; i < after.size(); ++i) t.requests_per_gpu.push_back(after[i] - before[i]);
+  if (first) count_managed_traffic(target, strategy, options, r);
 }
 
+// One count of the depth search: one trial of the cell at that count.
 strategy_result run_one_depth(const workload& w, strategy_kind strategy, const run_options& options) {
-  strategy_result r;
-  r.strategy = std::string(to_string(strategy));
-  r.engine = w.label;
-  r.inflight = options.session.inflight;
-  r.clients = options.clients;
-  r.devices = options.devices;
-  r.graph = options.session.graph == graph_mode::on;
-  r.warmed_up = options.warmup;
-  r.input_writes = std::string(to_string(options.writes));
-  try {
-    if (options.devices.empty()) throw invalid_argument("no GPU to run on");
-    if (options.devices.size() == 1)
-      run_on_one_gpu(w, strategy, options, r);
-    else
-      run_on_replicas(w, strategy, options, r);
-  } catch (const unsupported& e) {
-    r.refused = e.what();
-  } catch (const out_of_memory& e) {
-    r.refused = std::string("out of memory: ") + e.what();
-  } catch (const std::exception& e) {
-    r.refused = std::string("failed: ") + e.what();
-  }
-  return r;
+  cell_trials cell(w, strategy, options, trial_schedule::sequential, bench_clock::now(),
+                   fmt::format("{} {} at {} slots", w.label, to_string(strategy), options.session.inflight));
+  trial_cell* cells[] = {&cell};
+  run_trials(cells, trial_schedule::sequential);
+  return cell.finish();
 }
 
 }  // namespace
 
-strategy_result run_cell(const workload& w, strategy_kind strategy, const run_options& options) {
-  if (!options.inflight_auto) return run_one_depth(w, strategy, options);
-  const inflight_choice choice = choose_inflight(w, strategy, options, run_one_depth);
-  if (!choice.depth) {
-    strategy_result refused = choice.trials.empty() ? strategy_result{} : choice.trials.front();
-    if (!refused.refused) refused.refused = choice.explanation;
-    return refused;
+cell_trials::cell_trials(const workload& w, strategy_kind strategy, const run_options& options,
+                         trial_schedule schedule, bench_clock::time_point run_start, std::string name)
+    : workload_(w), strategy_(strategy), options_(options), run_start_(run_start), name_(std::move(name)) {
+  result_.strategy = std::string(to_string(strategy));
+  result_.engine = w.label;
+  result_.inflight = options.session.inflight;
+  result_.clients = options.clients;
+  result_.devices = options.devices;
+  result_.graph = options.session.graph == graph_mode::on;
+  result_.warmed_up = options.warmup;
+  result_.input_writes = std::string(to_string(options.writes));
+  result_.schedule = std::string(to_string(schedule));
+  if (options.slowdown > 0)
+    result_.notes.push_back(fmt::format("slowed down on purpose: every timed request waited {:g}% of its latency "
+                                        "more before its clock stopped (--slowdown, a test hook)",
+                                        100 * options.slowdown));
+  if (options.iterations) {
+    // A fixed count is shared among the trials (the first ones take the remainder), so the cell
+    // has exactly that many samples.
+    planned_trials_ = std::clamp<std::size_t>(options.limits.min_trials, 1, std::max<std::size_t>(1, *options.iterations));
   }
-  run_options chosen = options;
-  chosen.inflight_auto = false;
-  chosen.session.inflight = *choice.depth;
-  strategy_result r = run_one_depth(w, strategy, chosen);
-  r.notes.push_back(choice.explanation);
+}
+
+std::string cell_trials::describe() const {
+  return fmt::format("{}, trial {}{}", name_, trials_.size() + 1,
+                     options_.inflight_auto && !searched_ ? " (after the depth search)" : "");
+}
+
+void cell_trials::fail(cell_failure why) {
+  result_.refused = std::move(why.reason);
+  result_.failed = why.failed;
+  done_ = true;
+}
+
+void cell_trials::search_depth() {
+  searched_ = true;
+  const inflight_choice choice =
+      choose_inflight(workload_, strategy_, options_, run_one_depth, device_memory_reader(options_.devices));
+  if (!choice.depth) {
+    // Every step was refused or failed: the first says why.
+    result_.refused = choice.explanation;
+    result_.failed = !choice.steps.empty() && choice.steps.front().failed;
+    if (!choice.steps.empty()) {
+      result_.input_bytes = choice.steps.front().input_bytes;
+      result_.output_bytes = choice.steps.front().output_bytes;
+    }
+    done_ = true;
+    return;
+  }
+  options_.inflight_auto = false;
+  options_.session.inflight = *choice.depth;
+  result_.inflight = *choice.depth;
+  result_.notes.push_back(choice.explanation);
+}
+
+void cell_trials::run_trial() {
+  if (done_) return;
+  if (options_.inflight_auto && !searched_) {
+    search_depth();
+    if (done_) return;
+  }
+  if (options_.devices.empty()) throw invalid_argument("no GPU to run on");
+  const bool first = trials_.empty();
+  std::optional<std::size_t> count;
+  if (planned_trials_ > 0) {
+    const std::size_t k = trials_.size();
+    count = *options_.iterations / planned_trials_ + (k < *options_.iterations % planned_trials_ ? 1 : 0);
+  }
+  const auto stop = criterion_for(options_, count);
+  trial_record t;
+  t.started_seconds = seconds_since(run_start_);
+  if (options_.devices.size() == 1)
+    trial_on_one_gpu(workload_, strategy_, options_, *stop, first, result_, t);
+  else
+    trial_on_replicas(workload_, strategy_, options_, *stop, first, result_, t);
+  if (result_.refused) {
+    done_ = true;
+    return;
+  }
+  trials_.push_back(std::move(t));
+  stop_text_ = stop->describe();
+  decide();
+}
+
+void cell_trials::decide() {
+  if (planned_trials_ > 0) {
+    done_ = trials_.size() >= planned_trials_;
+    decision_ = done_ ? trials_decision::settled : trials_decision::more;
+    return;
+  }
+  double seconds = 0;
+  for (const auto& t : trials_) seconds += t.wall_seconds;
+  decision_ = decide_trials(options_.limits, trials_.size(), seconds,
+                            judged_noise_of(trials_, options_.window_seconds.has_value()));
+  done_ = decision_ != trials_decision::more;
+}
+
+strategy_result cell_trials::finish() const {
+  strategy_result r = result_;
+  if (r.refused || trials_.empty()) {
+    if (!r.refused) {
+      r.refused = "no trial ran";
+      r.failed = true;
+    }
+    r.recipe.reset();
+    r.floor.reset();
+    r.um.reset();
+    return r;
+  }
+  assemble_result(trials_, options_, decision_, stop_text_, r);
   return r;
+}
+
+memory_reader device_memory_reader(const std::vector<int>& devices) {
+  std::vector<std::pair<int, std::size_t>> totals;  // the cards' sizes do not change
+  for (const int d : devices) totals.emplace_back(d, query_device(d).total_memory);
+  return [totals] {
+    gpu_memory least;
+    for (const auto& [device, total] : totals) {
+      const std::size_t free = query_free_memory(device);
+      if (least.total_bytes == 0 || free < least.free_bytes) least = {.free_bytes = free, .total_bytes = total};
+    }
+    return least;
+  };
+}
+
+strategy_result run_cell(const workload& w, strategy_kind strategy, const run_options& options) {
+  cell_trials cell(w, strategy, options, trial_schedule::sequential, bench_clock::now(),
+                   fmt::format("{} {}", w.label, to_string(strategy)));
+  trial_cell* cells[] = {&cell};
+  run_trials(cells, trial_schedule::sequential);
+  return cell.finish();
 }
 
 }  // namespace ferry::bench

@@ -3,7 +3,6 @@
 
 #include <chrono>
 #include <cstddef>
-#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -18,10 +17,23 @@ using bench_clock = std::chrono::steady_clock;
   return std::chrono::duration<double, std::micro>(d).count();
 }
 
-// The timed requests of one series: a strategy's requests through its session, with their
-// device-side breakdown; a recipe's or the floor's only have latency.
+// The --slowdown test hook: a request that ended at `end` after starting at `start` ends only once
+// `fraction` of its time more has passed (spinning: a sleep hands the core away and wakes late).
+// Returns when it ended; without a slowdown, `end` itself.
+[[nodiscard]] inline bench_clock::time_point stretched(bench_clock::time_point start, bench_clock::time_point end,
+                                                       double fraction) {
+  if (!(fraction > 0)) return end;
+  const auto until = end + std::chrono::duration_cast<bench_clock::duration>((end - start) * fraction);
+  auto now = bench_clock::now();
+  while (now < until) now = bench_clock::now();
+  return now;
+}
+
+// The timed requests of one series in one trial: a strategy's requests through its session, with
+// their device-side breakdown; a recipe's or the floor's only have latency. Plain data, moved into
+// the cell's trial records once the trial is over (a loop whose clients record at once guards it
+// with a lock of its own).
 struct cell_samples {
-  std::mutex mutex;  // several client threads record at once
   std::vector<double> latency, fill, h2d, compute, d2h, enqueue;  // µs
   std::vector<double> completed_at;  // seconds after the clock started, for the rate's noise
   std::optional<double> cold_first;  // the first timed request, kept out of the statistics

@@ -32,18 +32,37 @@ void client_loop::run() {
   // inside some other client's request.
   samples_.host_probe.push_back(time_host_probe_us());
   samples_.cuda_probe.push_back(time_cuda_probe_us());
-  const std::function<void()> start_together = [&ready] { ready.arrive_and_wait(); };
+  const start_line start{.wait = [&ready] { ready.arrive_and_wait(); }, .leave = [&ready] { ready.arrive_and_drop(); }};
   std::vector<std::thread> clients;
-  for (int c = 1; c < options_.clients; ++c) clients.emplace_back([this, &start_together] { client(start_together); });
-  client(start_together);
+  for (int c = 1; c < options_.clients; ++c) clients.emplace_back([this, &start] { run_client(start); });
+  run_client(start);
   for (auto& t : clients) t.join();
   samples_.host_probe.push_back(time_host_probe_us());
   samples_.cuda_probe.push_back(time_cuda_probe_us());
+  if (error_) std::rethrow_exception(error_);
 }
 
-void client_loop::client(const std::function<void()>& start_together) {
+// A client inside the cell's boundary: an exception on a client thread would end the process.
+void client_loop::run_client(const start_line& start) {
+  bool started = false;
+  const start_line marked{.wait = [&] { started = true; start.wait(); }, .leave = start.leave};
+  try {
+    client(marked);
+  } catch (...) {
+    {
+      std::lock_guard lock(error_mutex_);
+      if (!error_) error_ = std::current_exception();
+    }
+    stop_ = true;
+    if (!started) start.leave();
+  }
+}
+
+void client_loop::client(const start_line& start) {
   if (options_.warmup) warm_up();
-  start_together();
+  start.wait();
+  // Requests still in flight when a request throws are waited for as the queue unwinds (a
+  // pending slot's destructor waits for its work).
   std::deque<in_flight> queue;
   while (!stop_.load(std::memory_order_relaxed)) {
     queue.push_back(start_request(target_.acquire(), next_.fetch_add(1)));
@@ -109,7 +128,7 @@ double client_loop::finish_request(in_flight r) {
   // to read, and reading its stale shadow would put host work into the floor.
   if (!resident_)
     for (std::size_t i = 0; i < done.output_count(); ++i) sink_ += read_every_byte(done.output(i));
-  const auto readable = bench_clock::now();
+  const auto readable = stretched(r.submitted, bench_clock::now(), options_.slowdown);
   const stage_times times = done.times();
   const bool check = !r.inputs.empty();
   const int device = done.device();
@@ -127,7 +146,7 @@ double client_loop::finish_request(in_flight r) {
 
 void client_loop::record(std::uint64_t seq, double latency_us, double fill_us, const stage_times& t,
                          bench_clock::time_point done_at) {
-  std::lock_guard lock(samples_.mutex);
+  std::lock_guard lock(record_mutex_);
   ++samples_.requests;
   samples_.last_done = std::max(samples_.last_done, done_at);
   samples_.completed_at.push_back(std::chrono::duration<double>(done_at - samples_.start).count());

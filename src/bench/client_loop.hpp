@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <exception>
+#include <mutex>
 #include <functional>
 #include <optional>
 
@@ -23,6 +25,9 @@ class client_loop {
               const stopping_criterion& stop);
 
   // Runs the clients (each warmed up first when options.warmup) and returns when they are done.
+  // A client whose request throws (out of memory in an engine, a CUDA error) stops every client;
+  // once all have stopped and their requests in flight are done, run() rethrows that first error
+  // on the calling thread, so a cell fails instead of the process.
   void run();
   [[nodiscard]] cell_samples& samples() noexcept { return samples_; }
 
@@ -35,7 +40,14 @@ class client_loop {
     byte_copies inputs;  // copies, only for checked requests
   };
 
-  void client(const std::function<void()>& start_together);
+  // The clients' start line: everyone waits at it after the warm-up; a client that fails before
+  // reaching it leaves the line, so the others are not left waiting for it.
+  struct start_line {
+    std::function<void()> wait;
+    std::function<void()> leave;
+  };
+  void client(const start_line& start);
+  void run_client(const start_line& start);
   void warm_up();
   [[nodiscard]] std::size_t depth() const;
   in_flight start_request(filling_slot filling, std::optional<std::uint64_t> seq);
@@ -49,6 +61,9 @@ class client_loop {
   const stopping_criterion& stop_rule_;
   bool resident_;
   cell_samples samples_;
+  std::mutex record_mutex_;  // several client threads record at once
+  std::mutex error_mutex_;
+  std::exception_ptr error_;  // the first client's error
   std::atomic<bool> stop_{false};
   std::atomic<std::uint64_t> next_{0};
   std::atomic<std::uint64_t> warmups_{0};

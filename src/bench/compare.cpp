@@ -5,8 +5,10 @@
 #include <tuple>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "bench/report_cells.hpp"
+#include "ferry/bench/stats.hpp"
 
 namespace ferry::bench {
 namespace {
@@ -19,18 +21,20 @@ cell_key key_of(const strategy_result& r) {
 
 bool usable(const strategy_result& r) { return !r.refused && r.iterations > 0; }
 
-// The cell's noise, or an estimate from its spread where the report predates noise figures.
-double noise_of(const strategy_result& r, bool throughput, bool& estimated) {
-  const double recorded = throughput ? r.throughput_noise : r.noise;
-  if (recorded > 0) return recorded;
-  if (r.iterations < 2) return 1.0;
+// The cell's judged noise (the larger of within and between its trials), or an estimate from
+// its spread where the report predates noise figures.
+noise_estimate noise_of(const strategy_result& r, bool throughput, bool& estimated) {
+  const noise_estimate judged = judged_noise(r, throughput);
+  if (judged.relative > 0) return judged;
+  if (r.iterations < 2) return {.relative = 1.0};
   estimated = true;
-  return 0.93 * r.relative_iqr / std::sqrt(static_cast<double>(r.iterations));
+  return {.relative = 0.93 * r.relative_iqr / std::sqrt(static_cast<double>(r.iterations))};
 }
 
 cell_comparison compare_cell(const strategy_result& a, const strategy_result& b, bool throughput) {
   cell_comparison c;
   c.label = cells::result_label(a);
+  c.input_bytes = a.input_bytes;
   c.metric = throughput ? "req/s" : "median µs";
   if (!usable(a) || !usable(b)) {
     c.verdict = cell_change::not_measured;
@@ -38,10 +42,13 @@ cell_comparison compare_cell(const strategy_result& a, const strategy_result& b,
   }
   c.a = throughput ? a.throughput_per_s : a.latency_us.median;
   c.b = throughput ? b.throughput_per_s : b.latency_us.median;
-  c.noise_a = noise_of(a, throughput, c.noise_estimated);
-  c.noise_b = noise_of(b, throughput, c.noise_estimated);
+  const noise_estimate na = noise_of(a, throughput, c.noise_estimated);
+  const noise_estimate nb = noise_of(b, throughput, c.noise_estimated);
+  c.noise_a = na.relative;
+  c.noise_b = nb.relative;
+  c.between_trials = !std::isinf(na.dof) || !std::isinf(nb.dof);
   c.change = c.a > 0 ? c.b / c.a - 1 : 0;
-  c.threshold = 2 * std::hypot(c.noise_a, c.noise_b);
+  c.threshold = difference_threshold(na, nb);
   if (a.host_probe_us > 0 && b.host_probe_us > 0) c.host_ratio = b.host_probe_us / a.host_probe_us;
   if (a.cuda_probe_us > 0 && b.cuda_probe_us > 0) c.cuda_ratio = b.cuda_probe_us / a.cuda_probe_us;
   if (std::abs(c.change) <= c.threshold) {
@@ -51,6 +58,18 @@ cell_comparison compare_cell(const strategy_result& a, const strategy_result& b,
     c.verdict = (b_higher == throughput) ? cell_change::better : cell_change::worse;
   }
   return c;
+}
+
+std::string_view verdict_name(cell_change v) {
+  switch (v) {
+    case cell_change::same: return "same";
+    case cell_change::better: return "better";
+    case cell_change::worse: return "worse";
+    case cell_change::only_in_a: return "only in A";
+    case cell_change::only_in_b: return "only in B";
+    case cell_change::not_measured: return "not measured";
+  }
+  return "";
 }
 
 std::string verdict_text(const cell_comparison& c) {
@@ -77,6 +96,27 @@ std::string host_text(const cell_comparison& c) {
 
 }  // namespace
 
+std::vector<std::string> host_differences(const machine_info& a, const machine_info& b) {
+  std::vector<std::string> differ;
+  const auto version = [](int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); };
+  if (a.gpu_name != b.gpu_name) differ.push_back(fmt::format("GPU: {} against {}", a.gpu_name, b.gpu_name));
+  if (a.driver_version != b.driver_version)
+    differ.push_back(fmt::format("CUDA driver: {} against {}", version(a.driver_version), version(b.driver_version)));
+  if (a.runtime_version != b.runtime_version)
+    differ.push_back(
+        fmt::format("CUDA runtime: {} against {}", version(a.runtime_version), version(b.runtime_version)));
+  if (a.platform != b.platform || a.pcie != b.pcie)
+    differ.push_back(fmt::format("link: {} {} against {} {}", a.platform, a.pcie, b.platform, b.pcie));
+  return differ;
+}
+
+std::vector<const cell_comparison*> regressions(const report_comparison& comparison, double percent) {
+  std::vector<const cell_comparison*> worse;
+  for (const auto& c : comparison.cells)
+    if (c.verdict == cell_change::worse && std::abs(c.change) * 100 > percent) worse.push_back(&c);
+  return worse;
+}
+
 report_comparison compare_reports(const bench_report& a, const bench_report& b) {
   const bool throughput = a.objective == "throughput" || b.objective == "throughput";
   report_comparison out;
@@ -86,18 +126,40 @@ report_comparison compare_reports(const bench_report& a, const bench_report& b) 
     const auto key = key_of(ra);
     const auto it = std::find_if(b.results.begin(), b.results.end(), [&](const auto& rb) { return key_of(rb) == key; });
     if (it == b.results.end()) {
-      out.cells.push_back({.label = cells::result_label(ra), .verdict = cell_change::only_in_a});
+      cell_comparison only;
+      only.label = cells::result_label(ra);
+      only.input_bytes = ra.input_bytes;
+      only.verdict = cell_change::only_in_a;
+      out.cells.push_back(std::move(only));
       continue;
     }
     matched[static_cast<std::size_t>(it - b.results.begin())] = true;
     out.cells.push_back(compare_cell(ra, *it, throughput));
   }
   for (std::size_t i = 0; i < b.results.size(); ++i)
-    if (!matched[i]) out.cells.push_back({.label = cells::result_label(b.results[i]), .verdict = cell_change::only_in_b});
+    if (!matched[i]) {
+      cell_comparison only;
+      only.label = cells::result_label(b.results[i]);
+      only.input_bytes = b.results[i].input_bytes;
+      only.verdict = cell_change::only_in_b;
+      out.cells.push_back(std::move(only));
+    }
   out.differing = static_cast<std::size_t>(std::count_if(out.cells.begin(), out.cells.end(), [](const auto& c) {
     return c.verdict == cell_change::better || c.verdict == cell_change::worse;
   }));
   return out;
+}
+
+nlohmann::json to_json(const report_comparison& comparison) {
+  nlohmann::json cells = nlohmann::json::array();
+  for (const auto& c : comparison.cells)
+    cells.push_back({{"label", c.label},          {"input_bytes", c.input_bytes}, {"metric", c.metric},
+                     {"a", c.a},                  {"b", c.b},                     {"noise_a", c.noise_a},
+                     {"noise_b", c.noise_b},      {"between_trials", c.between_trials},
+                     {"change", c.change},        {"threshold", c.threshold},
+                     {"noise_estimated", c.noise_estimated}, {"host_ratio", c.host_ratio},
+                     {"cuda_ratio", c.cuda_ratio}, {"verdict", verdict_name(c.verdict)}});
+  return {{"metric", comparison.metric}, {"differing", comparison.differing}, {"cells", std::move(cells)}};
 }
 
 std::string render_comparison(const report_comparison& comparison, const std::string& name_a,
@@ -121,13 +183,15 @@ std::string render_comparison(const report_comparison& comparison, const std::st
     const auto figure = [&](double v, double noise) {
       return fmt::format("{} ±{:.1f}%", cells::format_us(v), 100 * noise);
     };
-    out += fmt::format("{}  {:>14}  {:>14}  {:>+7.1f}%  {:>7.1f}%  {}{}\n", pad(c.label, width),
+    out += fmt::format("{}  {:>14}  {:>14}  {:>+7.1f}%  {:>7.1f}%  {}{}{}\n", pad(c.label, width),
                        figure(c.a, c.noise_a), figure(c.b, c.noise_b), 100 * c.change, 100 * c.threshold,
-                       verdict_text(c) + host_text(c), c.noise_estimated ? " *" : "");
+                       verdict_text(c) + host_text(c), c.between_trials ? " t" : "", c.noise_estimated ? " *" : "");
   }
-  out += fmt::format("\n{} of {} cells differ beyond their noise ({}; 'noise' is twice the combined noise of the two "
-                     "figures, the change a difference must exceed)\n",
-                     comparison.differing, comparison.cells.size(), comparison.metric);
+  out += fmt::format("\n{} of {} cells differ beyond their noise ({}; each figure's noise is the larger of its noise "
+                     "within and between its trials; 'noise' is the change a difference must exceed: Student's t at "
+                     "{:g}% one-sided times the two noises combined, t from the trials' count where their spread is "
+                     "the larger noise, marked t)\n",
+                     comparison.differing, comparison.cells.size(), comparison.metric, 100 * difference_confidence);
   if (estimated) out += "* noise estimated from the spread: that report has no noise figures\n";
   return out;
 }

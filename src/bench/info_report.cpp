@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "ferry/byte_size.hpp"
+#include "ferry/choose.hpp"
 #include "ferry/error.hpp"
 #include "ferry/recommendation.hpp"
 #include "ferry/strategy.hpp"
@@ -60,6 +62,26 @@ json recommendation_json(const recommendation& r) {
       {"in_flight_slots", r.in_flight_slots},
       {"reasoning", r.reasoning},
       {"source", "platform rules, not measured on this machine"},
+  };
+}
+
+// The request `ferry info` advises for when the profile decides: a few MB in and out, read once,
+// as a typical image or activation batch.
+constexpr std::size_t advised_request_bytes = 4'000'000;
+
+// With this GPU's profile, its pick is the one recommendation (the platform rules are the fallback
+// without one, and shown only then): what ferry::choose picks for a typical request.
+json measured_recommendation_json(const device_profile& profile, const device_caps& caps) {
+  const io_traffic request{.input_bytes = advised_request_bytes, .output_bytes = advised_request_bytes,
+                           .input_reread = false, .input_bytes_read = 0};
+  const choice pick = choose(request, caps, &profile, objective::throughput);
+  return {
+      {"recommended", to_string(pick.strategy)},
+      {"alternatives", json::array()},
+      {"avoid", json::array()},
+      {"in_flight_slots", pick.inflight},
+      {"reasoning", pick.reason},
+      {"source", "measured on this machine (its profile), for a request of 4 MB in and out"},
   };
 }
 
@@ -183,7 +205,9 @@ json device_json(const device_caps& caps, const link_measurements& measured, con
       {"pcie", std::move(pcie)},
       {"platform_class", to_string(platform)},
       {"strategies", std::move(strategies)},
-      {"recommendation", recommendation_json(recommendation_for(platform))},
+      {"recommendation", lookup != profiles.end() && lookup->second.profile
+                             ? measured_recommendation_json(*lookup->second.profile, caps)
+                             : recommendation_json(recommendation_for(platform))},
       {"profile", lookup == profiles.end() ? json(nullptr) : profile_json(lookup->second, caps)},
       {"link_bandwidth", link == measured.end() ? json(nullptr) : link_json(link->second)},
   };
@@ -258,19 +282,15 @@ std::string link_text(const json& link) {
   if (link.is_null()) return "not measured (ferry info --measure)";
   return fmt::format(
       "H2D {:.1f} GB/s median, {:.1f} best; D2H {:.1f} median, {:.1f} best "
-      "({} pinned copies of {} MiB each way)",
+      "({} pinned copies of {} each way)",
       link.at("h2d_gbps_median").get<double>(), link.at("h2d_gbps_best").get<double>(),
       link.at("d2h_gbps_median").get<double>(), link.at("d2h_gbps_best").get<double>(),
-      link.at("repetitions").get<int>(), link.at("bytes").get<std::size_t>() >> 20);
+      link.at("repetitions").get<int>(), format_byte_size(link.at("bytes").get<std::size_t>()));
 }
 
 std::string us_text(double us) { return us >= 1000 ? fmt::format("{:.2f} ms", us / 1000) : fmt::format("{:.0f} us", us); }
 
-std::string bytes_text(std::size_t bytes) {
-  if (bytes >= (1U << 20)) return fmt::format("{} MiB", bytes >> 20);
-  if (bytes >= (1U << 10)) return fmt::format("{} KiB", bytes >> 10);
-  return fmt::format("{} B", bytes);
-}
+std::string bytes_text(std::size_t bytes) { return format_byte_size(bytes); }
 
 // What `ferry calibrate` measured here: per use and size, the fastest strategy and the next.
 void append_measured(std::string& out, const json& profile) {
@@ -342,8 +362,9 @@ void append_device(std::string& out, const json& dev) {
   if (measured_here) append_measured(out, profile);
   else if (!profile.is_null()) append_field(out, "profile", profile.at("message").get<std::string>());
 
-  // The advice is per platform class; say so when this particular device lacks the capability.
-  out += measured_here ? "  platform rules (not measured on this machine; the figures above are)\n"
+  // One answer: the profile's pick where this GPU was measured; the platform rules (per platform
+  // class, so a device lacking the capability is named) only without one.
+  out += measured_here ? "  advice (measured on this machine, for a request of 4 MB in and out)\n"
                        : "  platform rules (not measured on this machine)\n";
   const json& rec = dev.at("recommendation");
   const std::string recommended = rec.at("recommended").get<std::string>();
@@ -354,8 +375,8 @@ void append_device(std::string& out, const json& dev) {
   append_field(out, "recommended",
                fmt::format("{} with {} in-flight slots{}", recommended,
                            rec.at("in_flight_slots").get<int>(), caveat));
-  append_field(out, "  as good", join_names(rec.at("alternatives")));
-  append_field(out, "  avoid", join_names(rec.at("avoid")));
+  if (!rec.at("alternatives").empty()) append_field(out, "  as good", join_names(rec.at("alternatives")));
+  if (!rec.at("avoid").empty()) append_field(out, "  avoid", join_names(rec.at("avoid")));
   append_field(out, "  why", rec.at("reasoning").get<std::string>());
   append_field(out, "link peak", link_text(dev.at("link_bandwidth")));
 }
@@ -370,9 +391,9 @@ std::string peer_text(const json& link) {
     access = "no peer access (cudaDeviceCanAccessPeer=0; copies are staged through the host)";
   const json& bw = link.at("bandwidth");
   if (bw.is_null()) return access + "; copy bandwidth not measured (ferry info --measure)";
-  return fmt::format("{}; cudaMemcpyPeerAsync {:.1f} GB/s median, {:.1f} best ({} copies of {} MiB)", access,
+  return fmt::format("{}; cudaMemcpyPeerAsync {:.1f} GB/s median, {:.1f} best ({} copies of {})", access,
                      bw.at("gbps_median").get<double>(), bw.at("gbps_best").get<double>(),
-                     bw.at("repetitions").get<int>(), bw.at("bytes").get<std::size_t>() >> 20);
+                     bw.at("repetitions").get<int>(), format_byte_size(bw.at("bytes").get<std::size_t>()));
 }
 
 void append_peers(std::string& out, const json& peers) {

@@ -22,13 +22,17 @@ void output_checks::start(bool warm, input_writes writes) {
   std::latch warmed(1);
   checker_ = std::thread([this, warm, writes, &warmed] {
     if (warm) {
-      for (const auto& [device, reference] : references_) {
-        std::lock_guard lock(reference_mutex_.at(device));
-        auto filling = reference->acquire();
-        for (std::size_t i = 0; i < filling.input_count(); ++i)
-          fill_fresh(filling.input(i), filling.input_spec(i), ~std::uint64_t{0} - 7 - i, writes);
-        filling.upload_resident_inputs();
-        (void)std::move(filling).submit().wait();
+      // A warm-up that fails leaves the checks to say so: each one reruns the reference.
+      try {
+        for (const auto& [device, reference] : references_) {
+          std::lock_guard lock(reference_mutex_.at(device));
+          auto filling = reference->acquire();
+          for (std::size_t i = 0; i < filling.input_count(); ++i)
+            fill_fresh(filling.input(i), filling.input_spec(i), ~std::uint64_t{0} - 7 - i, writes);
+          filling.upload_resident_inputs();
+          (void)std::move(filling).submit().wait();
+        }
+      } catch (const std::exception&) {
       }
     }
     warmed.count_down();
@@ -71,7 +75,22 @@ void output_checks::finish() {
   if (checker_.joinable()) checker_.join();
 }
 
+// On the checker thread, where an exception would end the process: a reference run that fails
+// (out of memory, a CUDA error) is a check that could not confirm the output, and says why.
 void output_checks::check(const pending& p) {
+  try {
+    check_against_reference(p);
+  } catch (const std::exception& e) {
+    std::lock_guard tally_lock(tally_mutex_);
+    p.tally->checked = true;
+    if (p.tally->all_match) {
+      p.tally->all_match = false;
+      p.tally->mismatch = std::string("the reference run of a check failed: ") + e.what();
+    }
+  }
+}
+
+void output_checks::check_against_reference(const pending& p) {
   session& reference = *references_.at(p.device);
   std::lock_guard lock(reference_mutex_.at(p.device));
   auto filling = reference.acquire();

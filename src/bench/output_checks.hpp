@@ -66,6 +66,7 @@ class output_checks {
     check_tally* tally;
   };
   void check(const pending& p);
+  void check_against_reference(const pending& p);
 
   // Kept copies wait for the end of the run; past the budget a due check is skipped. 2 GiB holds
   // 256 checks of mlp:48x2048 b1024 (4 MB in, 4 MB out) or 16 of touch 64 MB; requests 1 and 2

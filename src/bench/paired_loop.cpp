@@ -79,7 +79,7 @@ double paired_loop::strategy_request(std::optional<std::uint64_t> seq) {
   completed_slot done = std::move(filling).submit(timed ? stage_timing::events : stage_timing::off).wait();
   if (properties(measured_.options().strategy).path != data_path::resident)
     for (std::size_t i = 0; i < done.output_count(); ++i) sink_ += read_every_byte(done.output(i));
-  const double latency_us = micros(bench_clock::now() - submitted);
+  const double latency_us = micros(stretched(submitted, bench_clock::now(), options_.slowdown) - submitted);
   const stage_times times = done.times();
   if (check) {
     done.download_resident_outputs();
@@ -106,7 +106,7 @@ double paired_loop::recipe_request(recipe& r, cell_samples& into, std::uint64_t 
   r.run_blocking();
   if (r.outputs_on_host())
     for (std::size_t i = 0; i < r.output_count(); ++i) sink_ += read_every_byte(r.output(i));
-  const double latency_us = micros(bench_clock::now() - started);
+  const double latency_us = micros(stretched(started, bench_clock::now(), options_.slowdown) - started);
   if (check) {
     r.fetch_outputs_untimed();
     byte_copies outputs;

@@ -19,6 +19,15 @@ std::filesystem::path plot_script() {
   throw invalid_argument("--plot: cannot find plot_bench.py (set FERRY_PLOT_SCRIPT)");
 }
 
+// A python that imports matplotlib: `python3` first, then the system's (Debian's
+// python3-matplotlib installs for /usr/bin/python3, which another python3 on PATH may not see).
+std::string plot_python() {
+  for (const std::string python : {"python3", "/usr/bin/python3"})
+    if (std::system((python + " -c 'import matplotlib' >/dev/null 2>&1").c_str()) == 0) return python;
+  throw unsupported("--plot needs Python 3 with matplotlib, which this machine lacks (Debian: apt-get install "
+                    "python3-matplotlib; or pip install matplotlib)");
+}
+
 // Single quotes for the shell, with any quote inside the path closed, escaped and reopened.
 std::string shell_quoted(const std::string& text) {
   std::string out = "'";
@@ -28,8 +37,16 @@ std::string shell_quoted(const std::string& text) {
 
 }  // namespace
 
+void check_plot_prerequisites(const std::string& image_path) {
+  const auto extension = std::filesystem::path(image_path).extension();
+  if (extension != ".png" && extension != ".svg")
+    throw invalid_argument("--plot '" + image_path + "': the image must be .png or .svg");
+  (void)plot_script();
+  (void)plot_python();
+}
+
 void render_plot(const std::string& json_path, const std::string& image_path) {
-  const std::string command = fmt::format("python3 {} {} {}", shell_quoted(plot_script().string()),
+  const std::string command = fmt::format("{} {} {} {}", plot_python(), shell_quoted(plot_script().string()),
                                           shell_quoted(json_path), shell_quoted(image_path));
   if (std::system(command.c_str()) != 0) throw error("--plot: '" + command + "' failed");
 }

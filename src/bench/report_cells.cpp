@@ -1,5 +1,6 @@
 #include "bench/report_cells.hpp"
 
+#include "ferry/byte_size.hpp"
 #include "ferry/bench/advice_check.hpp"
 #include "ferry/bench/stats.hpp"
 
@@ -17,12 +18,6 @@ namespace {
 constexpr std::string_view missing = "-";
 
 // "19.50" -> "19.5", "19.00" -> "19"; leaves integers alone.
-std::string trim_zeros(std::string text) {
-  if (text.find('.') == std::string::npos) return text;
-  while (text.back() == '0') text.pop_back();
-  if (text.back() == '.') text.pop_back();
-  return text;
-}
 
 // A median of a series, or "-" when the series is empty (nothing copied, no breakdown).
 std::string median_cell(const sample_stats& stats) {
@@ -50,24 +45,12 @@ std::string check_cell(const strategy_result& r) {
   return r.output_matches ? "✓" : "✗";
 }
 
-std::string mebibytes(std::uint64_t bytes) {
-  return fmt::format("{:.1f}", static_cast<double>(bytes) / static_cast<double>(1 << 20));
-}
+// Megabytes, decimal like every size ferry writes (format_byte_size), one decimal: a column of them.
+std::string megabytes(std::uint64_t bytes) { return fmt::format("{:.1f}", static_cast<double>(bytes) / 1e6); }
 
 }  // namespace
 
-std::string human_bytes(std::size_t bytes) {
-  constexpr std::array<std::string_view, 4> units{"KB", "MB", "GB", "TB"};
-  if (bytes < 1024) return fmt::format("{} B", bytes);
-  double value = static_cast<double>(bytes) / 1024;
-  std::size_t unit = 0;
-  while (value >= 1024 && unit + 1 < units.size()) {
-    value /= 1024;
-    ++unit;
-  }
-  const char* pattern = value >= 100 ? "{:.0f}" : value >= 10 ? "{:.1f}" : "{:.2f}";
-  return fmt::format("{} {}", trim_zeros(fmt::format(fmt::runtime(pattern), value)), units[unit]);
-}
+std::string human_bytes(std::size_t bytes) { return format_byte_size(bytes); }
 
 std::string format_us(double microseconds) {
   if (std::isnan(microseconds)) return std::string(missing);
@@ -125,12 +108,19 @@ std::string side_median_cell(const std::optional<side_run>& run) {
   return run ? median_cell(run->latency_us) : std::string(missing);
 }
 
+// The noise between trials and how many there were: "0.8% (3)"; "-" for one trial (no spread).
+std::string trial_noise_cell(const strategy_result& r, bool throughput) {
+  if (r.trials.size() < 2) return std::string(missing);
+  return fmt::format("{} ({})", percent_cell(throughput ? r.throughput_trial_noise : r.trial_noise), r.trials.size());
+}
+
 std::vector<std::string> request_cells(const strategy_result& r, const machine_info&) {
   std::vector<std::string> cells = identity(r);
   if (r.refused) return cells;
   cells.push_back(median_cell(r.latency_us) + (r.noisy ? std::string(noisy_mark) : ""));
   // Reports written before noise was recorded have no limit either: no figure, not 0%.
   cells.push_back(r.latency_us.count == 0 || r.max_noise == 0 ? std::string(missing) : percent_cell(r.noise));
+  cells.push_back(trial_noise_cell(r, false));
   cells.push_back(r.latency_us.count == 0 ? std::string(missing) : format_us(r.latency_us.p90));
   cells.push_back(r.latency_us.count == 0 ? std::string(missing) : format_us(r.latency_us.p99));
   cells.push_back(rate_cell(r.throughput_per_s));
@@ -154,7 +144,7 @@ std::vector<std::string> stage_cells(const strategy_result& r, const machine_inf
   cells.push_back(median_cell(r.fill_us));
   if (r.um) {
     cells.push_back(fmt::format("{}/{}", r.um->gpu_page_faults, r.um->cpu_page_faults));
-    cells.push_back(fmt::format("{}/{}", mebibytes(r.um->bytes_host_to_device), mebibytes(r.um->bytes_device_to_host)));
+    cells.push_back(fmt::format("{}/{}", megabytes(r.um->bytes_host_to_device), megabytes(r.um->bytes_device_to_host)));
   } else {
     cells.emplace_back(missing);
     cells.emplace_back(missing);
@@ -165,8 +155,9 @@ std::vector<std::string> stage_cells(const strategy_result& r, const machine_inf
 constexpr std::array request_columns{
     column{"engine", alignment::left},        column{"input", alignment::right},
     column{"strategy", alignment::left},      column{"median µs", alignment::right},
-    column{"±", alignment::right},            column{"p90 µs", alignment::right},
-    column{"p99 µs", alignment::right},       column{"req/s", alignment::right},
+    column{"±", alignment::right},            column{"± trials", alignment::right},
+    column{"p90 µs", alignment::right},
+    column{"p99 µs", alignment::right},       column{"loop req/s", alignment::right},
     column{"recipe µs", alignment::right},    column{"vs recipe (p50/p90)", alignment::right},
     column{"floor µs", alignment::right},     column{"check", alignment::left},
     column{"first µs (rank)", alignment::right},
@@ -201,8 +192,8 @@ std::vector<std::string> noisy_notes(const bench_report& report) {
   std::vector<std::string> notes;
   for (const strategy_result& r : report.results) {
     if (r.refused || !r.noisy) continue;
-    notes.push_back(fmt::format("{} noisy: {}: {}; a difference from another run smaller than about twice this noise "
-                                "is not a difference",
+    notes.push_back(fmt::format("{} noisy: {}: {}; a difference from another run smaller than about twice the larger "
+                                "noise is not a difference",
                                 noisy_mark, result_label(r), r.stopped.empty() ? "noise above the limit" : r.stopped));
   }
   return notes;
@@ -297,6 +288,62 @@ std::vector<std::string> host_speed_notes(const bench_report& report) {
   return notes;
 }
 
+std::vector<std::string> failure_notes(const bench_report& report) {
+  std::vector<std::string> notes;
+  std::size_t failed = 0;
+  for (const strategy_result& r : report.results) failed += r.failed ? 1 : 0;
+  if (failed > 0)
+    notes.push_back(fmt::format("failed: {} of {} cells failed, each with its reason; the run went on without them",
+                                failed, report.results.size()));
+  return notes;
+}
+
+std::vector<std::string> schedule_notes(const bench_report& report) {
+  // One line per cell group (an engine at a size), in the order of the report.
+  struct group {
+    std::string engine;
+    std::size_t input_bytes;
+    std::string schedule;
+    std::size_t cells = 0, fewest = 0, most = 0;
+    double first = 0, last = 0;
+    bool timed = false;
+  };
+  std::vector<group> groups;
+  for (const strategy_result& r : report.results) {
+    if (r.refused || r.schedule.empty()) continue;
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const group& g) {
+      return g.engine == r.engine && g.input_bytes == r.input_bytes;
+    });
+    if (it == groups.end()) {
+      groups.push_back({.engine = r.engine, .input_bytes = r.input_bytes, .schedule = r.schedule,
+                        .fewest = r.trials.size(), .most = r.trials.size()});
+      it = groups.end() - 1;
+    }
+    group& g = *it;
+    ++g.cells;
+    if (g.schedule != r.schedule) g.schedule = "mixed";
+    g.fewest = std::min(g.fewest, r.trials.size());
+    g.most = std::max(g.most, r.trials.size());
+    for (const trial_figures& t : r.trials) {
+      g.first = g.timed ? std::min(g.first, t.started_seconds) : t.started_seconds;
+      g.last = g.timed ? std::max(g.last, t.started_seconds) : t.started_seconds;
+      g.timed = true;
+    }
+  }
+  std::vector<std::string> notes;
+  for (const group& g : groups) {
+    const std::string how = g.schedule == "interleaved"
+                                ? "interleaved: trials in rounds with the run's other cells, in a changing order"
+                                : g.schedule == "sequential" ? "sequential: each cell's trials back to back"
+                                                             : g.schedule;
+    const std::string trials = g.fewest == g.most ? fmt::format("{}", g.fewest) : fmt::format("{}-{}", g.fewest, g.most);
+    notes.push_back(fmt::format("schedule: {} {}: {} cell{} {}; {} trial{} each{}", g.engine, human_bytes(g.input_bytes),
+                                g.cells, g.cells == 1 ? "" : "s", how, trials, g.most == 1 ? "" : "s",
+                                g.timed ? fmt::format(", started {:.1f}-{:.1f} s into the run", g.first, g.last) : ""));
+  }
+  return notes;
+}
+
 std::vector<std::string> result_notes(const bench_report& report) {
   std::vector<std::string> notes;
   for (const strategy_result& r : report.results) {
@@ -328,10 +375,18 @@ std::vector<std::string> um_notes(const bench_report& report) {
   return distinct_notes(report, "UM counters: ", [](const strategy_result& r) { return r.um ? std::string() : r.um_note; });
 }
 
+// What the request table's rate counts: not 1 / median (the latency column says that), but what
+// the client loop achieved, filling each request's input included.
+std::vector<std::string> column_notes(const bench_report& report) {
+  if (report.results.empty()) return {};
+  return {"loop req/s: requests the cell's clients completed per second, each request's input fill included "
+          "(the throughput a throughput cell is judged by); the latency columns time the request alone"};
+}
+
 std::vector<std::string> all_notes(const bench_report& report) {
   std::vector<std::string> notes;
-  for (auto* source : {&noisy_notes, &recipe_gap_notes, &check_failure_notes, &launch_bound_notes, &clock_notes,
-                       &host_speed_notes, &result_notes, &recipe_notes, &um_notes}) {
+  for (auto* source : {&column_notes, &failure_notes, &noisy_notes, &recipe_gap_notes, &check_failure_notes, &launch_bound_notes,
+                       &clock_notes, &host_speed_notes, &schedule_notes, &result_notes, &recipe_notes, &um_notes}) {
     const auto more = source(report);
     notes.insert(notes.end(), more.begin(), more.end());
   }
@@ -349,7 +404,8 @@ std::vector<std::string> advice_lines(const bench_report& report) {
     std::string line = fmt::format("{} {}: the profile picks {}", c.engine, human_bytes(c.input_bytes), c.picked);
     if (c.shortfall) line += ", " + figure(c.picked_value);
     if (!c.best.empty()) line += fmt::format("; best measured {}, {}", c.best, figure(c.best_value));
-    line += c.shortfall ? fmt::format(": {} {}", signed_percent(*c.shortfall), c.within() ? "✓" : "✗")
+    const std::string noise = c.noise > 0 ? fmt::format(" (their noise allows {})", percent_cell(c.noise)) : "";
+    line += c.shortfall ? fmt::format(": {}{} {}", signed_percent(*c.shortfall), noise, c.within() ? "✓" : "✗")
                         : ": " + c.note;
     lines.push_back(std::move(line));
   }

@@ -38,7 +38,7 @@ struct table_layout {
 inline constexpr std::size_t identity_columns = 3;
 
 // "512 B", "600 KB", "19 MB", "1.5 GB": binary multiples (1 KB = 1024 B), as tensor sizes are
-// usually chosen. Trailing zeros are dropped.
+// A size as ferry writes every size (format_byte_size: decimal units, as --size reads them).
 [[nodiscard]] std::string human_bytes(std::size_t bytes);
 
 // Microseconds with precision that shrinks as the value grows: "4.25", "42.5", "4250".
@@ -59,24 +59,27 @@ inline constexpr std::size_t identity_columns = 3;
 inline constexpr double recipe_tolerance = 0.05;
 
 // Footer lines shared by both renderings, plain text, one per line; all_notes() is all of them
-// in this order: noisy cells with their noise; strategies more than recipe_tolerance slower than
-// their recipe; failed output checks (strategy or recipe); launch-bound engines; cells whose GPU
-// clocks changed; cells run while the host's CPU or CUDA driver was slower or faster than in the
-// run's typical cell;
-// each result's own notes; the distinct notes on missing recipes and UM counters.
+// in this order: how many cells failed; noisy cells with their noise; strategies more than
+// recipe_tolerance slower than their recipe; failed output checks (strategy or recipe);
+// launch-bound engines; cells whose GPU clocks changed; cells run while the host's CPU or CUDA
+// driver was slower or faster than in the run's typical cell; how each cell group's trials ran
+// (schedule); each result's own notes; the distinct notes on missing recipes and UM counters.
 [[nodiscard]] std::vector<std::string> all_notes(const bench_report& report);
+[[nodiscard]] std::vector<std::string> failure_notes(const bench_report& report);
 [[nodiscard]] std::vector<std::string> noisy_notes(const bench_report& report);
 [[nodiscard]] std::vector<std::string> recipe_gap_notes(const bench_report& report);
 [[nodiscard]] std::vector<std::string> check_failure_notes(const bench_report& report);
 [[nodiscard]] std::vector<std::string> launch_bound_notes(const bench_report& report);
 [[nodiscard]] std::vector<std::string> clock_notes(const bench_report& report);
 [[nodiscard]] std::vector<std::string> host_speed_notes(const bench_report& report);
+[[nodiscard]] std::vector<std::string> schedule_notes(const bench_report& report);
 [[nodiscard]] std::vector<std::string> result_notes(const bench_report& report);
 [[nodiscard]] std::vector<std::string> recipe_notes(const bench_report& report);
 [[nodiscard]] std::vector<std::string> um_notes(const bench_report& report);
 
 // One line per advice check ("reduce 586 KB: the profile picks mapped, 28.2 µs; best measured
-// mapped, 28.2 µs: +0.0% ✓"), then summarize_advice's line; empty without checks.
+// mapped, 28.2 µs: +0.0% (their noise allows 1.9%) ✓"), then summarize_advice's line; empty
+// without checks.
 [[nodiscard]] std::vector<std::string> advice_lines(const bench_report& report);
 
 // "winner (latency): pinned", or "" when the report names no winner.

@@ -53,6 +53,7 @@ csv_fields fields_of(const strategy_result& r) {
   f.emplace_back("warmed_up", flag(r.warmed_up));
   f.emplace_back("input_writes", r.input_writes);
   f.emplace_back("refused", r.refused.value_or(""));
+  f.emplace_back("failed", flag(r.failed));
   f.emplace_back("iterations", number(std::uint64_t{r.iterations}));
   f.emplace_back("wall_seconds", number(r.wall_seconds));
   for (const auto& [series, stats] : {std::pair{"latency_us", &r.latency_us}, std::pair{"fill_us", &r.fill_us},
@@ -69,9 +70,27 @@ csv_fields fields_of(const strategy_result& r) {
   f.emplace_back("relative_iqr", number(r.relative_iqr));
   f.emplace_back("noise", number(r.noise));
   f.emplace_back("throughput_noise", number(r.throughput_noise));
+  f.emplace_back("trial_noise", number(r.trial_noise));
+  f.emplace_back("throughput_trial_noise", number(r.throughput_trial_noise));
+  // Each trial's figures, "; "-separated in trial order (a cell has a handful of trials).
+  f.emplace_back("trials", number(std::uint64_t{r.trials.size()}));
+  const auto per_trial = [&r](auto member) {
+    std::vector<std::string> values;
+    for (const trial_figures& t : r.trials) values.push_back(number(t.*member));
+    return fmt::format("{}", fmt::join(values, "; "));
+  };
+  f.emplace_back("trial_started_seconds", per_trial(&trial_figures::started_seconds));
+  f.emplace_back("trial_wall_seconds", per_trial(&trial_figures::wall_seconds));
+  f.emplace_back("trial_iterations", per_trial(&trial_figures::iterations));
+  f.emplace_back("trial_median_us", per_trial(&trial_figures::median_us));
+  f.emplace_back("trial_noise_each", per_trial(&trial_figures::noise));
+  f.emplace_back("trial_throughput_per_s", per_trial(&trial_figures::throughput_per_s));
+  f.emplace_back("trial_throughput_noise", per_trial(&trial_figures::throughput_noise));
+  f.emplace_back("schedule", r.schedule);
   f.emplace_back("max_noise", number(r.max_noise));
   f.emplace_back("noisy", flag(r.noisy));
   f.emplace_back("stopped", r.stopped);
+  f.emplace_back("device_bytes_used", number(std::uint64_t{r.device_bytes_used}));
   for (const auto& entry : {std::pair{"recipe", &r.recipe}, std::pair{"floor", &r.floor}}) {
     const std::string_view name = entry.first;
     const bool present = entry.second->has_value();

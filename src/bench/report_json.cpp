@@ -46,12 +46,21 @@ json clocks_to_json(const clock_record& c) {
               {"samples", c.samples},         {"changed", c.changed}};
 }
 
+json trial_to_json(const trial_figures& t) {
+  return json{{"started_seconds", t.started_seconds}, {"wall_seconds", t.wall_seconds},
+              {"iterations", t.iterations},           {"median_us", t.median_us},
+              {"noise", t.noise},                     {"throughput_per_s", t.throughput_per_s},
+              {"throughput_noise", t.throughput_noise}};
+}
+
 template <class T, class F>
 json optional_to_json(const std::optional<T>& value, F convert) {
   return value ? convert(*value) : json(nullptr);
 }
 
 json result_to_json(const strategy_result& r) {
+  json trials = json::array();
+  for (const trial_figures& t : r.trials) trials.push_back(trial_to_json(t));
   return json{
       {"strategy", r.strategy},
       {"engine", r.engine},
@@ -64,6 +73,7 @@ json result_to_json(const strategy_result& r) {
       {"warmed_up", r.warmed_up},
       {"input_writes", r.input_writes},
       {"refused", r.refused ? json(*r.refused) : json(nullptr)},
+      {"failed", r.failed},
       {"iterations", r.iterations},
       {"wall_seconds", r.wall_seconds},
       {"latency_us", stats_to_json(r.latency_us)},
@@ -80,9 +90,14 @@ json result_to_json(const strategy_result& r) {
       {"relative_iqr", r.relative_iqr},
       {"noise", r.noise},
       {"throughput_noise", r.throughput_noise},
+      {"trial_noise", r.trial_noise},
+      {"throughput_trial_noise", r.throughput_trial_noise},
+      {"trials", trials},
+      {"schedule", r.schedule},
       {"max_noise", r.max_noise},
       {"noisy", r.noisy},
       {"stopped", r.stopped},
+      {"device_bytes_used", r.device_bytes_used},
       {"recipe", optional_to_json(r.recipe, side_to_json)},
       {"floor", optional_to_json(r.floor, side_to_json)},
       {"recipe_note", r.recipe_note},
@@ -109,6 +124,7 @@ json advice_to_json(const advice_check& c) {
               {"picked_value", c.picked_value},
               {"best_value", c.best_value},
               {"shortfall", c.shortfall ? json(*c.shortfall) : json(nullptr)},
+              {"noise", c.noise},
               {"note", c.note}};
 }
 
@@ -183,6 +199,19 @@ side_run side_from_json(const json& j) {
   return s;
 }
 
+trial_figures trial_from_json(const json& j) {
+  if (!j.is_object()) throw invalid_argument("a trial is not an object");
+  trial_figures t;
+  t.started_seconds = field<double>(j, "started_seconds");
+  t.wall_seconds = field<double>(j, "wall_seconds");
+  t.iterations = field<std::size_t>(j, "iterations");
+  t.median_us = field<double>(j, "median_us");
+  t.noise = field<double>(j, "noise");
+  t.throughput_per_s = field<double>(j, "throughput_per_s");
+  t.throughput_noise = field<double>(j, "throughput_noise");
+  return t;
+}
+
 clock_record clocks_from_json(const json& j) {
   clock_record c;
   c.sm_mhz_min = field<unsigned>(j, "sm_mhz_min");
@@ -222,6 +251,7 @@ strategy_result result_from_json(const json& j) {
   if (const auto it = j.find("refused"); it != j.end() && !it->is_null()) {
     r.refused = it->get<std::string>();
   }
+  r.failed = field<bool>(j, "failed");
   r.iterations = field<std::size_t>(j, "iterations");
   r.wall_seconds = field<double>(j, "wall_seconds");
   r.latency_us = stats_from_json(child(j, "latency_us"));
@@ -238,9 +268,17 @@ strategy_result result_from_json(const json& j) {
   r.relative_iqr = field<double>(j, "relative_iqr");
   r.noise = field<double>(j, "noise");
   r.throughput_noise = field<double>(j, "throughput_noise");
+  r.trial_noise = field<double>(j, "trial_noise");
+  r.throughput_trial_noise = field<double>(j, "throughput_trial_noise");
+  if (const auto it = j.find("trials"); it != j.end()) {
+    if (!it->is_array()) throw invalid_argument("\"trials\" is not an array");
+    for (const json& t : *it) r.trials.push_back(trial_from_json(t));
+  }
+  r.schedule = field<std::string>(j, "schedule");
   r.max_noise = field<double>(j, "max_noise");
   r.noisy = field<bool>(j, "noisy");
   r.stopped = field<std::string>(j, "stopped");
+  r.device_bytes_used = field<std::size_t>(j, "device_bytes_used");
   r.recipe = optional_from_json<side_run>(j, "recipe", side_from_json);
   r.floor = optional_from_json<side_run>(j, "floor", side_from_json);
   r.recipe_note = field<std::string>(j, "recipe_note");
@@ -286,6 +324,7 @@ advice_check advice_from_json(const json& j) {
   c.picked_value = field<double>(j, "picked_value");
   c.best_value = field<double>(j, "best_value");
   if (const auto it = j.find("shortfall"); it != j.end() && !it->is_null()) c.shortfall = it->get<double>();
+  c.noise = field<double>(j, "noise");
   c.note = field<std::string>(j, "note");
   return c;
 }
@@ -297,6 +336,11 @@ bench_report report_from_json_unchecked(const json& j) {
     throw invalid_argument("schema_version " + std::to_string(version) + " is newer than this ferry reads (" +
                            std::to_string(report_schema_version) + ")");
   }
+  // Every report has its cells, even an empty run; `{}`, a calibration profile or another tool's
+  // JSON is not a report, and comparing it would call nothing different without a word.
+  if (!j.contains("results"))
+    throw invalid_argument(j.contains("curves") ? "this is a calibration profile (ferry calibrate), not a bench report"
+                                                : "this is not a ferry bench report: it has no \"results\"");
   bench_report report;
   report.date = field<std::string>(j, "date");
   report.command = field<std::string>(j, "command");

@@ -73,7 +73,7 @@ std::string render_markdown(const bench_report& report) {
   }
   if (!report.objective.empty()) out += fmt::format("- **objective:** {}\n", report.objective);
 
-  // Refused results get their own list: a reason does not fit a grid of numbers.
+  // Refused and failed results get their own lists: a reason does not fit a grid of numbers.
   std::vector<const strategy_result*> refused;
   std::vector<const strategy_result*> measured;
   for (const strategy_result& r : report.results) (r.refused ? refused : measured).push_back(&r);
@@ -98,9 +98,13 @@ std::string render_markdown(const bench_report& report) {
   if (!notes.empty()) out += "\n";
   for (const std::string& note : notes) out += "- " + note + "\n";
 
-  if (!refused.empty()) {
-    out += "\n## Refused\n\n";
+  // Failures first: they are errors of this run (the exit code says so), refusals are the platform's.
+  for (const bool failures : {true, false}) {
+    bool heading = false;
     for (const strategy_result* r : refused) {
+      if (r->failed != failures) continue;
+      if (!heading) out += failures ? "\n## Failed\n\n" : "\n## Refused\n\n";
+      heading = true;
       out += fmt::format("- **{}**: {}\n", cells::result_label(*r), *r->refused);
     }
   }

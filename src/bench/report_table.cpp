@@ -50,7 +50,7 @@ std::string render_table(const bench_report& report) {
 
   bool first_table = true;
   for (const cells::table_layout& table : cells::tables()) {
-    // Refused rows appear once, in the first table, with their reason.
+    // Refused and failed rows appear once, in the first table, with their reason.
     std::vector<std::vector<std::string>> rows;
     std::vector<const strategy_result*> sources;
     for (const strategy_result& r : report.results) {
@@ -82,7 +82,8 @@ std::string render_table(const bench_report& report) {
         if (i > 0) line += gap;
         line += pad(rows[r][i], widths[i], table.columns[i].align);
       }
-      if (const auto& refused = sources[r]->refused) line += fmt::format("{}refused: {}", gap, *refused);
+      if (const auto& refused = sources[r]->refused)
+        line += fmt::format("{}{}: {}", gap, sources[r]->failed ? "failed" : "refused", *refused);
       append_line(line);
     }
     first_table = false;

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <limits>
+#include <utility>
 #include <numeric>
 #include <vector>
 
@@ -94,6 +97,69 @@ double rate_noise(std::span<const double> completion_seconds, double window_seco
   for (const double c : counts) squares += (c - mean) * (c - mean);
   const double deviation = std::sqrt(squares / static_cast<double>(slices - 1));
   return deviation / std::sqrt(static_cast<double>(slices)) / mean;
+}
+
+double trial_noise(std::span<const double> figures) {
+  const std::size_t k = figures.size();
+  if (k < 2) return 0;
+  const double mean = std::accumulate(figures.begin(), figures.end(), 0.0) / static_cast<double>(k);
+  if (mean == 0) return 0;
+  double squares = 0;
+  for (const double f : figures) squares += (f - mean) * (f - mean);
+  const double deviation = std::sqrt(squares / static_cast<double>(k - 1));
+  return deviation / std::sqrt(static_cast<double>(k)) / std::abs(mean);
+}
+
+noise_estimate judged_noise(const strategy_result& r, bool throughput) noexcept {
+  const double within = throughput ? r.throughput_noise : r.noise;
+  const double between = throughput ? r.throughput_trial_noise : r.trial_noise;
+  if (between > within && r.trials.size() >= 2)
+    return {.relative = between, .dof = static_cast<double>(r.trials.size() - 1)};
+  return {.relative = within};
+}
+
+namespace {
+
+// Student's t at one-sided 0.99 for 1..30 degrees of freedom, then 40, 60, 120 and infinity.
+constexpr double t_small[] = {31.8205, 6.9646, 4.5407, 3.7469, 3.3649, 3.1427, 2.9980, 2.8965, 2.8214, 2.7638,
+                              2.7181,  2.6810, 2.6503, 2.6245, 2.6025, 2.5835, 2.5669, 2.5524, 2.5395, 2.5280,
+                              2.5176,  2.5083, 2.4999, 2.4922, 2.4851, 2.4786, 2.4727, 2.4671, 2.4620, 2.4573};
+constexpr std::pair<double, double> t_large[] = {{30, 2.4573}, {40, 2.4233}, {60, 2.3901}, {120, 2.3578}};
+constexpr double z_quantile = 2.3263;
+static_assert(difference_confidence == 0.99, "the table above is Student's t at 0.99");
+
+// Between two tabulated points, log t is close to linear in 1/dof (within 4% from dof 1 up).
+double interpolate(double dof, double dof_a, double t_a, double dof_b, double t_b) {
+  const double x = 1 / dof, xa = 1 / dof_a, xb = dof_b > 0 ? 1 / dof_b : 0;
+  const double w = (x - xa) / (xb - xa);
+  return std::exp(std::log(t_a) + w * (std::log(t_b) - std::log(t_a)));
+}
+
+}  // namespace
+
+double t_quantile(double dof) noexcept {
+  if (!(dof >= 1)) dof = 1;  // NaN too
+  if (std::isinf(dof)) return z_quantile;
+  if (dof <= 30) {
+    const auto lower = static_cast<std::size_t>(std::floor(dof));
+    if (static_cast<double>(lower) == dof) return t_small[lower - 1];
+    return interpolate(dof, static_cast<double>(lower), t_small[lower - 1], static_cast<double>(lower + 1), t_small[lower]);
+  }
+  for (std::size_t i = 1; i < std::size(t_large); ++i)
+    if (dof <= t_large[i].first)
+      return interpolate(dof, t_large[i - 1].first, t_large[i - 1].second, t_large[i].first, t_large[i].second);
+  // Past 120: towards the normal quantile, at 1/dof = 0.
+  const double x = 1 / dof, x120 = 1.0 / 120;
+  return std::exp(std::log(z_quantile) + x / x120 * (std::log(t_large[3].second) - std::log(z_quantile)));
+}
+
+double difference_threshold(noise_estimate a, noise_estimate b) noexcept {
+  const double a2 = a.relative * a.relative, b2 = b.relative * b.relative;
+  if (a2 + b2 == 0) return 0;
+  // Welch-Satterthwaite: the degrees of freedom of a sum of two estimated variances.
+  const double spread = (std::isinf(a.dof) ? 0 : a2 * a2 / a.dof) + (std::isinf(b.dof) ? 0 : b2 * b2 / b.dof);
+  const double dof = spread == 0 ? std::numeric_limits<double>::infinity() : (a2 + b2) * (a2 + b2) / spread;
+  return t_quantile(dof) * std::sqrt(a2 + b2);
 }
 
 bool settling_rule::median_settled(std::span<const double> samples) const {

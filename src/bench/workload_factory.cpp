@@ -83,7 +83,9 @@ workload model_workload(const workload_request& request) {
   // so a bad file fails before any cell runs.
   std::map<int, std::shared_ptr<engine>> loaded;
   for (const int device : request.devices)
-    loaded.emplace(device, load_model_engine(request.engine, {.device = device, .max_concurrency = request.max_concurrency}));
+    loaded.emplace(device, load_model_engine(request.engine, {.device = device,
+                                                              .max_concurrency = request.max_concurrency,
+                                                              .backend_directories = request.backend_directories}));
   const engine& first = *loaded.begin()->second;
   workload w;
   w.label = std::string(first.name());

@@ -2,6 +2,8 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <iterator>
 #include <string>
 
 #include "ferry/error.hpp"
@@ -36,6 +38,25 @@ std::size_t parse_byte_size(std::string_view text) {
   if (bytes >= beyond)
     throw invalid_argument("size '" + original + "' is beyond what this machine can address");
   return static_cast<std::size_t>(bytes);
+}
+
+std::string format_byte_size(std::size_t bytes) {
+  static constexpr const char* units[] = {"B", "KB", "MB", "GB", "TB"};
+  double value = static_cast<double>(bytes);
+  std::size_t unit = 0;
+  while (value >= 999.5 && unit + 1 < std::size(units)) {  // 999,700 B is "1 MB", not "1000 KB"
+    value /= 1000;
+    ++unit;
+  }
+  if (unit == 0) return std::to_string(bytes) + " B";
+  char text[32];
+  std::snprintf(text, sizeof text, value >= 99.95 ? "%.0f" : value >= 9.995 ? "%.1f" : "%.2f", value);
+  std::string number(text);
+  if (number.find('.') != std::string::npos) {
+    while (number.back() == '0') number.pop_back();
+    if (number.back() == '.') number.pop_back();
+  }
+  return number + " " + units[unit];
 }
 
 }  // namespace ferry

@@ -27,6 +27,8 @@ cuda_error::cuda_error(cudaError_t code, std::string call, std::string file, int
       file_(std::move(file)),
       line_(line) {}
 
+cuda_error::cuda_error(cudaError_t code, const std::string& message) : error(message), code_(code), line_(0) {}
+
 namespace detail {
 
 void throw_cuda_error(cudaError_t code, const char* call, const char* file, int line) {

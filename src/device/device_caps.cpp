@@ -10,6 +10,7 @@
 #include "core/managed_memory.hpp"
 #include "core/scoped_device.hpp"
 #include "device/nvml_link.hpp"
+#include "ferry/device_diagnosis.hpp"
 #include "ferry/error.hpp"
 
 namespace ferry {
@@ -55,15 +56,7 @@ int cuda_device_count() noexcept {
   return count;
 }
 
-std::string no_device_reason() {
-  int count = 0;
-  const cudaError_t status = cudaGetDeviceCount(&count);
-  (void)cudaGetLastError();
-  if (status == cudaSuccess && count > 0) return {};
-  if (status == cudaSuccess) return "no CUDA device: the driver reports 0 GPUs";
-  return std::string("no CUDA device: ") + cudaGetErrorName(status) + " (" +
-         cudaGetErrorString(status) + ")";
-}
+std::string no_device_reason() { return explain_no_device(gather_cuda_platform_facts()); }
 
 namespace {
 

@@ -1,3 +1,4 @@
+#include "ferry/byte_size.hpp"
 #include "ferry/link_bandwidth.hpp"
 
 #include <algorithm>
@@ -69,9 +70,9 @@ link_bandwidth measure_link_bandwidth_blocking(int ordinal, const link_bandwidth
   const std::size_t bytes = std::min(options.bytes, free_bytes / 4);
   if (bytes < minimum_bytes)
     throw unsupported("link bandwidth on GPU " + std::to_string(ordinal) + " (" + caps.name +
-                      "): only " + std::to_string(free_bytes >> 20) +
-                      " MiB device memory free; measuring needs a quarter of free memory to be at "
-                      "least " + std::to_string(minimum_bytes >> 20) + " MiB");
+                      "): only " + format_byte_size(free_bytes) +
+                      " of device memory free; measuring needs a quarter of free memory to be at least " +
+                      format_byte_size(minimum_bytes));
 
   // cudaHostAllocDefault is exactly cudaMallocHost: page-locked, not mapped, not write-combined.
   const core::pinned_memory host = core::allocate_pinned(bytes, cudaHostAllocDefault);

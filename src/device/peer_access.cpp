@@ -1,3 +1,4 @@
+#include "ferry/byte_size.hpp"
 #include "ferry/peer_access.hpp"
 
 #include <algorithm>
@@ -67,8 +68,8 @@ peer_bandwidth measure_peer_bandwidth_blocking(int from, int to, const peer_band
   const std::size_t bytes = std::min(options.bytes, free_bytes / 4);
   if (bytes < minimum_bytes)
     throw unsupported("peer bandwidth GPU " + std::to_string(from) + " -> " + std::to_string(to) + ": only " +
-                      std::to_string(free_bytes >> 20) + " MiB free on one of them; measuring needs a quarter "
-                      "of free memory to be at least " + std::to_string(minimum_bytes >> 20) + " MiB");
+                      format_byte_size(free_bytes) + " free on one of them; measuring needs a quarter of free "
+                      "memory to be at least " + format_byte_size(minimum_bytes));
 
   const core::device_memory destination = [&] {
     core::scoped_device on_device(to);

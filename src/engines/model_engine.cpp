@@ -2,49 +2,82 @@
 
 #include <string>
 
+#include <fmt/format.h>
+
+#include "engines/builtin/workload_spec.hpp"
+#include "engines/plugin/backend_library.hpp"
+#include "engines/plugin/backend_search.hpp"
+#include "engines/plugin/plugin_engine.hpp"
+#include "ferry/backend.hpp"
 #include "ferry/error.hpp"
 
-#ifdef FERRY_HAVE_TENSORRT
-#include "engines/tensorrt/tensorrt_engine.hpp"
-#endif
-#ifdef FERRY_HAVE_TORCH
-#include "engines/torch/aoti_engine.hpp"
-#endif
-
 namespace ferry {
-
 namespace {
-constexpr std::string_view trt_prefix = "trt:";
-constexpr std::string_view torch_prefix = "torch:";
+
+bool is_backend_name(std::string_view name) noexcept {
+  if (name.empty()) return false;
+  for (const char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  return true;
+}
+
+struct backend_spec {
+  std::string backend;
+  std::string path;
+};
+
+backend_spec split(std::string_view spec) {
+  if (!is_model_engine_spec(spec))
+    throw invalid_argument(fmt::format("engine '{}' is not a model file spec (expected BACKEND:PATH, e.g. "
+                                       "torch:model.pt2 or trt:model.plan)",
+                                       spec));
+  const auto colon = spec.find(':');
+  backend_spec parts{std::string(spec.substr(0, colon)), std::string(spec.substr(colon + 1))};
+  if (parts.path.empty())
+    throw invalid_argument(fmt::format("engine '{}': no model file after '{}:'", spec, parts.backend));
+  return parts;
+}
+
+// The backend of `spec`, opened; its refusal names the spec, so the model file is in the message.
+std::shared_ptr<const plugin::backend_library> open_backend(std::string_view spec, const std::string& name,
+                                                            const model_engine_options& options) {
+  try {
+    const auto directories = options.backend_directories.empty() ? backend_directories() : options.backend_directories;
+    auto library = plugin::backend_library::open(plugin::find_backend(name, directories));
+    if (library->name() != name)
+      throw unsupported(fmt::format("backend file '{}' calls itself '{}', not '{}'", library->file().string(),
+                                    library->name(), name));
+    return library;
+  } catch (const unsupported& e) {
+    throw unsupported(fmt::format("engine '{}': {}", spec, e.what()));
+  }
+}
+
 }  // namespace
 
 bool is_model_engine_spec(std::string_view spec) noexcept {
-  return spec.starts_with(trt_prefix) || spec.starts_with(torch_prefix);
+  const auto colon = spec.find(':');
+  if (colon == std::string_view::npos) return false;
+  const auto name = spec.substr(0, colon);
+  return is_backend_name(name) && !builtin::is_builtin_kind(name);
+}
+
+std::string_view backend_of(std::string_view spec) noexcept {
+  return is_model_engine_spec(spec) ? spec.substr(0, spec.find(':')) : std::string_view{};
 }
 
 std::unique_ptr<engine> load_model_engine(std::string_view spec, const model_engine_options& options) {
-  const std::string text(spec);
-  if (spec.starts_with(trt_prefix)) {
-    const std::string path(spec.substr(trt_prefix.size()));
-    if (path.empty()) throw invalid_argument("engine '" + text + "': no plan file after 'trt:'");
-#ifdef FERRY_HAVE_TENSORRT
-    return load_tensorrt_engine(path, options);
-#else
-    (void)options;
-    throw unsupported("engine '" + text + "': this build of ferry has no TensorRT backend (TensorRT 10 was not found at configure time; set FERRY_TENSORRT_ROOT)");
-#endif
-  }
-  if (spec.starts_with(torch_prefix)) {
-    const std::string path(spec.substr(torch_prefix.size()));
-    if (path.empty()) throw invalid_argument("engine '" + text + "': no .pt2 file after 'torch:'");
-#ifdef FERRY_HAVE_TORCH
-    return load_aoti_engine(path, options);
-#else
-    (void)options;
-    throw unsupported("engine '" + text + "': this build of ferry has no libtorch backend (Torch was not found at configure time; pass -DCMAKE_PREFIX_PATH=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)'))");
-#endif
-  }
-  throw invalid_argument("engine '" + text + "' is not a model file spec (expected trt:PATH or torch:PATH)");
+  auto [backend, path] = split(spec);
+  return plugin::load_plugin_engine(open_backend(spec, backend, options), path, options);
+}
+
+std::unique_ptr<host_reference_engine> load_model_engine_on_host(std::string_view spec, model_engine_options options) {
+  auto [backend, path] = split(spec);
+  auto library = open_backend(spec, backend, options);
+  if (!library->computes_on_host())
+    throw unsupported(fmt::format("engine '{}' needs a GPU: backend '{}' cannot compute on the CPU", spec, backend));
+  options.device = -1;
+  return plugin::load_plugin_engine(std::move(library), path, options);
 }
 
 }  // namespace ferry

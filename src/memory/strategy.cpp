@@ -1,3 +1,4 @@
+#include "ferry/byte_size.hpp"
 #include "ferry/strategy.hpp"
 
 #include <algorithm>
@@ -132,13 +133,10 @@ std::optional<std::string> managed_request_refusal(std::size_t bytes, std::size_
                                                    oversubscription policy) {
   if (policy == oversubscription::allow) return std::nullopt;
   if (bytes + managed_headroom_bytes <= free_bytes) return std::nullopt;
-  constexpr double mib = 1024.0 * 1024.0;
-  return "managed request of " + std::to_string(static_cast<long long>(bytes / mib)) +
-         " MiB does not fit in the device's free memory (" +
-         std::to_string(static_cast<long long>(free_bytes / mib)) + " MiB, keeping " +
-         std::to_string(managed_headroom_bytes >> 20) +
-         " MiB headroom); oversubscription can stall every process on a shared GPU, so it is "
-         "refused unless explicitly allowed";
+  return "managed request of " + format_byte_size(bytes) + " does not fit in the device's free memory (" +
+         format_byte_size(free_bytes) + ", keeping " + format_byte_size(managed_headroom_bytes) +
+         " headroom); oversubscription can stall every process on a shared GPU, so it is refused unless "
+         "explicitly allowed";
 }
 
 }  // namespace ferry

@@ -24,6 +24,8 @@ struct execution_platform {
   // configured with "auto" are chosen from the first.
   std::vector<profile_lookup> profiles;
   bool profile_named = false;  // the first GPU's came from `ferry serve --profile`
+  // Where model files' backends are looked for (ferry/backend.hpp; `--backend-directory` first).
+  std::vector<std::filesystem::path> backend_directories;
 };
 
 // Each GPU's profile: the first GPU's from `named` when it is given (`ferry serve --profile`), every
@@ -40,11 +42,14 @@ struct execution_platform {
 
 // Queries the GPUs `devices` chooses (serve_devices); none becomes an empty list with its reason.
 // `profile`: the first GPU's profile file (lookup_profiles); empty: the cache folder's.
+// `backend_directory`: the folder searched first for backends (`--backend-directory`).
 [[nodiscard]] execution_platform detect_platform(std::string_view devices = "all",
-                                                 const std::filesystem::path& profile = {});
+                                                 const std::filesystem::path& profile = {},
+                                                 const std::filesystem::path& backend_directory = {});
 
 // The executor of one model on this platform. Throws invalid_argument / unsupported naming the
-// problem (a bad engine spec, a model file without a GPU, a signature the server cannot batch).
+// problem (a bad engine spec, a missing or broken backend, a model file whose backend cannot
+// compute on the CPU on a server without a GPU, a signature the server cannot batch).
 [[nodiscard]] std::unique_ptr<executor> make_executor(const model_config& config,
                                                       const execution_platform& platform);
 

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "ferry/error.hpp"
+#include "ferry/model_engine.hpp"
 #include "serve/client_json.hpp"
 #include "serve/model_choice.hpp"
 
@@ -39,6 +40,24 @@ std::string read_config(const served_model& model, const fs::path& file) {
   return text;
 }
 
+// A model file named by a relative path ("affine:model.affine") lives in the model's folder, as in
+// Triton's repositories; absolute paths stay as written. Unless links may be followed out of the
+// repository, a relative path must stay inside it ("affine:../../x" must not reach any file).
+std::string in_model_folder(const served_model& model, const fs::path& folder, const fs::path& root,
+                            bool follow_outside_links) {
+  const std::string& engine = model.config.engine;
+  if (!is_model_engine_spec(engine)) return engine;
+  const auto colon = engine.find(':');
+  const fs::path file = engine.substr(colon + 1);
+  if (file.empty() || file.is_absolute()) return engine;
+  const fs::path resolved = (folder / file).lexically_normal();
+  if (!follow_outside_links && !inside(resolved, root))
+    throw invalid_argument("model '" + model.config.name + "': its model file '" + quote_text(file.string()) +
+                           "' leads outside the model repository (start the server with "
+                           "--allow-repository-symlinks to follow it, or name it by an absolute path)");
+  return engine.substr(0, colon + 1) + resolved.string();
+}
+
 void load(served_model& model, const fs::path& folder, const fs::path& root, const execution_platform& platform,
           bool follow_outside_links) {
   const auto file = folder / model_config_file;
@@ -53,6 +72,7 @@ void load(served_model& model, const fs::path& folder, const fs::path& root, con
                              "--allow-repository-symlinks to follow it)");
   }
   model.config = parse_model_config(read_config(model, file), model.config.name);
+  model.config.engine = in_model_folder(model, folder, root, follow_outside_links);
   model.automatic = choose_automatic(model.config, platform);
   std::shared_ptr<executor> exec = make_executor(model.config, platform);
   model.signature = make_signature(exec->io(), model.config.max_batch, model.config.name);

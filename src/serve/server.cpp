@@ -46,10 +46,11 @@ int wait_for_signal_or(const sigset_t& signals, const std::future<void>& done) {
 
 void run_server(const server_options& options) {
   const sigset_t signals = block_stop_signals();
-  const execution_platform platform = detect_platform(options.devices, options.profile);
+  const execution_platform platform = detect_platform(options.devices, options.profile, options.backend_directory);
   if (platform.gpus.empty())
     std::cout << "ferry serve: " << platform.no_gpu_reason
-              << "; running built-in models on the CPU (host reference), model files are unavailable\n";
+              << "; running on the CPU: built-in models by their host references, model files where their "
+                 "backend computes on the CPU\n";
   const model_repository repository(options.model_repository, platform, std::cout, options.allow_repository_symlinks);
   std::unique_ptr<shm_registry> shm;
   std::unique_ptr<cuda_shm_registry> cuda_shm;

@@ -39,6 +39,9 @@ struct server_options {
   // The profile models configured with "auto" pick from (--profile, written by ferry calibrate);
   // empty: the first serving GPU's own in the cache folder.
   std::filesystem::path profile;
+  // The folder searched first for model files' backends (--backend-directory; then
+  // FERRY_BACKEND_PATH and the folder beside the program: ferry/backend.hpp).
+  std::filesystem::path backend_directory;
 };
 
 // Runs the server until SIGINT/SIGTERM. Prints one line per model, a notice when it runs on the

@@ -27,10 +27,12 @@ std::uint64_t ms_to_ns(const std::optional<float>& ms) {
   return ms ? static_cast<std::uint64_t>(static_cast<double>(*ms) * 1e6) : 0;
 }
 
-std::unique_ptr<engine> make_engine(const model_config& config, int device) {
+std::unique_ptr<engine> make_engine(const model_config& config, int device,
+                                    const std::vector<std::filesystem::path>& backend_directories) {
   if (is_model_engine_spec(config.engine))
-    return load_model_engine(config.engine,
-                             {.device = device, .max_concurrency = config.inflight * config.instances_per_gpu});
+    return load_model_engine(config.engine, {.device = device,
+                                             .max_concurrency = config.inflight * config.instances_per_gpu,
+                                             .backend_directories = backend_directories});
   builtin_options options{.input_bytes = config.input_bytes, .batch = std::max<std::int64_t>(1, config.max_batch)};
   return make_builtin_engine(config.engine, options);
 }
@@ -64,11 +66,12 @@ std::vector<slot_facts> facts_of(const session& s, const device_caps& caps, tens
 
 class session_executor final : public executor {
  public:
-  explicit session_executor(const model_config& config, const std::vector<device_caps>& gpus)
+  session_executor(const model_config& config, const std::vector<device_caps>& gpus,
+                   const std::vector<std::filesystem::path>& backend_directories)
       : inflight_(config.inflight) {
     for (const auto& caps : gpus) {
       FERRY_CUDA_TRY(cudaSetDevice(caps.ordinal));
-      engines_.push_back(make_engine(config, caps.ordinal));
+      engines_.push_back(make_engine(config, caps.ordinal, backend_directories));
       engine& eng = *engines_.back();
       if (io_.empty()) {
         io_ = eng.io();
@@ -192,8 +195,9 @@ class session_executor final : public executor {
 
 }  // namespace
 
-std::unique_ptr<executor> make_session_executor(const model_config& config, const std::vector<device_caps>& gpus) {
-  return std::make_unique<session_executor>(config, gpus);
+std::unique_ptr<executor> make_session_executor(const model_config& config, const std::vector<device_caps>& gpus,
+                                                const std::vector<std::filesystem::path>& backend_directories) {
+  return std::make_unique<session_executor>(config, gpus, backend_directories);
 }
 
 }  // namespace ferry::serve

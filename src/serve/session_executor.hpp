@@ -23,6 +23,7 @@
 // building the responses.
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <vector>
 
@@ -32,10 +33,11 @@
 
 namespace ferry::serve {
 
-// Builds the engines (one per GPU of `gpus`, the server's --devices) and sessions and warms
-// every slot up. Throws what engine loading or session construction throws (invalid_argument,
-// unsupported, cuda_error).
-[[nodiscard]] std::unique_ptr<executor> make_session_executor(const model_config& config,
-                                                              const std::vector<device_caps>& gpus);
+// Builds the engines (one per GPU of `gpus`, the server's --devices; model files through their
+// backends, looked for in `backend_directories`) and sessions and warms every slot up. Throws what
+// engine loading or session construction throws (invalid_argument, unsupported, cuda_error).
+[[nodiscard]] std::unique_ptr<executor> make_session_executor(
+    const model_config& config, const std::vector<device_caps>& gpus,
+    const std::vector<std::filesystem::path>& backend_directories);
 
 }  // namespace ferry::serve

@@ -14,6 +14,7 @@
 // costs of a whole request, which is why a tensor leaves the request's pick only for a clear gain
 // (tensor_override_min_us, tensor_override_min_fraction): a difference in fixed costs is real for
 // a tensor only in part.
+#include "ferry/byte_size.hpp"
 #include "ferry/choose.hpp"
 
 #include <algorithm>
@@ -28,12 +29,7 @@
 namespace ferry {
 namespace {
 
-std::string format_bytes(std::size_t bytes) {
-  const auto b = static_cast<double>(bytes);
-  if (bytes >= 1'000'000) return fmt::format("{:.1f} MB", b / 1e6);
-  if (bytes >= 1'000) return fmt::format("{:.1f} KB", b / 1e3);
-  return fmt::format("{} B", bytes);
-}
+std::string format_bytes(std::size_t bytes) { return format_byte_size(bytes); }
 
 bool offered(strategy_kind k, const device_caps& caps) {
   return k != strategy_kind::device && !unavailable_reason(k, caps).has_value();

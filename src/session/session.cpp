@@ -10,6 +10,7 @@
 #include <nvtx3/nvtx3.hpp>
 
 #include "core/scoped_device.hpp"
+#include "ferry/device_diagnosis.hpp"
 #include "session/slot.hpp"
 
 namespace ferry {
@@ -99,6 +100,7 @@ session::session(engine& eng, std::vector<tensor_spec> concrete_io, const sessio
                  const device_caps& caps)
     : state_(std::make_unique<state>()) {
   check_session_options(concrete_io, options, caps);
+  require_code_for(caps);  // a GPU this build has no code for is refused here, naming both architectures
   state_->device = caps.ordinal;
   state_->options = options;
   state_->io = std::move(concrete_io);

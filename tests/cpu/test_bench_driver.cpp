@@ -2,6 +2,8 @@
 // output checks, the verdict.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -40,6 +42,25 @@ TEST(ByteSize, UnitsFollowTheirStandards) {
   EXPECT_THROW((void)parse_byte_size("MB"), ferry::invalid_argument);
   EXPECT_THROW((void)parse_byte_size("-1MB"), ferry::invalid_argument);
   EXPECT_THROW((void)parse_byte_size("3 parsecs"), ferry::invalid_argument);
+}
+
+// One way of writing sizes, decimal as --size reads "MB": what a user types comes back as typed.
+TEST(ByteSize, WrittenInTheUnitsItIsRead) {
+  using ferry::format_byte_size;
+  EXPECT_EQ(format_byte_size(512), "512 B");
+  EXPECT_EQ(format_byte_size(600000), "600 KB");
+  EXPECT_EQ(format_byte_size(19000000), "19 MB");
+  EXPECT_EQ(format_byte_size(19U << 20), "19.9 MB");
+  EXPECT_EQ(format_byte_size(4U << 20), "4.19 MB");
+  EXPECT_EQ(format_byte_size(65536), "65.5 KB");
+  EXPECT_EQ(format_byte_size(999700), "1 MB");
+  EXPECT_EQ(format_byte_size(std::size_t{256} << 20), "268 MB");
+  EXPECT_EQ(format_byte_size(std::size_t{141} * 1000 * 1000 * 1000), "141 GB");
+  for (const char* typed : {"600KB", "19MB", "64MB", "1.5GB"}) {
+    std::string written = format_byte_size(parse_byte_size(typed));
+    written.erase(std::remove(written.begin(), written.end(), ' '), written.end());  // "19 MB" -> "19MB"
+    EXPECT_EQ(written, typed);
+  }
 }
 
 TEST(Shapes, ParseNameAndDims) {

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "ferry/bench/report.hpp"
 #include "ferry/error.hpp"
 
@@ -24,6 +26,7 @@ namespace {
 
 const std::string comma_detail = R"(first mismatch at [12]: got 1.5, want "2")";
 const std::string refusal_reason = "needs pageableMemoryAccess=1 (HMM/ATS); this device reports 0";
+const std::string oom_reason = "out of memory: cudaMalloc(&p, bytes) failed: out of memory (slot.cpp:12)";
 
 fb::sample_stats stats(double median, double scale = 1.0) {
   fb::sample_stats s;
@@ -71,6 +74,16 @@ fb::strategy_result measured(std::string strategy, std::string engine, std::size
   r.output_matches = true;
   r.check_detail = "compared 4096 elements";
   r.um_note = "not a managed strategy";
+  r.trials = {{.started_seconds = 0.5, .wall_seconds = 0.25, .iterations = 70, .median_us = latency_us * 0.99,
+               .noise = 0.006, .throughput_per_s = 1e6 / latency_us, .throughput_noise = 0.006},
+              {.started_seconds = 30.25, .wall_seconds = 0.25, .iterations = 65, .median_us = latency_us * 1.01,
+               .noise = 0.007, .throughput_per_s = 0.99e6 / latency_us, .throughput_noise = 0.007},
+              {.started_seconds = 61.0, .wall_seconds = 0.25, .iterations = 65, .median_us = latency_us,
+               .noise = 0.005, .throughput_per_s = 1.01e6 / latency_us, .throughput_noise = 0.005}};
+  r.trial_noise = 0.0058;
+  r.throughput_trial_noise = 0.0061;
+  r.schedule = "interleaved";
+  r.device_bytes_used = 3u << 20;
   return r;
 }
 
@@ -84,7 +97,7 @@ fb::bench_report full_report() {
   report.winner = "pinned";
   report.recommendation = "Use pinned: it reaches 95% of the link peak; managed without hints is 7x slower.";
 
-  auto pinned = measured("pinned", "reduce", 19u << 20, 425.0);
+  auto pinned = measured("pinned", "reduce", 19'000'000, 425.0);
   pinned.recipe = fb::side_run{.steps = "cudaMemcpyAsync in, engine, cudaMemcpyAsync out, synchronize",
                                .iterations = 200,
                                .latency_us = stats(400.0),
@@ -103,8 +116,8 @@ fb::bench_report full_report() {
                                       .throttle_reasons = {"sw-power-cap"}, .samples = 12, .changed = true};
   report.results.push_back(pinned);
 
-  auto managed = measured("managed", "reduce", 19u << 20, 3120.0);
-  managed.um = fb::um_traffic{19u << 20, 5u << 20, 4864, 1216};
+  auto managed = measured("managed", "reduce", 19'000'000, 3120.0);
+  managed.um = fb::um_traffic{19'000'000, 5'000'000, 4864, 1216};
   managed.um_note.clear();
   managed.noisy = true;
   managed.relative_iqr = 0.31;
@@ -122,7 +135,7 @@ fb::bench_report full_report() {
   managed.notes = {"graph capture failed: ran without a graph", "second note, with a comma"};
   report.results.push_back(managed);
 
-  auto mapped = measured("mapped", "mlp:4x4096", 1u << 20, 45.5);
+  auto mapped = measured("mapped", "mlp:4x4096", 1'000'000, 45.5);
   mapped.h2d_us = {};
   mapped.h2d_gbps = 0;
   mapped.output_matches = false;
@@ -134,9 +147,19 @@ fb::bench_report full_report() {
   fb::strategy_result refused;
   refused.strategy = "system";
   refused.engine = "reduce";
-  refused.input_bytes = 19u << 20;
+  refused.input_bytes = 19'000'000;
   refused.refused = refusal_reason;
   report.results.push_back(refused);
+
+  // A cell whose trial ran out of memory: failed, with the reason, the run went on.
+  fb::strategy_result failed;
+  failed.strategy = "registered";
+  failed.engine = "reduce";
+  failed.input_bytes = 19'000'000;
+  failed.refused = oom_reason;
+  failed.failed = true;
+  failed.schedule = "interleaved";
+  report.results.push_back(failed);
   return report;
 }
 
@@ -165,6 +188,7 @@ void expect_same(const fb::strategy_result& a, const fb::strategy_result& b) {
   EXPECT_EQ(a.warmed_up, b.warmed_up);
   EXPECT_EQ(a.input_writes, b.input_writes);
   EXPECT_EQ(a.refused, b.refused);
+  EXPECT_EQ(a.failed, b.failed);
   EXPECT_EQ(a.iterations, b.iterations);
   EXPECT_EQ(a.wall_seconds, b.wall_seconds);
   expect_same(a.latency_us, b.latency_us, "latency_us");
@@ -181,6 +205,20 @@ void expect_same(const fb::strategy_result& a, const fb::strategy_result& b) {
   EXPECT_EQ(a.relative_iqr, b.relative_iqr);
   EXPECT_EQ(a.noise, b.noise);
   EXPECT_EQ(a.throughput_noise, b.throughput_noise);
+  EXPECT_EQ(a.trial_noise, b.trial_noise);
+  EXPECT_EQ(a.throughput_trial_noise, b.throughput_trial_noise);
+  ASSERT_EQ(a.trials.size(), b.trials.size());
+  for (std::size_t i = 0; i < a.trials.size(); ++i) {
+    EXPECT_EQ(a.trials[i].started_seconds, b.trials[i].started_seconds);
+    EXPECT_EQ(a.trials[i].wall_seconds, b.trials[i].wall_seconds);
+    EXPECT_EQ(a.trials[i].iterations, b.trials[i].iterations);
+    EXPECT_EQ(a.trials[i].median_us, b.trials[i].median_us);
+    EXPECT_EQ(a.trials[i].noise, b.trials[i].noise);
+    EXPECT_EQ(a.trials[i].throughput_per_s, b.trials[i].throughput_per_s);
+    EXPECT_EQ(a.trials[i].throughput_noise, b.trials[i].throughput_noise);
+  }
+  EXPECT_EQ(a.schedule, b.schedule);
+  EXPECT_EQ(a.device_bytes_used, b.device_bytes_used);
   EXPECT_EQ(a.max_noise, b.max_noise);
   EXPECT_EQ(a.noisy, b.noisy);
   EXPECT_EQ(a.stopped, b.stopped);
@@ -317,6 +355,12 @@ TEST(BenchReportJson, OptionalsAreNullWhenAbsent) {
   EXPECT_EQ(results.at(0).at("recipe").at("latency_us").at("median"), 400.0);
   EXPECT_EQ(results.at(1).at("um").at("gpu_page_faults"), 4864);
   EXPECT_EQ(results.at(3).at("refused"), refusal_reason);
+  EXPECT_EQ(results.at(3).at("failed"), false);
+  EXPECT_EQ(results.at(4).at("refused"), oom_reason);
+  EXPECT_EQ(results.at(4).at("failed"), true);
+  EXPECT_EQ(results.at(0).at("trials").size(), 3U);
+  EXPECT_EQ(results.at(0).at("trials").at(1).at("median_us"), 425.0 * 1.01);
+  EXPECT_EQ(results.at(0).at("schedule"), "interleaved");
 }
 
 TEST(BenchReportJson, MissingFieldsTakeTheirDefaults) {
@@ -333,6 +377,10 @@ TEST(BenchReportJson, MissingFieldsTakeTheirDefaults) {
   EXPECT_FALSE(report.results[0].recipe);
   EXPECT_FALSE(report.results[0].clocks);
   EXPECT_EQ(report.results[0].noise, 0);  // older reports carry no noise figure
+  EXPECT_FALSE(report.results[0].failed);
+  EXPECT_TRUE(report.results[0].trials.empty());  // nor trials
+  EXPECT_EQ(report.results[0].trial_noise, 0);
+  EXPECT_EQ(report.results[0].schedule, "");
 }
 
 TEST(BenchReportJson, NanSurvivesAsNull) {
@@ -350,6 +398,10 @@ TEST(BenchReportJson, MalformedInputThrowsInvalidArgument) {
                ferry::invalid_argument);
   EXPECT_THROW((void)fb::report_from_json(nlohmann::json::parse(R"({"schema_version": 999})")),
                ferry::invalid_argument);
+  EXPECT_THROW((void)fb::report_from_json(nlohmann::json::parse(R"({"results": [{"trials": {}}]})")),
+               ferry::invalid_argument);
+  EXPECT_THROW((void)fb::report_from_json(nlohmann::json::parse(R"({"results": [{"trials": [3]}]})")),
+               ferry::invalid_argument);
 }
 
 TEST(BenchReportTable, ShowsEveryStrategyTheRefusalAndTheWinner) {
@@ -357,6 +409,16 @@ TEST(BenchReportTable, ShowsEveryStrategyTheRefusalAndTheWinner) {
   const std::string table = fb::render_table(report);
   for (const auto& r : report.results) EXPECT_NE(table.find(r.strategy), std::string::npos) << r.strategy;
   EXPECT_NE(table.find("refused: " + refusal_reason), std::string::npos);
+  EXPECT_NE(table.find("failed: " + oom_reason), std::string::npos) << table;
+  EXPECT_NE(table.find("failed: 1 of 5 cells failed, each with its reason; the run went on without them"),
+            std::string::npos) << table;
+  // The two noises side by side: within (0.4%) and between trials (0.6% over 3 trials).
+  EXPECT_NE(table.find("± trials"), std::string::npos) << table;
+  EXPECT_NE(table.find("0.6% (3)"), std::string::npos) << table;
+  // How each group's trials ran.
+  EXPECT_NE(table.find("schedule: reduce 19 MB: 2 cells interleaved: trials in rounds with the run's other cells, in a "
+                       "changing order; 3 trials each, started 0.5-61.0 s into the run"),
+            std::string::npos) << table;
   EXPECT_NE(table.find("winner (latency): pinned"), std::string::npos);
   EXPECT_NE(table.find(report.recommendation), std::string::npos);
   EXPECT_NE(table.find("19 MB"), std::string::npos);
@@ -412,7 +474,7 @@ TEST(BenchReportTable, MeasuredRowsLineUpWithTheHeader) {
     EXPECT_EQ(width_of(*(header + 1)), width);  // the rule under the header
     std::size_t row = 0;
     for (const auto& r : report.results) {
-      if (r.refused && tables > 1) continue;  // refused rows appear in the first table only
+      if (r.refused && tables > 1) continue;  // refused and failed rows appear in the first table only
       const std::string& line = *(header + 2 + static_cast<std::ptrdiff_t>(row++));
       if (!r.refused) EXPECT_EQ(width_of(line), width) << line;
     }
@@ -429,6 +491,10 @@ TEST(BenchReportMarkdown, HasHeaderTableRefusalsAndWinner) {
   EXPECT_NE(md.find("CUDA driver 13.0"), std::string::npos);
   for (const auto& r : report.results) EXPECT_NE(md.find(r.strategy), std::string::npos) << r.strategy;
   EXPECT_NE(md.find(refusal_reason), std::string::npos);
+  EXPECT_NE(md.find("## Failed\n\n- **reduce / 19 MB / registered**: " + oom_reason), std::string::npos) << md;
+  EXPECT_NE(md.find("## Refused\n\n- **reduce / 19 MB / system**: " + refusal_reason), std::string::npos) << md;
+  EXPECT_NE(md.find("failed: 1 of 5 cells failed"), std::string::npos) << md;
+  EXPECT_NE(md.find("schedule: reduce 19 MB: 2 cells interleaved"), std::string::npos) << md;
   EXPECT_NE(md.find("**pinned**"), std::string::npos);
   EXPECT_NE(md.find(report.recommendation), std::string::npos);
 
@@ -474,6 +540,14 @@ TEST(BenchReportCsv, EveryRowHasEveryColumnAndCommasAreQuoted) {
   EXPECT_EQ(rows[3][column("check_detail")], comma_detail);
   EXPECT_NE(csv.find(R"("first mismatch at [12]: got 1.5, want ""2""")"), std::string::npos);
   EXPECT_EQ(rows[4][column("refused")], refusal_reason);
+  EXPECT_EQ(rows[4][column("failed")], "false");
+  EXPECT_EQ(rows[5][column("refused")], oom_reason);
+  EXPECT_EQ(rows[5][column("failed")], "true");
+  EXPECT_EQ(std::stod(rows[1][column("trial_noise")]), 0.0058);
+  EXPECT_EQ(rows[1][column("trials")], "3");
+  EXPECT_EQ(rows[1][column("trial_median_us")], fmt::format("{}; {}; {}", 425.0 * 0.99, 425.0 * 1.01, 425.0));
+  EXPECT_EQ(rows[1][column("schedule")], "interleaved");
+  EXPECT_EQ(rows[4][column("trials")], "0");
   EXPECT_EQ(rows[1][column("um_gpu_page_faults")], "");
   EXPECT_EQ(rows[2][column("um_gpu_page_faults")], "4864");
   EXPECT_EQ(rows[2][column("notes")], "graph capture failed: ran without a graph; second note, with a comma");
@@ -496,7 +570,12 @@ TEST(BenchReportCsv, EmptyReportStillHasAHeader) {
 
 namespace {
 
-const fs::path plot_script = fs::path(__FILE__).parent_path().parent_path().parent_path() / "scripts" / "plot_bench.py";
+// FERRY_PLOT_SCRIPT where it is set (a bundle run elsewhere, as the CLI reads it), else the tree's,
+// from its root: a compiler cache with a base directory compiles from relative paths, and
+// __FILE__ is then relative to a build folder the test does not run in.
+const fs::path plot_script = std::getenv("FERRY_PLOT_SCRIPT") != nullptr
+                                 ? fs::path(std::getenv("FERRY_PLOT_SCRIPT"))
+                                 : fs::path(FERRY_SOURCE_DIR) / "scripts" / "plot_bench.py";
 
 // A python that can import matplotlib: `python3` first, then the system one (Debian's
 // python3-matplotlib installs for /usr/bin/python3, which a pyenv python3 on PATH does not see).

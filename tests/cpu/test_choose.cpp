@@ -29,9 +29,9 @@ TEST(Choose, DiscretePcieCopiesLargeInputsPinned) {
   EXPECT_TRUE(c.measured);
   EXPECT_EQ(c.inflight, 2);  // latency: the 3 found for throughput, capped at 2
   EXPECT_EQ(c.reason,
-            "measured on this machine (2026-11-30T12:00:00Z, PCIe Gen5 x16): for 16.0 MB in, 4.0 KB out pinned "
+            "measured on this machine (2026-11-30T12:00:00Z, PCIe Gen5 x16): for 16 MB in, 4 KB out pinned "
             "costs 340 us per request, next registered 342 us; 2 in-flight slots (throughput stopped rising "
-            "beyond 3 for pinned at 1.0 MB); for latency");
+            "beyond 3 for pinned at 1.05 MB); for latency");
 }
 
 TEST(Choose, DiscretePcieReadsSmallReadOnceInputsInPlace) {
@@ -43,7 +43,7 @@ TEST(Choose, DiscretePcieCopiesInputsTheKernelReReads) {
   const auto c = pick(t::discrete_pcie_caps(), t::discrete_model,
                       {.input_bytes = 64 * kb, .output_bytes = 4 * kb, .input_reread = true});
   EXPECT_EQ(c.strategy, strategy_kind::pinned);
-  EXPECT_NE(c.reason.find("64.0 KB re-read in"), std::string::npos) << c.reason;
+  EXPECT_NE(c.reason.find("64 KB re-read in"), std::string::npos) << c.reason;
 }
 
 TEST(Choose, DiscretePcieNeverLetsTheCpuReadManagedOutputs) {
@@ -63,9 +63,9 @@ TEST(Choose, IntegratedReadsSharedMemoryInPlace) {
   const auto c = pick(t::integrated_caps(), t::integrated_model, {.input_bytes = 16 * mb, .output_bytes = 16 * mb});
   EXPECT_EQ(c.strategy, strategy_kind::mapped);
   EXPECT_EQ(c.reason,
-            "measured on this machine (2026-11-30T12:00:00Z, integrated (shared DRAM)): for 16.0 MB in, 16.0 MB out "
+            "measured on this machine (2026-11-30T12:00:00Z, integrated (shared DRAM)): for 16 MB in, 16 MB out "
             "mapped costs 170 us per request, next pinned 548 us; 2 in-flight slots (throughput stopped rising "
-            "beyond 3 for pinned at 1.0 MB); for latency");
+            "beyond 3 for pinned at 1.05 MB); for latency");
 }
 
 TEST(Choose, AtsReadsSystemMemoryInPlace) {
@@ -179,5 +179,5 @@ TEST(ChooseReads, AFewBytesReadOfALargeInputAreReadInPlace) {
               sparse.strategy == strategy_kind::managed_advise)
       << sparse.reason;
   EXPECT_LT(sparse.estimated_us, copied.estimated_us / 10) << sparse.reason;
-  EXPECT_NE(sparse.reason.find("(671.1 KB of it read)"), std::string::npos) << sparse.reason;
+  EXPECT_NE(sparse.reason.find("(671 KB of it read)"), std::string::npos) << sparse.reason;
 }

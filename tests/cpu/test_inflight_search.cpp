@@ -22,6 +22,7 @@ fb::cell_function model(std::function<double(int)> rate, std::vector<int>* tried
     r.input_bytes = request_bytes;
     if (o.inflight_auto) throw std::logic_error("a trial must run one count");
     if (!o.window_seconds) throw std::logic_error("a trial measures throughput over a window");
+    if (o.limits.min_trials != 1 || o.limits.max_trials != 1) throw std::logic_error("a step is one trial");
     r.throughput_per_s = rate(o.session.inflight);
     r.throughput_noise = 0.005;
     if (tried) tried->push_back(o.session.inflight);
@@ -71,4 +72,68 @@ TEST(InflightSearch, LargeRequestsStopBeforeTheirSlotsOutgrowMemory) {
   (void)fb::choose_inflight(any, ferry::strategy_kind::pinned, {},
                             model([](int d) { return 10.0 * d; }, &tried, std::size_t{2} << 30));
   EXPECT_EQ(tried, (std::vector<int>{1, 2, 3, 4}));
+}
+
+// A pipeline whose slots cost 1 GiB of device memory each (plus 0.5 GiB for the cell), on a card
+// of 20 GiB with 10 GiB free: with the default 10% margin (2 GiB), the search may use 8 GiB, so it
+// stops before 6 slots (6 x 1.5 GiB, the most a slot cost at one slot, is 9 GiB) although the rate
+// still rises. Without a memory reading it would go on.
+TEST(InflightSearch, StopsBeforeADepthThatWouldNotFitInFreeMemory) {
+  constexpr std::size_t gib = std::size_t{1} << 30;
+  const auto hungry = [](std::vector<int>* tried) {
+    return [tried](const fb::workload& w, ferry::strategy_kind k, const fb::run_options& o) {
+      auto r = model([](int d) { return 100.0 * d; }, tried)(w, k, o);
+      r.device_bytes_used = gib * static_cast<std::size_t>(o.session.inflight) + gib / 2;
+      return r;
+    };
+  };
+  std::vector<int> tried;
+  std::size_t readings = 0;
+  const fb::memory_reader card = [&readings] {
+    ++readings;
+    return fb::gpu_memory{.free_bytes = 10 * gib, .total_bytes = 20 * gib};
+  };
+  const auto choice = fb::choose_inflight(any, ferry::strategy_kind::pinned, {}, hungry(&tried), card);
+  EXPECT_EQ(tried, (std::vector<int>{1, 2, 3, 4}));
+  ASSERT_TRUE(choice.depth.has_value());
+  EXPECT_EQ(*choice.depth, 4);
+  EXPECT_GE(readings, 4U);  // before every step after the first
+  EXPECT_NE(choice.explanation.find("not tried at 6"), std::string::npos) << choice.explanation;
+  EXPECT_NE(choice.explanation.find("10% of the card"), std::string::npos) << choice.explanation;
+
+  // A larger margin leaves less: 50% of 20 GiB is all of the 10 GiB free; nothing past one slot.
+  tried.clear();
+  fb::run_options wide;
+  wide.memory_margin = 0.5;
+  (void)fb::choose_inflight(any, ferry::strategy_kind::pinned, wide, hungry(&tried), card);
+  EXPECT_EQ(tried, (std::vector<int>{1}));
+
+  tried.clear();
+  (void)fb::choose_inflight(any, ferry::strategy_kind::pinned, {}, hungry(&tried));
+  EXPECT_GT(tried.size(), 4U);  // no reading, no memory limit
+}
+
+// A step that fails (out of memory inside the engine) ends the search at the depths before it.
+TEST(InflightSearch, AFailedStepEndsTheSearchWithTheDepthsBefore) {
+  const auto fails_at_4 = [](const fb::workload& w, ferry::strategy_kind k, const fb::run_options& o) {
+    auto r = model([](int d) { return 100.0 * d; })(w, k, o);
+    if (o.session.inflight >= 4) {
+      r.refused = "out of memory: CUDA out of memory";
+      r.failed = true;
+    }
+    return r;
+  };
+  const auto choice = fb::choose_inflight(any, ferry::strategy_kind::pinned, {}, fails_at_4);
+  ASSERT_TRUE(choice.depth.has_value());
+  EXPECT_EQ(*choice.depth, 3);
+  EXPECT_NE(choice.explanation.find("stopped at 4: out of memory"), std::string::npos) << choice.explanation;
+}
+
+TEST(InflightSearch, RunnersCoverTheDeepestCountTried) {
+  fb::run_options fixed;
+  fixed.session.inflight = 4;
+  EXPECT_EQ(fb::max_slots(fixed), 4);
+  fb::run_options searched;
+  searched.inflight_auto = true;
+  EXPECT_EQ(fb::max_slots(searched), 64);
 }

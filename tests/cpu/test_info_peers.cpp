@@ -74,7 +74,7 @@ TEST(InfoPeers, TextShowsEachDirectionWithItsRateOrWhyNot) {
   // Long values wrap onto the next line, so look for pieces that stay on one.
   EXPECT_NE(peers.find("peer access enabled; cudaMemcpyPeerAsync 51.2 GB/s median, 52.5 best"),
             std::string::npos) << peers;
-  EXPECT_NE(peers.find("copies of 256 MiB)"), std::string::npos) << peers;
+  EXPECT_NE(peers.find("copies of 268 MB)"), std::string::npos) << peers;
   EXPECT_NE(peers.find("GPU 1 -> GPU 0"), std::string::npos) << peers;
   EXPECT_NE(peers.find("possible but not enabled"), std::string::npos) << peers;
   EXPECT_NE(peers.find("TooManyPeers"), std::string::npos) << peers;

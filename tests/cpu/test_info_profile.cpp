@@ -1,5 +1,6 @@
-// `ferry info` with a profile: the figures measured on this machine with their date and link, the
-// platform rules labelled as not measured here, and each lookup failure in its own words.
+// `ferry info` with a profile: the figures measured on this machine with their date and link, one
+// recommendation (the profile's pick; the platform rules only without a profile), and each lookup
+// failure in its own words.
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -32,7 +33,11 @@ TEST(InfoProfile, JsonCarriesTheMeasuredFiguresAndTheRulesSource) {
   const auto caps = t::discrete_pcie_caps();
   const auto info = ferry::build_info_json(cuda13, {caps}, {}, {}, {{0, loaded(caps, t::discrete_model)}});
   const auto& dev = info.at("devices").at(0);
-  EXPECT_EQ(dev.at("recommendation").at("source"), "platform rules, not measured on this machine");
+  EXPECT_EQ(dev.at("recommendation").at("source"),
+            "measured on this machine (its profile), for a request of 4 MB in and out");
+  // The profile's pick, as ferry::choose makes it: 4 MB each way is copied pinned on this model.
+  EXPECT_EQ(dev.at("recommendation").at("recommended"), "pinned");
+  EXPECT_NE(dev.at("recommendation").at("reasoning").get<std::string>().find("measured"), std::string::npos);
   const auto& p = dev.at("profile");
   EXPECT_EQ(p.at("status"), "loaded");
   EXPECT_EQ(p.at("date"), "2026-11-30T12:00:00Z");
@@ -51,18 +56,19 @@ TEST(InfoProfile, JsonCarriesTheMeasuredFiguresAndTheRulesSource) {
   EXPECT_EQ(p.at("refused").at(0).at("strategy"), "system");
 }
 
-TEST(InfoProfile, TextShowsWhatWasMeasuredHereAndLabelsTheRules) {
+TEST(InfoProfile, TextShowsWhatWasMeasuredHereAndOneRecommendation) {
   const auto caps = t::discrete_pcie_caps();
   const std::string raw = ferry::render_info_text(
       ferry::build_info_json(cuda13, {caps}, {}, {}, {{0, loaded(caps, t::discrete_model)}}));
   const std::string text = collapse(raw);
   for (const char* phrase :
        {"measured on this machine 2026-11-30T12:00:00Z (testhost, PCIe Gen5 x16, CUDA driver 13.0, quick sweep)",
-        "input-once 64 KiB: mapped 19 us (next managed-advise 19 us);", "256 MiB: pinned 5.39 ms (next registered 5.39 ms)",
-        "in-flight 3 slots for pinned at 1 MiB (more did not raise throughput)", "refused system: the device cannot access pageable host memory",
-        "platform rules (not measured on this machine; the figures above are)",
-        "recommended pinned with 2 in-flight slots"})
+        "input-once 65.5 KB: mapped 19 us (next managed-advise 19 us);", "268 MB: pinned 5.39 ms (next registered 5.39 ms)",
+        "in-flight 3 slots for pinned at 1.05 MB (more did not raise throughput)", "refused system: the device cannot access pageable host memory",
+        "advice (measured on this machine, for a request of 4 MB in and out)", "recommended pinned with"})
     EXPECT_NE(text.find(phrase), std::string::npos) << phrase << "\n" << raw;
+  // One answer: no platform rules beside the measured pick.
+  EXPECT_EQ(text.find("platform rules"), std::string::npos) << raw;
   std::istringstream lines(raw);
   for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 100U) << line;
 }

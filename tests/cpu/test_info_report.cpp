@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdlib>
 #include <cstdio>
+#include <map>
 #include <span>
 #include <sstream>
 #include <string>
@@ -16,8 +17,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend_test_paths.hpp"
+#include "cpu/cli_runner.hpp"
 #include "ferry/bench/info_report.hpp"
 #include "ferry/device_caps.hpp"
+#include "ferry/device_diagnosis.hpp"
 #include "ferry/recommendation.hpp"
 #include "ferry/strategy.hpp"
 
@@ -260,49 +264,14 @@ TEST(InfoText, ShowsDeviceFactsRecommendationAndLink) {
 
 // --- the CLI on a machine without a GPU -------------------------------------------------------
 
-struct cli_result {
-  int exit_code;
-  std::string output;
-};
-
-// Runs the built ferry binary with `args`, capturing the streams `stream` names.
-enum class captured { stderr_only, stdout_only, both };
-
-cli_result run_cli([[maybe_unused]] const std::string& args, [[maybe_unused]] captured stream) {
-#ifdef FERRY_CLI_PATH
-  const std::string redirect = stream == captured::stderr_only   ? " 2>&1 1>/dev/null"
-                               : stream == captured::stdout_only ? " 2>/dev/null"
-                                                                 : " 2>&1";
-  // FERRY_CLI overrides the build-time path, for test binaries carried to another machine.
-  const char* moved = std::getenv("FERRY_CLI");
-  const std::string command = std::string("'") + (moved ? moved : FERRY_CLI_PATH) + "' " + args + redirect;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return {-1, "popen failed"};
-  std::string output;
-  std::array<char, 4096> chunk{};
-  while (const std::size_t n = std::fread(chunk.data(), 1, chunk.size(), pipe))
-    output.append(chunk.data(), n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-#else
-  return {-1, "FERRY_CLI_PATH not defined"};
-#endif
-}
-
-#ifdef FERRY_CLI_PATH
-constexpr bool cli_built = true;
-#else
-constexpr bool cli_built = false;
-#endif
-
-TEST(CliInfo, WithoutAGpuPrintsOneNoDeviceLineAndExitsTwo) {
+TEST(CliInfo, WithoutAGpuPrintsOneNoDeviceLineAndExitsThree) {
   if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
   if (ferry::cuda_device_count() > 0) GTEST_SKIP() << "this machine has a GPU";
   for (const char* args : {"info", "info --json", "info --measure --device 0", "calibrate", "calibrate --quick",
                            "calibrate --thorough --device 0 --profile /tmp/p.json",
                            "bench --strategy auto --engine reduce"}) {
     const auto result = run_cli(args, captured::stderr_only);
-    EXPECT_EQ(result.exit_code, 2) << args << ": " << result.output;
+    EXPECT_EQ(result.exit_code, 3) << args << ": " << result.output;
     EXPECT_EQ(result.output.rfind("ferry: no CUDA device", 0), 0U) << args << ": " << result.output;
     EXPECT_EQ(std::count(result.output.begin(), result.output.end(), '\n'), 1) << result.output;
   }
@@ -312,11 +281,35 @@ TEST(CliInfo, JsonWithoutAGpuIsADocumentThatSaysWhy) {
   if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
   if (ferry::cuda_device_count() > 0) GTEST_SKIP() << "this machine has a GPU";
   const auto result = run_cli("info --json", captured::stdout_only);
-  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_EQ(result.exit_code, 3) << result.output;
   const auto doc = nlohmann::json::parse(result.output);  // throws (fails the test) if not JSON
   EXPECT_TRUE(doc.at("devices").is_array());
   EXPECT_TRUE(doc.at("devices").empty());
   EXPECT_EQ(doc.at("no_device_reason").get<std::string>().rfind("no CUDA device", 0), 0U) << result.output;
+}
+
+// `ferry info` lists the backends it finds, with GPU or without: the example backend beside the
+// program (an installation's layout), and the tests' own through --backend-directory, the broken
+// ones with their problem.
+TEST(CliInfo, ListsTheBackendsItFindsWithTheirVersions) {
+  if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
+  const std::string dir = ferry::test::test_backend_dir().string();
+  const auto text = run_cli("info --backend-directory '" + dir + "'", captured::stdout_only);
+  EXPECT_NE(text.output.find("Backends (model specs NAME:PATH; searched in " + dir), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("affine   1.0 (example, C) (API 1, also on the CPU)"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("seam     test (ferry's C++ engine seam) (API 1)"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("oldapi   unusable: "), std::string::npos) << text.output;
+  const auto json = run_cli("info --json --backend-directory '" + dir + "'", captured::stdout_only);
+  const auto doc = nlohmann::json::parse(json.output);
+  std::map<std::string, nlohmann::json> by_name;
+  for (const auto& b : doc.at("backends")) by_name[b.at("name").get<std::string>()] = b;
+  ASSERT_TRUE(by_name.contains("affine")) << json.output;
+  EXPECT_EQ(by_name["affine"].at("version"), "1.0 (example, C)");
+  EXPECT_EQ(by_name["affine"].at("api_version"), 1);
+  EXPECT_EQ(by_name["affine"].at("computes_on_host"), true);
+  ASSERT_TRUE(by_name.contains("partial")) << json.output;
+  EXPECT_NE(by_name["partial"].at("problem").get<std::string>().find("lacks the required functions"),
+            std::string::npos);
 }
 
 // A malformed built-in engine is named before anything looks for a GPU, as a bad strategy is.
@@ -324,7 +317,7 @@ TEST(CliInfo, BenchNamesAMalformedEngineBeforeTheGpu) {
   if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
   for (const char* args : {"bench --engine reduce,sparse", "bench --engine reduce:0", "bench --engine tuch"}) {
     const auto result = run_cli(args, captured::stderr_only);
-    EXPECT_EQ(result.exit_code, 1) << args << ": " << result.output;
+    EXPECT_EQ(result.exit_code, 2) << args << ": " << result.output;  // a wrong value
     EXPECT_EQ(result.output.find("no CUDA device"), std::string::npos) << args << ": " << result.output;
     EXPECT_NE(result.output.find("builtin workload"), std::string::npos) << args << ": " << result.output;
   }
@@ -337,37 +330,78 @@ TEST(CliInfo, CalibrateTakesOneSweepDepth) {
   EXPECT_NE(result.output.find("excludes"), std::string::npos) << result.output;
 }
 
-TEST(CliInfo, RequiresASubcommand) {
+// `ferry`, `ferry help` and `ferry --help` print the help and exit 0; `--version` says what this
+// build is.
+TEST(CliInfo, HelpAndVersionPrintAndExitZero) {
   if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
-  const auto result = run_cli("", captured::both);
-  EXPECT_NE(result.exit_code, 0);
-  EXPECT_NE(result.output.find("info"), std::string::npos) << result.output;  // the help
+  for (const char* args : {"", "help", "--help"}) {
+    const auto result = run_cli(args, captured::both);
+    EXPECT_EQ(result.exit_code, 0) << "'" << args << "': " << result.output;
+    EXPECT_NE(result.output.find("Subcommands:"), std::string::npos) << "'" << args << "': " << result.output;
+    EXPECT_NE(result.output.find("bench"), std::string::npos) << result.output;
+    EXPECT_NE(result.output.find("Exit codes: 0 done, 1 failed while running, 2 a wrong flag"), std::string::npos)
+        << result.output;
+  }
+  const auto version = run_cli("--version", captured::stdout_only);
+  EXPECT_EQ(version.exit_code, 0) << version.output;
+  EXPECT_EQ(version.output.rfind("ferry 0.", 0), 0U) << version.output;
+  EXPECT_NE(version.output.find("device code for " + std::string(ferry::built_cuda_architectures())), std::string::npos)
+      << version.output;
+  EXPECT_NE(version.output.find("backend API 1"), std::string::npos) << version.output;
+}
+
+// One exit code per class of mistake: a flag CLI11 refuses and a value ferry refuses are both 2.
+TEST(CliInfo, UsageMistakesExitTwo) {
+  if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
+  for (const char* args : {"--no-such-flag", "bench --no-such-flag", "frobnicate", "calibrate --quick --thorough",
+                           "bench --inflight 0", "bench --engine tuch", "bench --strategy sideways"}) {
+    const auto result = run_cli(args, captured::both);
+    EXPECT_EQ(result.exit_code, 2) << args << ": " << result.output;
+  }
 }
 
 TEST(CliInfo, RejectsANegativeDevice) {
   if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
   const auto result = run_cli("info --device -1", captured::both);
-  EXPECT_NE(result.exit_code, 0);
-  EXPECT_NE(result.exit_code, 2);
+  EXPECT_EQ(result.exit_code, 2) << result.output;
 }
 
-// Both values parse (the run then stops at the missing GPU, exit 2); anything else is a
-// command-line error that names the flag.
+// Both values parse (the run then stops at the missing GPU, exit 3); anything else is a
+// command-line error that names the flag (exit 2).
 TEST(CliBench, InputWritesTakesCachedOrStreaming) {
   if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
   if (ferry::cuda_device_count() > 0) GTEST_SKIP() << "this machine has a GPU (a valid flag would run a benchmark)";
   for (const char* args : {"bench --input-writes cached", "bench --input-writes streaming"}) {
     const auto result = run_cli(args, captured::stderr_only);
-    EXPECT_EQ(result.exit_code, 2) << args << ": " << result.output;
+    EXPECT_EQ(result.exit_code, 3) << args << ": " << result.output;
   }
 }
 
 TEST(CliBench, InputWritesRefusesOtherValues) {
   if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
   const auto result = run_cli("bench --input-writes sideways", captured::both);
-  EXPECT_NE(result.exit_code, 0);
-  EXPECT_NE(result.exit_code, 2);
+  EXPECT_EQ(result.exit_code, 2) << result.output;
   EXPECT_NE(result.output.find("--input-writes"), std::string::npos) << result.output;
+}
+
+}  // namespace
+
+namespace {
+
+// Output paths and the plot's prerequisites are checked before anything is measured, so a typo
+// costs a second, not a run (and on a machine without a GPU it is named before the GPU is missed).
+TEST(CliBench, ABadOutputPathIsNamedBeforeTheRun) {
+  if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
+  for (const auto& [args, says] :
+       {std::pair{std::string("bench --json /nonexistent-folder/r.json"),
+                  std::string("--json '/nonexistent-folder/r.json': the folder '/nonexistent-folder' does not exist")},
+        std::pair{std::string("bench --md /tmp"), std::string("--md '/tmp' is a folder; give a file name")},
+        std::pair{std::string("bench --plot r.jpg"), std::string("--plot 'r.jpg': the image must be .png or .svg")}}) {
+    const auto result = run_cli(args, captured::stderr_only);
+    EXPECT_EQ(result.exit_code, 2) << args << ": " << result.output;
+    EXPECT_NE(result.output.find(says), std::string::npos) << args << ": " << result.output;
+    EXPECT_EQ(result.output.find("no CUDA device"), std::string::npos) << args << ": " << result.output;
+  }
 }
 
 }  // namespace

@@ -9,7 +9,6 @@
 #include "engines/io_description.hpp"
 #include "engines/torch/aoti_package.hpp"
 #include "ferry/error.hpp"
-#include "ferry/model_engine.hpp"
 
 namespace {
 
@@ -158,21 +157,6 @@ TEST(PackageCompatibility, WrongArchitectureAndVersionAreNamed) {
   const auto version = ferry::aoti::incompatibility(d, 9, 0, "2.10.1");
   ASSERT_TRUE(version.has_value());
   EXPECT_NE(version->find("exported with PyTorch 2.11.0+cu130 and ferry runs libtorch 2.10.1"), std::string::npos);
-}
-
-TEST(ModelEngineSpec, RecognisedAndRefusedClearlyWithoutTheBackend) {
-  EXPECT_TRUE(ferry::is_model_engine_spec("torch:/m.pt2"));
-  EXPECT_TRUE(ferry::is_model_engine_spec("trt:/m.plan"));
-  EXPECT_FALSE(ferry::is_model_engine_spec("reduce"));
-  EXPECT_THROW((void)ferry::load_model_engine("torch:", {}), ferry::invalid_argument);
-#ifndef FERRY_HAVE_TORCH
-  try {
-    (void)ferry::load_model_engine("torch:/m.pt2", {});
-    ADD_FAILURE() << "expected unsupported";
-  } catch (const ferry::unsupported& e) {
-    EXPECT_NE(std::string(e.what()).find("no libtorch backend"), std::string::npos);
-  }
-#endif
 }
 
 }  // namespace

@@ -40,7 +40,7 @@ TEST(PlacementReport, TableShowsStagesAndTheCostOfRunningAway) {
   EXPECT_NE(table.find("away costs"), std::string::npos) << table;
   EXPECT_NE(table.find("+2600 µs (27.0x)"), std::string::npos) << table;
   EXPECT_NE(table.find("1300"), std::string::npos) << table;
-  EXPECT_NE(table.find("64 MB"), std::string::npos) << table;
+  EXPECT_NE(table.find("67.1 MB"), std::string::npos) << table;  // 64 MiB, in decimal units
   // The local row has no peer stages and no cost.
   const auto first_row = table.substr(table.find('\n') + 1, table.find('\n', table.find('\n') + 1) - table.find('\n') - 1);
   EXPECT_NE(first_row.find("GPU 1  GPU 1"), std::string::npos) << first_row;

@@ -332,7 +332,7 @@ TEST(ServeDevices, BadListsAreRefusedAsBenchRefusesThem) {
   EXPECT_NE(message("gpu1", 2).find("'gpu1' is not a GPU ordinal"), std::string::npos);
   EXPECT_NE(message("0,", 2).find("empty item"), std::string::npos);
   EXPECT_NE(message("", 2).find("--devices is empty"), std::string::npos);
-  // Naming GPUs on a machine without one is no_device (ferry exits 2), not a CPU fallback.
+  // Naming GPUs on a machine without one is no_device (ferry exits 3), not a CPU fallback.
   EXPECT_THROW((void)serve_devices("0", 0), ferry::no_device);
 }
 

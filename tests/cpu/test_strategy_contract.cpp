@@ -122,8 +122,8 @@ TEST(ManagedGuard, RefusesRequestsThatDoNotFitUnlessAllowed) {
   EXPECT_FALSE(ferry::managed_request_refusal(gib, 8 * gib, ferry::oversubscription::refuse));
   const auto refusal = ferry::managed_request_refusal(8 * gib, 4 * gib, ferry::oversubscription::refuse);
   ASSERT_TRUE(refusal);
-  EXPECT_NE(refusal->find("8192 MiB"), std::string::npos) << *refusal;
-  EXPECT_NE(refusal->find("4096 MiB"), std::string::npos) << *refusal;
+  EXPECT_NE(refusal->find("8.59 GB"), std::string::npos) << *refusal;
+  EXPECT_NE(refusal->find("4.29 GB"), std::string::npos) << *refusal;
   // The headroom counts: a request that leaves less than it free is refused too.
   EXPECT_TRUE(ferry::managed_request_refusal(4 * gib - ferry::managed_headroom_bytes + 1, 4 * gib,
                                              ferry::oversubscription::refuse));

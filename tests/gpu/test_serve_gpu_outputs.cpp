@@ -8,9 +8,12 @@
 #include <cuda_runtime_api.h>
 
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <vector>
 
+#include "backend_test_paths.hpp"
 #include "bench/um_counters.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/error.hpp"
@@ -101,7 +104,7 @@ class ServeGpuOutputs : public ::testing::TestWithParam<ferry::strategy_kind> {
     model_config config{.name = "m", .engine = engine, .strategy = GetParam(), .inflight = 2};
     config.max_batch = max_batch;
     config.input_bytes = std::size_t{1} << 20;
-    auto exec = make_session_executor(config, {caps_});
+    auto exec = make_session_executor(config, {caps_}, {ferry::test::example_backend_dir()});
     signature_ = make_signature(exec->io(), max_batch, "m");
     return exec;
   }
@@ -179,14 +182,12 @@ TEST_P(ServeGpuOutputs, BatchedRequestsAreScatteredIntoTheirOwnRanges) {
 // A CUDA shared-memory request moves no byte across PCIe: its input is read where it is and its
 // output is written in place, or copied device to device. CUPTI counts every explicit copy of the
 // process; the system-region request beside it is the control that the counting works (its input
-// and output each cross once).
-TEST(ServeCudaSharedMemory, NoByteOfARequestCrossesTheBus) {
+// and output each cross once). `config` is a model of one 4,800,000-byte f32 input and output.
+void expect_no_byte_crosses_the_bus(model_config config) {
   const auto caps = ferry::query_device(0);
-  model_config config{.name = "m", .engine = "touch", .strategy = ferry::strategy_kind::pinned, .inflight = 2};
-  config.input_bytes = std::size_t{4800000};
-  auto exec = make_session_executor(config, {caps});
-  const model_signature signature = make_signature(exec->io(), 0, "m");
-  const std::size_t bytes = config.input_bytes;
+  auto exec = make_session_executor(config, {caps}, {ferry::test::example_backend_dir()});
+  const model_signature signature = make_signature(exec->io(), config.max_batch, "m");
+  const std::size_t bytes = 4800000;
   device_bytes in_dev(bytes), out_dev(bytes), larger(bytes + 4096);
   registered_host in_host(bytes), out_host(bytes);
   {  // warm: the first requests set the slots up; nothing of theirs is counted
@@ -221,6 +222,23 @@ TEST(ServeCudaSharedMemory, NoByteOfARequestCrossesTheBus) {
   ASSERT_TRUE(counters.take().has_value()) << counters.reason();
   EXPECT_EQ(counters.copies().host_to_device, bytes);
   EXPECT_EQ(counters.copies().device_to_host, bytes);
+}
+
+TEST(ServeCudaSharedMemory, NoByteOfARequestCrossesTheBus) {
+  model_config config{.name = "m", .engine = "touch", .strategy = ferry::strategy_kind::pinned, .inflight = 2};
+  config.input_bytes = std::size_t{4800000};
+  expect_no_byte_crosses_the_bus(config);
+}
+
+// The same through a backend plugin (the example backend, one row of 1,200,000 floats): the
+// plugin binds the addresses it is given and copies nothing itself.
+TEST(ServeCudaSharedMemory, NoByteOfAPluginModelsRequestCrossesTheBus) {
+  const auto model = std::filesystem::temp_directory_path() / "ferry_no_bus_bytes.affine";
+  std::ofstream(model) << "format ferry-affine/1\nwidth 1200000\nmax_batch 1\nscale 2\nbias 1\n";
+  model_config config{.name = "m", .engine = "affine:" + model.string(), .strategy = ferry::strategy_kind::pinned,
+                      .inflight = 2};
+  config.max_batch = 1;
+  expect_no_byte_crosses_the_bus(config);
 }
 
 INSTANTIATE_TEST_SUITE_P(Strategies, ServeGpuOutputs,

@@ -1,6 +1,6 @@
 """`ferry serve --devices`: the GPUs models run on, read as `ferry bench --devices` reads them.
 
-Without a GPU only the default, `all`, starts (on the CPU, saying so), and naming a GPU exits 2
+Without a GPU only the default, `all`, starts (on the CPU, saying so), and naming a GPU exits 3
 with ferry's one no-device line, as bench does. With GPUs, `--devices 0` puts every model on GPU 0
 alone, and a GPU the machine lacks or a repeated one exits 1 naming it."""
 import os
@@ -9,7 +9,7 @@ import unittest
 
 from ferry_server import MODELS, FerryServer
 
-CPU_NOTICE = "running built-in models on the CPU"
+CPU_NOTICE = "running on the CPU"
 
 
 def serve(*args):
@@ -36,24 +36,24 @@ class Devices(unittest.TestCase):
         for line in ready:
             self.assertIn(where, line)
 
-    def test_naming_gpus_without_one_exits_two(self):
+    def test_naming_gpus_without_one_exits_three(self):
         if not self.on_cpu:
             self.skipTest("this machine has a GPU")
         for devices in ("0", "0,1", "0,0", "x"):
             with self.subTest(devices=devices):
                 result = serve("--devices", devices)
-                self.assertEqual(result.returncode, 2, result.stdout + result.stderr)
+                self.assertEqual(result.returncode, 3, result.stdout + result.stderr)
                 self.assertEqual(result.stderr,
                                  f"ferry: no CUDA device: --devices '{devices}' names GPUs, but the driver reports none\n")
 
     def test_a_gpu_the_machine_lacks_or_a_repeated_one_is_refused(self):
         if self.on_cpu:
-            self.skipTest("no GPU: every --devices but all exits 2 (see test_naming_gpus_without_one_exits_two)")
+            self.skipTest("no GPU: every --devices but all exits 3 (see test_naming_gpus_without_one_exits_three)")
         for devices, says in (("64", "GPU 64 does not exist"), ("0,0", "GPU 0 is listed twice"),
                               ("gpu0", "'gpu0' is not a GPU ordinal")):
             with self.subTest(devices=devices):
                 result = serve("--devices", devices)
-                self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+                self.assertEqual(result.returncode, 2, result.stdout + result.stderr)
                 self.assertIn(says, result.stderr)
 
     def test_one_gpu_holds_every_model(self):

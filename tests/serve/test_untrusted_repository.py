@@ -5,7 +5,7 @@ contents or an absolute path; names with control characters are refused.
 
 Once, a value nested 100,000 levels deep crashed the server at start (SIGSEGV, every model gone);
 "nanKiB" loaded with a shape of 2^61; "infKiB" and "17179869188GiB" overflowed to 0 bytes; a
-folder linked to another place was served; a config linked to /etc/passwd showed its first
+folder linked to another place was served (and a model file may be named relative to its folder); a config linked to /etc/passwd showed its first
 token and an absolute path in the index; a folder named with a newline split the log; `%00` in a
 model's name cut its error message."""
 import json
@@ -47,6 +47,8 @@ def make_repository():
     os.makedirs(os.path.join(repository, "passwd"))
     os.symlink("/etc/passwd", os.path.join(repository, "passwd", "config.json"))
     model("bad\nname", json.dumps(GOOD))
+    # A model file named relative to its folder, climbing out of the repository.
+    model("climbs", json.dumps({"engine": "affine:../../elsewhere/config.json"}))
     return root, repository
 
 
@@ -91,6 +93,9 @@ class UntrustedRepository(unittest.TestCase):
         self.assertIn("its folder is a symbolic link leading outside the model repository", index["linked"]["reason"])
         self.assertEqual(index["passwd"]["state"], "UNAVAILABLE")
         self.assertIn("config.json is a symbolic link leading outside", index["passwd"]["reason"])
+        self.assertEqual(index["climbs"]["state"], "UNAVAILABLE")
+        self.assertIn("its model file '../../elsewhere/config.json' leads outside the model repository",
+                      index["climbs"]["reason"])
 
     def test_the_index_shows_no_file_contents_or_absolute_paths(self):
         for protocol_index in (self.index(),

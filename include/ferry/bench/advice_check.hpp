@@ -15,12 +15,13 @@ namespace ferry::bench {
 
 // `group` holds one cell group's results (same engine and size), `picked` the profile's pick.
 // Refused cells and cells whose outputs did not match never count as the best; `device` is the
-// floor, not a way to feed host inputs, so it never does either.
+// floor, not a way to feed host inputs, so it never does either. The check's `noise` is compare's
+// threshold for the pick's and the best's figures: a pick short of the best by less is right.
 [[nodiscard]] advice_check check_advice(const std::vector<const strategy_result*>& group, strategy_kind picked,
                                         objective goal);
 
-// "the profile's pick was within 5% of the best measured in 3 of 4 cells (75%)", or empty when
-// there are no checks.
+// "the profile's pick was within 5% of the best measured, or the same within their noise, in 3 of
+// 4 cells (75%)", or empty when there are no checks.
 [[nodiscard]] std::string summarize_advice(const std::vector<advice_check>& checks);
 
 }  // namespace ferry::bench

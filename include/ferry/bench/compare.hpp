@@ -1,14 +1,22 @@
 // Two bench reports of the same matrix, cell by cell: which cells differ beyond their noise.
 //
-// Each cell's figure carries its noise (the relative standard error of the median, or of the
-// throughput for throughput cells). Two figures differ when their relative difference exceeds
-// twice the combined noise, about a 95% test of two independent estimates: anything less is as
-// likely the host's noise as a real change. Reports written before noise was recorded get it
-// estimated from their spread (0.93 IQR / sqrt(n) / median, the normal approximation), and say so.
+// Each cell's figure carries its noise: the larger of its noise within trials (the relative
+// standard error of the median, or of the rate for throughput cells) and between its trials (the
+// spread of the trials' figures, which sees what moves over a run's minutes). Two figures differ
+// when their relative difference exceeds difference_threshold (stats.hpp): Student's t at 99%
+// one-sided, with the degrees of freedom of the trials where their spread is the larger noise,
+// times the two noises combined. Anything less is as likely the host's noise as a real change.
+// Calibrated by A/A runs (the same binary and host twice: at most 5% of cells called different)
+// and A/B runs with `--slowdown 10` (a real 10% change, to be found in at least 95% of the cells of
+// 16 MB and up); docs/RESULTS.md has the rates measured. Reports written before noise was recorded
+// get it estimated from their spread (0.93 IQR / sqrt(n) / median, the normal approximation), and
+// say so.
 #pragma once
 
 #include <string>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "ferry/bench/result.hpp"
 
@@ -25,11 +33,13 @@ enum class cell_change {
 
 struct cell_comparison {
   std::string label;         // "reduce / 18.1 MB / pinned"
+  std::size_t input_bytes = 0;
   std::string metric;        // "median µs" or "req/s"
   double a = 0;
   double b = 0;
-  double noise_a = 0;        // relative
+  double noise_a = 0;        // relative: each figure's judged noise
   double noise_b = 0;
+  bool between_trials = false;  // either noise is its trials' spread (the threshold uses t for their count)
   double change = 0;         // b / a - 1
   double threshold = 0;      // |change| beyond this is a difference
   bool noise_estimated = false;  // at least one report had no noise figure for this cell
@@ -50,6 +60,18 @@ struct report_comparison {
 // warm-up, input writes). Throughput cells (either report's objective "throughput") compare
 // req/s, the others the median latency.
 [[nodiscard]] report_comparison compare_reports(const bench_report& a, const bench_report& b);
+
+// Why two reports come from machines that cannot be compared cell by cell: another GPU, driver,
+// CUDA runtime or link (one line each, naming both); empty when they match.
+[[nodiscard]] std::vector<std::string> host_differences(const machine_info& a, const machine_info& b);
+
+// The cells B measured worse than A beyond their noise and by more than `percent` percent (the
+// change in the compared metric), for `ferry bench compare --fail-above`.
+[[nodiscard]] std::vector<const cell_comparison*> regressions(const report_comparison& comparison, double percent);
+
+// Every cell's figures, noises, change, threshold and verdict ("same", "better", "worse",
+// "only in A", "only in B", "not measured"), and the count that differ, for scripts.
+[[nodiscard]] nlohmann::json to_json(const report_comparison& comparison);
 
 // A table of every cell with both figures, the change and the verdict, then one summary line.
 [[nodiscard]] std::string render_comparison(const report_comparison& comparison, const std::string& name_a,

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
@@ -32,6 +33,8 @@ struct matrix_request {
   std::string profile_note;
   objective goal = objective::latency;
   bool measure_link = true;                         // the pinned link peak, for % of peak
+  // Where model files' backends are looked for; empty: ferry::backend_directories().
+  std::vector<std::filesystem::path> backend_directories;
 };
 
 // Checks what can be checked without a GPU (sizes, shapes, strategy names), so a typo is named
@@ -41,9 +44,16 @@ void validate(const matrix_request& request);
 // Called before each cell with "reduce 19MB pinned" (a progress line).
 using progress_function = std::function<void(const std::string&)>;
 
-// Runs every cell and decides the winner. `command_line` is recorded in the report.
+// Runs every cell and decides the winner. `command_line` is recorded in the report. Every group's
+// workload (a model file loads) and every cell are made first; then the cells' trials run in
+// rounds (options.schedule). Only bad input throws (before any cell runs); a cell that fails, out
+// of memory or otherwise, is a row with its reason and `failed` set, and the run goes on.
 [[nodiscard]] bench_report run_matrix(const matrix_request& request, const run_options& options,
                                       const std::string& command_line, const progress_function& progress = {});
+
+// The cells of a report that failed (an error, not a refusal of the platform): a run with any
+// ends with a non-zero exit code.
+[[nodiscard]] std::size_t count_failed(const bench_report& report);
 
 // The machine a report was measured on: the first GPU of `devices` (several are named), its
 // platform, link, driver and runtime, and with `measure_link` the pinned link peak.
@@ -56,6 +66,10 @@ using progress_function = std::function<void(const std::string&)>;
 [[nodiscard]] std::vector<placement_cost> run_placement_matrix(const matrix_request& request,
                                                                const std::vector<int>& devices, int iterations,
                                                                const progress_function& progress = {});
+
+// What --plot needs, checked before anything is measured: an image path ending .png or .svg, the
+// plot script, and Python with matplotlib. Throws invalid_argument / unsupported naming what lacks.
+void check_plot_prerequisites(const std::string& image_path);
 
 // Draws the plots of a report saved as JSON at `json_path` into `image_path` (.png or .svg) with
 // scripts/plot_bench.py (FERRY_PLOT_SCRIPT overrides where it is found). Throws on failure.

@@ -2,6 +2,7 @@
 // (terminal table, markdown, JSON, CSV, plots), as nvbench and nvbandwidth do.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -47,6 +48,20 @@ struct side_run {
   std::string check_detail;
 };
 
+// One trial of a cell, as nvbench separates them: buffers made afresh, its own warm-up and
+// samples. A cell's trials are spread over the run (ferry/bench/trials.hpp), so their spread shows
+// what moves over minutes (host load, where buffers landed, which cell ran before), which the
+// samples of one stretch cannot.
+struct trial_figures {
+  double started_seconds = 0;  // when the trial started, after the run's first trial
+  double wall_seconds = 0;     // its measuring loop (warm-up and set-up not counted)
+  std::size_t iterations = 0;  // its latency samples
+  double median_us = 0;        // its median latency
+  double noise = 0;            // median_noise of its samples
+  double throughput_per_s = 0;
+  double throughput_noise = 0;
+};
+
 // One (workload, size, strategy) cell of the matrix.
 struct strategy_result {
   std::string strategy;
@@ -67,6 +82,9 @@ struct strategy_result {
 
   // Set when the strategy was refused or failed; every other field is then meaningless.
   std::optional<std::string> refused;
+  // The reason in `refused` is an error (out of memory, a CUDA or engine failure), not the
+  // platform's refusal: the run goes on, and its exit code says a cell failed.
+  bool failed = false;
 
   std::size_t iterations = 0;
   double wall_seconds = 0;
@@ -87,13 +105,29 @@ struct strategy_result {
   double relative_iqr = 0;    // iqr / median of latency: the spread of requests
   // How well the cell's figures are known: median_noise of latency (the relative standard error
   // of the median), and rate_noise of throughput.
+  // Both pool the samples of every trial: the noise within trials.
   double noise = 0;
   double throughput_noise = 0;
+  // The noise between trials: the standard error of the trials' mean figure relative to it
+  // (trial_noise in stats.hpp), 0 with fewer than two trials (and in older reports). What one run
+  // cannot show of another shows here; stopping, the noisy flag and compare use the larger of the
+  // two noises (judged_noise).
+  double trial_noise = 0;
+  double throughput_trial_noise = 0;
+  std::vector<trial_figures> trials;
+  // How the cell's trials ran beside the run's other cells: "interleaved" (in rounds, one trial of
+  // every cell per round in a changing order, so a drift moves every cell alike) or "sequential"
+  // (each cell's trials back to back); empty in older reports.
+  std::string schedule;
   double max_noise = 0;       // the limit asked for (--max-noise)
   // The figure the cell is judged on (latency, or throughput for throughput cells) is noisier
   // than max_noise: sampling stopped at its cap first.
   bool noisy = false;
   std::string stopped;        // how sampling ended, in words
+  // Device memory the cell held at the end of a trial's measurement (free memory before the trial
+  // less free memory then, on its first GPU; the most over its trials): what `--inflight auto`
+  // extrapolates the next depth's need from.
+  std::size_t device_bytes_used = 0;
 
   std::optional<side_run> recipe;  // the strategy's steps by hand, measured beside it
   std::optional<side_run> floor;   // the engine on device-resident inputs, measured beside it
@@ -135,7 +169,8 @@ struct machine_info {
 // Whether the profile's advice held on one cell group (an engine at a size) where several
 // strategies ran: what ferry::choose picked from this machine's profile against the best measured
 // (ferry/bench/advice_check.hpp makes them). A pick within advice_tolerance of the best counts as
-// a good one.
+// a good one, and so does a pick the same as the best within their noise: another run could have
+// ranked them the other way.
 inline constexpr double advice_tolerance = 0.05;
 
 struct advice_check {
@@ -148,9 +183,12 @@ struct advice_check {
   // How much worse the pick is than the best (0.03: 3% slower, or 3% fewer requests per second);
   // nullopt when the pick was not measured or its outputs did not match.
   std::optional<double> shortfall;
+  // The shortfall the two figures' noise could make on its own: the threshold compare uses for
+  // them (difference_threshold of both judged noises); 0 where they carry no noise.
+  double noise = 0;
   std::string note;           // why there is no shortfall, when there is none
   [[nodiscard]] bool within(double tolerance = advice_tolerance) const noexcept {
-    return shortfall && *shortfall <= tolerance + 1e-9;  // 420 / 400 - 1 is 0.05 and a bit
+    return shortfall && *shortfall <= std::max(tolerance, noise) + 1e-9;  // 420 / 400 - 1 is 0.05 and a bit
   }
 };
 

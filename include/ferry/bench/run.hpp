@@ -14,6 +14,7 @@
 
 #include "ferry/bench/result.hpp"
 #include "ferry/bench/stopping.hpp"
+#include "ferry/bench/trials.hpp"
 #include "ferry/choose.hpp"
 #include "ferry/engine.hpp"
 #include "ferry/session.hpp"
@@ -73,25 +74,53 @@ struct run_options {
   // Streaming by default: it models a client that follows ferry's advice and writes its inputs
   // with copy_streaming; `--input-writes cached` shows what ordinary stores cost.
   input_writes writes = input_writes::streaming;
+  // How run_matrix spreads the trials of its cells (ferry/bench/trials.hpp).
+  trial_schedule schedule = trial_schedule::interleaved;
+  // `--inflight auto` stops before a depth whose slots would leave less than this share of the
+  // card's memory free (what one slot costs is measured at the depths before).
+  double memory_margin = 0.10;
+  // A test hook (--slowdown): every timed request's clock stops only after this share of its
+  // latency more has passed, a known change for checking `ferry bench compare` on a real run.
+  double slowdown = 0;
 };
 
-// Measures one workload under one strategy. Never throws for a strategy the platform refuses or
-// a buffer that cannot be made: the result carries the reason in `refused`.
+// Measures one workload under one strategy, its trials back to back (limits.min_trials and more
+// while noisy, each with fresh buffers). Never throws for a strategy the platform refuses, a buffer
+// that cannot be made or any other error of the cell: the result carries the reason in `refused`
+// (and `failed` for errors).
 [[nodiscard]] strategy_result run_cell(const workload& w, strategy_kind strategy,
                                        const run_options& options);
 
+// The most slots a cell run with `options` may hold per GPU at once: --inflight, or the deepest
+// count --inflight auto may try. Model files make one runner per context that may run at once.
+[[nodiscard]] int max_slots(const run_options& options) noexcept;
+
 // `--inflight auto`: the slot count for a strategy, found by raising it (1, 2, 3, 4, 6, 8, 12,
 // ...) over short throughput windows until two steps in a row no longer beat the best by more
-// than their noise; the pick is the smallest count within noise of the best.
+// than their noise; the pick is the smallest count within noise of the best. It never tries a
+// count whose slots would not fit: with a memory reading, it stops before a count that would need
+// more than the GPU's free memory less options.memory_margin of the card, at the most one slot
+// cost so far (each step's device_bytes_used over its slots).
 struct inflight_choice {
-  std::optional<int> depth;              // nullopt: not even one slot ran (trials say why)
-  std::vector<strategy_result> trials;   // one per count tried, in order
+  std::optional<int> depth;              // nullopt: not even one slot ran (steps say why)
+  std::vector<strategy_result> steps;    // one per count tried, in order
   std::string explanation;               // "inflight auto: 4 slots (req/s at 1: 790, ...)"
 };
 using cell_function = std::function<strategy_result(const workload&, strategy_kind, const run_options&)>;
-// `run` measures one count (run_cell's own single-depth path; tests pass a model of it).
+
+// The GPU's memory as the depth search reads it before each step.
+struct gpu_memory {
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+};
+using memory_reader = std::function<gpu_memory()>;
+// The least free memory over `devices` (each GPU holds a replica's slots) and the card's total.
+[[nodiscard]] memory_reader device_memory_reader(const std::vector<int>& devices);
+
+// `run` measures one count (one trial of run_cell's path; tests pass a model of it). Without a
+// `memory` reader, only the 8 GiB cap on the requests' own bytes limits the depth.
 [[nodiscard]] inflight_choice choose_inflight(const workload& w, strategy_kind strategy, const run_options& options,
-                                              const cell_function& run);
+                                              const cell_function& run, const memory_reader& memory = {});
 
 struct calibration {
   strategy_kind chosen = strategy_kind::pinned;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <span>
 
 #include "ferry/bench/result.hpp"
@@ -56,6 +57,42 @@ namespace ferry::bench {
 // slices' worth of requests.
 [[nodiscard]] double rate_noise(std::span<const double> completion_seconds, double window_seconds,
                                 std::size_t slices = 10);
+
+// The noise between trials (ferry/bench/trials.hpp): the standard error of the mean of
+// `figures` (one per trial: its median latency, or its rate) relative to that mean,
+// s / sqrt(k) / mean. 0 with fewer than two figures (no spread known) or a mean of 0.
+[[nodiscard]] double trial_noise(std::span<const double> figures);
+
+// A figure's noise and how well that noise is known: the degrees of freedom of its estimate.
+// Between trials, k trials give k - 1; within a trial, hundreds of samples are as good as exact
+// (infinite).
+struct noise_estimate {
+  double relative = 0;
+  double dof = std::numeric_limits<double>::infinity();
+};
+
+// The noise a cell is judged on: the larger of its noise within trials and between trials, for
+// its latency or (`throughput`) its rate. Stopping, the noisy flag, compare and the advice check
+// all use it: a run whose trials drifted apart is known no better than that drift, however many
+// samples each trial took. Reports without a noise figure give relative 0.
+[[nodiscard]] noise_estimate judged_noise(const strategy_result& r, bool throughput) noexcept;
+
+// Student's t at `probability` = difference_confidence (one-sided) for `dof` degrees of
+// freedom, fractional ones interpolated; infinite dof gives the normal quantile. dof below 1 is
+// taken as 1.
+[[nodiscard]] double t_quantile(double dof) noexcept;
+
+// One-sided probability of the test two figures are put to: 0.99, a two-sided test at 2%. Not 5%:
+// a between-trial noise from three to six trials is itself uncertain (t covers that), and what
+// no trial of one run can see of another (a process's start, the state of its host that lasts
+// the whole run) is not in either noise; on a model of drifting trials with such a run-level
+// offset of half the within-trial noise, 2.5% called 7% of unchanged cells different, 1% called 3%.
+inline constexpr double difference_confidence = 0.99;
+
+// The relative change beyond which two figures differ: t at the Welch-Satterthwaite degrees of
+// freedom of the two noises, times their combined noise (hypot). With both noises measured within
+// trials this is 2.33 times the combined noise.
+[[nodiscard]] double difference_threshold(noise_estimate a, noise_estimate b) noexcept;
 
 // Why a sampling loop stopped, or that it should go on.
 enum class stop_decision {

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,6 +23,7 @@ struct workload_request {
   std::vector<shape_binding> shapes;        // --shape overrides
   std::vector<int> devices{0};              // model files load onto each of these GPUs
   int max_concurrency = 1;                  // model files: contexts that run at once (slots)
+  std::vector<std::filesystem::path> backend_directories;  // model files: where backends are; empty: the default
 };
 
 // Built-in specs, or a model file ("trt:PATH.plan", "torch:PATH.pt2", loaded once and shared by

@@ -64,6 +64,10 @@ mlp_spec parse_mlp(std::string_view spec, std::string_view parameter) {
 
 }  // namespace
 
+bool is_builtin_kind(std::string_view kind) noexcept {
+  return kind == "touch" || kind == "reduce" || kind == "sparse" || kind == "mlp";
+}
+
 workload_spec parse_workload_spec(std::string_view spec) {
   const std::size_t colon = spec.find(':');
   const std::string_view kind = spec.substr(0, colon);

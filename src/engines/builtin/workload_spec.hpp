@@ -21,6 +21,10 @@ struct mlp_spec {
 
 using workload_spec = std::variant<touch_spec, reduce_spec, sparse_spec, mlp_spec>;
 
+// Whether `kind` (a spec's part before ':') names a built-in workload; other "NAME:PATH" specs
+// name a backend plugin.
+[[nodiscard]] bool is_builtin_kind(std::string_view kind) noexcept;
+
 // Throws invalid_argument naming what is wrong and what the grammar is.
 [[nodiscard]] workload_spec parse_workload_spec(std::string_view spec);
 

@@ -1,12 +1,12 @@
-# The TensorRT 10+ backend (`trt:PATH.plan`), included from src/engines/CMakeLists.txt in the
-# ferry_engines target's directory scope.
+# The TensorRT 10+ backend, a plugin: libferry_backend_trt.so (`trt:PATH.plan`), included from
+# src/engines/CMakeLists.txt.
 #
-# - trt_mapping.cpp (pure logic, no TensorRT header) is always part of ferry_engines, so CPU tests cover it.
-# - Where NvInfer.h (TensorRT >= 10) and libnvinfer are found, the backend is compiled into ferry_engines
-#   and FERRY_HAVE_TENSORRT makes model_engine.cpp route `trt:` specs to it.
-# - FERRY_TENSORRT_COMPILE_ONLY=ON with headers but no library compiles the backend as the object
-#   library ferry_tensorrt_compile_check, linked into nothing: a check against TensorRT's public
-#   headers for machines (like CI) that cannot install TensorRT itself.
+# - trt_mapping.cpp (pure logic, no TensorRT header) is also part of ferry_engines, so CPU tests cover it.
+# - Where NvInfer.h (TensorRT >= 10) and libnvinfer are found, the plugin is built; ferry never
+#   links TensorRT.
+# - FERRY_TENSORRT_COMPILE_ONLY=ON with headers but no library compiles the plugin's sources with
+#   -Werror and links nothing (target ferry_backend_trt_compile_check): a check against TensorRT's
+#   public headers for machines (like CI) that cannot install TensorRT itself.
 
 target_sources(ferry_engines PRIVATE ${CMAKE_CURRENT_LIST_DIR}/trt_mapping.cpp)
 
@@ -62,7 +62,13 @@ set(_ferry_trt_sources
   ${CMAKE_CURRENT_LIST_DIR}/trt_logger.cpp
   ${CMAKE_CURRENT_LIST_DIR}/trt_mapping_check.cpp
   ${CMAKE_CURRENT_LIST_DIR}/trt_model.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/trt_shapes.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/trt_shapes.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/trt_backend.cpp)
+set(_ferry_trt_backend_args
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/trt_mapping.cpp
+  FRAMEWORK_SOURCES ${_ferry_trt_sources}
+  FRAMEWORK_INCLUDES ${FERRY_TENSORRT_INCLUDE_DIR}
+  DEFINITIONS FERRY_TENSORRT_VERSION="${_ferry_trt_version}")
 
 if(NOT FERRY_TENSORRT_INCLUDE_DIR)
   message(STATUS "TensorRT backend: off (NvInfer.h not found; set FERRY_TENSORRT_ROOT)")
@@ -70,26 +76,14 @@ elseif(NOT _ferry_trt_major OR _ferry_trt_major LESS 10)
   message(STATUS "TensorRT backend: off (${FERRY_TENSORRT_INCLUDE_DIR} has TensorRT '${_ferry_trt_version}'; "
                  "ferry needs 10 or newer)")
 elseif(FERRY_TENSORRT_LIBRARY)
-  target_sources(ferry_engines PRIVATE ${_ferry_trt_sources})
-  # SYSTEM: TensorRT's headers are not ours to keep free of -Wextra warnings.
-  target_include_directories(ferry_engines SYSTEM PRIVATE ${FERRY_TENSORRT_INCLUDE_DIR})
-  # A plain path, not an imported target, so ferry's export set stays self-contained.
-  target_link_libraries(ferry_engines PRIVATE ${FERRY_TENSORRT_LIBRARY})
-  target_compile_definitions(ferry_engines PRIVATE FERRY_HAVE_TENSORRT)
-  message(STATUS "TensorRT backend: on (TensorRT ${_ferry_trt_version}, ${FERRY_TENSORRT_INCLUDE_DIR}, "
-                 "${FERRY_TENSORRT_LIBRARY})")
+  # A plain path, not an imported target: the plugin links it, ferry itself never does.
+  ferry_add_engine_backend(trt ${_ferry_trt_backend_args} FRAMEWORK_LIBRARIES ${FERRY_TENSORRT_LIBRARY})
+  message(STATUS "TensorRT backend: plugin libferry_backend_trt.so (TensorRT ${_ferry_trt_version}, "
+                 "${FERRY_TENSORRT_INCLUDE_DIR}, ${FERRY_TENSORRT_LIBRARY})")
 elseif(FERRY_TENSORRT_COMPILE_ONLY)
-  add_library(ferry_tensorrt_compile_check OBJECT ${_ferry_trt_sources})
-  target_include_directories(ferry_tensorrt_compile_check
-    PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src)
-  target_include_directories(ferry_tensorrt_compile_check SYSTEM PRIVATE ${FERRY_TENSORRT_INCLUDE_DIR})
-  # Only for cuda_runtime_api.h's include path: an object library links nothing.
-  target_link_libraries(ferry_tensorrt_compile_check PRIVATE CUDA::cudart)
-  # -Werror: this target exists to prove the code compiles cleanly against the headers.
-  target_compile_options(ferry_tensorrt_compile_check PRIVATE -Wall -Wextra -Wpedantic -Werror)
+  ferry_add_engine_backend(trt ${_ferry_trt_backend_args} COMPILE_ONLY)
   message(STATUS "TensorRT backend: compile check only (TensorRT ${_ferry_trt_version} headers in "
-                 "${FERRY_TENSORRT_INCLUDE_DIR}, no libnvinfer): target ferry_tensorrt_compile_check; "
-                 "ferry itself has no TensorRT backend")
+                 "${FERRY_TENSORRT_INCLUDE_DIR}, no libnvinfer): target ferry_backend_trt_compile_check")
 else()
   message(STATUS "TensorRT backend: off (TensorRT ${_ferry_trt_version} headers in ${FERRY_TENSORRT_INCLUDE_DIR} "
                  "but no libnvinfer; -DFERRY_TENSORRT_COMPILE_ONLY=ON compile-checks the backend)")

@@ -50,8 +50,9 @@ io_description find_io_description(const std::filesystem::path& package,
   std::ifstream in(sidecar);
   if (!in)
     throw invalid_argument(fmt::format(
-        "model file '{}' has no I/O description: neither metadata '{}' in the package nor a sidecar '{}' "
-        "(export with scripts/export_model.py, or write the sidecar by hand)",
+        "model file '{}' has no I/O description: neither metadata '{}' in the package nor a sidecar '{}'. ferry "
+        "needs each input's and output's name, dtype and shape with its dynamic dims' ranges: export with "
+        "scripts/export_model.py --module FILE.py:FUNCTION, or write the sidecar (format ferry.io/1, docs/USAGE.md)",
         package.string(), io_metadata_key, sidecar.string()));
   std::stringstream text;
   text << in.rdbuf();

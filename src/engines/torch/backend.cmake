@@ -1,27 +1,23 @@
-# libtorch AOTInductor backend. The package checks and the I/O description are pure logic and
-# always built (CPU tests cover them); the loader itself only where Torch is found: on the GPU
-# host, configure with -DCMAKE_PREFIX_PATH=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)').
+# The libtorch AOTInductor backend, a plugin: libferry_backend_torch.so (`torch:PATH.pt2`). The
+# package checks and the I/O description are pure logic, also built into ferry_engines so CPU
+# tests cover them; the plugin only where Torch is found. Code that links libtorch must be built
+# against the PyTorch it runs with: on the GPU host, scripts/gpu_build_torch.sh builds this target
+# alone (-DCMAKE_PREFIX_PATH=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')).
 target_sources(ferry_engines PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/../io_description.cpp
   ${CMAKE_CURRENT_LIST_DIR}/aoti_package.cpp)
 
-option(FERRY_WITH_TORCH "Build the libtorch AOTInductor backend when Torch is found" ON)
+option(FERRY_WITH_TORCH "Build the libtorch AOTInductor backend plugin when Torch is found" ON)
 if(FERRY_WITH_TORCH)
   find_package(Torch QUIET)
 endif()
 if(Torch_FOUND)
-  message(STATUS "ferry: libtorch AOTInductor backend ON (Torch ${Torch_VERSION})")
-  # The loader compiles on its own: libtorch's include folders carry their own fmt headers,
-  # which must not reach the rest of ferry (it links the system's fmt).
-  add_library(ferry_torch_backend OBJECT ${CMAKE_CURRENT_LIST_DIR}/aoti_engine.cpp)
-  target_include_directories(ferry_torch_backend PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src)
-  target_link_libraries(ferry_torch_backend PRIVATE ${TORCH_LIBRARIES} CUDA::cudart nlohmann_json::nlohmann_json)
-  set_target_properties(ferry_torch_backend PROPERTIES POSITION_INDEPENDENT_CODE ON)
-  target_sources(ferry_engines PRIVATE $<TARGET_OBJECTS:ferry_torch_backend>)
-  target_compile_definitions(ferry_engines PRIVATE FERRY_HAVE_TORCH)
-  foreach(lib IN LISTS TORCH_LIBRARIES)
-    target_link_libraries(ferry_engines PRIVATE $<LINK_ONLY:${lib}>)
-  endforeach()
+  message(STATUS "ferry: libtorch AOTInductor backend plugin ON (Torch ${Torch_VERSION})")
+  # libtorch's include folders carry their own fmt headers: only the framework sources see them.
+  ferry_add_engine_backend(torch
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/../io_description.cpp ${CMAKE_CURRENT_LIST_DIR}/aoti_package.cpp
+    FRAMEWORK_SOURCES ${CMAKE_CURRENT_LIST_DIR}/aoti_engine.cpp ${CMAKE_CURRENT_LIST_DIR}/torch_backend.cpp
+    FRAMEWORK_LIBRARIES ${TORCH_LIBRARIES})
 else()
-  message(STATUS "ferry: libtorch AOTInductor backend OFF (Torch not found)")
+  message(STATUS "ferry: libtorch AOTInductor backend plugin OFF (Torch not found)")
 endif()
