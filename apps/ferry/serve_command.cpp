@@ -107,7 +107,8 @@ void add_serve_command(CLI::App& app) {
         }
       });
   cmd->add_flag("--allow-repository-symlinks", options->allow_repository_symlinks,
-                "serve model folders and config files that are symbolic links leading outside the repository");
+                "serve model folders and config files that are symbolic links leading outside the repository, "
+                "and model files named by a relative path that climbs out of it");
   cmd->add_option("--http-receive-timeout-ms", *receive_timeout_ms,
                   "longest an HTTP request's headers and body may take to arrive from its first byte (408 past "
                   "it), and its answer to be sent")

@@ -3,7 +3,8 @@
 // model serves as usual.
 //
 // The repository is untrusted too: a model folder or config.json that is a symbolic link leading
-// outside the repository is refused (unless allowed), a config is read only up to
+// outside the repository, or a relative model-file path climbing out of it, is refused (unless
+// allowed), a config is read only up to
 // max_model_config_bytes and only from a regular file, and a folder whose name holds a control
 // character is skipped (logged escaped). A model's reason for being unavailable is what clients
 // see (the repository index, a 503): it names the problem but never shows a file's contents or
@@ -47,7 +48,7 @@ class model_repository {
  public:
   // Loads every sub-folder of `directory` (sorted by name), logging one line per model. Throws
   // invalid_argument when the directory itself cannot be read. `follow_outside_links`: serve
-  // model folders and configs that are symbolic links leading outside `directory`.
+  // model folders, configs and relative model files that lead outside `directory`.
   model_repository(const std::filesystem::path& directory, const execution_platform& platform, std::ostream& log,
                    bool follow_outside_links = false);
 

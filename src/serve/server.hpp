@@ -27,8 +27,8 @@ struct server_options {
   // Bytes the inference requests in flight may hold at once, across HTTP and gRPC (request_intake);
   // 0: default_inflight_budget().
   std::size_t max_inflight_bytes = 0;
-  // Model folders and config files that are symbolic links leading outside the repository are
-  // refused unless this is set.
+  // Model folders and config files that are symbolic links leading outside the repository, and
+  // relative model-file paths climbing out of it, are refused unless this is set.
   bool allow_repository_symlinks = false;
   // After the last request in flight ends, how long the server waits before it gives the memory
   // requests used back to the system.
