@@ -70,7 +70,14 @@ void add_serve_command(CLI::App& app) {
       ->check(CLI::Range(0, 65535));
   cmd->add_option("--grpc-port", options->grpc.port, "gRPC port (0: any free port, printed at start)")
       ->check(CLI::Range(0, 65535));
-  cmd->add_option("--host", options->http.host, "address to listen on (HTTP and gRPC)");
+  cmd->add_option("--host", options->http.host,
+                  "address to listen on, HTTP and gRPC (0.0.0.0: every interface of this machine; 127.0.0.1: "
+                  "this machine only)")
+      ->capture_default_str();
+  cmd->add_option("--strict-readiness", options->strict_readiness,
+                  "the server is ready only when every model loaded (Triton's default); false: only the models "
+                  "that failed are not ready")
+      ->capture_default_str();
   cmd->add_option("--http-threads", options->http.threads,
                   "threads decoding HTTP request bodies and encoding answers (no thread waits for a model; 0: one "
                   "per CPU core, at least 2)")

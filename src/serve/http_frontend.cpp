@@ -360,8 +360,9 @@ struct http_frontend::state {
       res.status = service.live() ? 200 : 503;
     }));
     get("/v2/health/ready", guarded([this](const auto&, auto& res) {
-      res.status = service.ready() ? 200 : 503;
-      if (res.status == 503) send_error(res, 503, "the server is shutting down");
+      const std::string why = service.not_ready_reason();
+      res.status = why.empty() ? 200 : 503;
+      if (!why.empty()) send_error(res, 503, why);
     }));
     get("/v2", guarded([this](const auto&, auto& res) { send_json(res, server_metadata_json(service)); }));
     get("/metrics", guarded([this](const auto&, auto& res) {

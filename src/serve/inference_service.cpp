@@ -12,12 +12,27 @@ namespace ferry::serve {
 
 inference_service::inference_service(const model_repository& repository, shm_registry* system_shm,
                                      cuda_shm_registry* cuda_shm, std::chrono::microseconds request_timeout,
-                                     std::size_t inflight_bytes)
+                                     std::size_t inflight_bytes, readiness readiness_rule)
     : repository_(repository),
+      readiness_(readiness_rule),
       system_shm_(system_shm),
       cuda_shm_(cuda_shm),
       request_timeout_(request_timeout),
       intake_(inflight_bytes) {}
+
+std::string inference_service::not_ready_reason() const {
+  if (intake_.draining()) return "the server is shutting down";
+  if (readiness_ == readiness::per_model) return {};
+  std::string names;
+  std::size_t count = 0;
+  for (const auto& m : repository_.models())
+    if (!m->ready()) {
+      names += (count++ == 0 ? "" : ", ") + m->config.name;
+    }
+  if (count == 0) return {};
+  return "strict readiness: " + std::to_string(count) + " of " + std::to_string(repository_.models().size()) +
+         " models are not ready (" + names + "); --strict-readiness=false reports the server ready without them";
+}
 
 std::vector<std::string> inference_service::extensions() const {
   std::vector<std::string> list{"binary_tensor_data", "statistics", "model_repository"};

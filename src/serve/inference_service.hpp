@@ -19,6 +19,9 @@ class cuda_shm_registry;
 
 inline constexpr std::string_view server_name = "ferry";
 
+// What server readiness asks of the models (`ferry serve --strict-readiness`).
+enum class readiness { strict, per_model };
+
 class inference_service {
  public:
   // The registries are null when client shared memory is not allowed (--allow-client-shm). A
@@ -27,13 +30,17 @@ class inference_service {
   // Requests in flight may hold `inflight_bytes` at once (request_intake).
   inference_service(const model_repository& repository, shm_registry* system_shm, cuda_shm_registry* cuda_shm,
                     std::chrono::microseconds request_timeout = {},
-                    std::size_t inflight_bytes = default_inflight_budget());
+                    std::size_t inflight_bytes = default_inflight_budget(),
+                    readiness readiness_rule = readiness::strict);
 
-  // Live once constructed; ready once every model has been loaded (or has failed, in which case
-  // only that model is not ready: readiness is per model, as with Triton's non-strict mode), until
-  // the server begins to shut down.
+  // Live once constructed. Ready, until the server begins to shut down, when every model loaded
+  // (strict, Triton's default: a load balancer then never sends traffic to a server missing a
+  // model), or whatever failed (per_model: only the failed models are not ready).
   [[nodiscard]] bool live() const noexcept { return true; }
-  [[nodiscard]] bool ready() const { return !intake_.draining(); }
+  [[nodiscard]] bool ready() const { return not_ready_reason().empty(); }
+  // Why the server is not ready ("the server is shutting down", "strict readiness: 2 of 7 models
+  // are not ready: a, b"), or empty when it is.
+  [[nodiscard]] std::string not_ready_reason() const;
 
   // The protocol extensions this server speaks, for server metadata.
   [[nodiscard]] std::vector<std::string> extensions() const;
@@ -57,6 +64,7 @@ class inference_service {
 
  private:
   const model_repository& repository_;
+  readiness readiness_;
   shm_registry* system_shm_;
   cuda_shm_registry* cuda_shm_;
   std::chrono::microseconds request_timeout_;

@@ -22,12 +22,19 @@ bool inside(const fs::path& path, const fs::path& root) {
   return root_end == root.end();
 }
 
+// A Triton model folder has config.pbtxt and numbered version folders; ferry reads one JSON file.
+constexpr const char* triton_layout_hint =
+    " is missing: this folder has a Triton config.pbtxt, and ferry reads config.json instead, e.g. "
+    "{\"engine\": \"torch:model.pt2\", \"max_batch\": 16} with the model file beside it (docs/USAGE.md, Serving)";
+
 // The config's text: a regular file, no larger than a config can be, read only that far.
 std::string read_config(const served_model& model, const fs::path& file) {
   const std::string where = "model '" + model.config.name + "': " + std::string(model_config_file);
   std::error_code ec;
   if (!fs::is_regular_file(file, ec))
-    throw invalid_argument(where + (fs::exists(file, ec) ? " is not a regular file" : " is missing from its folder"));
+    throw invalid_argument(where + (fs::exists(file, ec)                                ? " is not a regular file"
+                                    : fs::exists(file.parent_path() / "config.pbtxt", ec) ? triton_layout_hint
+                                                                                          : " is missing from its folder"));
   const auto size = fs::file_size(file, ec);
   if (ec) throw invalid_argument(where + " cannot be read: " + ec.message());
   if (size > max_model_config_bytes)

@@ -63,7 +63,9 @@ void run_server(const server_options& options) {
                                                    platform.no_gpu_reason, options.max_cuda_shm_regions);
   }
   inference_service service(repository, shm.get(), cuda_shm.get(), options.request_timeout,
-                            options.max_inflight_bytes > 0 ? options.max_inflight_bytes : default_inflight_budget());
+                            options.max_inflight_bytes > 0 ? options.max_inflight_bytes : default_inflight_budget(),
+                            options.strict_readiness ? readiness::strict : readiness::per_model);
+  if (const auto why = service.not_ready_reason(); !why.empty()) std::cout << "ferry serve: not ready: " << why << '\n';
   // Memory freed by requests is kept for the next one while load lasts, and given back once the
   // server has been idle a moment.
   request_intake& intake = service.intake();
@@ -76,8 +78,12 @@ void run_server(const server_options& options) {
   grpc_frontend grpc(service, options.grpc);
   const int grpc_port = grpc.start();
   std::thread http_thread([&http] { http.serve_blocking(); });
-  std::cout << fmt::format("ferry serve: HTTP on {}:{}\n", options.http.host, http_port);
-  std::cout << fmt::format("ferry serve: gRPC on {}:{}\n", options.grpc.host, grpc_port);
+  // Where clients can reach it: a server on every interface says so, not just "0.0.0.0".
+  const auto reach = [](const std::string& host) {
+    return host == "0.0.0.0" || host == "::" ? " (every interface of this machine)" : "";
+  };
+  std::cout << fmt::format("ferry serve: HTTP on {}:{}{}\n", options.http.host, http_port, reach(options.http.host));
+  std::cout << fmt::format("ferry serve: gRPC on {}:{}{}\n", options.grpc.host, grpc_port, reach(options.grpc.host));
   std::cout << fmt::format("ferry serve: in-flight memory budget {} bytes\n", intake.budget_bytes());
   std::cout << "ferry serve: serving" << std::endl;
 

@@ -30,6 +30,9 @@ struct server_options {
   // Model folders and config files that are symbolic links leading outside the repository, and
   // relative model-file paths climbing out of it, are refused unless this is set.
   bool allow_repository_symlinks = false;
+  // Server readiness needs every model loaded (Triton's default); false: only the failed models
+  // are not ready.
+  bool strict_readiness = true;
   // After the last request in flight ends, how long the server waits before it gives the memory
   // requests used back to the system.
   std::chrono::milliseconds memory_release_delay{1000};

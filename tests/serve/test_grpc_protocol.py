@@ -37,7 +37,7 @@ class GrpcProtocol(ServerTestCase):
 
     def test_health_and_metadata(self):
         self.assertTrue(self.client.is_server_live())
-        self.assertTrue(self.client.is_server_ready())
+        self.assertFalse(self.client.is_server_ready())  # strict readiness: the fixtures' broken models
         meta = self.client.get_server_metadata(as_json=True)
         self.assertEqual(meta["name"], "ferry")
         self.assertIn("binary_tensor_data", meta["extensions"])

@@ -1,6 +1,8 @@
 """KServe v2 over HTTP/REST, driven by Triton's own client: health, metadata, inference in JSON
 and with the binary tensor data extension, statistics, the repository index and /metrics."""
+import json
 import unittest
+import urllib.error
 import urllib.request
 
 import numpy as np
@@ -19,8 +21,19 @@ class HttpProtocol(ServerTestCase):
         return self.client.infer(model, inputs, outputs=outputs)
 
     def test_health(self):
+        # The fixtures hold broken models, so with strict readiness (Triton's default, and ferry's)
+        # the server is live but not ready, and says which models keep it so.
         self.assertTrue(self.client.is_server_live())
-        self.assertTrue(self.client.is_server_ready())
+        self.assertFalse(self.client.is_server_ready())
+        try:
+            urllib.request.urlopen(f"http://{self.server.http_url}/v2/health/ready")
+            self.fail("ready with broken models")
+        except urllib.error.HTTPError as e:
+            self.assertEqual(e.code, 503)
+            body = json.loads(e.read())
+            self.assertIn("strict readiness: 3 of 7 models are not ready (broken_config, broken_engine, model_file)",
+                          body["error"])
+        self.assertTrue(self.client.is_model_ready("touch"))
 
     def test_server_metadata(self):
         meta = self.client.get_server_metadata()

@@ -1,0 +1,61 @@
+"""`ferry serve`'s defaults, as Triton's users expect them: strict readiness (ready only when every
+model loaded; `--strict-readiness=false` reports readiness per model), the address it listens on
+shown in --help and at start, and a Triton-layout model folder told what ferry reads instead."""
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+import tritonclient.http as httpclient
+
+from ferry_server import FerryServer, write_repository
+
+
+class ServeDefaults(unittest.TestCase):
+    def setUp(self):
+        self.repository = write_repository({"good": {"engine": "touch", "input_size": "4KB"},
+                                            "typo": {"engine": "touch", "inflght": 2}}, "ferry_defaults_")
+        # A folder laid out for Triton: config.pbtxt and a version folder, no config.json.
+        os.makedirs(os.path.join(self.repository, "triton", "1"))
+        with open(os.path.join(self.repository, "triton", "config.pbtxt"), "w") as f:
+            f.write('name: "triton"\nplatform: "pytorch_libtorch"\n')
+
+    def tearDown(self):
+        shutil.rmtree(self.repository)
+
+    def check_server(self, *args, ready):
+        server = FerryServer(*args, repository=self.repository)
+        try:
+            client = httpclient.InferenceServerClient(server.http_url)
+            self.assertEqual(client.is_server_ready(), ready, "\n".join(server.log))
+            self.assertTrue(client.is_model_ready("good"))
+            self.assertFalse(client.is_model_ready("typo"))
+            index = {m["name"]: m for m in client.get_model_repository_index()}
+            self.assertIn("config.json is missing: this folder has a Triton config.pbtxt, and ferry reads "
+                          "config.json instead", index["triton"]["reason"])
+            return server.log
+        finally:
+            self.assertEqual(server.stop(), 0)
+
+    def test_strict_readiness_by_default(self):
+        log = self.check_server(ready=False)
+        self.assertTrue(any("not ready: strict readiness: 2 of 3 models are not ready (triton, typo)" in line
+                            for line in log), "\n".join(log))
+
+    def test_readiness_per_model_when_asked(self):
+        self.check_server("--strict-readiness=false", ready=True)
+
+    def test_the_address_is_shown(self):
+        help_text = subprocess.run([os.environ["FERRY_BIN"], "serve", "--help"], capture_output=True, text=True).stdout
+        self.assertIn("0.0.0.0: every interface", help_text)
+        self.assertIn('--host TEXT=0.0.0.0', help_text)  # the default, shown
+        server = FerryServer(repository=self.repository)  # the tests bind 127.0.0.1
+        try:
+            self.assertTrue(any(line.startswith("ferry serve: HTTP on 127.0.0.1:") for line in server.log))
+        finally:
+            server.stop()
+
+
+if __name__ == "__main__":
+    unittest.main()
