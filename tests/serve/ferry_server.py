@@ -7,6 +7,7 @@ The server prints the ports it bound ("HTTP on HOST:PORT", "gRPC on HOST:PORT"),
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -83,6 +84,16 @@ def write_repository(models, prefix):
         with open(os.path.join(repository, name, "config.json"), "w") as f:
             json.dump(config, f)
     return repository
+
+
+def stop_and_remove(server, folder):
+    """Stops `server` and removes `folder` whatever happens; fails when the server exited non-zero."""
+    try:
+        code = server.stop()
+        if code != 0:
+            raise AssertionError(f"ferry serve exited with {code}:\n" + "\n".join(server.log))
+    finally:
+        shutil.rmtree(folder)
 
 
 class ServerTestCase(unittest.TestCase):

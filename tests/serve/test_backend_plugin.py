@@ -5,7 +5,6 @@ a machine without a GPU it computes on the CPU through the backend's host entry 
 backend, a broken model file and a backend that cannot compute on the CPU each leave their model
 unavailable with one clear reason, while the others serve."""
 import os
-import shutil
 import tempfile
 import unittest
 
@@ -13,7 +12,7 @@ import numpy as np
 import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 
-from ferry_server import FerryServer, run_clients
+from ferry_server import FerryServer, run_clients, stop_and_remove
 
 WIDTH = 64
 AFFINE = "format ferry-affine/1\nname halved\nwidth {width}\nmax_batch 8\nscale 0.5\nbias -3\n"
@@ -54,10 +53,7 @@ class BackendPlugin(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        code = cls.server.stop()
-        shutil.rmtree(cls.repository)
-        if code != 0:
-            raise AssertionError(f"ferry serve exited with {code}:\n" + "\n".join(cls.server.log))
+        stop_and_remove(cls.server, cls.repository)
 
     def test_a_plugin_model_answers_over_http_and_grpc(self):
         http = httpclient.InferenceServerClient(self.server.http_url)

@@ -5,7 +5,6 @@ batch or misaligned), outputs written into a client region, over HTTP and gRPC.
 
 Skips, saying why, where it cannot run: `ferry serve` on the CPU (no GPU: it does not announce
 cuda_shared_memory), or tritonclient.utils.cuda_shared_memory not importable (no cuda-python)."""
-import os
 import unittest
 
 import numpy as np

@@ -17,7 +17,7 @@ import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 from tritonclient.utils import InferenceServerException
 
-from ferry_server import SANITIZED, FerryServer, read_answer, resident_mb, run_clients, write_repository
+from ferry_server import SANITIZED, FerryServer, read_answer, resident_mb, run_clients, write_repository, stop_and_remove
 
 BUDGET = 8 << 20
 SIZE = 6 << 20  # one request of this fits the budget, two do not
@@ -40,12 +40,7 @@ class MemoryBudget(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        try:
-            code = cls.server.stop()
-            if code != 0:
-                raise AssertionError(f"ferry serve exited with {code}:\n" + "\n".join(cls.server.log))
-        finally:
-            shutil.rmtree(cls.repository)
+        stop_and_remove(cls.server, cls.repository)
 
     def tearDown(self):
         self.assertTrue(self.server.alive(), "ferry serve died:\n" + "\n".join(self.server.log))

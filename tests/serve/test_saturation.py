@@ -11,7 +11,6 @@ batch, so each request is one engine run of a few tens of milliseconds: a flood 
 sent at once leaves it with a full queue for seconds."""
 import json
 import re
-import shutil
 import socket
 import statistics
 import threading
@@ -22,7 +21,7 @@ import urllib.request
 import numpy as np
 import tritonclient.grpc as grpcclient
 
-from ferry_server import SANITIZED, FerryServer, read_answer, thread_count, wait_for, write_repository
+from ferry_server import SANITIZED, FerryServer, read_answer, thread_count, wait_for, write_repository, stop_and_remove
 
 # Under a sanitizer everything is several times slower: the same saturation with less work.
 WIDTH = 256 if SANITIZED else 1024
@@ -54,12 +53,7 @@ class Saturation(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        try:
-            code = cls.server.stop()
-            if code != 0:
-                raise AssertionError(f"ferry serve exited with {code}:\n" + "\n".join(cls.server.log))
-        finally:
-            shutil.rmtree(cls.repository)
+        stop_and_remove(cls.server, cls.repository)
 
     def setUp(self):
         self.assertTrue(wait_for(lambda: self.pending() == 0, timeout=120), "the queue did not drain")

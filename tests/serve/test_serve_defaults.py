@@ -4,7 +4,6 @@ shown in --help and at start, and a Triton-layout model folder told what ferry r
 import os
 import shutil
 import subprocess
-import tempfile
 import unittest
 
 import tritonclient.http as httpclient

@@ -4,7 +4,6 @@ is answered, and the process exits 0; a second signal exits at once, non-zero.
 
 Once, HTTP went on accepting and serving new work while gRPC drained (a request sent 0.2 s after
 SIGTERM got 200), and a second SIGTERM was ignored."""
-import json
 import shutil
 import signal
 import threading

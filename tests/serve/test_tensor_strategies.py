@@ -4,14 +4,13 @@ copied. On a GPU the model runs through a ferry session with those strategies an
 numpy reference's answers; without one the host reference serves it. Either way the overrides are
 shown in the model's configuration, a name that is not a tensor of the engine makes the model
 unavailable saying which, and "auto" on a built-in engine loads with its reason per tensor."""
-import shutil
 import unittest
 
 import numpy as np
 import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 
-from ferry_server import FerryServer, write_repository
+from ferry_server import FerryServer, write_repository, stop_and_remove
 
 TABLE_ELEMENTS = 256 * 1024 // 4  # input_size 256KiB of f32: 64 pages of 1024 floats
 PAGES = TABLE_ELEMENTS // 1024
@@ -38,10 +37,7 @@ class TensorStrategies(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        code = cls.server.stop()
-        shutil.rmtree(cls.repository)
-        if code != 0:
-            raise AssertionError(f"ferry serve exited with {code}:\n" + "\n".join(cls.server.log))
+        stop_and_remove(cls.server, cls.repository)
 
     def test_a_mixed_model_answers_like_the_reference(self):
         client = httpclient.InferenceServerClient(self.server.http_url)

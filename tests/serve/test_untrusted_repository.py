@@ -10,7 +10,6 @@ token and an absolute path in the index; a folder named with a newline split the
 model's name cut its error message."""
 import json
 import os
-import shutil
 import tempfile
 import unittest
 import urllib.error
@@ -20,7 +19,7 @@ import numpy as np
 import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 
-from ferry_server import FerryServer
+from ferry_server import FerryServer, stop_and_remove
 
 GOOD = {"engine": "touch", "input_size": "4KiB"}
 BAD_SIZES = {"nan": "nanKiB", "inf": "infKiB", "overflow": "17179869188GiB", "e30": "1e30"}
@@ -60,12 +59,7 @@ class UntrustedRepository(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        try:
-            code = cls.server.stop()
-            if code != 0:
-                raise AssertionError(f"ferry serve exited with {code}:\n" + "\n".join(cls.server.log))
-        finally:
-            shutil.rmtree(cls.root)
+        stop_and_remove(cls.server, cls.root)
 
     def index(self):
         return {m["name"]: m for m in httpclient.InferenceServerClient(self.server.http_url).get_model_repository_index()}
@@ -82,7 +76,7 @@ class UntrustedRepository(unittest.TestCase):
         self.assertIn("nested deeper than 64 levels", index["deep"]["reason"])
         for name, size in BAD_SIZES.items():
             self.assertEqual(index[name]["state"], "UNAVAILABLE", name)
-            self.assertIn(f"'input_size': ", index[name]["reason"])
+            self.assertIn("'input_size': ", index[name]["reason"])
             self.assertIn(size, index[name]["reason"])
         self.assertIn("not a finite number", index["nan"]["reason"])
         self.assertIn("beyond what this machine can address", index["overflow"]["reason"])
