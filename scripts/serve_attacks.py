@@ -226,7 +226,7 @@ def attack_grpc_large(binary, extra):
                 out = client.infer("big", [inp], client_timeout=300).as_numpy("output")
                 ok = "ok" if out[0] == 3.0 and out[-1] == 3.0 else "wrong"
             except Exception as e:  # reported as its status
-                ok = getattr(e, "status", lambda: type(e).__name__)()
+                ok = e.status() if hasattr(e, "status") else type(e).__name__
             with lock:
                 outcomes.append(ok)
             client.close()
@@ -388,7 +388,6 @@ def attack_slow_model(binary, extra, clients=300):
 
 def attack_grpc_threads(binary, extra, calls=2000):
     """2,000 concurrent gRPC calls to `slow`; the server's threads at most, and how calls ended."""
-    import grpc
     import tritonclient.grpc as grpcclient
     server = Server(binary, SLOW_MODELS, extra)
     try:

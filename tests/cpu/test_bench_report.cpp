@@ -422,6 +422,12 @@ TEST(BenchReportTable, ShowsEveryStrategyTheRefusalAndTheWinner) {
   EXPECT_NE(table.find("winner (latency): pinned"), std::string::npos);
   EXPECT_NE(table.find(report.recommendation), std::string::npos);
   EXPECT_NE(table.find("19 MB"), std::string::npos);
+  // Sizes as --size reads them; the rate column names what it counts, and a line says so.
+  EXPECT_EQ(table.find("18.1 MB"), std::string::npos);
+  EXPECT_NE(table.find("loop req/s"), std::string::npos);
+  EXPECT_NE(table.find("loop req/s: requests the cell's clients completed per second, each request's input fill "
+                       "included"),
+            std::string::npos);
   EXPECT_NE(table.find("1 MB"), std::string::npos);
   EXPECT_NE(table.find("425.0"), std::string::npos);  // pinned median
   EXPECT_NE(table.find("3120~"), std::string::npos);  // managed median, marked noisy
