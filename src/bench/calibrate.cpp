@@ -16,6 +16,16 @@
 namespace ferry::bench {
 namespace {
 
+// A built-in workload of `bytes` on one GPU, for a calibration cell.
+workload_request builtin_request(std::string engine, std::size_t bytes, int device, int max_concurrency) {
+  workload_request request;
+  request.engine = std::move(engine);
+  request.input_bytes = bytes;
+  request.devices = {device};
+  request.max_concurrency = max_concurrency;
+  return request;
+}
+
 constexpr std::size_t kib = 1024;
 constexpr std::size_t mib = kib * kib;
 
@@ -147,8 +157,7 @@ calibration_run calibrate(int device, sweep_depth depth, const progress_function
     std::optional<double> best_before;  // the fastest strategy's time at the size before
     std::size_t bytes_before = 0;
     for (const std::size_t bytes : sizes) {
-      const workload w = make_workload({.engine = std::string(engine_for(use)), .input_bytes = bytes,
-                                        .devices = {device}, .max_concurrency = 2});
+      const workload w = make_workload(builtin_request(std::string(engine_for(use)), bytes, device, 2));
       const run_options options = cell_options(device, depth, bytes);
       std::optional<double> best_here;
       for (std::size_t i = 0; i < curves.size(); ++i) {
@@ -157,25 +166,25 @@ calibration_run calibrate(int device, sweep_depth depth, const progress_function
         if (depth != sweep_depth::thorough && best_before && bytes_before >= laggard_from_bytes &&
             !curve.points.empty() && curve.points.back().median_us > laggard_ratio * *best_before) {
           open[i] = false;
-          out.notes.push_back(fmt::format("{} {}: not measured beyond {} KiB, where it took {:.1f}x the best; its "
+          out.notes.push_back(fmt::format("{} {}: not measured beyond {}, where it took {:.1f}x the best; its "
                                           "larger sizes are extrapolated",
-                                          to_string(use), to_string(curve.strategy), bytes_before / kib,
+                                          to_string(use), to_string(curve.strategy), format_byte_size(bytes_before),
                                           curve.points.back().median_us / *best_before));
           continue;
         }
-        if (progress) progress(fmt::format("{} {} KiB {}", to_string(use), bytes / kib, to_string(curve.strategy)));
+        if (progress) progress(fmt::format("{} {} {}", to_string(use), format_byte_size(bytes), to_string(curve.strategy)));
         const strategy_result r = run_cell(w, curve.strategy, options);
         if (r.refused) {
           // A refusal at one size (memory, usually) ends the curve there; smaller sizes stand.
           if (curve.points.empty()) curve.refused = *r.refused;
-          else out.notes.push_back(fmt::format("{} {}: stopped at {} KiB: {}", to_string(use),
-                                               to_string(curve.strategy), bytes / kib, *r.refused));
+          else out.notes.push_back(fmt::format("{} {}: stopped at {}: {}", to_string(use),
+                                               to_string(curve.strategy), format_byte_size(bytes), *r.refused));
           open[i] = false;
           continue;
         }
         if (!r.output_matches) {
           curve.points.clear();
-          curve.refused = fmt::format("outputs did not match the reference at {} KiB", bytes / kib);
+          curve.refused = fmt::format("outputs did not match the reference at {}", format_byte_size(bytes));
           open[i] = false;
           continue;
         }
@@ -215,12 +224,11 @@ calibration_run calibrate(int device, sweep_depth depth, const progress_function
   search.window_seconds = depth == sweep_depth::thorough ? 1.2 : 0.6;  // choose_inflight uses a quarter, >= 0.3 s
   for (const strategy_kind k : depth_strategies) {
     for (const std::size_t bytes : depth_sizes) {
-      const workload w = make_workload({.engine = "reduce", .input_bytes = bytes, .devices = {device},
-                                        .max_concurrency = 64});
-      if (progress) progress(fmt::format("in-flight depth {} {} KiB", to_string(k), bytes / kib));
+      const workload w = make_workload(builtin_request("reduce", bytes, device, 64));
+      if (progress) progress(fmt::format("in-flight depth {} {}", to_string(k), format_byte_size(bytes)));
       const inflight_choice found = choose_inflight(w, k, search, run_cell, device_memory_reader({device}));
       if (!found.depth) {
-        out.notes.push_back(fmt::format("in-flight depth of {} at {} KiB: {}", to_string(k), bytes / kib,
+        out.notes.push_back(fmt::format("in-flight depth of {} at {}: {}", to_string(k), format_byte_size(bytes),
                                         found.explanation));
         continue;
       }

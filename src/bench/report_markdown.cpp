@@ -90,13 +90,13 @@ std::string render_markdown(const bench_report& report) {
       rules.emplace_back(c.align == cells::alignment::right ? "---:" : ":---");
     }
     out += table_row(titles);
-    out += "|" + fmt::format("{}", fmt::join(rules, "|")) + "|\n";
+    out += fmt::format("|{}|\n", fmt::join(rules, "|"));
     for (const strategy_result* r : measured) out += table_row(table.cells(*r, report.machine));
   }
 
   const std::vector<std::string> notes = cells::all_notes(report);
   if (!notes.empty()) out += "\n";
-  for (const std::string& note : notes) out += "- " + note + "\n";
+  for (const std::string& note : notes) out += fmt::format("- {}\n", note);
 
   // Failures first: they are errors of this run (the exit code says so), refusals are the platform's.
   for (const bool failures : {true, false}) {

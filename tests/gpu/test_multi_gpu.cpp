@@ -1,4 +1,4 @@
-// Several GPUs (issue 6): replicas compute correctly on each GPU, every request of many clients is
+// Several GPUs: replicas compute correctly on each GPU, every request of many clients is
 // answered once with its own data while both GPUs work, data-following placement runs where it
 // is asked to, managed pages end on their own GPU, peer access is reported and enabled. Tests
 // that need two GPUs skip, saying so, on a host with one.

@@ -30,7 +30,7 @@ class Devices(unittest.TestCase):
         cls.on_cpu = any(CPU_NOTICE in line for line in cls.all_log)
 
     def test_all_serves_the_models(self):
-        ready = [line for line in self.all_log if "ready (" in line]
+        ready = [line for line in self.all_log if "' ready (" in line]  # "model 'x' ready (...)"
         self.assertTrue(ready, "\n".join(self.all_log))
         where = "ferry_cpu_reference" if self.on_cpu else "GPU 0"
         for line in ready:
@@ -61,7 +61,7 @@ class Devices(unittest.TestCase):
             self.skipTest("no GPU")
         server = FerryServer("--devices", "0")
         try:
-            ready = [line for line in server.log if "ready (" in line]
+            ready = [line for line in server.log if "' ready (" in line]
             self.assertTrue(ready, "\n".join(server.log))
             for line in ready:
                 self.assertIn("GPU 0 (", line)
