@@ -55,7 +55,11 @@ std::string machine_summary(const machine_info& m) {
 
 std::string table_row(const std::vector<std::string>& cells) {
   std::string row = "|";
-  for (const std::string& cell : cells) row += " " + escape_cell(cell) + " |";
+  for (const std::string& cell : cells) {
+    row += ' ';
+    row += escape_cell(cell);
+    row += " |";
+  }
   return row + "\n";
 }
 
