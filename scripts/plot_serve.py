@@ -1,18 +1,15 @@
 #!/usr/bin/env python3
 """Throughput of `ferry serve` under perf_analyzer against concurrency, one line per protocol and
 where the tensors travel (the request body, system or CUDA shared memory), one panel per model,
-from perf_analyzer's CSV files (-f) as the serve sets of scripts/gpu_host.sh keep them:
+from the tables scripts/summarise_perf_analyzer.py writes (one per run):
 
-    plot_serve.py OUT.png DIR [DIR...]
+    plot_serve.py OUT.png SUMMARY.md [SUMMARY.md...]
 
-Each DIR holds files named [pa-]MODEL-PROTOCOL[-SHM]-cC.csv (SHM: none, system or cuda; absent:
-none). A later DIR's run of the same model, protocol, path and concurrency replaces an earlier
-one's (a re-measurement) and is drawn hollow. Throughput is perf_analyzer's infer/s: images for a
-batched model.
+A later table's row of the same model, protocol, path and concurrency replaces an earlier one's,
+and rows marked with a dagger (re-measured) are drawn hollow. Throughput is perf_analyzer's
+infer/s: images for a batched model.
 """
-import csv
 import pathlib
-import re
 import sys
 
 import matplotlib
@@ -20,27 +17,35 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-NAME = re.compile(r"(?:pa-)?(?P<model>[\w.]+?)-(?P<protocol>http|grpc)(?:-(?P<shm>none|body|system|cuda))?"
-                  r"-c(?P<c>\d+)\.csv")
-PATHS = {"none": "tensors in the body", "body": "tensors in the body", "system": "system shared memory",
-         "cuda": "CUDA shared memory"}
+PATHS = {"body": "tensors in the body", "system": "system shared memory", "cuda": "CUDA shared memory"}
+
+
+def table_rows(path):
+    """The summary's rows as dicts keyed by its header's column names."""
+    header = None
+    for line in pathlib.Path(path).read_text().splitlines():
+        if not line.startswith("|") or line.startswith("|---"):
+            continue
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if header is None:
+            header = cells
+        else:
+            yield dict(zip(header, cells))
 
 
 def main(argv):
     if len(argv) < 3:
         sys.exit(__doc__)
     runs, later = {}, set()
-    for index, folder in enumerate(argv[2:]):
-        for path in sorted(pathlib.Path(folder).glob("*.csv")):
-            m = NAME.fullmatch(path.name)
-            rows = list(csv.DictReader(path.open())) if m else []
-            if rows:
-                key = (m["model"], m["protocol"], PATHS[m["shm"] or "none"])
-                runs.setdefault(key, {})[int(m["c"])] = float(rows[0]["Inferences/Second"])
-                if index > 0:
-                    later.add((*key, int(m["c"])))
+    for path in argv[2:]:
+        for row in table_rows(path):
+            key = (row["model"], row["protocol"], PATHS[row["tensors"]])
+            clients = int(row["clients"])
+            runs.setdefault(key, {})[clients] = float(row["infer/s"].rstrip("†"))
+            if row["infer/s"].endswith("†"):
+                later.add((*key, clients))
     if not runs:
-        sys.exit("plot_serve.py: no perf_analyzer CSV files named MODEL-PROTOCOL-SHM-cC.csv")
+        sys.exit("plot_serve.py: no rows in " + ", ".join(argv[2:]))
     models = sorted({k[0] for k in runs})
     fig, axes = plt.subplots(1, len(models), figsize=(7.5 * len(models), 4.6), squeeze=False)
     for ax, model in zip(axes[0], models):
