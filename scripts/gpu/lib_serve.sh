@@ -1,0 +1,99 @@
+# shellcheck shell=bash
+# What the serve sets share, sourced after scripts/gpu/lib.sh: the Python wheels carried as .whl
+# (scripts/fetch_gpu_wheels.sh: tritonclient, perf-analyzer, cuda-bindings), installed out of the
+# way so the host's own site-packages stay as they are; perf_analyzer; and one `ferry serve` on
+# free ports. Python and perf_analyzer run with the host's own libraries (HOST_LD_LIBRARY_PATH,
+# kept by the runner), ferry with the bundle's.
+: "${out:?scripts/gpu/lib_serve.sh is sourced by a set after out=OUTDIR}"
+
+serve_python_ready() {
+  [[ -n ${serve_site:-} ]] && return 0
+  serve_site=/tmp/ferry-serve-site
+  if compgen -G ".whl/*.whl" > /dev/null; then
+    LD_LIBRARY_PATH=${HOST_LD_LIBRARY_PATH:-} python3 -m pip install -q --no-index --no-deps --no-compile \
+      --no-cache-dir --upgrade --target "$serve_site" .whl/*.whl > "$out/wheels.txt" 2>&1 ||
+      echo "pip install failed" >> "$out/wheels.txt"
+    export PYTHONPATH=$serve_site${PYTHONPATH:+:$PYTHONPATH}
+  else
+    echo "no .whl/ here: using the python packages already installed" > "$out/wheels.txt"
+  fi
+}
+host_python() { LD_LIBRARY_PATH=${HOST_LD_LIBRARY_PATH:-} python3 "$@"; }
+
+# perf_analyzer (from the perf-analyzer wheel) as $pa, with $pa_libs for its LD_LIBRARY_PATH: it
+# dlopens the unversioned libcudart.so for --shared-memory cuda, and a runtime-only install has
+# only libcudart.so.13, so a link to it is made for perf_analyzer alone. Fails, saying why, where
+# perf_analyzer cannot run (perf_analyzer has no --help; what it must not print is the loader's
+# complaint).
+perf_analyzer_ready() {
+  pa=${PERF_ANALYZER:-$serve_site/perf_analyzer/bin/perf_analyzer}
+  pa_libs=/tmp/ferry-serve-pa-libs
+  mkdir -p "$pa_libs"
+  local candidate
+  for candidate in /usr/local/cuda/lib64/libcudart.so /usr/local/cuda/lib64/libcudart.so.13 \
+    "$PWD/.bundle/lib/libcudart.so.13"; do
+    if [[ -e $candidate ]]; then
+      ln -sf "$candidate" "$pa_libs/libcudart.so"
+      break
+    fi
+  done
+  [[ -f $pa ]] && chmod +x "$pa"
+  if [[ ! -x $pa ]] || LD_LIBRARY_PATH=$pa_libs:${HOST_LD_LIBRARY_PATH:-} "$pa" 2>&1 |
+    grep -qE "GLIBC_|error while loading shared libraries|cannot execute"; then
+    echo "perf_analyzer cannot run here ($pa)" | tee -a "$out/steps.txt"
+    return 1
+  fi
+}
+# run_pa FILE_STEM TIMEOUT ARGS...: one perf_analyzer measurement (FILE_STEM.csv and .txt), its
+# summary line printed; a measurement that does not settle is a result, not a failure of the set.
+run_pa() {
+  local stem=$1 limit=$2 rc=0
+  shift 2
+  LD_LIBRARY_PATH=$pa_libs:${HOST_LD_LIBRARY_PATH:-} timeout "$limit" "$pa" --measurement-interval 1000 \
+    --max-trials 4 --stability-percentage 20 -f "$stem.csv" "$@" > "$stem.txt" 2>&1 || rc=$?
+  echo "rc=$rc" >> "$stem.txt"
+  echo "$(basename "$stem"): $(grep -E "Throughput|p99 latency|Avg latency|rc=" "$stem.txt" | tr '\n' ' ')"
+}
+
+server_pid=
+# shellcheck disable=SC2034  # the ports are read by the sets
+http_port='' grpc_port=''
+# start_server REPOSITORY [FLAGS...]: ferry serve on free ports, waiting for its warm-up; its log
+# is OUTDIR/serve.log. The EXIT trap stops it.
+start_server() {
+  local log=$out/serve.log repository=$1
+  shift
+  : > "$log"
+  ferry serve --model-repository "$repository" --host 127.0.0.1 --http-port 0 --grpc-port 0 --allow-client-shm "$@" \
+    >> "$log" 2>&1 &
+  server_pid=$!
+  trap stop_server EXIT
+  local _
+  for _ in $(seq 1 120); do
+    grep -q "ferry serve: serving" "$log" && break
+    kill -0 "$server_pid" 2> /dev/null || break
+    sleep 0.5
+  done
+  # shellcheck disable=SC2034
+  http_port=$(sed -nE 's/.*HTTP on [^ ]+:([0-9]+).*/\1/p' "$log" | head -1)
+  # shellcheck disable=SC2034
+  grpc_port=$(sed -nE 's/.*gRPC on [^ ]+:([0-9]+).*/\1/p' "$log" | head -1)
+  grep -q "ferry serve: serving" "$log" && return 0
+  echo "ferry serve did not start:"
+  tail -20 "$log"
+  stop_server
+  return 1
+}
+stop_server() {
+  [[ -z ${server_pid:-} ]] && return 0
+  kill -TERM "$server_pid" 2> /dev/null || true
+  local _ rc=0
+  for _ in $(seq 1 40); do
+    kill -0 "$server_pid" 2> /dev/null || break
+    sleep 0.5
+  done
+  kill -0 "$server_pid" 2> /dev/null && kill -KILL "$server_pid"
+  wait "$server_pid" 2> /dev/null || rc=$?
+  echo "ferry serve exited with $rc" >> "$out/serve.log"
+  server_pid=
+}

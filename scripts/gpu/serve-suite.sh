@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# serve-suite (scripts/gpu_host.sh OUTDIR serve-suite): the serve test suite (tests/serve) against the bundle's ferry, CUDA regions
+# included; OUTDIR/serve-suite/summary.txt has each module's exit code.
+set -euo pipefail
+out=${1:?usage: scripts/gpu/SET.sh OUTDIR (run by scripts/gpu_host.sh)}
+# shellcheck source=scripts/gpu/lib.sh
+source scripts/gpu/lib.sh
+# shellcheck source=scripts/gpu/lib_serve.sh
+source scripts/gpu/lib_serve.sh
+
+serve_python_ready
+mkdir -p "$out/serve-suite"
+# FERRY_BIN through a wrapper carrying the bundle's libraries, so the suite's python does not.
+printf '#!/usr/bin/env bash\nsource %q\nexec %q "$@"\n' "$PWD/scripts/gpu_host_env.sh" "$PWD/.bundle/bin/ferry" \
+  > /tmp/ferry-with-bundle
+chmod +x /tmp/ferry-with-bundle
+failed=0
+for module_path in tests/serve/test_*.py; do
+  module=$(basename "$module_path" .py)
+  step "serve suite: $module"
+  rc=0
+  (cd tests/serve && FERRY_BIN=/tmp/ferry-with-bundle LD_LIBRARY_PATH=${HOST_LD_LIBRARY_PATH:-} timeout 300 \
+    python3 -m unittest -v "$module") > "$out/serve-suite/$module.txt" 2>&1 || rc=$?
+  echo "$module rc=$rc" | tee -a "$out/serve-suite/summary.txt"
+  ((rc == 0)) || failed=$((failed + 1))
+done
+((failed == 0))
