@@ -3,7 +3,7 @@
 client count with unified memory and prefetch in one context (the seed's recipe), pinned copies
 in one context, and pinned with the in-flight slots `--inflight auto` found, from the reports of
 scripts/gpu_host.sh's seed-claim set (seed-bB-cC-one.json: managed-prefetch and pinned;
-seed-bB-cC-auto.json: pinned at --inflight auto):
+seed-bB-cC-auto.json: pinned at --inflight auto), or their reports.json (scripts/collect_reports.py):
 
     plot_seed_claim.py OUT.png DIR
 """
@@ -17,18 +17,29 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-NAME = re.compile(r"seed-b(?P<batch>\d+)-c(?P<clients>\d+)-(?P<how>one|auto)\.json")
+NAME = re.compile(r"seed-b(?P<batch>\d+)-c(?P<clients>\d+)-(?P<how>one|auto)")
+
+
+def reports(folder):
+    """(name, report) of each run: the set's seed-*.json files, or the folder's reports.json
+    (scripts/collect_reports.py) that keeps them under their names."""
+    folder = pathlib.Path(folder)
+    collected = folder / "reports.json"
+    if collected.exists():
+        yield from json.loads(collected.read_text()).items()
+    for path in sorted(folder.glob("seed-*.json")):
+        yield path.stem, json.loads(path.read_text())
 
 
 def main(argv):
     if len(argv) != 3:
         sys.exit(__doc__)
     cells = {}  # (clients, batch) -> {series: (req/s, noise)}
-    for path in sorted(pathlib.Path(argv[2]).glob("seed-*.json")):
-        m = NAME.fullmatch(path.name)
+    for name, report in reports(argv[2]):
+        m = NAME.fullmatch(name)
         if not m:
             continue
-        for r in json.loads(path.read_text())["results"]:
+        for r in report["results"]:
             if r.get("failed") or r.get("refused"):
                 continue
             series = f"{r['strategy']}, 1 context" if m["how"] == "one" else f"{r['strategy']}, {r['inflight']} slots (auto)"
