@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The formatter and the linter, as CI runs them (`.ci/run`): every C, C++ and CUDA source must be
+# as clang-format leaves it (.clang-format), and clang-tidy's agreed checks (.clang-tidy) must find
+# nothing in the library's layers, the CLI and the server. Needs a configured build/ for the
+# compile commands (scripts/test.sh makes it).
+#   scripts/lint.sh           check
+#   scripts/lint.sh --fix     reformat in place (then review and commit the change)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+format=$(command -v clang-format-14 || command -v clang-format)
+tidy=$(command -v clang-tidy-14 || command -v clang-tidy)
+mapfile -t sources < <(git ls-files '*.c' '*.h' '*.cpp' '*.hpp' '*.cu' '*.cuh')
+if [[ ${1:-} == --fix ]]; then
+  "$format" -i "${sources[@]}"
+  exit 0
+fi
+start=$SECONDS
+"$format" --dry-run --Werror "${sources[@]}"
+echo "lint: clang-format: ${#sources[@]} files as formatted ($((SECONDS - start)) s)"
+[[ -f build/compile_commands.json ]] || { echo "lint: no build/compile_commands.json: run scripts/test.sh first" >&2; exit 2; }
+start=$SECONDS
+mapfile -t checked < <(git ls-files 'src/*.cpp' 'apps/*.cpp')
+printf '%s\n' "${checked[@]}" | xargs -P "$(nproc)" -n 4 "$tidy" -p build --quiet 2> /dev/null
+echo "lint: clang-tidy: ${#checked[@]} files clean ($((SECONDS - start)) s)"
