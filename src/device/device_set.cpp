@@ -53,13 +53,21 @@ std::vector<int> parse_device_set(std::string_view text, int device_count) {
 
 std::string format_device_set(std::span<const int> devices) {
   std::string out;
-  for (const int d : devices) out += (out.empty() ? "" : ",") + std::to_string(d);
+  for (const int d : devices) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(d);
+  }
   return out;
 }
 
 std::string device_set_label(std::span<const int> devices) {
   if (devices.size() <= 1) return {};
-  return "[" + std::to_string(devices.size()) + " GPUs]";
+  // Appended piece by piece: gcc 12 misreads "literal" + std::string as an overlapping copy
+  // (-Wrestrict), and CI builds with warnings as errors.
+  std::string label = "[";
+  label += std::to_string(devices.size());
+  label += " GPUs]";
+  return label;
 }
 
 }  // namespace ferry

@@ -18,8 +18,12 @@ std::size_t element_count(std::span<const std::int64_t> shape) noexcept {
 
 std::string shape_text(std::span<const std::int64_t> shape) {
   std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
-  return s + "]";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(shape[i]);  // appended apart: gcc 12 misreads "," + string as an overlapping copy
+  }
+  s += ']';
+  return s;
 }
 
 }  // namespace ferry::serve
