@@ -1,5 +1,7 @@
 // ferry's errors (ferry/error.hpp) raised as the classes of python/ferry/errors.py, which mirror
 // the C++ hierarchy; every other C++ exception keeps nanobind's default mapping.
+#include <nanobind/stl/string.h>
+
 #include <cuda_runtime_api.h>
 
 #include <exception>

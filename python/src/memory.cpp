@@ -49,16 +49,17 @@ std::uintptr_t device_address_of_host(std::uintptr_t address) {
   return reinterpret_cast<std::uintptr_t>(core::mapped_device_pointer(as_pointer(address)));  // NOLINT
 }
 
-// A nanobind ndarray over memory ferry owns, whose __dlpack__ makes the capsule; `owner` keeps the
+// A nanobind ndarray (array-API framework: an object with __dlpack__, not a bare capsule) over
+// memory ferry owns, whose __dlpack__ makes the capsule; `owner` keeps the
 // memory alive for as long as a consumer holds the capsule's tensor.
 nb::object dlpack_source(std::uintptr_t address, const std::vector<std::size_t>& shape, int code, int bits,
                          int device_type, int device_id, bool read_only, nb::handle owner) {
   const nb::dlpack::dtype type{static_cast<std::uint8_t>(code), static_cast<std::uint8_t>(bits), 1};
   if (read_only)
-    return nb::cast(nb::ndarray<nb::ro>(as_pointer(address), shape.size(), shape.data(), owner, nullptr, type,
+    return nb::cast(nb::ndarray<nb::array_api, nb::ro>(as_pointer(address), shape.size(), shape.data(), owner, nullptr, type,
                                         device_type, device_id));
   return nb::cast(
-      nb::ndarray<>(as_pointer(address), shape.size(), shape.data(), owner, nullptr, type, device_type, device_id));
+      nb::ndarray<nb::array_api>(as_pointer(address), shape.size(), shape.data(), owner, nullptr, type, device_type, device_id));
 }
 
 // Makes `consumer` (a cudaStream_t as an integer; 1 the legacy default stream, 2 the per-thread
