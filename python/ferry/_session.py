@@ -71,8 +71,10 @@ class Request:
                 return None
             return f"the {side[:-1]} '{name}' is readable only while the request is {needed}; it is {slot.state}"
 
+        # Outputs are writable too: the memory is the slot's until it is released, and consumers
+        # such as torch.from_dlpack take no read-only tensors.
         return View(address, spec["shape"], from_ferry(spec["dtype"]), kind=kind, device=self._session.device,
-                    owner=self, read_only=side == "outputs", valid=in_state)
+                    owner=self, valid=in_state)
 
     def submit(self, timed: bool = True) -> None:
         """Hands the request to the GPU: the strategy's copies, the engine, the copies back.
