@@ -57,7 +57,9 @@ def bench(engine: str | list[str] | None = None, *, size: str | list[str] | None
     Each keyword is the CLI flag of that name (``--max-noise`` is ``max_noise``; ``--no-recipes``
     is ``recipes=False``, ``--no-um-counters`` ``um_counters=False``, ``--no-link-measure``
     ``link_measure=False``); None keeps the CLI's default. Lists may be given as lists or as the
-    CLI's comma-separated text. ``ferry bench --help`` describes every flag. Errors are the
+    CLI's comma-separated text. ``ferry bench --help`` describes every flag; ``--json``, ``--csv``,
+    ``--md`` and ``--plot`` have no keyword (the report is returned: ``json.dump`` it, or
+    ``to_pandas()``), nor has ``--placement`` (another report; the CLI runs it). Errors are the
     CLI's: a bad flag is an :class:`InvalidArgumentError` before anything runs, no usable GPU a
     :class:`NoDeviceError` naming the cause; a cell that fails is a row with its reason.
     """
