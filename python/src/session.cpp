@@ -139,7 +139,9 @@ class python_session {
 
     // What can be checked without a GPU is, first, so a typo is named on any machine.
     if (!is_model_engine_spec(r.engine)) validate_builtin_spec(r.engine);
-    bench::workload_request w{.engine = r.engine, .batch = r.batch};
+    bench::workload_request w;
+    w.engine = r.engine;
+    w.batch = r.batch;
     if (!r.size.empty()) w.input_bytes = parse_byte_size(r.size);
     for (const auto& [name, dims] : r.shapes) w.shapes.push_back({name, dims});
     w.devices = {r.device};
