@@ -59,7 +59,7 @@ export FERRY_BACKEND_PATH=$PWD/build-python/lib/ferry/backends
 export FERRY_TEST_OUTDIR=$out FERRY_SOURCE_DIR=$PWD FERRY_BIN=$(command -v ferry)
 [[ $(cat "$out/export.rc") == 0 ]] && export FERRY_TORCH_MODEL=$out/models/tiny.pt2
 python3 -c 'import ferry, json; print(json.dumps({"build": ferry.build_info, "devices": ferry.devices()}, indent=2))' \
-  >"$out/devices.json"
+  >"$out/devices.json" 2>"$out/import.log" || { step "import ferry failed:"; tee -a "$out/steps.txt" <"$out/import.log"; exit 1; }
 
 step "pytest tests/python"
 status=0
