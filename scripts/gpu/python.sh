@@ -22,6 +22,14 @@ cd "$(dirname "$0")/../.."
 start=$SECONDS
 step() { echo "[$((SECONDS - start)) s] $*" | tee -a "$out/steps.txt"; }
 
+# Python, PyTorch and the build keep the host's own libraries: only the bundle's ferry runs with
+# the bundle's (as scripts/gpu_host.sh does), through a wrapper the tests call as the CLI.
+bundle=$PWD/.bundle
+host_ld_path=$(tr ":" "\n" <<<"${LD_LIBRARY_PATH:-}" | { grep -vx "$bundle/lib" || true; } | paste -sd: -)
+export LD_LIBRARY_PATH=$host_ld_path
+printf '#!/usr/bin/env bash\nsource %q\nexec %q "$@"\n' "$PWD/scripts/gpu_host_env.sh" "$bundle/bin/ferry" \
+  >/tmp/ferry-with-bundle && chmod +x /tmp/ferry-with-bundle
+
 step "python: $(python3 --version 2>&1), $(command -v python3); torch $(python3 -c 'import torch; print(torch.__version__)')"
 include=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
 if [[ ! -e $include/Python.h ]]; then
@@ -56,7 +64,7 @@ step "export finished with $(cat "$out/export.rc")"
 
 export PYTHONPATH=$PWD/build-python/python:$site
 export FERRY_BACKEND_PATH=$PWD/build-python/lib/ferry/backends
-export FERRY_TEST_OUTDIR=$out FERRY_SOURCE_DIR=$PWD FERRY_BIN=$(command -v ferry)
+export FERRY_TEST_OUTDIR=$out FERRY_SOURCE_DIR=$PWD FERRY_BIN=/tmp/ferry-with-bundle
 [[ $(cat "$out/export.rc") == 0 ]] && export FERRY_TORCH_MODEL=$out/models/tiny.pt2
 python3 -c 'import ferry, json; print(json.dumps({"build": ferry.build_info, "devices": ferry.devices()}, indent=2))' \
   >"$out/devices.json" 2>"$out/import.log" || { step "import ferry failed:"; tee -a "$out/steps.txt" <"$out/import.log"; exit 1; }
