@@ -1,18 +1,9 @@
-#include "calibrate_command.hpp"
-
-#include <unistd.h>
-
-#include <chrono>
-#include <iostream>
+// `ferry calibrate`'s flags; the run itself is calibrate_run.cpp.
 #include <memory>
+#include <string>
 
-#include <fmt/format.h>
-
+#include "calibrate_command.hpp"
 #include "commands.hpp"
-#include "ferry/device_caps.hpp"
-#include "ferry/device_diagnosis.hpp"
-#include "ferry/error.hpp"
-#include "ferry/profile.hpp"
 
 namespace ferry::cli {
 

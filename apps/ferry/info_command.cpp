@@ -8,16 +8,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "calibrate_command.hpp"
 #include "commands.hpp"
 #include "ferry/backend.hpp"
 #include "ferry/bench/info_report.hpp"
-#include "ferry/device_caps.hpp"
-#include "ferry/device_diagnosis.hpp"
 #include "ferry/error.hpp"
-#include "ferry/link_bandwidth.hpp"
-#include "ferry/peer_access.hpp"
-#include "ferry/profile.hpp"
 
 namespace ferry::cli {
 namespace {
