@@ -45,8 +45,8 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --tar
 export PYTHONPATH=$site
 
 step "export tests/python/tiny_model.py (background)"
-(python3 scripts/export_model.py --module tests/python/tiny_model.py:build --name tiny --out "$out/models" \
-   --save-eager >"$out/export.log" 2>&1; echo $? >"$out/export.rc") &
+(rc=0; python3 scripts/export_model.py --module tests/python/tiny_model.py:build --name tiny --out "$out/models" \
+   --save-eager >"$out/export.log" 2>&1 || rc=$?; echo "$rc" >"$out/export.rc") &
 exporter=$!
 
 step "configure build-python"
