@@ -13,12 +13,13 @@ Each layer uses only the layers below it:
 
 and engines do not include memory either (APART below).
 
-Every `#include "..."` in src/, include/ferry/ and apps/ is resolved to a file of the tree; an
+Every `#include "..."` in src/, include/ferry/, apps/ and python/src/ is resolved to a file of the tree; an
 include whose file sits in a higher layer, or in a sibling, is reported as
 `file:line: <layer> includes "<path>" of <layer>`. Includes that resolve to no file of the tree
 (third-party and generated headers) are not the check's business.
 
-A file's layer is its folder: src/<layer>/..., apps/... (apps), include/ferry/bench/... (bench).
+A file's layer is its folder: src/<layer>/..., apps/... (apps), python/... (apps: the Python
+package is an application of the library, as the CLI is), include/ferry/bench/... (bench).
 The other public headers, include/ferry/*.hpp, are listed in PUBLIC_HEADERS with the layer that
 implements them; a public header missing from the table is an error too, so a new header is
 placed on purpose.
@@ -68,7 +69,7 @@ PUBLIC_HEADERS = {
 # so a backend never sees how I/O memory was allocated (strategies and engines meet in session).
 APART = {("engines", "memory")}
 
-SCANNED = ("src", "include/ferry", "apps")
+SCANNED = ("src", "include/ferry", "apps", "python/src")
 SUFFIXES = {".hpp", ".h", ".cpp", ".cu", ".cuh"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
@@ -80,7 +81,7 @@ class UnknownLayer(Exception):
 def layer_of(root: Path, path: Path) -> str | None:
     """The layer of a file of the tree, None for files outside the layered folders."""
     parts = path.relative_to(root).parts
-    if parts[0] == "apps":
+    if parts[0] in ("apps", "python"):
         return "apps"
     if parts[0] == "src" and len(parts) > 2 and parts[1] in RANK:
         return parts[1]

@@ -32,13 +32,16 @@ if ! cmake_ok; then
   cmake_ok || { echo "setup: CMake >= 3.28 is still not first on PATH" >&2; exit 1; }
 fi
 
-# The serve tests drive `ferry serve` with Triton's own Python client, from PyPI, in the same
-# virtual environment.
+# The serve tests drive `ferry serve` with Triton's own Python client, and the Python package
+# (python/) is built with nanobind and tested with pytest: all from PyPI, in the same virtual
+# environment (CMake builds the package where it finds nanobind in it). pandas is optional: the
+# bench report's to_pandas() and its test need it.
 if ! [[ -x "$FERRY_TOOLS_VENV/bin/python" ]] ||
-   ! "$FERRY_TOOLS_VENV/bin/python" -c 'import tritonclient.http, tritonclient.grpc, numpy' 2>/dev/null; then
-  echo "setup: installing tritonclient[http,grpc] from PyPI into build-tools/venv"
+   ! "$FERRY_TOOLS_VENV/bin/python" -c 'import tritonclient.http, tritonclient.grpc, numpy, nanobind, scikit_build_core, pytest, pandas' 2>/dev/null; then
+  echo "setup: installing tritonclient[http,grpc], numpy, nanobind, scikit-build-core, pytest and pandas from PyPI into build-tools/venv"
   [[ -x "$FERRY_TOOLS_VENV/bin/python" ]] || python3 -m venv "$FERRY_TOOLS_VENV"
-  "$FERRY_TOOLS_VENV/bin/pip" install -q --disable-pip-version-check 'tritonclient[http,grpc]' numpy
+  "$FERRY_TOOLS_VENV/bin/pip" install -q --disable-pip-version-check 'tritonclient[http,grpc]' numpy \
+    'nanobind>=2.4,<3' 'scikit-build-core>=0.10' pytest pandas
 fi
 
 if ! command -v nvcc >/dev/null 2>&1; then

@@ -8,35 +8,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "calibrate_command.hpp"
 #include "commands.hpp"
 #include "ferry/backend.hpp"
 #include "ferry/bench/info_report.hpp"
-#include "ferry/device_caps.hpp"
-#include "ferry/device_diagnosis.hpp"
 #include "ferry/error.hpp"
-#include "ferry/link_bandwidth.hpp"
-#include "ferry/peer_access.hpp"
-#include "ferry/profile.hpp"
 
 namespace ferry::cli {
 namespace {
-
-nlohmann::json backends_json(const std::vector<backend_info>& backends) {
-  nlohmann::json list = nlohmann::json::array();
-  for (const auto& b : backends) {
-    nlohmann::json entry{{"name", b.name}, {"file", b.file.string()}};
-    if (b.problem.empty()) {
-      entry["version"] = b.version;
-      entry["api_version"] = b.api_version;
-      entry["computes_on_host"] = b.computes_on_host;
-    } else {
-      entry["problem"] = b.problem;
-    }
-    list.push_back(std::move(entry));
-  }
-  return list;
-}
 
 std::string backends_text(const std::vector<backend_info>& backends,
                           const std::vector<std::filesystem::path>& directories) {
@@ -54,81 +32,23 @@ std::string backends_text(const std::vector<backend_info>& backends,
 }  // namespace
 
 void run_info(const info_options& options) {
-  const auto directories = backend_directories(options.backend_directory);
-  const auto backends = list_backends(directories);
-  // Without a GPU, --json still prints a document that says so, for scripts collecting it from a
-  // fleet, and the text lists the backends; the exit code stays 3 and stderr carries the usual line.
-  if (cuda_device_count() == 0) {
-    const std::string reason = no_device_reason();
-    if (options.format == info_format::json)
-      fmt::print("{}\n", nlohmann::json{{"devices", nlohmann::json::array()},
-                                        {"no_device_reason", reason},
-                                        {"backends", backends_json(backends)}}
-                             .dump(2));
-    else
-      fmt::print("{}", backends_text(backends, directories));
-    std::fflush(stdout);
-    throw no_device(reason);
-  }
-  // Devices first, so a machine without a GPU is reported as no_device (exit code 3) before
-  // anything else can fail.
-  const std::vector<device_caps> devices = options.device
-                                               ? std::vector{query_device(*options.device)}
-                                               : query_all_devices();
-  const cuda_versions versions = query_cuda_versions();
-  if (options.profile && devices.size() > 1)
-    throw invalid_argument("--profile names one GPU's file: give --device too on a machine with several GPUs");
-
-  link_measurements measured;
-  if (options.link == link_measurement::measure) {
-    for (const auto& caps : devices) {
-      // The measurements on this machine are the profile's: --measure writes it as calibrate does.
-      (void)run_calibrate({.depth = bench::sweep_depth::quick, .device = caps.ordinal, .profile = options.profile,
-                           .summary = stderr});
-      measured.emplace(caps.ordinal, measure_link_bandwidth_blocking(caps.ordinal));
-    }
-  }
-
-  profile_lookups profiles;
-  for (const auto& caps : devices) {
-    std::filesystem::path path;
-    try {
-      path = options.profile ? *options.profile : default_profile_path(caps);
-    } catch (const invalid_argument& e) {  // no cache folder: the same as no profile
-      profiles.emplace(caps.ordinal, profile_lookup{.status = profile_status::missing, .path = {}, .profile = {},
-                                                    .message = e.what()});
-      continue;
-    }
-    profiles.emplace(caps.ordinal, load_profile(path, caps));
-  }
-
-  // With two GPUs or more: which pairs reach each other directly, peer access switched on where
-  // allowed (as a replica set does, so the measured rate is the direct one, not one staged through
-  // the host), and with --measure the copy rate each way.
-  std::vector<peer_link> peers;
-  if (devices.size() >= 2) {
-    std::vector<int> ordinals;
-    for (const auto& caps : devices) ordinals.push_back(caps.ordinal);
-    peers = enable_peer_access(ordinals);
-    if (options.link == link_measurement::measure)
-      for (auto& link : peers) link.bandwidth = measure_peer_bandwidth_blocking(link.from, link.to);
-  }
-
-  nlohmann::json info = build_info_json(versions, devices, measured, peers, profiles);
-  // A GPU this build has no code for is shown, and refused by every command that would run on it.
-  std::string missing_code;
-  for (std::size_t i = 0; i < devices.size(); ++i)
-    if (auto why = missing_code_reason(devices[i], ferry_has_code_for(devices[i].ordinal))) {
-      info["devices"][i]["missing_code"] = *why;
-      missing_code += fmt::format("\nNo code for this GPU: {}\n", *why);
-    }
+  const nlohmann::json info = info_record(options);
+  // Without a GPU, --json still prints the record that says so and the text lists the backends;
+  // the exit code stays 3 and stderr carries the usual line.
+  const bool no_gpu = info.contains("no_device_reason");
   if (options.format == info_format::json) {
-    info["backends"] = backends_json(backends);
     fmt::print("{}\n", info.dump(2));
   } else {
-    fmt::print("{}{}{}", render_info_text(info), missing_code, backends_text(backends, directories));
+    std::string missing_code;
+    for (const auto& device : info["devices"])
+      if (device.contains("missing_code"))
+        missing_code += fmt::format("\nNo code for this GPU: {}\n", device["missing_code"].get<std::string>());
+    const auto directories = backend_directories(options.backend_directory);
+    fmt::print("{}{}{}", no_gpu ? std::string{} : render_info_text(info), missing_code,
+               backends_text(list_backends(directories), directories));
   }
   std::fflush(stdout);
+  if (no_gpu) throw no_device(info["no_device_reason"].get<std::string>());
 }
 
 void add_info_command(CLI::App& app) {

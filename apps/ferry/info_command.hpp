@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <optional>
 
+#include <nlohmann/json.hpp>
+
 namespace ferry::cli {
 
 enum class info_format { text, json };
@@ -20,6 +22,13 @@ struct info_options {
   // Searched first for backends, which are listed (empty: FERRY_BACKEND_PATH and beside ferry).
   std::filesystem::path backend_directory;
 };
+
+// What `ferry info --json` prints: the record of ferry/bench/info_report.hpp for the chosen
+// devices (each with "missing_code" where this build has no code for it), plus "backends". Without
+// a GPU: {"devices": [], "no_device_reason": "no CUDA device: ...", "backends": [...]}; never throws
+// for that. With link_measurement::measure it calibrates each GPU first (saving its profile).
+// Throws ferry::invalid_argument for a bad ordinal or --profile with several GPUs.
+[[nodiscard]] nlohmann::json info_record(const info_options& options);
 
 // Queries the devices, reads their profiles, optionally calibrates them (`--measure`: a quick
 // `ferry calibrate`, saved as usual) and measures their links, and prints the report to stdout.

@@ -1,0 +1,79 @@
+// ferry.bench's C++ side: the CLI's flags (apps/ferry/bench_flags.hpp, the one mapping from flags
+// to the bench library's options) filled from Python keywords, the library's run, and its JSON
+// report as text: Python reads it with json.loads, so the binding does not follow the C++ result
+// type field by field.
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "../../apps/ferry/bench_flags.hpp"
+#include "bindings.hpp"
+#include "ferry/bench/matrix.hpp"
+#include "ferry/bench/report.hpp"
+#include "ferry/error.hpp"
+
+namespace nb = nanobind;
+
+namespace ferry::python {
+namespace {
+
+template <typename T>
+void take(const nb::dict& options, const char* key, T& field) {
+  if (options.contains(key) && !options[key].is_none()) field = nb::cast<T>(options[key]);
+}
+
+// Every key is one of ferry bench's flags, spelled with underscores (python/ferry/_bench.py lists
+// them); an unknown key is refused there before it gets here.
+std::string run_bench(const nb::dict& options, const std::string& command_line) {
+  cli::bench_flags f;
+  take(options, "engine", f.matrix.engines);
+  take(options, "size", f.matrix.sizes);
+  take(options, "batch", f.matrix.batch);
+  take(options, "shape", f.matrix.shapes);
+  take(options, "preprocess", f.matrix.preprocess);
+  take(options, "strategy", f.matrix.strategies);
+  take(options, "objective", f.objective);
+  take(options, "inflight", f.inflight);
+  take(options, "clients", f.clients);
+  take(options, "iterations", f.iterations);
+  take(options, "duration", f.duration);
+  take(options, "max_noise", f.max_noise_percent);
+  take(options, "min_samples", f.min_samples);
+  take(options, "max_time", f.max_time);
+  take(options, "trials", f.trials);
+  take(options, "max_trials", f.max_trials);
+  take(options, "schedule", f.schedule);
+  take(options, "memory_margin", f.memory_margin_percent);
+  take(options, "slowdown", f.slowdown_percent);
+  take(options, "warmup", f.warmup);
+  take(options, "graph", f.graph);
+  take(options, "recipes", f.recipes);
+  take(options, "input_writes", f.input_writes);
+  take(options, "device", f.device);
+  take(options, "devices", f.devices);
+  take(options, "allow_oversubscription", f.allow_oversubscription);
+  take(options, "no_um_counters", f.no_um_counters);
+  take(options, "no_link_measure", f.no_link_measure);
+  take(options, "profile", f.profile);
+  take(options, "backend_directory", f.backend_directory);
+  const bool device_given = options.contains("device") && !options["device"].is_none();
+
+  nb::gil_scoped_release unlocked;  // a run takes seconds to minutes
+  const bench::run_options run = cli::prepare_bench(f, device_given);
+  const bench::bench_report report = bench::run_matrix(f.matrix, run, command_line);
+  return bench::to_json(report).dump();
+}
+
+}  // namespace
+
+void bind_bench(nb::module_& m) {
+  m.def("_run_bench", &run_bench, nb::arg("options"), nb::arg("command_line"),
+        "Runs ferry bench's matrix with these flags; returns the JSON report as text.");
+}
+
+}  // namespace ferry::python

@@ -1,0 +1,46 @@
+"""The bench report as plain data: read from a report `ferry bench --json` wrote on a GPU host."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import ferry
+from conftest import SOURCE_DIR
+
+REPORT = SOURCE_DIR / "docs" / "results" / "bench" / "smoke.json"
+
+
+def test_a_report_is_plain_data():
+    report = ferry.load_report(REPORT)
+    assert isinstance(report, dict)
+    assert json.loads(json.dumps(report)) == report  # nothing but JSON's types
+    assert report["schema_version"] == 1
+    assert report["results"] is report.results and len(report.results) == 44
+    cell = report.results[0]
+    assert {"engine", "strategy", "input_bytes", "latency_us", "refused"} <= set(cell)
+    assert cell["latency_us"]["median"] > 0
+    assert {"machine", "winner", "recommendation", "command", "date"} <= set(report)
+
+
+def test_to_pandas_has_a_row_per_cell():
+    pandas = pytest.importorskip("pandas", reason="pandas is optional: to_pandas() needs it")
+    report = ferry.load_report(REPORT)
+    frame = report.to_pandas()
+    assert isinstance(frame, pandas.DataFrame)
+    assert len(frame) == len(report.results)
+    assert list(frame["strategy"]) == [cell["strategy"] for cell in report.results]
+    assert frame["latency_us.median"].iloc[0] == report.results[0]["latency_us"]["median"]
+
+
+def test_to_pandas_without_pandas_says_so(monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "pandas", None)
+    with pytest.raises(ImportError, match="needs pandas"):
+        ferry.load_report(REPORT).to_pandas()
+
+
+@pytest.mark.no_gpu
+def test_bench_without_a_gpu_fails_cleanly_after_checking_its_flags():
+    with pytest.raises(ferry.NoDeviceError, match="^no CUDA device: "):
+        ferry.bench(engine=["reduce", "touch"], size="0.6MB,19MB", strategy=["pinned", "mapped"],
+                    max_time=0.5, trials=1, um_counters=False, link_measure=False)
