@@ -69,7 +69,8 @@ class io_buffer {
 
   // Untimed, blocking synchronisation of the host view with device memory, for the `device`
   // strategy (whose stream operations move nothing, by definition) and for reference checks.
-  // For every other strategy these are to_device/to_host followed by a stream synchronize.
+  // For every other strategy these are to_device/to_host followed by a stream synchronize. They
+  // run with the buffer's GPU current, whatever the calling thread's.
   void upload_blocking(stream_ref stream);
   void download_blocking(stream_ref stream);
 

@@ -191,6 +191,7 @@ void io_buffer::finish_to_host() {
 }
 
 void io_buffer::upload_blocking(stream_ref stream) {
+  const core::scoped_device on_device(impl_->ordinal);  // the copy runs on the buffer's own GPU
   if (auto* resident = std::get_if<resident_buffer>(&impl_->body))
     resident->upload(stream);
   else
@@ -199,6 +200,7 @@ void io_buffer::upload_blocking(stream_ref stream) {
 }
 
 void io_buffer::download_blocking(stream_ref stream) {
+  const core::scoped_device on_device(impl_->ordinal);
   if (auto* resident = std::get_if<resident_buffer>(&impl_->body))
     resident->download(stream);
   else
