@@ -42,8 +42,8 @@ namespace ferry {
 
 enum class graph_mode { off, on };
 
-// Whether a request's stages are timed with CUDA events. Each event costs about a microsecond of
-// the host's time per request, so a caller that never reads times() can leave them out.
+// Whether a request's stages are timed with CUDA events. Recording an event costs host time on
+// every request, so a caller that never reads times() can leave them out.
 enum class stage_timing { events, off };
 
 struct session_options {
