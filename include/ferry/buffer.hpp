@@ -52,7 +52,7 @@ class io_buffer {
 
   [[nodiscard]] std::span<std::byte> host() noexcept;
   [[nodiscard]] std::span<const std::byte> host() const noexcept;
-  [[nodiscard]] void* device() const noexcept;
+  [[nodiscard]] void* device_address() const noexcept;  // what the engine binds
   [[nodiscard]] std::size_t bytes() const noexcept;
   [[nodiscard]] strategy_kind strategy() const noexcept;
   [[nodiscard]] direction dir() const noexcept;

@@ -171,8 +171,8 @@ std::span<std::byte> io_buffer::host() noexcept {
 std::span<const std::byte> io_buffer::host() const noexcept {
   return const_cast<io_buffer*>(this)->host();  // the views differ only in constness
 }
-void* io_buffer::device() const noexcept {
-  return std::visit([](const auto& b) { return b.device(); }, impl_->body);
+void* io_buffer::device_address() const noexcept {
+  return std::visit([](const auto& b) { return b.device_address(); }, impl_->body);
 }
 std::size_t io_buffer::bytes() const noexcept { return impl_->bytes; }
 strategy_kind io_buffer::strategy() const noexcept { return impl_->strategy; }

@@ -30,7 +30,7 @@ class managed_buffer {
   managed_buffer(core::managed_memory memory, managed_mode mode, direction dir, int ordinal);
 
   [[nodiscard]] std::span<std::byte> host() noexcept { return memory_.span(); }
-  [[nodiscard]] void* device() const noexcept { return memory_.get(); }
+  [[nodiscard]] void* device_address() const noexcept { return memory_.get(); }
   // prefetch: moves input (and inout) pages to the device. Nothing for the other modes.
   void to_device(stream_ref s);
   // prefetch: moves inout pages back to the CPU. Nothing for the other modes and directions.

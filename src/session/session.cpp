@@ -15,7 +15,7 @@
 namespace ferry {
 
 struct session::state {
-  int device = 0;
+  int ordinal = 0;
   session_options options;
   std::vector<tensor_spec> io;
   std::vector<std::unique_ptr<detail::slot>> slots;
@@ -101,7 +101,7 @@ session::session(engine& eng, std::vector<tensor_spec> concrete_io, const sessio
     : state_(std::make_unique<state>()) {
   check_session_options(concrete_io, options, caps);
   require_code_for(caps);  // a GPU this build has no code for is refused here, naming both architectures
-  state_->device = caps.ordinal;
+  state_->ordinal = caps.ordinal;
   state_->options = options;
   state_->io = std::move(concrete_io);
   for (int i = 0; i < options.inflight; ++i)
@@ -210,7 +210,7 @@ strategy_kind session::strategy_of(std::string_view tensor) const {
 const std::vector<tensor_spec>& session::io() const noexcept { return state_->io; }
 const graph_status& session::graph() const noexcept { return state_->graph; }
 int session::slots() const noexcept { return static_cast<int>(state_->slots.size()); }
-int session::device() const noexcept { return state_->device; }
+int session::ordinal() const noexcept { return state_->ordinal; }
 
 void detail::slot_release::operator()(slot* s) const noexcept {
   if (owner != nullptr && s != nullptr) owner->release(s);
@@ -231,7 +231,7 @@ const tensor_spec& filling_slot::input_spec(std::size_t index) const {
   return slot_->inputs[index].spec;
 }
 int filling_slot::slot_index() const noexcept { return slot_->index; }
-int filling_slot::device() const noexcept { return slot_->ordinal(); }
+int filling_slot::ordinal() const noexcept { return slot_->ordinal(); }
 
 void filling_slot::upload_resident_inputs() {
   for (auto& t : slot_->inputs) {
@@ -318,7 +318,7 @@ const tensor_spec& completed_slot::output_spec(std::size_t index) const {
 }
 stage_times completed_slot::times() const { return slot_->times(); }
 int completed_slot::slot_index() const noexcept { return slot_->index; }
-int completed_slot::device() const noexcept { return slot_->ordinal(); }
+int completed_slot::ordinal() const noexcept { return slot_->ordinal(); }
 
 void completed_slot::download_resident_outputs() {
   for (auto& t : slot_->outputs) {

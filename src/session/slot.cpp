@@ -43,8 +43,8 @@ slot::slot(int slot_index, engine& eng, const std::vector<tensor_spec>& io, cons
   prefetches_ = std::any_of(inputs.begin(), inputs.end(), prefetched) ||
                 std::any_of(outputs.begin(), outputs.end(), prefetched);
   context = eng.make_context(io);
-  for (auto& t : inputs) context->bind(t.spec.name, t.buffer.device());
-  for (auto& t : outputs) context->bind(t.spec.name, t.buffer.device());
+  for (auto& t : inputs) context->bind(t.spec.name, t.buffer.device_address());
+  for (auto& t : outputs) context->bind(t.spec.name, t.buffer.device_address());
   // Only paths the engine reads host memory on can free it before the engine is done; when every
   // input copies, they are free after their copies anyway.
   if (!inputs_copied_) engine_signals_consumed_ = context->signal_inputs_consumed(inputs_consumed_.get());

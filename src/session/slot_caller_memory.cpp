@@ -107,7 +107,7 @@ void slot::gather_input(std::size_t i, std::span<const gather_piece> pieces) {
   t.reset(*context);
   const data_path path = properties(t.buffer.strategy()).path;
   if (path == data_path::copy || path == data_path::resident) {
-    g.target = static_cast<std::byte*>(t.buffer.device());
+    g.target = static_cast<std::byte*>(t.buffer.device_address());
   } else {
     // The buffer is host or managed memory: a tensor assembled by copies is read at device speed
     // from device memory of the slot, bound for this request (reset() binds the buffer again).

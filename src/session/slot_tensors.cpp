@@ -19,14 +19,14 @@ void slot_input::to_device(stream_ref s) {
   } else if (bound_address != nullptr) {
     // The engine reads the caller's memory where it is.
   } else if (dma_source != nullptr) {
-    FERRY_CUDA_TRY(cudaMemcpyAsync(buffer.device(), dma_source, buffer.bytes(), cudaMemcpyHostToDevice, s.get()));
+    FERRY_CUDA_TRY(cudaMemcpyAsync(buffer.device_address(), dma_source, buffer.bytes(), cudaMemcpyHostToDevice, s.get()));
   } else {
     buffer.to_device(s);
   }
 }
 
 void slot_input::reset(engine_context& context) {
-  if (bound_address != nullptr) context.bind(spec.name, buffer.device());
+  if (bound_address != nullptr) context.bind(spec.name, buffer.device_address());
   dma_source = nullptr;
   bound_address = nullptr;
   gathered.reset();
@@ -39,7 +39,7 @@ void slot_output::to_host(stream_ref s) {
   }
   // cudaMemcpyDefault: the pointers say the direction (device -> registered host is one DMA,
   // device -> device one copy on the GPU; a zero-copy or managed output is read where it lives).
-  const auto* source = static_cast<const std::byte*>(buffer.device());
+  const auto* source = static_cast<const std::byte*>(buffer.device_address());
   for (const auto& d : deliveries)
     FERRY_CUDA_TRY(cudaMemcpyAsync(d.destination.data(), source + d.offset, d.destination.size(), cudaMemcpyDefault,
                                    s.get()));
@@ -49,7 +49,7 @@ void slot_output::to_host(stream_ref s) {
 }
 
 void slot_output::reset(engine_context& context) {
-  if (bound_address != nullptr) context.bind(spec.name, buffer.device());
+  if (bound_address != nullptr) context.bind(spec.name, buffer.device_address());
   bound_address = nullptr;
   deliveries.clear();
   host_view_wanted = true;
