@@ -38,9 +38,11 @@ function(ferry_add_engine_backend name)
   set(framework ferry_backend_${name}_framework)
   add_library(${seam} OBJECT
     ${PROJECT_SOURCE_DIR}/src/engines/plugin/backend_export.cpp
+    ${PROJECT_SOURCE_DIR}/src/engines/engine_context.cpp
     ${PROJECT_SOURCE_DIR}/src/engines/tensor_spec.cpp
     ${B_SOURCES})
-  target_link_libraries(${seam} PRIVATE CUDA::cudart fmt::fmt nlohmann_json::nlohmann_json)
+  # engine_context.cpp: the backend's contexts get the checks and NVTX ranges of the seam too.
+  target_link_libraries(${seam} PRIVATE CUDA::cudart CUDA::nvtx3 fmt::fmt nlohmann_json::nlohmann_json)
   add_library(${framework} OBJECT ${B_FRAMEWORK_SOURCES})
   target_include_directories(${framework} SYSTEM PRIVATE ${B_FRAMEWORK_INCLUDES})
   target_link_libraries(${framework} PRIVATE CUDA::cudart ${B_FRAMEWORK_LIBRARIES})

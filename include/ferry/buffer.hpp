@@ -52,7 +52,7 @@ class io_buffer {
 
   [[nodiscard]] std::span<std::byte> host() noexcept;
   [[nodiscard]] std::span<const std::byte> host() const noexcept;
-  [[nodiscard]] void* device() const noexcept;
+  [[nodiscard]] void* device_address() const noexcept;  // what the engine binds
   [[nodiscard]] std::size_t bytes() const noexcept;
   [[nodiscard]] strategy_kind strategy() const noexcept;
   [[nodiscard]] direction dir() const noexcept;
@@ -69,7 +69,8 @@ class io_buffer {
 
   // Untimed, blocking synchronisation of the host view with device memory, for the `device`
   // strategy (whose stream operations move nothing, by definition) and for reference checks.
-  // For every other strategy these are to_device/to_host followed by a stream synchronize.
+  // For every other strategy these are to_device/to_host followed by a stream synchronize. They
+  // run with the buffer's GPU current, whatever the calling thread's.
   void upload_blocking(stream_ref stream);
   void download_blocking(stream_ref stream);
 

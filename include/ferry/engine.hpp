@@ -45,26 +45,61 @@ struct shape_binding {
 };
 
 // Per-slot execution state: the engine's equivalent of a TensorRT execution context.
+//
+// As RMM's device_memory_resource: the public calls are not virtual. They do what every backend
+// needs in one place (the checks on bindings, the NVTX range around the engine's work, its GPU
+// made current) and then call the backend's private do_* functions.
 class engine_context {
  public:
   virtual ~engine_context() = default;
-  // Binds a tensor to a device address (256-byte aligned). Throws invalid_argument for an
-  // unknown tensor name.
-  virtual void bind(std::string_view tensor, void* device_address) = 0;
-  // Enqueues one inference on `stream`; every tensor must be bound.
-  virtual void enqueue(stream_ref stream) = 0;
-  // Asks the engine to record `consumed` on the enqueue stream as soon as it has read its
-  // inputs (TensorRT's setInputConsumedEvent), earlier than the end of its work. Returns false
-  // when the engine cannot tell; ferry then records the event right after enqueue().
-  [[nodiscard]] virtual bool signal_inputs_consumed(cudaEvent_t consumed) {
-    (void)consumed;
-    return false;
-  }
+  engine_context(const engine_context&) = delete;
+  engine_context& operator=(const engine_context&) = delete;
+
+  // Binds a tensor to a device address. Throws invalid_argument for an unknown tensor name (listing
+  // the valid ones), a null address or one that is not device_alignment (256-byte) aligned, before
+  // the backend sees it. Binding again replaces the address.
+  void bind(std::string_view tensor, void* device_address);
+  // Enqueues one inference on `stream`, inside the NVTX range "ferry.engine" and with the
+  // context's GPU current. Throws invalid_argument naming the tensors not bound yet.
+  void enqueue(stream_ref stream);
+  // Asks the engine to record `consumed` on the enqueue stream as soon as it has read its inputs
+  // (TensorRT's setInputConsumedEvent), earlier than the end of its work. Returns false when the
+  // engine cannot tell; ferry then records the event right after enqueue().
+  [[nodiscard]] bool signal_inputs_consumed(cudaEvent_t consumed) { return do_signal_inputs_consumed(consumed); }
   // Why enqueue() cannot be captured into a CUDA graph by a plain stream capture, or nullopt when
   // it can. Sessions asked for graphs do not try to capture such an engine: a failed capture can
   // leave an engine's own state (a framework's allocator, a runner) unusable for later runs.
-  [[nodiscard]] virtual std::optional<std::string> capture_refusal() const { return std::nullopt; }
+  [[nodiscard]] std::optional<std::string> capture_refusal() const { return do_capture_refusal(); }
+
+ protected:
+  // `tensor_names`: the tensors bind() accepts, in the order do_bind's indices and
+  // device_addresses() use (a backend's concrete I/O order); `engine_name` starts every message.
+  // The context's GPU is the device current now (none on a machine without one).
+  engine_context(std::string engine_name, std::vector<std::string> tensor_names);
+  // The bound addresses in tensor_names order (null where unbound; none is null in do_enqueue).
+  [[nodiscard]] std::span<void* const> device_addresses() const noexcept { return addresses_; }
+  [[nodiscard]] const std::string& tensor_name(std::size_t index) const { return names_.at(index); }
+  [[nodiscard]] int ordinal() const noexcept { return ordinal_; }
+
+ private:
+  // A checked, aligned, non-null address for tensor_names[index].
+  virtual void do_bind(std::size_t index, void* device_address) = 0;
+  // Every tensor is bound; the context's GPU is current.
+  virtual void do_enqueue(stream_ref stream) = 0;
+  [[nodiscard]] virtual bool do_signal_inputs_consumed(cudaEvent_t consumed) {
+    (void)consumed;
+    return false;
+  }
+  [[nodiscard]] virtual std::optional<std::string> do_capture_refusal() const { return std::nullopt; }
+
+  std::string engine_name_;
+  std::vector<std::string> names_;
+  std::vector<void*> addresses_;
+  int ordinal_ = -1;
 };
+
+// The names of `io`, in order: what a context made for that concrete I/O passes to engine_context.
+[[nodiscard]] std::vector<std::string> tensor_names(std::span<const tensor_spec> io);
 
 class engine {
  public:

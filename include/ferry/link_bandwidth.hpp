@@ -17,8 +17,9 @@ struct link_bandwidth {
 };
 
 struct link_bandwidth_options {
-  // Large enough that per-copy launch and event overheads vanish (a 256 MiB copy takes ~5 ms at
-  // 53 GB/s); clamped to a quarter of the device's free memory so a busy card is not starved.
+  // Large enough that per-copy launch and event overheads vanish (a 256 MiB copy lasts
+  // milliseconds on the fastest links); clamped to a quarter of the device's free memory so a
+  // busy card is not starved.
   std::size_t bytes = std::size_t{256} << 20;
   int warmup_copies = 3;  // the first copies pay for TLB and IOMMU mappings; not timed
   int repetitions = 20;

@@ -42,8 +42,8 @@ namespace ferry {
 
 enum class graph_mode { off, on };
 
-// Whether a request's stages are timed with CUDA events. Each event costs about a microsecond of
-// the host's time per request, so a caller that never reads times() can leave them out.
+// Whether a request's stages are timed with CUDA events. Recording an event costs host time on
+// every request, so a caller that never reads times() can leave them out.
 enum class stage_timing { events, off };
 
 struct session_options {
@@ -155,68 +155,49 @@ class filling_slot {
   [[nodiscard]] std::span<std::byte> input(std::size_t index);
   [[nodiscard]] std::size_t input_count() const noexcept;
   [[nodiscard]] const tensor_spec& input_spec(std::size_t index) const;
-  // Here and below, "the strategy" of a tensor is its own (session::strategy_of): an input mapped
-  // in a pinned session follows the zero-copy rules.
-  //
-  // For the `device` strategy: copies what the CPU wrote to device memory now, blocking and
-  // outside any timing (that strategy is the floor whose stream operations move nothing).
-  // Inputs fed from caller memory or gathered are left alone. A no-op for inputs of every other
-  // strategy.
+  // For inputs of the `device` strategy: copies what the CPU wrote to device memory now, blocking
+  // and outside any timing (that strategy is the floor whose stream operations move nothing).
+  // Inputs fed from caller memory are left alone; other strategies' inputs too.
   void upload_resident_inputs();
-  // nullopt when use_caller_input(index, memory) would take `memory` without a staging copy;
-  // otherwise why not (the rule of ferry/caller_memory.hpp, applied to what CUDA says the memory is).
+
+  // Caller memory for this request only, instead of the slot's buffers. "The strategy" of a
+  // tensor is its own (session::strategy_of); ferry/caller_memory.hpp is the rule for what is
+  // taken in place. Caller memory must stay untouched until wait_inputs_consumed() (inputs) or
+  // wait() returns. Each call throws invalid_argument for memory the rule refuses as wrong (size,
+  // alignment, pageable, another GPU's; gathered pieces that overlap or leave the tensor, ranges
+  // outside an output), unsupported for what the slot cannot do (a managed strategy's input, a
+  // slot running as a captured CUDA graph, whose addresses are fixed).
+  //
+  // nullopt when use_caller_input / bind_caller_output would take `memory`; otherwise why not.
   [[nodiscard]] std::optional<in_place_refusal> input_in_place_refusal(std::size_t index,
                                                                        std::span<const std::byte> memory) const;
-  // Feeds input `index` of this request from the caller's own memory instead of the slot's host
-  // view: no staging copy. The memory must be exactly the input's size and stay untouched until
-  // wait_inputs_consumed() or wait() returns, and it must be either
-  //  - host memory page-locked by cudaHostRegister (or cudaMallocHost): copy strategies DMA from
-  //    it straight into the slot's device buffer, zero-copy strategies bind the engine to it in
-  //    place, the device strategy copies it to device memory; or
-  //  - device memory on the slot's GPU (e.g. a CUDA IPC handle): the engine reads it in place,
-  //    under any strategy, with no device-to-device copy.
-  // Memory read in place (device memory; host memory under zero-copy strategies) must be
-  // device_alignment (256-byte) aligned, as engines bind it.
-  // Throws invalid_argument for the wrong size, unregistered host memory, another GPU's memory or
-  // a misaligned in-place address,
-  // and unsupported for host memory under managed strategies (their engine reads managed pages)
-  // and for a slot running as a captured CUDA graph (whose addresses are fixed).
-  void use_caller_input(std::size_t index, std::span<const std::byte> registered_memory);
-  // Builds input `index` from caller ranges by copies on the slot's stream, in place of the
-  // strategy's to_device: each piece's bytes land at its offset (one DMA from registered host
-  // memory, one device-to-device copy from device memory; pageable host memory is staged by the
-  // driver before its copy returns) and every byte no piece covers is
-  // zero-filled (padding rows). The tensor is built in the slot's device buffer under copy
-  // strategies and the device strategy; under zero-copy and managed strategies, whose buffer is
-  // host or managed memory, in device memory of the slot bound in place for this request: a
-  // tensor assembled by copies is read at device speed, not across the bus or by page faults.
-  // The sources must stay untouched until wait_inputs_consumed() or wait() returns. Throws
-  // invalid_argument for pieces that overlap, leave the tensor or are another GPU's memory,
-  // unsupported in graph mode.
-  void gather_input(std::size_t index, std::span<const gather_piece> pieces);
-  // Lets the engine write output `index` straight into caller memory for this request (the rule
-  // is caller_output_refusal: device memory on the slot's GPU, exactly the tensor, 256-byte
-  // aligned; registered host memory under zero-copy strategies). The output's host view is then
-  // not fetched. Throws invalid_argument or unsupported with the refusal's reason.
-  void bind_caller_output(std::size_t index, std::span<std::byte> memory);
-  // nullopt when bind_caller_output(index, memory) would take `memory`; otherwise why not.
   [[nodiscard]] std::optional<in_place_refusal> output_in_place_refusal(std::size_t index,
                                                                         std::span<const std::byte> memory) const;
-  // Copies bytes [delivery.offset, +size) of output `index` to delivery.destination on the
-  // slot's stream after the engine, from the slot's device output (one DMA to registered host
-  // memory, one device-to-device copy to device memory; under zero-copy and managed strategies
-  // the output already lives in host or managed memory, and the copy reads it there). With
-  // `host_view::skipped` the strategy's to_host for that output is left out too, and
-  // completed_slot::output(index) throws; ask for host_view::fetched when some of the output's
-  // bytes are still read on the host. Throws invalid_argument for a range outside the output
-  // or a destination that is pageable or another GPU's, unsupported in graph mode.
+  // Input `index` read from caller memory, exactly the tensor's size, with no staging copy:
+  // registered host memory (cudaHostRegister, cudaMallocHost) is one DMA into the slot's device
+  // buffer under copy strategies and the device strategy, bound in place under zero-copy ones;
+  // device memory on the slot's GPU (a CUDA IPC handle) is bound in place under any strategy.
+  void use_caller_input(std::size_t index, std::span<const std::byte> registered_memory);
+  // Input `index` built from caller ranges by copies on the slot's stream, in place of the
+  // strategy's to_device: each piece lands at its offset and every byte no piece covers is
+  // zero-filled (padding rows). Built in the slot's device buffer, or (zero-copy and managed
+  // strategies, whose buffer is host or managed memory) in device memory of the slot bound for
+  // this request, so the engine reads it at device speed. Pageable pieces are staged by the driver.
+  void gather_input(std::size_t index, std::span<const gather_piece> pieces);
+  // Output `index` written by the engine straight into caller memory; its host view is not fetched.
+  void bind_caller_output(std::size_t index, std::span<std::byte> memory);
+  // A range of output `index` copied to caller memory (registered host or the slot's GPU's) after
+  // the engine, from the slot's device output (or where a zero-copy or managed output lives). With
+  // host_view::skipped the output's to_host is left out too and completed_slot::output(index)
+  // throws; host_view::fetched when some of its bytes are still read on the host.
   enum class host_view { fetched, skipped };
   void deliver_output(std::size_t index, const output_delivery& delivery, host_view view);
+
   // Enqueues to_device, the engine and to_host on the slot's stream and hands the slot on.
   [[nodiscard]] pending_slot submit(stage_timing timing = stage_timing::events) &&;
   [[nodiscard]] int slot_index() const noexcept;
-  // The GPU this slot's buffers, streams and engine context live on (its session's device).
-  [[nodiscard]] int device() const noexcept;
+  // The ordinal of the GPU this slot's buffers, stream and engine context live on (its session's).
+  [[nodiscard]] int ordinal() const noexcept;
 
  private:
   friend class session;
@@ -237,7 +218,7 @@ class completed_slot {
   // Outputs bound to caller memory or delivered without their host view are left alone.
   void download_resident_outputs();
   [[nodiscard]] int slot_index() const noexcept;
-  [[nodiscard]] int device() const noexcept;
+  [[nodiscard]] int ordinal() const noexcept;
 
  private:
   friend class pending_slot;
@@ -278,8 +259,8 @@ class session {
   [[nodiscard]] const std::vector<tensor_spec>& io() const noexcept;
   [[nodiscard]] const graph_status& graph() const noexcept;
   [[nodiscard]] int slots() const noexcept;
-  // The GPU the session runs on (caps.ordinal at construction).
-  [[nodiscard]] int device() const noexcept;
+  // The ordinal of the GPU the session runs on (caps.ordinal at construction).
+  [[nodiscard]] int ordinal() const noexcept;
   // Slots handed out and not yet back in the pool, at the moment of the call.
   [[nodiscard]] int slots_in_use() const;
 

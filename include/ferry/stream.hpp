@@ -3,6 +3,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <utility>
 
 #include "ferry/error.hpp"
@@ -14,6 +15,11 @@ namespace ferry {
 class stream_ref {
  public:
   constexpr stream_ref(cudaStream_t handle) noexcept : handle_(handle) {}  // NOLINT: implicit by design
+  // A literal 0 or nullptr would be the legacy default stream, which synchronises with every
+  // other blocking stream of the device: never what a slot or a recipe means, so it is refused at
+  // compile time (as RMM's cuda_stream_view does). Pass a stream, or cudaStreamLegacy on purpose.
+  stream_ref(int) = delete;
+  stream_ref(std::nullptr_t) = delete;
   [[nodiscard]] constexpr cudaStream_t get() const noexcept { return handle_; }
   // Blocks the calling thread until all work queued so far on the stream has finished.
   void synchronize_blocking() const { FERRY_CUDA_TRY(cudaStreamSynchronize(handle_)); }

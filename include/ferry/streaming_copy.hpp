@@ -1,11 +1,11 @@
 // Writing bytes that a DMA or the GPU will read next, without leaving them dirty in the CPU caches.
 //
-// Measured on an H200 over PCIe Gen5 (link peak 55.5 GB/s): a 19 MB pinned host->device
-// cudaMemcpyAsync reaches 53.6 GB/s when the CPU has not touched the buffer, but only 48.5 GB/s
-// (87%) right after the CPU wrote it with ordinary stores: the DMA's reads find dirty lines in
-// the CPU caches and wait for them. Written with non-temporal (streaming) stores instead, the
-// same copy reaches 53.3 GB/s (96%); the GPU's own zero-copy reads of host memory lose ~3% after
-// ordinary writes too. Clients that fill ferry's host input buffers should use this.
+// A pinned host->device copy right after the CPU wrote its buffer with ordinary stores runs
+// slower than one of an untouched buffer: the DMA's reads find dirty lines in the CPU caches and
+// wait for them, and the GPU's own zero-copy reads of host memory lose some speed too. Written
+// with non-temporal (streaming) stores instead, the copy runs nearly as fast as from an untouched
+// buffer (docs/RESULTS.md, "Link efficiency: the CPU's cache, not the link"). Clients that fill
+// ferry's host input buffers should use this.
 #pragma once
 
 #include <cstddef>

@@ -43,7 +43,7 @@ class python_buffer {
                       allow_oversubscription) {}
 
   [[nodiscard]] std::uintptr_t host_address() { return reinterpret_cast<std::uintptr_t>(buffer_.host().data()); }
-  [[nodiscard]] std::uintptr_t device_address() const { return reinterpret_cast<std::uintptr_t>(buffer_.device()); }
+  [[nodiscard]] std::uintptr_t device_address() const { return reinterpret_cast<std::uintptr_t>(buffer_.device_address()); }
   [[nodiscard]] std::size_t bytes() const { return buffer_.bytes(); }
   [[nodiscard]] std::string strategy() const { return std::string(to_string(buffer_.strategy())); }
   [[nodiscard]] int device() const { return buffer_.device_ordinal(); }

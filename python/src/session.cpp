@@ -177,7 +177,7 @@ class python_session {
   }
   [[nodiscard]] std::string engine_name() const { return std::string(engine_->name()); }
   [[nodiscard]] int slots() const { return session_->slots(); }
-  [[nodiscard]] int device() const { return session_->device(); }
+  [[nodiscard]] int device() const { return session_->ordinal(); }
   [[nodiscard]] int slots_in_use() const { return session_->slots_in_use(); }
   [[nodiscard]] bool graph_active() const { return session_->graph().active; }
   [[nodiscard]] std::string graph_reason() const { return session_->graph().reason; }

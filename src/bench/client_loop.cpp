@@ -131,7 +131,7 @@ double client_loop::finish_request(in_flight r) {
   const auto readable = stretched(r.submitted, bench_clock::now(), options_.slowdown);
   const stage_times times = done.times();
   const bool check = !r.inputs.empty();
-  const int device = done.device();
+  const int device = done.ordinal();
   byte_copies outputs;
   if (check) {
     done.download_resident_outputs();

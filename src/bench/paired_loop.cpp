@@ -85,7 +85,7 @@ double paired_loop::strategy_request(std::optional<std::uint64_t> seq) {
     done.download_resident_outputs();
     byte_copies outputs;
     for (std::size_t i = 0; i < done.output_count(); ++i) outputs.emplace_back(done.output(i).begin(), done.output(i).end());
-    checks_.keep(done.device(), std::move(inputs), std::move(outputs), strategy_.checks);
+    checks_.keep(done.ordinal(), std::move(inputs), std::move(outputs), strategy_.checks);
   }
   if (seq) record(strategy_, *seq, latency_us, fill_us, timed ? &times : nullptr, !timed);
   return latency_us;
@@ -111,7 +111,7 @@ double paired_loop::recipe_request(recipe& r, cell_samples& into, std::uint64_t 
     r.fetch_outputs_untimed();
     byte_copies outputs;
     for (std::size_t i = 0; i < r.output_count(); ++i) outputs.emplace_back(r.output(i).begin(), r.output(i).end());
-    checks_.keep(measured_.device(), std::move(inputs), std::move(outputs), into.checks);
+    checks_.keep(measured_.ordinal(), std::move(inputs), std::move(outputs), into.checks);
   }
   if (seq) record(into, *seq, latency_us, fill_us, nullptr, true);
   return latency_us;

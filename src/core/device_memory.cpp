@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "core/scoped_device.hpp"
 #include "ferry/error.hpp"
 
 namespace ferry::core {
@@ -12,6 +13,11 @@ device_memory allocate_device(std::size_t bytes) {
   void* p = nullptr;
   FERRY_CUDA_TRY(cudaMalloc(&p, bytes));
   return {p, bytes};
+}
+
+device_memory allocate_device(std::size_t bytes, int ordinal) {
+  const scoped_device on_device(ordinal);
+  return allocate_device(bytes);
 }
 
 }  // namespace ferry::core

@@ -1,4 +1,4 @@
-// Device memory from cudaMalloc on the current device.
+// Device memory from cudaMalloc: on the current device, or on the GPU named.
 #pragma once
 
 #include <cstddef>
@@ -11,5 +11,6 @@ void free_device(void* p) noexcept;
 using device_memory = unique_allocation<free_device>;
 
 [[nodiscard]] device_memory allocate_device(std::size_t bytes);
+[[nodiscard]] device_memory allocate_device(std::size_t bytes, int ordinal);
 
 }  // namespace ferry::core

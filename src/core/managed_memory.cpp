@@ -11,10 +11,10 @@ void free_managed(void* p) noexcept { FERRY_CUDA_TRY_NOTHROW(cudaFree(p)); }
 namespace {
 // The driver migrates and maps managed memory in 2 MiB blocks. Each allocation is rounded up to
 // whole blocks, so no two buffers (an input and its output under other advice, or the buffers of
-// two slots) share one. On the H200 host, a 0.6 MB input that shared its block took 87 us per
-// prefetched request against 54 us with blocks of its own, and 137-207 us against 120 us at 4 MB;
-// which of two otherwise identical buffers was slower followed their allocation order. The span
-// handed out stays `bytes` long: prefetches and advice cover the tensor, not the padding.
+// two slots) share one: a buffer that shared its block made every prefetched request slower, and
+// which of two otherwise identical buffers paid followed their allocation order (docs/RESULTS.md,
+// "Strategies beside their recipes"). The span handed out stays `bytes` long: prefetches and
+// advice cover the tensor, not the padding.
 constexpr std::size_t managed_block = std::size_t{2} << 20;
 }  // namespace
 

@@ -26,7 +26,7 @@ class copy_buffer {
       : host_(std::move(host)), view_(host_view), device_(std::move(device)), dir_(dir) {}
 
   [[nodiscard]] std::span<std::byte> host() noexcept { return view_; }
-  [[nodiscard]] void* device() const noexcept { return device_.get(); }
+  [[nodiscard]] void* device_address() const noexcept { return device_.get(); }
   void to_device(stream_ref s);
   void to_host(stream_ref s);
 

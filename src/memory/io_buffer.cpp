@@ -171,8 +171,8 @@ std::span<std::byte> io_buffer::host() noexcept {
 std::span<const std::byte> io_buffer::host() const noexcept {
   return const_cast<io_buffer*>(this)->host();  // the views differ only in constness
 }
-void* io_buffer::device() const noexcept {
-  return std::visit([](const auto& b) { return b.device(); }, impl_->body);
+void* io_buffer::device_address() const noexcept {
+  return std::visit([](const auto& b) { return b.device_address(); }, impl_->body);
 }
 std::size_t io_buffer::bytes() const noexcept { return impl_->bytes; }
 strategy_kind io_buffer::strategy() const noexcept { return impl_->strategy; }
@@ -191,6 +191,7 @@ void io_buffer::finish_to_host() {
 }
 
 void io_buffer::upload_blocking(stream_ref stream) {
+  const core::scoped_device on_device(impl_->ordinal);  // the copy runs on the buffer's own GPU
   if (auto* resident = std::get_if<resident_buffer>(&impl_->body))
     resident->upload(stream);
   else
@@ -199,6 +200,7 @@ void io_buffer::upload_blocking(stream_ref stream) {
 }
 
 void io_buffer::download_blocking(stream_ref stream) {
+  const core::scoped_device on_device(impl_->ordinal);
   if (auto* resident = std::get_if<resident_buffer>(&impl_->body))
     resident->download(stream);
   else

@@ -15,7 +15,7 @@ class resident_buffer {
       : shadow_(std::move(shadow)), device_(std::move(device)) {}
 
   [[nodiscard]] std::span<std::byte> host() noexcept { return shadow_.span(); }
-  [[nodiscard]] void* device() const noexcept { return device_.get(); }
+  [[nodiscard]] void* device_address() const noexcept { return device_.get(); }
   void to_device(stream_ref /*unused*/) noexcept {}
   void to_host(stream_ref /*unused*/) noexcept {}
 

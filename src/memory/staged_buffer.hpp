@@ -24,7 +24,7 @@ class staged_buffer {
   staged_buffer(core::pageable_memory host, core::pinned_memory staging, core::device_memory device, direction dir);
 
   [[nodiscard]] std::span<std::byte> host() noexcept { return host_.span(); }
-  [[nodiscard]] void* device() const noexcept { return device_.get(); }
+  [[nodiscard]] void* device_address() const noexcept { return device_.get(); }
   void to_device(stream_ref s);
   void to_host(stream_ref s);
   // After to_host's stream work has completed: staging -> host view (nothing if to_host was

@@ -13,7 +13,7 @@ namespace ferry::memory {
 template <class B>
 concept transfer_buffer = std::movable<B> && requires(B& b, const B& cb, stream_ref s) {
   { b.host() } -> std::same_as<std::span<std::byte>>;
-  { cb.device() } -> std::same_as<void*>;
+  { cb.device_address() } -> std::same_as<void*>;
   b.to_device(s);
   b.to_host(s);
 };

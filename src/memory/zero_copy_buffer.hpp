@@ -21,7 +21,7 @@ class zero_copy_buffer {
       : host_(std::move(host)), view_(host_view), device_view_(device_view) {}
 
   [[nodiscard]] std::span<std::byte> host() noexcept { return view_; }
-  [[nodiscard]] void* device() const noexcept { return device_view_; }
+  [[nodiscard]] void* device_address() const noexcept { return device_view_; }
   void to_device(stream_ref /*unused*/) noexcept {}
   void to_host(stream_ref /*unused*/) noexcept {}
 

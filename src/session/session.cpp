@@ -9,14 +9,13 @@
 
 #include <nvtx3/nvtx3.hpp>
 
-#include "core/scoped_device.hpp"
 #include "ferry/device_diagnosis.hpp"
 #include "session/slot.hpp"
 
 namespace ferry {
 
 struct session::state {
-  int device = 0;
+  int ordinal = 0;
   session_options options;
   std::vector<tensor_spec> io;
   std::vector<std::unique_ptr<detail::slot>> slots;
@@ -28,12 +27,13 @@ struct session::state {
 };
 
 namespace {
-std::size_t find_index(const std::vector<tensor_spec>& specs, std::string_view name,
-                       const char* role) {
-  for (std::size_t i = 0; i < specs.size(); ++i)
-    if (specs[i].name == name) return i;
+// The index of the tensor named `name` among a slot's inputs or outputs.
+template <typename Tensors>
+std::size_t find_index(const Tensors& tensors, std::string_view name, const char* role) {
+  for (std::size_t i = 0; i < tensors.size(); ++i)
+    if (tensors[i].spec.name == name) return i;
   std::string names;
-  for (const auto& s : specs) names += (names.empty() ? "" : ", ") + s.name;
+  for (const auto& t : tensors) names += (names.empty() ? "" : ", ") + t.spec.name;
   throw invalid_argument("unknown " + std::string(role) + " tensor '" + std::string(name) +
                          "'; the engine's " + role + "s are: " + names);
 }
@@ -101,14 +101,11 @@ session::session(engine& eng, std::vector<tensor_spec> concrete_io, const sessio
     : state_(std::make_unique<state>()) {
   check_session_options(concrete_io, options, caps);
   require_code_for(caps);  // a GPU this build has no code for is refused here, naming both architectures
-  state_->device = caps.ordinal;
+  state_->ordinal = caps.ordinal;
   state_->options = options;
   state_->io = std::move(concrete_io);
-  // Streams, events, buffers and the engine's contexts belong to the device current when they
-  // are made; on a multi-GPU host that must be this session's GPU, whatever the caller's is.
-  core::scoped_device on_device(caps.ordinal);
   for (int i = 0; i < options.inflight; ++i)
-    state_->slots.push_back(std::make_unique<detail::slot>(i, eng, state_->io, options, caps));
+    state_->slots.push_back(detail::slot::make(i, eng, state_->io, options, caps));
 
   if (options.graph == graph_mode::on) {
     // All slots or none: a mix would make the timing of one run incomparable.
@@ -135,14 +132,7 @@ session::~session() {
     } catch (const std::exception&) {  // destructors never throw; the error was logged
     }
   }
-  // Engine contexts free their device resources (cuBLAS handles, workspaces) on destruction;
-  // let them do it on their own GPU.
-  try {
-    core::scoped_device on_device(state_->device);
-    state_->slots.clear();
-  } catch (const std::exception&) {  // cudaSetDevice failed and was logged; free them anyway
-    state_->slots.clear();
-  }
+  state_->slots.clear();  // each on its own GPU (slot::~slot)
 }
 
 filling_slot session::acquire() {
@@ -150,7 +140,7 @@ filling_slot session::acquire() {
   state_->freed.wait(lock, [this] { return !state_->free_slots.empty(); });
   detail::slot* s = state_->free_slots.back();
   state_->free_slots.pop_back();
-  s->forget_caller_inputs();  // the last request's caller memory is not this one's
+  s->reset_tensors();  // the last request's caller memory is not this one's
   return filling_slot(detail::slot_handle(s, detail::slot_release{this}));
 }
 
@@ -160,7 +150,7 @@ std::optional<filling_slot> session::try_acquire(std::chrono::milliseconds timeo
     return std::nullopt;
   detail::slot* s = state_->free_slots.back();
   state_->free_slots.pop_back();
-  s->forget_caller_inputs();  // the last request's caller memory is not this one's
+  s->reset_tensors();  // the last request's caller memory is not this one's
   return filling_slot(detail::slot_handle(s, detail::slot_release{this}));
 }
 
@@ -220,7 +210,7 @@ strategy_kind session::strategy_of(std::string_view tensor) const {
 const std::vector<tensor_spec>& session::io() const noexcept { return state_->io; }
 const graph_status& session::graph() const noexcept { return state_->graph; }
 int session::slots() const noexcept { return static_cast<int>(state_->slots.size()); }
-int session::device() const noexcept { return state_->device; }
+int session::ordinal() const noexcept { return state_->ordinal; }
 
 void detail::slot_release::operator()(slot* s) const noexcept {
   if (owner != nullptr && s != nullptr) owner->release(s);
@@ -229,77 +219,58 @@ void detail::slot_release::operator()(slot* s) const noexcept {
 // ---- filling_slot ----
 
 std::span<std::byte> filling_slot::input(std::string_view name) {
-  return slot_->inputs[find_index(slot_->input_specs, name, "input")].host();
+  return input(find_index(slot_->inputs, name, "input"));
 }
 std::span<std::byte> filling_slot::input(std::size_t index) {
   check_index(index, slot_->inputs.size(), "input");
-  return slot_->inputs[index].host();
+  return slot_->inputs[index].buffer.host();
 }
 std::size_t filling_slot::input_count() const noexcept { return slot_->inputs.size(); }
 const tensor_spec& filling_slot::input_spec(std::size_t index) const {
-  check_index(index, slot_->input_specs.size(), "input");
-  return slot_->input_specs[index];
+  check_index(index, slot_->inputs.size(), "input");
+  return slot_->inputs[index].spec;
 }
 int filling_slot::slot_index() const noexcept { return slot_->index; }
-int filling_slot::device() const noexcept { return slot_->device; }
+int filling_slot::ordinal() const noexcept { return slot_->ordinal(); }
+
+void filling_slot::upload_resident_inputs() {
+  for (auto& t : slot_->inputs) {
+    // Caller-fed and gathered inputs reach device memory in stream order; the host view is stale.
+    if (!t.fed_by_caller() && properties(t.buffer.strategy()).path == data_path::resident)
+      t.buffer.upload_blocking(slot_->work);
+  }
+}
 
 void filling_slot::use_caller_input(std::size_t index, std::span<const std::byte> registered_memory) {
   check_index(index, slot_->inputs.size(), "input");
-  core::scoped_device on_device(slot_->device);
   slot_->use_caller_input(index, registered_memory);
-}
-
-void filling_slot::upload_resident_inputs() {
-  core::scoped_device on_device(slot_->device);
-  for (std::size_t i = 0; i < slot_->inputs.size(); ++i) {
-    auto& b = slot_->inputs[i];
-    // Caller-fed and gathered inputs reach device memory in stream order; the host view is stale.
-    if (slot_->caller_inputs[i] || slot_->gathers[i]) continue;
-    if (properties(b.strategy()).path == data_path::resident) b.upload_blocking(slot_->work);
-  }
 }
 
 std::optional<in_place_refusal> filling_slot::input_in_place_refusal(std::size_t index,
                                                                      std::span<const std::byte> memory) const {
   check_index(index, slot_->inputs.size(), "input");
-  core::scoped_device on_device(slot_->device);
-  return caller_input_refusal(
-      slot_->input_specs[index], slot_->facts_of_input(index),
-      slot_->describe(memory.data(), memory.size(), slot_->inputs[index].strategy(), false));
+  return slot_->input_in_place_refusal(index, memory);
 }
 
 void filling_slot::gather_input(std::size_t index, std::span<const gather_piece> pieces) {
   check_index(index, slot_->inputs.size(), "input");
-  core::scoped_device on_device(slot_->device);
   slot_->gather_input(index, pieces);
 }
 
 void filling_slot::bind_caller_output(std::size_t index, std::span<std::byte> memory) {
   check_index(index, slot_->outputs.size(), "output");
-  core::scoped_device on_device(slot_->device);
   slot_->bind_caller_output(index, memory);
 }
 
 std::optional<in_place_refusal> filling_slot::output_in_place_refusal(std::size_t index,
                                                                       std::span<const std::byte> memory) const {
   check_index(index, slot_->outputs.size(), "output");
-  core::scoped_device on_device(slot_->device);
-  return caller_output_refusal(
-      slot_->output_specs[index], slot_->facts_of_output(index),
-      slot_->describe(memory.data(), memory.size(), slot_->outputs[index].strategy(), true));
+  return slot_->output_in_place_refusal(index, memory);
 }
 
 void filling_slot::deliver_output(std::size_t index, const output_delivery& delivery, host_view view) {
   check_index(index, slot_->outputs.size(), "output");
-  if (slot_->caller_outputs[index] != nullptr)
-    throw invalid_argument("output '" + slot_->output_specs[index].name +
-                           "' is bound to caller memory for this request; there is nothing to deliver");
-  core::scoped_device on_device(slot_->device);
-  const bool first = slot_->deliveries[index].empty();
-  slot_->deliver_output(index, delivery);
-  // The host view is left out only when no delivery of the output asked for it.
-  const bool wanted = view == host_view::fetched;
-  slot_->host_view_wanted[index] = first ? wanted : slot_->host_view_wanted[index] || wanted;
+  slot_->deliver_output(index, delivery, view == host_view::fetched);
 }
 
 pending_slot filling_slot::submit(stage_timing timing) && {
@@ -317,7 +288,7 @@ completed_slot pending_slot::wait() && {
 
 void pending_slot::wait_inputs_consumed() const {
   nvtx3::scoped_range r{"ferry.wait_inputs_consumed"};
-  slot_->consumed_marker->synchronize_blocking();
+  slot_->consumed_marker().synchronize_blocking();
 }
 
 pending_slot::~pending_slot() {
@@ -331,30 +302,29 @@ pending_slot::~pending_slot() {
 // ---- completed_slot ----
 
 std::span<const std::byte> completed_slot::output(std::string_view name) const {
-  return output(find_index(slot_->output_specs, name, "output"));
+  return output(find_index(slot_->outputs, name, "output"));
 }
 std::span<const std::byte> completed_slot::output(std::size_t index) const {
   check_index(index, slot_->outputs.size(), "output");
-  if (!slot_->host_view_valid[index])
-    throw unsupported("output '" + slot_->output_specs[index].name +
-                      "' went to caller memory only for this request; its host view was not fetched");
-  return std::as_const(slot_->outputs[index]).host();
+  const auto& t = slot_->outputs[index];
+  if (!t.host_view_valid)
+    throw unsupported("output '" + t.spec.name + "' went to caller memory only for this request; its host view was not fetched");
+  return t.buffer.host();
 }
 std::size_t completed_slot::output_count() const noexcept { return slot_->outputs.size(); }
 const tensor_spec& completed_slot::output_spec(std::size_t index) const {
-  check_index(index, slot_->output_specs.size(), "output");
-  return slot_->output_specs[index];
+  check_index(index, slot_->outputs.size(), "output");
+  return slot_->outputs[index].spec;
 }
 stage_times completed_slot::times() const { return slot_->times(); }
 int completed_slot::slot_index() const noexcept { return slot_->index; }
-int completed_slot::device() const noexcept { return slot_->device; }
+int completed_slot::ordinal() const noexcept { return slot_->ordinal(); }
 
 void completed_slot::download_resident_outputs() {
-  core::scoped_device on_device(slot_->device);
-  for (std::size_t i = 0; i < slot_->outputs.size(); ++i) {
-    auto& b = slot_->outputs[i];
-    if (!slot_->host_view_valid[i]) continue;  // went to caller memory only
-    if (properties(b.strategy()).path == data_path::resident) b.download_blocking(slot_->work);
+  for (auto& t : slot_->outputs) {
+    // An output that went to caller memory only has no result in its buffer's host view.
+    if (t.host_view_valid && properties(t.buffer.strategy()).path == data_path::resident)
+      t.buffer.download_blocking(slot_->work);
   }
 }
 

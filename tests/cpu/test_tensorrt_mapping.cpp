@@ -234,20 +234,6 @@ TEST(TrtMapping, DataDependentOutputShapesAreUnsupported) {
   EXPECT_TRUE(contains(msg, "'boxes'")) << msg;
 }
 
-// ---- bind() ----------------------------------------------------------------------------------
-
-TEST(TrtMapping, DeviceAddressesMustBe256ByteAlignedAndNonNull) {
-  alignas(256) static unsigned char block[512];
-  EXPECT_NO_THROW(check_device_address(engine_name, "images", block));
-  EXPECT_NO_THROW(check_device_address(engine_name, "images", block + 256));
-  const std::string odd = message_of<invalid_argument>([] { check_device_address(engine_name, "images", block + 1); });
-  EXPECT_TRUE(contains(odd, "'images'")) << odd;
-  EXPECT_TRUE(contains(odd, "256-byte aligned")) << odd;
-  EXPECT_THROW(check_device_address(engine_name, "images", block + 128), invalid_argument);
-  const std::string null = message_of<invalid_argument>([] { check_device_address(engine_name, "out", nullptr); });
-  EXPECT_TRUE(contains(null, "'out'")) << null;
-}
-
 // ---- plan files ------------------------------------------------------------------------------
 
 struct TrtPlanFile : ::testing::Test {

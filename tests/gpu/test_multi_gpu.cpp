@@ -105,7 +105,7 @@ TEST_P(ReplicasMatchTheCpu, OnEveryGpu) {
   for (const int device : set.devices()) {
     for (int round = 0; round < 3; ++round) {
       auto filling = set.acquire_on(device);
-      ASSERT_EQ(filling.device(), device);
+      ASSERT_EQ(filling.ordinal(), device);
       std::vector<std::vector<std::byte>> inputs;
       for (std::size_t i = 0; i < filling.input_count(); ++i) {
         ferry::bench::fill_fresh(filling.input(i), filling.input_spec(i), 1000 * device + round * 10 + i,
@@ -115,7 +115,7 @@ TEST_P(ReplicasMatchTheCpu, OnEveryGpu) {
       filling.upload_resident_inputs();
       auto done = std::move(filling).submit().wait();
       done.download_resident_outputs();
-      EXPECT_EQ(done.device(), device);
+      EXPECT_EQ(done.ordinal(), device);
       const std::string mismatch = compare_with_host(*reference, set.io(), inputs, done);
       EXPECT_TRUE(mismatch.empty()) << spec << " on GPU " << device << ", round " << round << ": " << mismatch;
     }
@@ -168,7 +168,7 @@ TEST(MultiGpu, EveryRequestIsAnsweredOnceWithItsOwnDataAcrossGpus) {
         if (!own) ++wrong;
         std::lock_guard lock(seen_mutex);
         ++answers[static_cast<std::size_t>(id)];
-        ++per_device[static_cast<std::size_t>(done.device())];
+        ++per_device[static_cast<std::size_t>(done.ordinal())];
       }
     });
   }
@@ -197,13 +197,13 @@ TEST(MultiGpu, AcquireOnRunsOnTheDeviceAskedFor) {
                          {.strategy = strategy_kind::pinned, .inflight = 2});
   auto held = set.acquire_on(1);  // GPU 1 busier than GPU 0 from now on
   auto filling = set.acquire_on(1);
-  EXPECT_EQ(filling.device(), 1);
-  EXPECT_EQ(held.device(), 1);
+  EXPECT_EQ(filling.ordinal(), 1);
+  EXPECT_EQ(held.ordinal(), 1);
   // GPU 1 is now full and GPU 0 idle: the rule sends the next request to GPU 0.
   auto spilled = set.acquire_on(1);
-  EXPECT_EQ(spilled.device(), 0);
+  EXPECT_EQ(spilled.ordinal(), 0);
   auto done = std::move(filling).submit().wait();
-  EXPECT_EQ(done.device(), 1);
+  EXPECT_EQ(done.ordinal(), 1);
   EXPECT_THROW((void)set.acquire_on(7), ferry::invalid_argument);
   // The set turned peer access on between its GPUs wherever the topology allows it.
   ASSERT_EQ(set.peer_links().size(), 2U);
@@ -225,7 +225,7 @@ TEST(MultiGpu, ManagedPagesArePrefetchedToTheirOwnGpu) {
     s.synchronize_blocking();
     int location = -3;
     FERRY_CUDA_TRY(cudaMemRangeGetAttribute(&location, sizeof(location), cudaMemRangeAttributeLastPrefetchLocation,
-                                            buffer.device(), buffer.bytes()));
+                                            buffer.device_address(), buffer.bytes()));
     EXPECT_EQ(location, device) << "managed buffer of GPU " << device << " was prefetched to " << location;
     EXPECT_EQ(buffer.device_ordinal(), device);
   }
@@ -297,12 +297,12 @@ TEST(MultiGpu, DataLocationFindsTheGpuHoldingTheInput) {
   ferry::replica_set set(gpus, builtin_factory("touch", {.input_bytes = bytes}), {},
                          {.strategy = strategy_kind::pinned, .inflight = 2});
   auto follows = set.acquire_for(on_one.get(), bytes);
-  EXPECT_EQ(follows.device(), 1);
+  EXPECT_EQ(follows.ordinal(), 1);
   auto also = set.acquire_for(managed.get(), bytes);
-  EXPECT_EQ(also.device(), 1);
+  EXPECT_EQ(also.ordinal(), 1);
   // Host data is on no GPU: the least-loaded one (GPU 0, idle) takes it.
   auto anywhere = set.acquire_for(pinned.get(), bytes);
-  EXPECT_EQ(anywhere.device(), 0);
+  EXPECT_EQ(anywhere.ordinal(), 0);
 }
 
 // The placement probe: run where the data is, or away from it through peer copies. Both give the
@@ -386,8 +386,8 @@ TEST(MultiGpu, OneGpuSetIsASession) {
                          {.strategy = strategy_kind::pinned, .inflight = 2});
   auto a = set.acquire();
   auto b = set.acquire();
-  EXPECT_EQ(a.device(), gpus[0].ordinal);
-  EXPECT_EQ(b.device(), gpus[0].ordinal);
+  EXPECT_EQ(a.ordinal(), gpus[0].ordinal);
+  EXPECT_EQ(b.ordinal(), gpus[0].ordinal);
   EXPECT_EQ(set.replica(0).slots_in_use(), 2);
 }
 

@@ -115,11 +115,11 @@ TEST(ManagedPrefetch, OutputsLiveInHostPagesAndOnlyInputsArePrefetched) {
   s.synchronize_blocking();
   int preferred = -3, in_prefetched = -3, out_prefetched = -3;
   FERRY_CUDA_TRY(cudaMemRangeGetAttribute(&preferred, sizeof preferred, cudaMemRangeAttributePreferredLocation,
-                                          out.device(), out.bytes()));
+                                          out.device_address(), out.bytes()));
   FERRY_CUDA_TRY(cudaMemRangeGetAttribute(&in_prefetched, sizeof in_prefetched,
-                                          cudaMemRangeAttributeLastPrefetchLocation, in.device(), in.bytes()));
+                                          cudaMemRangeAttributeLastPrefetchLocation, in.device_address(), in.bytes()));
   FERRY_CUDA_TRY(cudaMemRangeGetAttribute(&out_prefetched, sizeof out_prefetched,
-                                          cudaMemRangeAttributeLastPrefetchLocation, out.device(), out.bytes()));
+                                          cudaMemRangeAttributeLastPrefetchLocation, out.device_address(), out.bytes()));
   EXPECT_EQ(preferred, cudaCpuDeviceId);
   EXPECT_EQ(in_prefetched, 0);
   EXPECT_EQ(out_prefetched, cudaInvalidDeviceId) << "an output was prefetched";

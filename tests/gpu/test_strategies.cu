@@ -58,7 +58,7 @@ class StrategyContract : public ::testing::TestWithParam<strategy_kind> {
     auto buffer = ferry::io_buffer::allocate(GetParam(), {.bytes = bytes}, caps_);
     ASSERT_EQ(buffer.bytes(), bytes);
     ASSERT_EQ(buffer.host().size(), bytes);
-    ASSERT_EQ(reinterpret_cast<std::uintptr_t>(buffer.device()) % ferry::device_alignment, 0U);
+    ASSERT_EQ(reinterpret_cast<std::uintptr_t>(buffer.device_address()) % ferry::device_alignment, 0U);
     const bool resident = ferry::properties(GetParam()).path == ferry::data_path::resident;
     ferry::stream stream;
     for (unsigned round = 0; round < rounds; ++round) {
@@ -70,7 +70,7 @@ class StrategyContract : public ::testing::TestWithParam<strategy_kind> {
       if (resident) buffer.upload_blocking(stream); else buffer.to_device(stream);
       const int blocks = static_cast<int>(std::min<std::size_t>((bytes + 255) / 256, 1024));
       check_and_transform<<<blocks, 256, 0, stream.get()>>>(
-          static_cast<std::uint8_t*>(buffer.device()), bytes, round, mismatches_);
+          static_cast<std::uint8_t*>(buffer.device_address()), bytes, round, mismatches_);
       FERRY_CUDA_CHECK_LAUNCH();
       if (resident) buffer.download_blocking(stream); else buffer.to_host(stream);
       stream.synchronize_blocking();
@@ -158,7 +158,7 @@ TEST(Registered, WrapsCallerMemoryAndMovesItsData) {
     FERRY_CUDA_TRY(cudaMallocHost(&mismatches, sizeof(*mismatches)));
     *mismatches = 0;
     buffer.to_device(stream);
-    check_and_transform<<<64, 256, 0, stream.get()>>>(static_cast<std::uint8_t*>(buffer.device()),
+    check_and_transform<<<64, 256, 0, stream.get()>>>(static_cast<std::uint8_t*>(buffer.device_address()),
                                                       bytes, 1, mismatches);
     FERRY_CUDA_CHECK_LAUNCH();
     buffer.to_host(stream);
@@ -214,7 +214,7 @@ TEST(Registered, MisalignedCallerMemoryCannotBeBoundInPlace) {
   // The copying variant has its own aligned device memory, so the same memory is fine there.
   auto copy = ferry::io_buffer::wrap_registered(strategy_kind::registered, caller,
                                                 {.bytes = caller.size()}, caps);
-  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(copy.device()) % ferry::device_alignment, 0U);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(copy.device_address()) % ferry::device_alignment, 0U);
   munmap(raw, 4 * page);
 }
 

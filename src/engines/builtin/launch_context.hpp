@@ -1,7 +1,7 @@
 // The execution context of a built-in workload that is one kernel launch over its bound
-// tensors (touch, reduce, sparse): checks bindings, makes its device current, and calls the
-// workload's launcher with the addresses in concrete-I/O order. Holds no per-request state, so
-// enqueue is capturable into a CUDA graph.
+// tensors (touch, reduce, sparse): calls the workload's launcher with the addresses in
+// concrete-I/O order (engine_context checks them and makes the context's GPU current). Holds no
+// per-request state, so enqueue is capturable into a CUDA graph.
 #pragma once
 
 #include <functional>
@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "engines/builtin/tensor_bindings.hpp"
 #include "ferry/engine.hpp"
 
 namespace ferry::builtin {
@@ -22,13 +21,11 @@ class launch_context final : public engine_context {
   // Made on the current device, which enqueue makes current again.
   launch_context(std::string engine_name, std::vector<std::string> tensor_names, launcher launch);
 
-  void bind(std::string_view tensor, void* device_address) override;
-  void enqueue(stream_ref stream) override;
-
  private:
-  tensor_bindings bindings_;
+  void do_bind(std::size_t, void*) override {}  // the addresses are read at launch
+  void do_enqueue(stream_ref stream) override;
+
   launcher launch_;
-  int device_;
 };
 
 }  // namespace ferry::builtin

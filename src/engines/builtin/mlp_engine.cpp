@@ -9,14 +9,12 @@
 #include <utility>
 
 #include "core/device_memory.hpp"
-#include "core/scoped_device.hpp"
 #include "engines/builtin/cublas_handle.hpp"
 #include "engines/builtin/host_reference.hpp"
 #include "engines/builtin/host_views.hpp"
 #include "engines/builtin/kernels.hpp"
 #include "engines/builtin/launch_support.hpp"
 #include "engines/builtin/mlp_weights.hpp"
-#include "engines/builtin/tensor_bindings.hpp"
 #include "engines/builtin/tensor_checks.hpp"
 #include "engines/builtin/workloads.hpp"
 #include "ferry/error.hpp"
@@ -32,13 +30,12 @@ class mlp_context final : public engine_context {
  public:
   mlp_context(std::string engine_name, std::vector<std::string> tensor_names,
               const __half* weights, int layers, int width, std::int64_t batch)
-      : bindings_(std::move(engine_name), std::move(tensor_names)),
+      : engine_context(std::move(engine_name), std::move(tensor_names)),
         weights_(weights),
         layers_(layers),
         width_(width),
         batch_(static_cast<int>(batch)),
-        device_(current_device()),
-        max_blocks_(grid_limit(device_)),
+        max_blocks_(grid_limit(ordinal())),
         workspace_(core::allocate_device(cublas_workspace_bytes)) {
     // Layer k writes activations_[k % 2] (the last layer writes the output): one buffer for two
     // layers, two from three on.
@@ -47,20 +44,18 @@ class mlp_context final : public engine_context {
       activations_[i] = core::allocate_device(bytes);
   }
 
-  void bind(std::string_view tensor, void* device_address) override {
-    bindings_.bind(tensor, device_address);
-  }
+ private:
+  // The addresses are read at launch.
+  void do_bind(std::size_t, void*) override {}
 
-  void enqueue(stream_ref stream) override {
-    bindings_.require_all_bound();
-    const core::scoped_device on_device(device_);
+  void do_enqueue(stream_ref stream) override {
     // cublasSetStream resets the handle to the default workspace pool, so the context's own
     // workspace is set again after it, every time. Both are host-side state changes only.
     FERRY_CUBLAS_TRY(cublasSetStream(handle_.get(), stream.get()));
     FERRY_CUBLAS_TRY(cublasSetWorkspace(handle_.get(), workspace_.get(), workspace_.size()));
 
-    const auto* x = bindings_.at<const __half>(0);
-    auto* output = bindings_.at<__half>(1);
+    const auto* x = static_cast<const __half*>(device_addresses()[0]);
+    auto* output = static_cast<__half*>(device_addresses()[1]);
     const auto w = static_cast<std::size_t>(width_);
     for (int layer = 0; layer < layers_; ++layer) {
       auto* y = layer == layers_ - 1 ? output : static_cast<__half*>(activations_[layer % 2].get());
@@ -70,7 +65,6 @@ class mlp_context final : public engine_context {
     }
   }
 
- private:
   [[nodiscard]] std::size_t activation_elements() const {
     return static_cast<std::size_t>(batch_) * static_cast<std::size_t>(width_);
   }
@@ -85,12 +79,10 @@ class mlp_context final : public engine_context {
                                   y, CUDA_R_16F, width_, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   }
 
-  tensor_bindings bindings_;
   const __half* weights_;
   int layers_;
   int width_;
   int batch_;
-  int device_;
   int max_blocks_;
   core::device_memory workspace_;
   core::device_memory activations_[2];

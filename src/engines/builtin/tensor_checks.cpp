@@ -36,13 +36,6 @@ std::string list_names(const std::vector<tensor_spec>& io, tensor_role role) {
   return text;
 }
 
-std::vector<std::string> tensor_names(const std::vector<tensor_spec>& io) {
-  std::vector<std::string> names;
-  names.reserve(io.size());
-  for (const auto& t : io) names.push_back(t.name);
-  return names;
-}
-
 void check_bindings(std::string_view engine_name, const std::vector<tensor_spec>& io,
                     std::span<const shape_binding> bindings) {
   const std::string engine(engine_name);

@@ -25,9 +25,6 @@ namespace ferry::builtin {
 // Names of the tensors of `io` with `role`, quoted and comma-separated, for messages.
 [[nodiscard]] std::string list_names(const std::vector<tensor_spec>& io, tensor_role role);
 
-// Names of every tensor of `io`, in order (what a context binds).
-[[nodiscard]] std::vector<std::string> tensor_names(const std::vector<tensor_spec>& io);
-
 // Checks every binding against the declared `io`: the name is a declared input (given once),
 // the rank matches, every extent is positive and every static dim is equal. Throws
 // invalid_argument naming the engine and the tensor otherwise.

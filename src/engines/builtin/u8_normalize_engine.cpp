@@ -8,12 +8,10 @@
 #include <utility>
 
 #include "core/device_memory.hpp"
-#include "core/scoped_device.hpp"
 #include "engines/builtin/host_reference.hpp"
 #include "engines/builtin/host_views.hpp"
 #include "engines/builtin/kernels.hpp"
 #include "engines/builtin/launch_support.hpp"
-#include "engines/builtin/tensor_bindings.hpp"
 #include "engines/builtin/tensor_checks.hpp"
 #include "ferry/builtin.hpp"
 #include "ferry/error.hpp"
@@ -59,9 +57,8 @@ class u8_normalize_context final : public engine_context {
                        std::size_t image_index, std::unique_ptr<engine_context> inner,
                        core::device_memory normalized, dtype normalized_type, std::int64_t batch,
                        const normalize_options& options, const channel_affine& affine)
-      : image_name_(tensor_names[image_index]),
+      : engine_context(std::move(engine_name), std::move(tensor_names)),
         image_index_(image_index),
-        bindings_(std::move(engine_name), std::move(tensor_names)),
         normalized_(std::move(normalized)),
         inner_(std::move(inner)),
         normalized_type_(normalized_type),
@@ -69,33 +66,26 @@ class u8_normalize_context final : public engine_context {
         height_(options.height),
         width_(options.width),
         affine_(affine),
-        device_(builtin::current_device()),
-        max_blocks_(builtin::grid_limit(device_)) {}
+        max_blocks_(builtin::grid_limit(ordinal())) {}
 
-  void bind(std::string_view tensor, void* device_address) override {
-    bindings_.bind(tensor, device_address);
-    if (tensor != image_name_) inner_->bind(tensor, device_address);
+ private:
+  // Every tensor but the image is the inner engine's own; the image is read at launch.
+  void do_bind(std::size_t index, void* device_address) override {
+    if (index != image_index_) inner_->bind(tensor_name(index), device_address);
   }
 
-  void enqueue(stream_ref stream) override {
-    bindings_.require_all_bound();
-    {
-      const core::scoped_device on_device(device_);
-      const auto* images = bindings_.at<const std::uint8_t>(image_index_);
-      if (normalized_type_ == dtype::f32)
-        builtin::launch_u8_hwc_to_chw(images, static_cast<float*>(normalized_.get()), batch_,
-                                      height_, width_, affine_, max_blocks_, stream.get());
-      else
-        builtin::launch_u8_hwc_to_chw(images, static_cast<__half*>(normalized_.get()), batch_,
-                                      height_, width_, affine_, max_blocks_, stream.get());
-    }
+  void do_enqueue(stream_ref stream) override {
+    const auto* images = static_cast<const std::uint8_t*>(device_addresses()[image_index_]);
+    if (normalized_type_ == dtype::f32)
+      builtin::launch_u8_hwc_to_chw(images, static_cast<float*>(normalized_.get()), batch_, height_, width_,
+                                    affine_, max_blocks_, stream.get());
+    else
+      builtin::launch_u8_hwc_to_chw(images, static_cast<__half*>(normalized_.get()), batch_, height_, width_,
+                                    affine_, max_blocks_, stream.get());
     inner_->enqueue(stream);
   }
 
- private:
-  std::string image_name_;
   std::size_t image_index_;
-  builtin::tensor_bindings bindings_;
   core::device_memory normalized_;
   std::unique_ptr<engine_context> inner_;  // after normalized_: destroyed before the buffer it reads
   dtype normalized_type_;
@@ -103,7 +93,6 @@ class u8_normalize_context final : public engine_context {
   std::int64_t height_;
   std::int64_t width_;
   channel_affine affine_;
-  int device_;
   int max_blocks_;
 };
 
@@ -153,7 +142,7 @@ class u8_normalize_core {
     inner_context->bind(image_name_, normalized.get());
     const std::size_t image_index = index_of(concrete_io, image_name_);
     return std::make_unique<u8_normalize_context>(
-        name_, builtin::tensor_names(concrete_io), image_index, std::move(inner_context),
+        name_, tensor_names(concrete_io), image_index, std::move(inner_context),
         std::move(normalized), normalized_type_, concrete_io[image_index].shape[0], options_,
         affine_);
   }

@@ -102,22 +102,24 @@ std::size_t index_of(const std::vector<tensor_spec>& io, std::string_view name, 
 class plugin_context final : public engine_context {
  public:
   plugin_context(std::shared_ptr<const loaded_model> model, ferry_backend_context* handle,
-                 std::vector<tensor_spec> io, std::string model_name)
-      : model_(std::move(model)), handle_(handle), io_(std::move(io)), model_name_(std::move(model_name)) {}
+                 const std::vector<tensor_spec>& io, const std::string& model_name)
+      : engine_context(model_name, tensor_names(io)), model_(std::move(model)), handle_(handle) {}
   plugin_context(const plugin_context&) = delete;
   plugin_context& operator=(const plugin_context&) = delete;
   ~plugin_context() override { model_->call().context_destroy(handle_); }
 
-  void bind(std::string_view tensor, void* device_address) override {
-    const std::size_t index = index_of(io_, tensor, model_name_);
-    model_->check(model_->call().context_bind(handle_, index, device_address), fmt::format("binding '{}'", tensor));
+ private:
+  // The backend's index is the concrete I/O's, the order engine_context was given.
+  void do_bind(std::size_t index, void* device_address) override {
+    model_->check(model_->call().context_bind(handle_, index, device_address),
+                  fmt::format("binding '{}'", tensor_name(index)));
   }
 
-  void enqueue(stream_ref stream) override {
+  void do_enqueue(stream_ref stream) override {
     model_->check(model_->call().context_enqueue(handle_, stream.get()), "enqueue");
   }
 
-  [[nodiscard]] bool signal_inputs_consumed(cudaEvent_t consumed) override {
+  [[nodiscard]] bool do_signal_inputs_consumed(cudaEvent_t consumed) override {
     const auto signal = model_->call().context_signal_inputs_consumed;
     if (signal == nullptr) return false;
     int32_t will_record = 0;
@@ -125,7 +127,7 @@ class plugin_context final : public engine_context {
     return will_record != 0;
   }
 
-  [[nodiscard]] std::optional<std::string> capture_refusal() const override {
+  [[nodiscard]] std::optional<std::string> do_capture_refusal() const override {
     const auto refusal = model_->call().context_capture_refusal;
     if (refusal == nullptr) return std::nullopt;
     const char* why = refusal(handle_);
@@ -133,11 +135,8 @@ class plugin_context final : public engine_context {
     return std::string(why);
   }
 
- private:
   std::shared_ptr<const loaded_model> model_;
   ferry_backend_context* handle_;
-  std::vector<tensor_spec> io_;
-  std::string model_name_;
 };
 
 class loaded_plugin_engine final : public plugin_engine {

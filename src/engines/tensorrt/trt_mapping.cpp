@@ -13,7 +13,6 @@
 #include <utility>
 
 #include "engines/builtin/tensor_checks.hpp"
-#include "ferry/device_alignment.hpp"
 #include "ferry/error.hpp"
 
 namespace ferry::trt {
@@ -261,14 +260,6 @@ void require_static_output(std::string_view engine, std::string_view tensor,
                         format_shape(shape) +
                         " even with every input shape given: its size depends on the data, and ferry "
                         "allocates outputs before enqueue (TensorRT's IOutputAllocator is not supported)");
-}
-
-void check_device_address(std::string_view engine, std::string_view tensor, const void* address) {
-  if (address == nullptr)
-    throw invalid_argument(std::string(engine) + ": cannot bind " + in_quotes(tensor) + " to a null address");
-  if (reinterpret_cast<std::uintptr_t>(address) % device_alignment != 0)
-    throw invalid_argument(std::string(engine) + ": device address for " + in_quotes(tensor) + " is not " +
-                           std::to_string(device_alignment) + "-byte aligned, as TensorRT requires");
 }
 
 std::vector<char> read_plan_file(const std::string& path) {

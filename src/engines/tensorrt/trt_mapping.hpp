@@ -141,10 +141,6 @@ void require_static_output(std::string_view engine, std::string_view tensor,
 
 // ---- bind(): device addresses ----------------------------------------------------------------
 
-// Throws invalid_argument naming the tensor for a null address or one that is not
-// device_alignment (256) bytes aligned, TensorRT's requirement for setTensorAddress.
-void check_device_address(std::string_view engine, std::string_view tensor, const void* address);
-
 // ---- deserialization failures ----------------------------------------------------------------
 
 // Reads a whole plan file. Throws invalid_argument naming the file when it does not exist, is not

@@ -35,32 +35,31 @@ std::string first_line(const char* what) {
   return text.substr(0, text.find('\n'));
 }
 
-std::size_t index_of(const std::vector<tensor_spec>& io, std::string_view name) {
-  for (std::size_t i = 0; i < io.size(); ++i)
-    if (io[i].name == name) return i;
-  std::string names;
-  for (const auto& t : io) names += (names.empty() ? "" : ", ") + t.name;
-  throw invalid_argument("unknown tensor '" + std::string(name) + "'; the model's tensors are: " + names);
-}
-
 class aoti_context final : public engine_context {
  public:
-  aoti_context(torch::inductor::AOTIModelPackageLoader& loader, std::vector<tensor_spec> io, int device)
-      : loader_(loader), io_(std::move(io)), addresses_(io_.size(), nullptr), device_(device) {}
+  aoti_context(torch::inductor::AOTIModelPackageLoader& loader, std::vector<tensor_spec> io, int device,
+               const std::string& name)
+      : engine_context(name, tensor_names(io)),
+        loader_(loader),
+        io_(std::move(io)),
+        addresses_(io_.size(), nullptr),
+        device_(device) {}
 
-  void bind(std::string_view tensor, void* device_address) override {
-    addresses_[index_of(io_, tensor)] = device_address;
+ private:
+  // engine_context checked the name and the alignment; the index is io_'s.
+  void do_bind(std::size_t index, void* device_address) override {
+    addresses_[index] = device_address;
     inputs_.clear();  // rebuilt on the next enqueue
   }
 
-  // Measured on the H200 host: the capture failed inside the package's run, and a later run of
-  // the same loader failed too.
-  [[nodiscard]] std::optional<std::string> capture_refusal() const override {
+  // A capture tried on a GPU failed inside the package's run, and a later run of the same loader
+  // failed too: the refusal keeps a session from leaving the loader unusable.
+  [[nodiscard]] std::optional<std::string> do_capture_refusal() const override {
     return "an AOTInductor package allocates through libtorch's caching allocator while it runs, which a plain "
            "stream capture cannot record";
   }
 
-  void enqueue(stream_ref stream) override {
+  void do_enqueue(stream_ref stream) override {
     if (inputs_.empty()) wrap_inputs();
     // Allocations the package makes (outputs, workspaces) come from libtorch's caching allocator
     // on the current stream: making it the slot's stream keeps their reuse stream-ordered.
@@ -84,7 +83,6 @@ class aoti_context final : public engine_context {
                   std::to_string(k));
   }
 
- private:
   void wrap_inputs() {
     for (std::size_t i = 0; i < io_.size(); ++i) {
       if (addresses_[i] == nullptr) throw invalid_argument("tensor '" + io_[i].name + "' is not bound");
@@ -123,7 +121,7 @@ class aoti_engine final : public engine {
     return resolve_io(description_, inputs);
   }
   [[nodiscard]] std::unique_ptr<engine_context> make_context(const std::vector<tensor_spec>& io) override {
-    return std::make_unique<aoti_context>(*loader_, io, device_);
+    return std::make_unique<aoti_context>(*loader_, io, device_, description_.name);
   }
 
  private:
