@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds ferry here for sm_90 and packs the CLI and the test binaries, with the shared libraries
+# Builds ferry here for sm_90 only (the GPU host's H200; build-gpu/, apart from the default
+# build's every architecture) and packs the CLI and the test binaries, with the shared libraries
 # the GPU host lacks, into .bundle/ (git-ignored) for the device tool to carry. cuBLAS is left
 # out: it is ~600 MB and the GPU host has it (scripts/gpu_host_env.sh finds it there). The
 # backends built here go where an installation has them (.bundle/lib/ferry/backends, found beside
@@ -9,16 +10,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 source scripts/env.sh
-cmake --preset default >/dev/null
-cmake --build --preset default
+cmake --preset default -B build-gpu -DCMAKE_CUDA_ARCHITECTURES=90-real >/dev/null
+cmake --build build-gpu
 rm -rf .bundle
 mkdir -p .bundle
-for bin in build/bin/ferry build/tests/ferry_gpu_tests build/tests/ferry_cpu_tests; do
+for bin in build-gpu/bin/ferry build-gpu/tests/ferry_gpu_tests build-gpu/tests/ferry_cpu_tests; do
   ../shared/tools/bundle .bundle "$bin" >/dev/null
 done
 mkdir -p .bundle/lib/ferry/backends .bundle/test-backends
-cp build/lib/ferry/backends/libferry_backend_*.so .bundle/lib/ferry/backends/
-cp build/tests/backends/libferry_backend_*.so .bundle/test-backends/
+cp build-gpu/lib/ferry/backends/libferry_backend_*.so .bundle/lib/ferry/backends/
+cp build-gpu/tests/backends/libferry_backend_*.so .bundle/test-backends/
 rm -f .bundle/lib/libcublas*.so*
 strip --strip-unneeded .bundle/bin/* .bundle/lib/ferry/backends/*.so .bundle/test-backends/*.so 2>/dev/null || true
 cp scripts/plot_bench.py .bundle/bin/
