@@ -168,12 +168,16 @@ void add_serve_command(CLI::App& app) {
                   "CUDA shared-memory regions registered at once; more are refused (HTTP 429)")
       ->capture_default_str()
       ->check(CLI::Range(1, 32768));  // each a mapping: half the kernel's default 65,530
-  cmd->callback([options, request_timeout_ms, receive_timeout_ms, header_timeout_ms, inflight_bytes, control_mode,
+  cmd->callback([cmd, options, request_timeout_ms, receive_timeout_ms, header_timeout_ms, inflight_bytes, control_mode,
                  poll_secs, drain_secs] {
     options->model_control = *serve::parse_model_control_mode(*control_mode);
+    // Flags of another mode are refused, not ignored: they say the user expects what will not happen.
     if (!options->load_models.empty() && options->model_control != serve::model_control_mode::explicit_load)
       throw invalid_argument("--load-model is for --model-control-mode explicit (with " + *control_mode +
                              " the repository decides which models load)");
+    if (cmd->count("--repository-poll-secs") > 0 && options->model_control != serve::model_control_mode::poll)
+      throw invalid_argument("--repository-poll-secs is for --model-control-mode poll (with " + *control_mode +
+                             " the repository is never rescanned)");
     options->repository_poll = std::chrono::seconds(*poll_secs);
     options->drain_timeout = std::chrono::seconds(*drain_secs);
     options->grpc.host = options->http.host;

@@ -6,6 +6,7 @@ to load says why while the others serve; strict readiness counts only the models
 loaded."""
 import os
 import shutil
+import subprocess
 import threading
 import time
 import unittest
@@ -177,6 +178,19 @@ class NoModelControl(unittest.TestCase):
                 self.assertTrue(client.is_model_ready("touch"))
         finally:
             stop_and_remove(server, repository)
+
+    def test_flags_of_another_mode_are_refused(self):
+        for args, needle in ((["--load-model", "touch"], "--load-model is for --model-control-mode explicit"),
+                             (["--model-control-mode", "explicit", "--repository-poll-secs", "5"],
+                              "--repository-poll-secs is for --model-control-mode poll"),
+                             (["--model-control-mode", "explicit", "--load-model", "absent"],
+                              "--load-model 'absent': the model repository has no such model folder"),
+                             (["--model-control-mode", "sometimes"], "--model-control-mode")):
+            run = subprocess.run([os.environ["FERRY_BIN"], "serve", "--model-repository", os.path.dirname(__file__),
+                                  "--http-port", "0", "--grpc-port", "0", *args],
+                                 capture_output=True, text=True, timeout=60)
+            self.assertEqual(run.returncode, 2, run.stdout + run.stderr)
+            self.assertIn(needle, run.stdout + run.stderr)
 
     def test_a_startup_model_that_fails_makes_the_server_unready(self):
         repository = write_repository(MODELS, "ferry_control_start_")
