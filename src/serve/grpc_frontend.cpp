@@ -170,6 +170,9 @@ class grpc_core final : public grpc::CallbackGenericService {
 
   // The call's request has arrived: answer it, now or through the pool.
   void dispatch(call& c) {
+    // From the first signal on, every new call is refused at once, before gRPC's own shutdown
+    // (on the drain thread) has taken effect.
+    if (service_.intake().draining()) return c.fail({StatusCode::UNAVAILABLE, "the server is shutting down"});
     const auto method = methods_.find(c.method());
     if (method == methods_.end())
       return c.fail({StatusCode::UNIMPLEMENTED,

@@ -103,6 +103,7 @@ class Shutdown(unittest.TestCase):
         self.assertEqual(grpc_outcome, [(1, ref.MLP_WIDTH)])
         self.server.process.wait(30)
         self.assertEqual(self.server.process.returncode, 0, "\n".join(self.server.log))
+        self.server.reader.join(5)  # its last lines may still be in the pipe
         self.assertTrue(any("ferry serve: stopped" in line for line in self.server.log), "\n".join(self.server.log))
 
     def test_a_second_signal_exits_at_once(self):
