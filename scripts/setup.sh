@@ -44,6 +44,13 @@ if ! [[ -x "$FERRY_TOOLS_VENV/bin/python" ]] ||
     'nanobind>=2.4,<3' 'scikit-build-core>=0.10' pytest pandas
 fi
 
+# The deployment manifests (deploy/) are checked against the published KServe and Kubernetes
+# schemas with jsonschema and PyYAML, in the same virtual environment.
+if ! "$FERRY_TOOLS_VENV/bin/python" -c 'import jsonschema, yaml' 2>/dev/null; then
+  echo "setup: installing jsonschema and PyYAML from PyPI into build-tools/venv"
+  "$FERRY_TOOLS_VENV/bin/pip" install -q --disable-pip-version-check jsonschema PyYAML
+fi
+
 if ! command -v nvcc >/dev/null 2>&1; then
   if [[ -x /usr/local/cuda/bin/nvcc ]]; then
     echo "setup: nvcc is in /usr/local/cuda/bin; scripts add it to PATH"

@@ -14,6 +14,7 @@
 
 #include "commands.hpp"
 #include "ferry/byte_size.hpp"
+#include "ferry/error.hpp"
 #include "serve/server.hpp"
 
 namespace ferry::cli {
@@ -61,6 +62,9 @@ void add_serve_command(CLI::App& app) {
   auto receive_timeout_ms = std::make_shared<std::int64_t>(options->http.request_timeout.count());
   auto header_timeout_ms = std::make_shared<std::int64_t>(options->http.header_timeout.count());
   auto inflight_bytes = std::make_shared<std::string>();
+  auto control_mode = std::make_shared<std::string>("none");
+  auto poll_secs = std::make_shared<std::int64_t>(options->repository_poll.count());
+  auto drain_secs = std::make_shared<std::int64_t>(options->drain_timeout.count());
   auto* cmd = app.add_subcommand("serve", "serve a model repository over the KServe v2 protocol (HTTP/REST and gRPC)");
   cmd->add_option("--model-repository", options->model_repository,
                   "folder with one sub-folder per model, each holding a config.json")
@@ -113,6 +117,23 @@ void add_serve_command(CLI::App& app) {
           return std::string(e.what());
         }
       });
+  cmd->add_option("--model-control-mode", *control_mode,
+                  "which models load when: none (every model at start; the API may not load or unload), explicit "
+                  "(only --load-model at start, then POST /v2/repository/models/NAME/load and /unload), poll "
+                  "(every model at start, then added, changed and removed folders every --repository-poll-secs)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"none", "explicit", "poll"}));
+  cmd->add_option("--load-model", options->load_models,
+                  "with --model-control-mode explicit: a model loaded at start (repeatable)");
+  cmd->add_option("--repository-poll-secs", *poll_secs,
+                  "with --model-control-mode poll: seconds between scans of the model repository")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{24} * 3600));
+  cmd->add_option("--drain-timeout-secs", *drain_secs,
+                  "on the first SIGTERM/SIGINT, the longest the server waits for requests in flight before it "
+                  "exits 1 without them (0: no limit); keep it below the pod's terminationGracePeriodSeconds")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{24} * 3600));
   cmd->add_flag("--allow-repository-symlinks", options->allow_repository_symlinks,
                 "serve model folders and config files that are symbolic links leading outside the repository, "
                 "and model files named by a relative path that climbs out of it");
@@ -147,7 +168,18 @@ void add_serve_command(CLI::App& app) {
                   "CUDA shared-memory regions registered at once; more are refused (HTTP 429)")
       ->capture_default_str()
       ->check(CLI::Range(1, 32768));  // each a mapping: half the kernel's default 65,530
-  cmd->callback([options, request_timeout_ms, receive_timeout_ms, header_timeout_ms, inflight_bytes] {
+  cmd->callback([cmd, options, request_timeout_ms, receive_timeout_ms, header_timeout_ms, inflight_bytes, control_mode,
+                 poll_secs, drain_secs] {
+    options->model_control = *serve::parse_model_control_mode(*control_mode);
+    // Flags of another mode are refused, not ignored: they say the user expects what will not happen.
+    if (!options->load_models.empty() && options->model_control != serve::model_control_mode::explicit_load)
+      throw invalid_argument("--load-model is for --model-control-mode explicit (with " + *control_mode +
+                             " the repository decides which models load)");
+    if (cmd->count("--repository-poll-secs") > 0 && options->model_control != serve::model_control_mode::poll)
+      throw invalid_argument("--repository-poll-secs is for --model-control-mode poll (with " + *control_mode +
+                             " the repository is never rescanned)");
+    options->repository_poll = std::chrono::seconds(*poll_secs);
+    options->drain_timeout = std::chrono::seconds(*drain_secs);
     options->grpc.host = options->http.host;
     options->request_timeout = std::chrono::milliseconds(*request_timeout_ms);
     options->http.request_timeout = std::chrono::milliseconds(*receive_timeout_ms);

@@ -3,9 +3,11 @@
 #include <cuda_runtime_api.h>
 
 #include <cstring>
+#include <optional>
 
 #include "core/ipc_memory.hpp"
 #include "core/scoped_device.hpp"
+#include "ferry/data_location.hpp"
 #include "ferry/error.hpp"
 #include "serve/request_error.hpp"
 #include "serve/shm_range.hpp"
@@ -53,13 +55,14 @@ void cuda_shm_registry::register_region(const std::string& name, std::string_vie
   // The client states byte_size; its last byte must be device memory of the same GPU, or a
   // request could make the engine read past the exported allocation. (An IPC mapping covers
   // the whole allocation, so a byte_size within it passes.)
-  cudaPointerAttributes last{};
-  const cudaError_t query = [&] {
+  std::optional<pointer_facts> last;
+  try {
     const core::scoped_device on_device(device);  // asked where it was opened
-    return cudaPointerGetAttributes(&last, static_cast<const std::byte*>(r->memory.get()) + (byte_size - 1));
-  }();
-  (void)cudaGetLastError();
-  if (query != cudaSuccess || last.type != cudaMemoryTypeDevice || last.device != device)
+    last = query_pointer(static_cast<const std::byte*>(r->memory.get()) + (byte_size - 1), 1);
+  } catch (const cuda_error&) {
+    // Not an address CUDA knows: refused below like any other.
+  }
+  if (!last || last->memory != pointer_facts::kind::device || last->device != device)
     throw bad_request(who + ": byte_size " + std::to_string(byte_size) +
                       " reaches past the device memory the handle exports");
   regions_.insert(name, std::move(r));

@@ -170,6 +170,9 @@ class grpc_core final : public grpc::CallbackGenericService {
 
   // The call's request has arrived: answer it, now or through the pool.
   void dispatch(call& c) {
+    // From the first signal on, every new call is refused at once, before gRPC's own shutdown
+    // (on the drain thread) has taken effect.
+    if (service_.intake().draining()) return c.fail({StatusCode::UNAVAILABLE, "the server is shutting down"});
     const auto method = methods_.find(c.method());
     if (method == methods_.end())
       return c.fail({StatusCode::UNIMPLEMENTED,
@@ -291,7 +294,7 @@ void grpc_core::add_methods() {
   quick<ServerReadyRequest, ServerReadyResponse>("ServerReady",
                                                  [this](const auto&, auto& r) { r.set_ready(service_.ready()); });
   quick<ModelReadyRequest, ModelReadyResponse>("ModelReady", [this](const auto& q, auto& r) {
-    r.set_ready(service_.find(q.name(), q.version()).ready());
+    r.set_ready(service_.find(q.name(), q.version())->ready());
   });
   quick<ServerMetadataRequest, ServerMetadataResponse>("ServerMetadata", [this](const auto&, auto& r) {
     r.set_name(std::string(server_name));
@@ -299,7 +302,8 @@ void grpc_core::add_methods() {
     for (const auto& e : service_.extensions()) r.add_extensions(e);
   });
   quick<ModelMetadataRequest, ModelMetadataResponse>("ModelMetadata", [this](const auto& q, auto& r) {
-    const served_model& m = service_.find_ready(q.name(), q.version());
+    const auto found = service_.find_ready(q.name(), q.version());
+    const served_model& m = *found;
     r.set_name(m.config.name);
     r.add_versions(std::string(model_version));
     r.set_platform(m.platform);
@@ -316,7 +320,8 @@ void grpc_core::add_methods() {
   });
   // The same configuration as HTTP's GET /v2/models/NAME/config (model_config_json).
   quick<ModelConfigRequest, ModelConfigResponse>("ModelConfig", [this](const auto& q, auto& r) {
-    const served_model& m = service_.find_ready(q.name(), q.version());
+    const auto found = service_.find_ready(q.name(), q.version());
+    const served_model& m = *found;
     const bool batched = m.signature.max_batch > 0;
     auto* config = r.mutable_config();
     config->set_name(m.config.name);
@@ -352,13 +357,12 @@ void grpc_core::add_methods() {
   });
   methods_.emplace(std::string(service_prefix) + "ModelInfer", [this](call& c) { infer(c); });
   quick<ModelStatisticsRequest, ModelStatisticsResponse>("ModelStatistics", [this](const auto& q, auto& r) {
-    std::vector<const served_model*> models;
-    if (q.name().empty()) {
-      for (const auto& m : service_.repository().models()) models.push_back(m.get());
-    } else {
-      models.push_back(&service_.find(q.name(), q.version()));
-    }
-    for (const served_model* m : models) {
+    std::vector<std::shared_ptr<const served_model>> models;
+    if (q.name().empty())
+      models = service_.repository().models();
+    else
+      models.push_back(service_.find(q.name(), q.version()));
+    for (const auto& m : models) {
       const statistics_snapshot s = m->stats->snapshot();
       auto* out = r.add_model_stats();
       out->set_name(m->config.name);
@@ -385,15 +389,29 @@ void grpc_core::add_methods() {
     }
   });
   quick<RepositoryIndexRequest, RepositoryIndexResponse>("RepositoryIndex", [this](const auto& q, auto& r) {
-    for (const auto& m : service_.repository().models()) {
-      if (q.ready() && !m->ready()) continue;
+    for (const auto& m : service_.repository().index()) {
+      if (q.ready() && m.state != "READY") continue;
       auto* entry = r.add_models();
-      entry->set_name(m->config.name);
+      entry->set_name(m.name);
       entry->set_version(std::string(model_version));
-      entry->set_state(m->ready() ? "READY" : "UNAVAILABLE");
-      entry->set_reason(m->failure);
+      entry->set_state(m.state);
+      entry->set_reason(m.reason);
     }
   });
+  // Load and unload wait for the model (its build, or its requests in flight): on the pool.
+  pooled<RepositoryModelLoadRequest, RepositoryModelLoadResponse>(
+      "RepositoryModelLoad", [this](const auto& q, auto&) {
+        // Triton's load may carry a config or model files inline; ferry loads what the repository
+        // holds, and says so rather than ignoring them.
+        for (const auto& [key, value] : q.parameters())
+          if (key == "config" || key.rfind("file:", 0) == 0)
+            throw request_error(error_status::not_implemented,
+                                "load parameter '" + quote_text(key) +
+                                    "' is not supported: ferry loads the model's folder as the repository holds it");
+        service_.load_model(q.model_name());
+      });
+  pooled<RepositoryModelUnloadRequest, RepositoryModelUnloadResponse>(
+      "RepositoryModelUnload", [this](const auto& q, auto&) { service_.unload_model(q.model_name()); });
   add_shared_memory_methods();
 }
 

@@ -305,8 +305,8 @@ struct http_frontend::state {
       const std::optional<std::string_view> header_length = inference_header_length(call->http);
       // The model first: its signature checks each input before the input's data is decoded.
       const std::string& name = captures[0];
-      const served_model& model = service.find_ready(name, version_of(captures));
-      const auto check = [&](const input_tensor& in) { check_input(model.signature, name, in); };
+      const auto model = service.find_ready(name, version_of(captures));
+      const auto check = [&](const input_tensor& in) { check_input(model->signature, name, in); };
       http_infer_request parsed = parse_http_infer_request(call->http.body, header_length, options.limits, check);
       parsed.request.model = name;
       parsed.request.version = version_of(captures);
@@ -355,6 +355,19 @@ struct http_frontend::state {
                       kind == route_kind::inference ? inference_body_limit() : options.max_small_body_bytes, kind});
   }
 
+  // Triton's load may carry a config or model files inline; ferry loads what the repository holds,
+  // and says so rather than ignoring them.
+  static void refuse_load_overrides(const json& body) {
+    if (!body.is_object()) throw bad_request("the load request's body must be a JSON object");
+    const auto parameters = body.find("parameters");
+    if (parameters == body.end() || !parameters->is_object()) return;
+    for (const auto& [key, value] : parameters->items())
+      if (key == "config" || key.rfind("file:", 0) == 0)
+        throw request_error(error_status::not_implemented,
+                            "load parameter '" + quote_text(key) +
+                                "' is not supported: ferry loads the model's folder as the repository holds it");
+  }
+
   void add_routes() {
     get("/v2/health/live", guarded([this](const auto&, auto& res) {
       res.status = service.live() ? 200 : 503;
@@ -372,14 +385,27 @@ struct http_frontend::state {
       send_json(res, repository_index_json(service.repository()));
     }));
 
+    // Load and unload wait for the model (its build, or its requests in flight): on the pool.
+    post("/v2/repository/models/{}/load", guarded([this](const route_request& req, auto& res) {
+      refuse_load_overrides(parse_json_body(req));
+      service.load_model(req.captures[0]);
+      res.status = 200;
+    }));
+    post("/v2/repository/models/{}/unload", guarded([this](const route_request& req, auto& res) {
+      service.unload_model(req.captures[0]);
+      res.status = 200;
+    }));
+
     // Statistics first: "/v2/models/stats" would otherwise read as metadata of a model "stats".
     get("/v2/models/stats", guarded([this](const auto&, auto& res) {
+      const auto models = service.repository().models();
       std::vector<const served_model*> all;
-      for (const auto& m : service.repository().models()) all.push_back(m.get());
+      for (const auto& m : models) all.push_back(m.get());
       send_json(res, statistics_json(all));
     }));
     const auto model_stats = guarded([this](const route_request& req, http_response& res) {
-      send_json(res, statistics_json({&service.find(req.captures[0], version_of(req))}));
+      const auto model = service.find(req.captures[0], version_of(req));
+      send_json(res, statistics_json({model.get()}));
     });
     get("/v2/models/{}/stats", model_stats);
     get("/v2/models/{}/versions/{}/stats", model_stats);
@@ -392,13 +418,13 @@ struct http_frontend::state {
     get("/v2/models/{}/versions/{}/ready", ready);
 
     const auto metadata = guarded([this](const route_request& req, http_response& res) {
-      send_json(res, model_metadata_json(service.find_ready(req.captures[0], version_of(req))));
+      send_json(res, model_metadata_json(*service.find_ready(req.captures[0], version_of(req))));
     });
     get("/v2/models/{}", metadata);
     get("/v2/models/{}/versions/{}", metadata);
 
     const auto config = guarded([this](const route_request& req, http_response& res) {
-      send_json(res, model_config_json(service.find_ready(req.captures[0], version_of(req))));
+      send_json(res, model_config_json(*service.find_ready(req.captures[0], version_of(req))));
     });
     get("/v2/models/{}/config", config);
     get("/v2/models/{}/versions/{}/config", config);

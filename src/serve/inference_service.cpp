@@ -10,7 +10,7 @@
 
 namespace ferry::serve {
 
-inference_service::inference_service(const model_repository& repository, shm_registry* system_shm,
+inference_service::inference_service(model_repository& repository, shm_registry* system_shm,
                                      cuda_shm_registry* cuda_shm, std::chrono::microseconds request_timeout,
                                      std::size_t inflight_bytes, readiness readiness_rule)
     : repository_(repository),
@@ -23,14 +23,12 @@ inference_service::inference_service(const model_repository& repository, shm_reg
 std::string inference_service::not_ready_reason() const {
   if (intake_.draining()) return "the server is shutting down";
   if (readiness_ == readiness::per_model) return {};
+  // Only the models meant to be loaded count: one never loaded or unloaded by the API does not.
+  const auto wanted = repository_.wanted();
+  if (wanted.not_ready.empty()) return {};
   std::string names;
-  std::size_t count = 0;
-  for (const auto& m : repository_.models())
-    if (!m->ready()) {
-      names += (count++ == 0 ? "" : ", ") + m->config.name;
-    }
-  if (count == 0) return {};
-  return "strict readiness: " + std::to_string(count) + " of " + std::to_string(repository_.models().size()) +
+  for (const auto& name : wanted.not_ready) names += (names.empty() ? "" : ", ") + name;
+  return "strict readiness: " + std::to_string(wanted.not_ready.size()) + " of " + std::to_string(wanted.count) +
          " models are not ready (" + names + "); --strict-readiness=false reports the server ready without them";
 }
 
@@ -41,30 +39,54 @@ std::vector<std::string> inference_service::extensions() const {
   return list;
 }
 
-const served_model& inference_service::find(std::string_view name, std::string_view version) const {
+std::shared_ptr<const served_model> inference_service::find(std::string_view name, std::string_view version) const {
   // No model has such a name (the repository refuses them); said so, rather than "unknown", so a
   // client sees what it sent, escaped.
   if (has_control_character(name))
     throw bad_request("model name '" + quote_text(name) + "' holds a control character; model names never do");
-  const served_model* model = repository_.find(name);
+  auto model = repository_.find(name);
   if (model == nullptr) throw request_error(error_status::not_found, "unknown model '" + quote_text(name) + "'");
   if (!version.empty() && version != model_version)
     throw request_error(error_status::not_found, "model '" + quote_text(name) + "' has no version '" +
                                                      quote_text(version) + "' (its only version is " +
                                                      std::string(model_version) + ")");
-  return *model;
-}
-
-const served_model& inference_service::find_ready(std::string_view name, std::string_view version) const {
-  const served_model& model = find(name, version);
-  if (!model.ready())
-    throw request_error(error_status::unavailable,
-                        "model '" + quote_text(name) + "' is not ready: " + model.failure);
   return model;
 }
 
+std::shared_ptr<const served_model> inference_service::find_ready(std::string_view name,
+                                                                  std::string_view version) const {
+  auto model = find(name, version);
+  if (!model->ready())
+    throw request_error(error_status::unavailable, "model '" + quote_text(name) + "' is not ready: " + model->failure);
+  return model;
+}
+
+namespace {
+
+void check_control_allowed(const model_repository& repository, std::string_view action) {
+  if (repository.mode() == model_control_mode::none)
+    throw request_error(error_status::bad_request,
+                        "explicit model " + std::string(action) +
+                            " is not allowed: the server runs with --model-control-mode none (start it with "
+                            "--model-control-mode explicit or poll)");
+}
+
+}  // namespace
+
+void inference_service::load_model(std::string_view name) {
+  check_control_allowed(repository_, "load");
+  if (intake_.draining()) throw request_error(error_status::unavailable, "the server is shutting down");
+  repository_.load(name);
+}
+
+void inference_service::unload_model(std::string_view name) {
+  check_control_allowed(repository_, "unload");
+  repository_.unload(name);
+}
+
 void inference_service::infer(infer_request request, infer_callback done) {
-  const served_model& model = find_ready(request.model, request.version);
+  const auto found = find_ready(request.model, request.version);
+  const served_model& model = *found;
   submission work;
   // Shared-memory inputs and outputs: look the regions up and check every range first.
   const bool uses_shm = std::any_of(request.inputs.begin(), request.inputs.end(),

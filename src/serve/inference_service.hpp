@@ -28,7 +28,7 @@ class inference_service {
   // request waits at most `request_timeout` for a worker (0: no limit), or its own timeout when
   // that is shorter.
   // Requests in flight may hold `inflight_bytes` at once (request_intake).
-  inference_service(const model_repository& repository, shm_registry* system_shm, cuda_shm_registry* cuda_shm,
+  inference_service(model_repository& repository, shm_registry* system_shm, cuda_shm_registry* cuda_shm,
                     std::chrono::microseconds request_timeout = {},
                     std::size_t inflight_bytes = default_inflight_budget(),
                     readiness readiness_rule = readiness::strict);
@@ -46,9 +46,15 @@ class inference_service {
   [[nodiscard]] std::vector<std::string> extensions() const;
 
   // Throws request_error(not_found) for an unknown model or a version other than model_version.
-  [[nodiscard]] const served_model& find(std::string_view name, std::string_view version) const;
+  // The model stays valid while the pointer is held, even when it is unloaded meanwhile.
+  [[nodiscard]] std::shared_ptr<const served_model> find(std::string_view name, std::string_view version) const;
   // As find(), and throws request_error(unavailable) with the load failure when not ready.
-  [[nodiscard]] const served_model& find_ready(std::string_view name, std::string_view version) const;
+  [[nodiscard]] std::shared_ptr<const served_model> find_ready(std::string_view name, std::string_view version) const;
+
+  // The repository extension's load and unload (model_repository::load/unload). Refused with
+  // request_error(bad_request) under --model-control-mode none, as Triton refuses them.
+  void load_model(std::string_view name);
+  void unload_model(std::string_view name);
 
   // Checks the request and queues it; `done` receives the response, or the request_error of a
   // failed run or of a timeout, on a thread of the scheduler (model_scheduler.hpp). Throws
@@ -57,13 +63,15 @@ class inference_service {
   void infer(infer_request request, infer_callback done);
 
   [[nodiscard]] request_intake& intake() noexcept { return intake_; }
+  [[nodiscard]] const request_intake& intake() const noexcept { return intake_; }
 
   [[nodiscard]] const model_repository& repository() const noexcept { return repository_; }
+  [[nodiscard]] model_repository& repository() noexcept { return repository_; }
   [[nodiscard]] shm_registry* system_shm() const noexcept { return system_shm_; }
   [[nodiscard]] cuda_shm_registry* cuda_shm() const noexcept { return cuda_shm_; }
 
  private:
-  const model_repository& repository_;
+  model_repository& repository_;
   readiness readiness_;
   shm_registry* system_shm_;
   cuda_shm_registry* cuda_shm_;

@@ -6,7 +6,9 @@
 #include "ferry/error.hpp"
 #include "ferry/model_engine.hpp"
 #include "serve/client_json.hpp"
+#include "serve/memory_release.hpp"
 #include "serve/model_choice.hpp"
+#include "serve/request_error.hpp"
 
 namespace ferry::serve {
 namespace {
@@ -65,7 +67,7 @@ std::string in_model_folder(const served_model& model, const fs::path& folder, c
   return engine.substr(0, colon + 1) + resolved.string();
 }
 
-void load(served_model& model, const fs::path& folder, const fs::path& root, const execution_platform& platform,
+void build(served_model& model, const fs::path& folder, const fs::path& root, const execution_platform& platform,
           bool follow_outside_links) {
   const auto file = folder / model_config_file;
   if (!follow_outside_links) {
@@ -117,56 +119,320 @@ std::string public_reason(std::string_view message) {
   return quote_text(cut, max_reason_chars);
 }
 
+std::optional<model_control_mode> parse_model_control_mode(std::string_view text) {
+  if (text == "none") return model_control_mode::none;
+  if (text == "explicit") return model_control_mode::explicit_load;
+  if (text == "poll") return model_control_mode::poll;
+  return std::nullopt;
+}
+
+std::string_view to_string(model_control_mode mode) {
+  switch (mode) {
+    case model_control_mode::none:
+      return "none";
+    case model_control_mode::explicit_load:
+      return "explicit";
+    case model_control_mode::poll:
+      return "poll";
+  }
+  return "none";
+}
+
+namespace {
+
+// What poll mode compares to notice a changed model: every file of the folder (a model folder
+// is small: config.json and its model files) by path, size and modification time.
+std::string folder_stamp(const fs::path& folder) {
+  std::string stamp;
+  std::error_code ec;
+  constexpr int max_files = 4096;  // a folder with more is compared by its first ones
+  int files = 0;
+  for (fs::recursive_directory_iterator it(folder, ec), end; !ec && it != end && files < max_files; it.increment(ec)) {
+    std::error_code file_ec;
+    const auto target = fs::status(it->path(), file_ec);  // a linked file changes with its target
+    if (file_ec || !fs::is_regular_file(target)) continue;
+    const auto time = fs::last_write_time(it->path(), file_ec).time_since_epoch().count();
+    const auto size = fs::file_size(it->path(), file_ec);
+    stamp += it->path().lexically_relative(folder).string() + '\0' + std::to_string(size) + '\0' +
+             std::to_string(time) + '\n';
+    ++files;
+  }
+  return stamp;
+}
+
+std::shared_ptr<served_model> not_loaded(const std::string& name, std::string reason) {
+  auto model = std::make_shared<served_model>();
+  model->config.name = name;
+  model->failure = std::move(reason);
+  return model;
+}
+
+model_repository::entry unloaded_entry(const fs::path& folder, const std::string& name) {
+  model_repository::entry e;
+  e.folder = folder;
+  e.model = not_loaded(name, "not loaded");
+  return e;
+}
+
+// Stops a model that no longer serves: its requests are answered, then its memory goes.
+void retire(const std::shared_ptr<served_model>& model) {
+  if (model && model->scheduler) model->scheduler->stop();
+}
+
+}  // namespace
+
 model_repository::model_repository(const std::filesystem::path& directory, const execution_platform& platform,
-                                   std::ostream& log, bool follow_outside_links) {
+                                   std::ostream& log, repository_options options)
+    : directory_(directory), platform_(platform), log_(log), options_(std::move(options)) {
   std::error_code ec;
   if (!fs::is_directory(directory, ec))
     throw invalid_argument("model repository '" + directory.string() + "' is not a directory");
-  const fs::path root = fs::canonical(directory);
-  std::vector<fs::path> folders;
-  for (const auto& entry : fs::directory_iterator(directory)) {
-    if (!entry.is_directory(ec)) continue;
-    // A name no request could carry cleanly, and one that would split or forge log lines.
-    if (const std::string name = entry.path().filename().string(); has_control_character(name)) {
-      log << "ferry serve: folder '" << quote_text(name) << "' skipped: a model name may not hold control characters\n";
-      continue;
-    }
-    folders.push_back(entry.path());
+  root_ = fs::canonical(directory);
+  const std::lock_guard control(control_mutex_);
+  for (const auto& folder : folders()) {
+    const std::string name = folder.filename().string();
+    entries_[name] = unloaded_entry(folder, name);
   }
-  std::sort(folders.begin(), folders.end());
-  for (const auto& folder : folders) {
-    auto model = std::make_unique<served_model>();
-    model->config.name = folder.filename().string();
-    try {
-      load(*model, folder, root, platform, follow_outside_links);
-      log << "ferry serve: model '" << model->config.name << "' ready (" << quote_text(model->config.engine, 256)
-          << " on " << model->platform << "; queue " << *model->config.max_queue_size << ")\n";
-      if (!model->automatic.empty())
-        log << "ferry serve: model '" << model->config.name << "' " << model->automatic << '\n';
-    } catch (...) {
-      // Whatever a model's load throws, only that model is unavailable.
-      std::string detail = "unknown error";
-      try {
-        throw;
-      } catch (const std::exception& e) {
-        detail = e.what();
-      } catch (...) {
-      }
-      model->scheduler.reset();
-      const std::string prefix = "model '" + model->config.name + "'";
-      if (detail.rfind(prefix, 0) != 0) detail = prefix + ": " + detail;
-      model->failure = public_reason(detail);
-      log << "ferry serve: model '" << model->config.name << "' UNAVAILABLE: " << quote_text(detail, 4096) << '\n';
-    }
-    models_.push_back(std::move(model));
+  std::vector<std::string> startup;
+  if (options_.mode == model_control_mode::explicit_load) {
+    for (const auto& name : options_.startup_models)
+      if (entries_.find(name) == entries_.end())
+        throw invalid_argument("--load-model '" + quote_text(name) + "': the model repository has no such model folder");
+    startup = options_.startup_models;
+    std::sort(startup.begin(), startup.end());
+    startup.erase(std::unique(startup.begin(), startup.end()), startup.end());
+  } else {
+    for (const auto& [name, e] : entries_) startup.push_back(name);
   }
+  for (const auto& name : startup) load_locked(name, origin::startup);
+  if (options_.mode == model_control_mode::explicit_load)
+    log_line("ferry serve: model control explicit: " + std::to_string(startup.size()) + " of " +
+             std::to_string(entries_.size()) + " models loaded at start; the others load by the API");
   log.flush();
 }
 
-const served_model* model_repository::find(std::string_view name) const noexcept {
-  for (const auto& m : models_)
-    if (m->config.name == name) return m.get();
-  return nullptr;
+model_repository::~model_repository() {
+  // Each model's requests are answered before the model goes (the server drained them already).
+  for (auto& [name, e] : entries_) retire(e.model);
+}
+
+std::vector<fs::path> model_repository::folders() const {
+  std::vector<fs::path> list;
+  std::error_code ec;
+  for (fs::directory_iterator it(directory_, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->is_directory(ec)) continue;
+    // A name no request could carry cleanly, and one that would split or forge log lines.
+    if (const std::string name = it->path().filename().string(); has_control_character(name)) {
+      log_line("ferry serve: folder '" + quote_text(name) + "' skipped: a model name may not hold control characters");
+      continue;
+    }
+    list.push_back(it->path());
+  }
+  std::sort(list.begin(), list.end());
+  return list;
+}
+
+void model_repository::log_line(const std::string& line) const {
+  const std::lock_guard lock(log_mutex_);
+  log_ << line << '\n';
+  log_.flush();
+}
+
+void model_repository::set_state(const std::string& name, std::string_view state) {
+  const std::unique_lock lock(mutex_);
+  if (const auto it = entries_.find(name); it != entries_.end()) it->second.state = state;
+}
+
+void model_repository::load_locked(const std::string& name, origin from) {
+  fs::path folder;
+  std::shared_ptr<served_model> previous;
+  {
+    const std::unique_lock lock(mutex_);
+    entry& e = entries_.at(name);
+    e.state = "LOADING";
+    folder = e.folder;
+    previous = e.model;
+  }
+  auto fresh = std::make_shared<served_model>();
+  fresh->config.name = name;
+  const std::string stamp = folder_stamp(folder);
+  try {
+    build(*fresh, folder, root_, platform_, options_.follow_outside_links);
+    log_line("ferry serve: model '" + name + "' ready (" + quote_text(fresh->config.engine, 256) + " on " +
+             fresh->platform + "; queue " + std::to_string(*fresh->config.max_queue_size) + ")");
+    if (!fresh->automatic.empty()) log_line("ferry serve: model '" + name + "' " + fresh->automatic);
+  } catch (...) {
+    // Whatever a model's load throws, only that model is unavailable.
+    std::string detail = "unknown error";
+    try {
+      throw;
+    } catch (const std::exception& e) {
+      detail = e.what();
+    } catch (...) {
+    }
+    fresh->scheduler.reset();
+    const std::string prefix = "model '" + name + "'";
+    if (detail.rfind(prefix, 0) != 0) detail = prefix + ": " + detail;
+    fresh->failure = public_reason(detail);
+    const bool keeps_serving = previous && previous->ready();
+    log_line("ferry serve: model '" + name + "' UNAVAILABLE: " + quote_text(detail, 4096) +
+             (keeps_serving ? " (the model loaded before keeps serving)" : ""));
+    {
+      const std::unique_lock lock(mutex_);
+      entry& e = entries_.at(name);
+      e.state.clear();
+      e.stamp = stamp;  // polling retries once the folder changes again
+      if (keeps_serving) {
+        e.reason = fresh->failure;
+      } else {
+        e.model = fresh;
+        e.reason.clear();
+        e.wanted = from != origin::api;
+      }
+    }
+    if (from == origin::api) throw request_error(error_status::bad_request, "failed to load " + fresh->failure);
+    return;
+  }
+  {
+    const std::unique_lock lock(mutex_);
+    entry& e = entries_.at(name);
+    e.model = fresh;
+    e.wanted = true;
+    e.state.clear();
+    e.reason.clear();
+    e.stamp = stamp;
+  }
+  // The new model serves already; the old one answers what it had, then goes.
+  retire(previous);
+}
+
+void model_repository::unload_locked(const std::string& name, std::string_view reason, bool forget) {
+  std::shared_ptr<served_model> previous;
+  {
+    const std::unique_lock lock(mutex_);
+    entry& e = entries_.at(name);
+    previous = e.model;
+    e.model = not_loaded(name, std::string(reason));
+    e.wanted = false;
+    e.state = "UNLOADING";
+    e.reason.clear();
+  }
+  retire(previous);
+  const bool was_loaded = previous && previous->ready();
+  previous.reset();
+  {
+    const std::unique_lock lock(mutex_);
+    if (forget)
+      entries_.erase(name);
+    else
+      entries_.at(name).state.clear();
+  }
+  // The model's sessions and buffers were freed: give the pages back to the system now.
+  release_free_memory();
+  if (was_loaded || forget) log_line("ferry serve: model '" + name + "' " + std::string(reason));
+}
+
+void model_repository::load(std::string_view name) {
+  const std::lock_guard control(control_mutex_);
+  const std::string key(name);
+  // Only a folder of the repository itself: a name that is not one plain path component never
+  // reaches the file system.
+  const bool plain = !key.empty() && key != "." && key != ".." && key.find('/') == std::string::npos &&
+                     !has_control_character(key);
+  std::error_code ec;
+  const fs::path folder = directory_ / key;
+  if (!plain || !fs::is_directory(folder, ec)) {
+    bool known = false;
+    {
+      const std::shared_lock lock(mutex_);
+      known = entries_.find(key) != entries_.end();
+    }
+    if (known) unload_locked(key, "removed from the repository", true);
+    throw request_error(error_status::not_found,
+                        "failed to load '" + quote_text(key) + "': the model repository has no such model folder");
+  }
+  {
+    const std::unique_lock lock(mutex_);
+    if (entries_.find(key) == entries_.end()) entries_[key] = unloaded_entry(folder, key);
+  }
+  load_locked(key, origin::api);
+}
+
+void model_repository::unload(std::string_view name) {
+  const std::lock_guard control(control_mutex_);
+  const std::string key(name);
+  {
+    const std::shared_lock lock(mutex_);
+    if (entries_.find(key) == entries_.end())
+      throw request_error(error_status::not_found, "failed to unload '" + quote_text(key) + "': unknown model");
+  }
+  unload_locked(key, "unloaded", false);
+}
+
+void model_repository::rescan() {
+  const std::lock_guard control(control_mutex_);
+  std::map<std::string, fs::path> present;
+  for (const auto& folder : folders()) present[folder.filename().string()] = folder;
+  std::vector<std::string> removed, added, changed;
+  {
+    const std::shared_lock lock(mutex_);
+    for (const auto& [name, e] : entries_)
+      if (present.find(name) == present.end()) removed.push_back(name);
+    for (const auto& [name, folder] : present) {
+      const auto it = entries_.find(name);
+      if (it == entries_.end())
+        added.push_back(name);
+      else if (folder_stamp(folder) != it->second.stamp && !it->second.stamp.empty())
+        changed.push_back(name);
+    }
+  }
+  for (const auto& name : removed) unload_locked(name, "removed from the repository", true);
+  for (const auto& name : added) {
+    {
+      const std::unique_lock lock(mutex_);
+      entries_[name] = unloaded_entry(present.at(name), name);
+    }
+    log_line("ferry serve: model folder '" + name + "' added");
+    load_locked(name, origin::poll);
+  }
+  for (const auto& name : changed) {
+    log_line("ferry serve: model folder '" + name + "' changed: reloading");
+    load_locked(name, origin::poll);
+  }
+}
+
+std::shared_ptr<const served_model> model_repository::find(std::string_view name) const {
+  const std::shared_lock lock(mutex_);
+  const auto it = entries_.find(name);
+  return it == entries_.end() ? nullptr : it->second.model;
+}
+
+std::vector<std::shared_ptr<const served_model>> model_repository::models() const {
+  const std::shared_lock lock(mutex_);
+  std::vector<std::shared_ptr<const served_model>> list;
+  for (const auto& [name, e] : entries_) list.push_back(e.model);
+  return list;
+}
+
+std::vector<model_index_entry> model_repository::index() const {
+  const std::shared_lock lock(mutex_);
+  std::vector<model_index_entry> list;
+  for (const auto& [name, e] : entries_) {
+    const std::string state = !e.state.empty() ? e.state : e.model->ready() ? "READY" : "UNAVAILABLE";
+    list.push_back({name, state, e.model->ready() ? e.reason : e.model->failure});
+  }
+  return list;
+}
+
+model_repository::wanted_models model_repository::wanted() const {
+  const std::shared_lock lock(mutex_);
+  wanted_models w;
+  for (const auto& [name, e] : entries_)
+    if (e.wanted) {
+      ++w.count;
+      if (!e.model->ready()) w.not_ready.push_back(name);
+    }
+  return w;
 }
 
 }  // namespace ferry::serve

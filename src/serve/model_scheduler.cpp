@@ -46,6 +46,7 @@ model_scheduler::model_scheduler(std::string model, std::string version, std::sh
     if (found == group_devices_.end()) {
       group_devices_.push_back(device);
       loads_.push_back({.device = device.value_or(-1), .busy = 0, .total = 0});
+      running_.push_back(0);
       wake_.emplace_back();
       if (device) gpus_.push_back(*device);
       found = std::prev(group_devices_.end());
@@ -67,8 +68,9 @@ model_scheduler::~model_scheduler() {
     for (auto& w : wake_) w.notify_all();
     deadline_changed_.notify_all();
   }
-  for (auto& t : workers_) t.join();
-  deadline_thread_.join();
+  for (auto& t : workers_)
+    if (t.joinable()) t.join();
+  if (deadline_thread_.joinable()) deadline_thread_.join();
   std::deque<std::unique_ptr<job>> left;
   left.swap(queue_);
   deadlines_.clear();
@@ -91,6 +93,7 @@ void model_scheduler::submit(submission work, infer_callback done) {
                              std::chrono::duration_cast<std::chrono::microseconds>(steady_time::max() - j->arrived).count())
     deadline = j->arrived + *j->work.timeout;
   std::unique_lock lock(mutex_);
+  if (unloading_) throw request_error(error_status::unavailable, "model '" + model_ + "' is being unloaded");
   if (stopping_) throw request_error(error_status::unavailable, "model '" + model_ + "' is shutting down");
   if (max_queue_size_ > 0 && queue_.size() >= max_queue_size_) {
     const std::size_t waiting = queue_.size();
@@ -157,12 +160,41 @@ void model_scheduler::expire() {
       fail(std::move(j), std::move(why));
     }
     lock.lock();
+    if (unloading_) idle_.notify_all();  // the queue may be empty now
   }
 }
 
 std::size_t model_scheduler::pending() const {
   const std::lock_guard lock(mutex_);
   return queue_.size();
+}
+
+std::vector<std::pair<std::optional<int>, std::size_t>> model_scheduler::running() const {
+  const std::lock_guard lock(mutex_);
+  std::vector<std::pair<std::optional<int>, std::size_t>> list;
+  for (std::size_t g = 0; g < group_devices_.size(); ++g) list.emplace_back(group_devices_[g], running_[g]);
+  return list;
+}
+
+void model_scheduler::stop() {
+  std::unique_lock lock(mutex_);
+  if (stopped_) return;
+  unloading_ = true;
+  // Every request admitted before now is answered as usual: queued ones are run (or expire at
+  // their deadline), running ones finish; none is dropped or answered with another's data.
+  idle_.wait(lock, [this] {
+    return queue_.empty() && std::all_of(running_.begin(), running_.end(), [](std::size_t n) { return n == 0; });
+  });
+  stopping_ = true;
+  stopped_ = true;
+  for (auto& w : wake_) w.notify_all();
+  deadline_changed_.notify_all();
+  lock.unlock();
+  for (auto& t : workers_) t.join();
+  deadline_thread_.join();
+  // The sessions, their buffers (pinned, registered, device) and the engines go now, not when the
+  // last holder of the model lets go of it.
+  exec_.reset();
 }
 
 std::optional<std::size_t> model_scheduler::group_for_unplaced() const {
@@ -229,6 +261,7 @@ void model_scheduler::work(int worker) {
     std::vector<std::unique_ptr<job>> batch = next_batch(g, lock);
     if (batch.empty()) return;  // stopping
     ++loads_[g].busy;
+    running_[g] += batch.size();
     placement_.taken(g, loads_.size());
     // Others may form the next batch from what is left while this one runs.
     offer_work();
@@ -241,9 +274,12 @@ void model_scheduler::work(int worker) {
     // Answered only now that the load says this batch is over: a client sending its next request
     // as soon as it has this answer finds this worker free, so placement sees the real load.
     // Outside the lock: dropping a request may unmap its shared-memory regions.
+    const std::size_t answered = batch.size();
     lock.unlock();
     answer(std::move(batch));
     lock.lock();
+    running_[g] -= answered;
+    if (unloading_) idle_.notify_all();
   }
 }
 

@@ -21,6 +21,10 @@
 // Answers are delivered asynchronously: each request's callback is called exactly once, with its
 // response or its error, on the thread that settled it (a worker, the deadline thread, or the
 // destructor for requests still queued), so front ends never block a thread on a model.
+//
+// Unloading: stop() refuses new requests, waits for every request already queued or running to be
+// answered, then stops the workers and releases the executor (its sessions, buffers and engines),
+// so an unloaded model's memory comes back while callers may still hold the scheduler.
 #pragma once
 
 #include <chrono>
@@ -106,6 +110,11 @@ class model_scheduler {
   [[nodiscard]] pending_response submit(submission work);
   // Requests waiting for a worker.
   [[nodiscard]] std::size_t pending() const;
+  // Requests being run now, per device the workers run on (none: the host), in group order.
+  [[nodiscard]] std::vector<std::pair<std::optional<int>, std::size_t>> running() const;
+  // Refuses new requests (unavailable, "being unloaded"), waits until every request queued or
+  // running has been answered, then stops the workers and releases the executor. Idempotent.
+  void stop();
   [[nodiscard]] std::size_t max_queue_size() const noexcept { return max_queue_size_; }
 
  private:
@@ -154,6 +163,10 @@ class model_scheduler {
   std::vector<std::size_t> group_of_;  // per worker
   placement_policy placement_;         // the spreading rule and its turn for ties
   [[nodiscard]] std::optional<std::size_t> group_for_unplaced() const;
+  std::vector<std::size_t> running_;   // per group: requests of the batches its workers run
+  std::condition_variable idle_;       // a batch was answered (stop() waits for none left)
+  bool unloading_ = false;             // stop() began: submit refuses
+  bool stopped_ = false;               // workers joined, executor released
   bool stopping_ = false;
   std::latch up_;  // counts workers down as they first wait for work
   std::vector<std::thread> workers_;

@@ -7,8 +7,14 @@
 //   compute_output   scattering outputs back into each request's response
 // A batch's compute times count once per request in it (as Triton counts them); execution_count
 // counts engine runs and inference_count counts batch rows, so their ratio is the mean batch.
+//
+// Histograms, for autoscalers and latency alerts (Prometheus `_bucket`/`_sum`/`_count`): each
+// request's whole time (success), its queue time and its batch's compute_infer time, over the
+// fixed buckets of duration_bucket_bounds_us (microseconds; one list for every model and server, so
+// series aggregate across pods).
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -23,6 +29,19 @@ struct duration_stat {
     count += times;
     ns += n * times;
   }
+};
+
+// Upper bounds of the duration histograms' buckets, microseconds (+Inf follows): 100 us to 10 s.
+inline constexpr std::array<std::uint64_t, 16> duration_bucket_bounds_us{
+    100, 250, 500, 1'000, 2'500, 5'000, 10'000, 25'000, 50'000, 100'000, 250'000, 500'000, 1'000'000, 2'500'000,
+    5'000'000, 10'000'000};
+
+// Counts per bucket (not cumulative; the last is +Inf) and the sum, in nanoseconds.
+struct duration_histogram {
+  std::array<std::uint64_t, duration_bucket_bounds_us.size() + 1> counts{};
+  std::uint64_t sum_ns = 0;
+  void add(std::uint64_t ns, std::uint64_t times = 1);
+  [[nodiscard]] std::uint64_t count() const noexcept;
 };
 
 struct batch_timing {
@@ -40,6 +59,7 @@ struct statistics_snapshot {
     duration_stat compute_input, compute_infer, compute_output;
   };
   std::map<std::int64_t, per_batch_size> batches;  // by batch size (rows)
+  duration_histogram request_histogram, queue_histogram, compute_infer_histogram;
 };
 
 class model_statistics {

@@ -1,6 +1,9 @@
 #include "serve/server.hpp"
 
+#include <condition_variable>
 #include <csignal>
+#include <mutex>
+#include <optional>
 #include <cstdlib>
 #include <ctime>
 #include <future>
@@ -33,14 +36,52 @@ sigset_t block_stop_signals() {
 const char* signal_name(int signal) { return signal == SIGINT ? "SIGINT" : "SIGTERM"; }
 
 // Waits for SIGINT/SIGTERM (blocked by block_stop_signals) until `done` is ready; returns the
-// signal, or 0 once `done` is.
-int wait_for_signal_or(const sigset_t& signals, const std::future<void>& done) {
+// signal, 0 once `done` is, or -1 once `deadline` passed.
+int wait_for_signal_or(const sigset_t& signals, const std::future<void>& done,
+                       std::optional<std::chrono::steady_clock::time_point> deadline) {
   for (;;) {
     if (done.wait_for(std::chrono::seconds(0)) == std::future_status::ready) return 0;
+    if (deadline && std::chrono::steady_clock::now() >= *deadline) return -1;
     const timespec poll{0, 50'000'000};
     if (const int received = sigtimedwait(&signals, nullptr, &poll); received > 0) return received;
   }
 }
+
+// Poll mode: rescans the repository every `period` on its own thread (none when period is 0).
+class repository_poller {
+ public:
+  repository_poller(model_repository& repository, std::chrono::seconds period) : repository_(repository) {
+    if (period.count() > 0) thread_ = std::thread([this, period] { run(period); });
+  }
+  ~repository_poller() { stop(); }
+  repository_poller(const repository_poller&) = delete;
+  repository_poller& operator=(const repository_poller&) = delete;
+
+  void stop() {
+    {
+      const std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void run(std::chrono::seconds period) {
+    std::unique_lock lock(mutex_);
+    while (!wake_.wait_for(lock, period, [this] { return stopping_; })) {
+      lock.unlock();
+      repository_.rescan();  // a model's failure is kept as its state; rescan itself never throws
+      lock.lock();
+    }
+  }
+
+  model_repository& repository_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
 
 }  // namespace
 
@@ -51,7 +92,13 @@ void run_server(const server_options& options) {
     std::cout << "ferry serve: " << platform.no_gpu_reason
               << "; running on the CPU: built-in models by their host references, model files where their "
                  "backend computes on the CPU\n";
-  const model_repository repository(options.model_repository, platform, std::cout, options.allow_repository_symlinks);
+  model_repository repository(options.model_repository, platform, std::cout,
+                              {.follow_outside_links = options.allow_repository_symlinks,
+                               .mode = options.model_control,
+                               .startup_models = options.load_models});
+  repository_poller poller(repository, options.model_control == model_control_mode::poll
+                                           ? options.repository_poll
+                                           : std::chrono::seconds(0));
   std::unique_ptr<shm_registry> shm;
   std::unique_ptr<cuda_shm_registry> cuda_shm;
   if (options.allow_client_shm) {
@@ -103,7 +150,17 @@ void run_server(const server_options& options) {
     http_thread.join();
     drained.set_value();
   });
-  if (const int again = wait_for_signal_or(signals, drained_future); again != 0) {
+  poller.stop();  // no model loads or reloads while the server drains
+  const auto deadline = options.drain_timeout.count() > 0
+                            ? std::optional(std::chrono::steady_clock::now() + options.drain_timeout)
+                            : std::nullopt;
+  if (const int again = wait_for_signal_or(signals, drained_future, deadline); again != 0) {
+    if (again < 0) {
+      std::cout << "ferry serve: the drain timeout of " << options.drain_timeout.count()
+                << " s passed: exiting without finishing the " << intake.requests_in_flight()
+                << " requests in flight" << std::endl;
+      std::_Exit(1);
+    }
     std::cout << "ferry serve: " << signal_name(again) << " again: exiting without finishing the "
               << intake.requests_in_flight() << " requests in flight" << std::endl;
     std::_Exit(128 + again);

@@ -4,7 +4,8 @@
 // Shutdown: the first SIGTERM or SIGINT stops both protocols taking new work at once (readiness
 // false; new inference requests 503 over HTTP, every new gRPC call UNAVAILABLE), finishes every
 // request already admitted, then returns. A second signal meanwhile exits the process at once
-// with 128 + its number.
+// with 128 + its number. `drain_timeout` bounds the drain: requests still in flight past it are
+// left unanswered and the process exits 1 (a pod's terminationGracePeriodSeconds should exceed it).
 #pragma once
 
 #include <chrono>
@@ -13,6 +14,7 @@
 
 #include "serve/grpc_frontend.hpp"
 #include "serve/http_frontend.hpp"
+#include "serve/model_repository.hpp"
 #include "serve/region_table.hpp"
 
 namespace ferry::serve {
@@ -30,6 +32,13 @@ struct server_options {
   // Model folders and config files that are symbolic links leading outside the repository, and
   // relative model-file paths climbing out of it, are refused unless this is set.
   bool allow_repository_symlinks = false;
+  // Which models load when (model_repository.hpp): --model-control-mode, --load-model.
+  model_control_mode model_control = model_control_mode::none;
+  std::vector<std::string> load_models;
+  // Poll mode: how often the repository is scanned for added, changed and removed models.
+  std::chrono::seconds repository_poll{15};
+  // The longest the drain on the first SIGTERM/SIGINT waits for requests in flight (0: no limit).
+  std::chrono::seconds drain_timeout{0};
   // Server readiness needs every model loaded (Triton's default); false: only the failed models
   // are not ready.
   bool strict_readiness = true;

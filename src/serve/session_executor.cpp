@@ -1,15 +1,16 @@
 #include "serve/session_executor.hpp"
 
-#include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
 #include <chrono>
 #include <optional>
 
+#include "core/scoped_device.hpp"
 #include "ferry/buffer.hpp"
 #include "ferry/builtin.hpp"
 #include "ferry/error.hpp"
 #include "ferry/model_engine.hpp"
+#include "ferry/replica_set.hpp"
 #include "ferry/session.hpp"
 #include "serve/batch_io.hpp"
 #include "serve/input_routing.hpp"
@@ -37,83 +38,99 @@ std::unique_ptr<engine> make_engine(const model_config& config, int device,
   return make_builtin_engine(config.engine, options);
 }
 
-// The concrete I/O every session of the model binds: the declared shapes, batch = max_batch.
-std::vector<tensor_spec> concrete_io(const engine& eng, const model_signature& signature) {
+// The concrete shapes every session of the model binds: the declared shapes, batch = max_batch.
+std::vector<shape_binding> concrete_shapes(const model_signature& signature) {
   std::vector<shape_binding> shapes;
   for (const auto& in : signature.inputs) {
     shape_binding b{in.name, in.shape};
     if (signature.max_batch > 0) b.dims.front() = signature.max_batch;
     shapes.push_back(std::move(b));
   }
-  return eng.resolve(shapes);
+  return shapes;
 }
 
-struct instance {
-  device_caps caps;
-  std::unique_ptr<session> s;
-  // What the caller-memory rule needs for each input and output: tensors may go by different
-  // strategies (the model's tensor_strategies), so each has its own.
-  std::vector<slot_facts> input_facts, output_facts;
+// What the caller-memory rule needs for each input and output of one GPU's session: tensors may
+// go by different strategies (the model's tensor_strategies), so each has its own.
+struct gpu_facts {
+  int device = 0;
+  std::vector<slot_facts> inputs, outputs;
 };
 
-std::vector<slot_facts> facts_of(const session& s, const device_caps& caps, tensor_role role) {
+std::vector<slot_facts> facts_of(const session& s, int device, tensor_role role) {
   std::vector<slot_facts> facts;
   for (const auto& spec : s.io())
     if (spec.role == role)
-      facts.push_back({.strategy = s.strategy_of(spec.name), .device = caps.ordinal, .graph_active = s.graph().active});
+      facts.push_back({.strategy = s.strategy_of(spec.name), .device = device, .graph_active = s.graph().active});
   return facts;
+}
+
+// The library's replica set: per GPU one engine and one session, the same concrete I/O on every
+// GPU, peer access between them. A model's `instances_per_gpu` instances of `inflight` slots are
+// that GPU's session with instances x inflight slots: each slot has its own stream and engine
+// context, which is what an instance is; the scheduler's workers are those slots, one each.
+std::unique_ptr<replica_set> make_replicas(const model_config& config, const std::vector<device_caps>& gpus,
+                                           const std::vector<std::filesystem::path>& backend_directories,
+                                           model_signature& signature, std::vector<tensor_spec>& declared) {
+  if (gpus.empty()) throw invalid_argument("model '" + config.name + "': no GPU to run it on");
+  // The first GPU's engine is made first: its declared I/O gives the shapes every replica binds.
+  std::unique_ptr<engine> first;
+  {
+    const core::scoped_device on_device(gpus.front().ordinal);
+    first = make_engine(config, gpus.front().ordinal, backend_directories);
+  }
+  declared = first->io();
+  signature = make_signature(declared, config.max_batch, config.name);
+  const auto shapes = concrete_shapes(signature);
+  const session_options options{.strategy = config.strategy,
+                                .inflight = config.inflight * config.instances_per_gpu,
+                                .tensor_strategies = config.tensor_strategies};
+  auto set = std::make_unique<replica_set>(
+      gpus,
+      [&](int device) {
+        if (first) return std::move(first);  // the replica set asks for the first GPU's first
+        return make_engine(config, device, backend_directories);
+      },
+      shapes, options);
+  set->warmup();
+  return set;
 }
 
 class session_executor final : public executor {
  public:
   session_executor(const model_config& config, const std::vector<device_caps>& gpus,
                    const std::vector<std::filesystem::path>& backend_directories)
-      : inflight_(config.inflight) {
-    for (const auto& caps : gpus) {
-      FERRY_CUDA_TRY(cudaSetDevice(caps.ordinal));
-      engines_.push_back(make_engine(config, caps.ordinal, backend_directories));
-      engine& eng = *engines_.back();
-      if (io_.empty()) {
-        io_ = eng.io();
-        signature_ = make_signature(io_, config.max_batch, config.name);
-      }
-      const auto io = concrete_io(eng, signature_);
-      if (outputs_.empty())
-        for (const auto& spec : io)
-          if (spec.role == tensor_role::output) outputs_.push_back(spec);
-      const session_options options{
-          .strategy = config.strategy, .inflight = config.inflight, .tensor_strategies = config.tensor_strategies};
-      for (int i = 0; i < config.instances_per_gpu; ++i) {
-        auto s = std::make_unique<session>(eng, io, options, caps);
-        auto inputs = facts_of(*s, caps, tensor_role::input);
-        auto outputs = facts_of(*s, caps, tensor_role::output);
-        instances_.push_back({caps, std::move(s), std::move(inputs), std::move(outputs)});
-        instances_.back().s->warmup();
-      }
-      gpu_names_ += (gpu_names_.empty() ? "" : ", ") + fmt::format("GPU {} ({})", caps.ordinal, caps.name);
+      : slots_per_gpu_(config.inflight * config.instances_per_gpu),
+        replicas_(make_replicas(config, gpus, backend_directories, signature_, io_)) {
+    for (const auto& spec : replicas_->io())
+      if (spec.role == tensor_role::output) outputs_.push_back(spec);
+    std::string gpu_names;
+    for (std::size_t r = 0; r < replicas_->size(); ++r) {
+      const session& s = replicas_->replica(r);
+      const int device = replicas_->devices()[r];
+      facts_.push_back({device, facts_of(s, device, tensor_role::input), facts_of(s, device, tensor_role::output)});
+      gpu_names += (gpu_names.empty() ? "" : ", ") + fmt::format("GPU {} ({})", device, gpus[r].name);
     }
     const std::string overrides = tensor_strategies_text(config.tensor_strategies);
-    platform_ = fmt::format("ferry_gpu: {}, strategy {}{}, {} instance(s) x {} slot(s)", gpu_names_,
+    platform_ = fmt::format("ferry_gpu: {}, strategy {}{}, {} instance(s) x {} slot(s)", gpu_names,
                             to_string(config.strategy), overrides.empty() ? "" : " (" + overrides + ")",
-                            instances_.size(), inflight_);
+                            replicas_->size() * static_cast<std::size_t>(config.instances_per_gpu), config.inflight);
   }
 
   [[nodiscard]] const std::vector<tensor_spec>& io() const override { return io_; }
-  [[nodiscard]] int workers() const override { return static_cast<int>(instances_.size()) * inflight_; }
-  [[nodiscard]] std::optional<int> worker_device(int worker) const override {
-    return instance_of(worker).caps.ordinal;
-  }
+  [[nodiscard]] int workers() const override { return static_cast<int>(replicas_->size()) * slots_per_gpu_; }
+  [[nodiscard]] std::optional<int> worker_device(int worker) const override { return facts_of_worker(worker).device; }
   [[nodiscard]] std::string platform() const override { return platform_; }
 
   batch_timing execute(std::span<batch_item> batch, int worker) override {
-    instance& inst = instance_of(worker);
-    FERRY_CUDA_TRY(cudaSetDevice(inst.caps.ordinal));
-    check_cuda_inputs_on(batch, inst.caps.ordinal);
+    const gpu_facts& facts = facts_of_worker(worker);
+    const core::scoped_device on_device(facts.device);
+    check_cuda_inputs_on(batch, facts.device);
     batch_timing timing;
     auto start = std::chrono::steady_clock::now();
-    filling_slot slot = inst.s->acquire();
+    // This GPU's session has one slot per worker of the GPU, so a slot is always free here.
+    filling_slot slot = replicas_->replica(replica_of(worker)).acquire();
     for (std::size_t i = 0; i < slot.input_count(); ++i) {
-      switch (route_input(batch, i, slot.input_spec(i), inst.input_facts.at(i))) {
+      switch (route_input(batch, i, slot.input_spec(i), facts.inputs.at(i))) {
         case input_route::caller_host:
         case input_route::caller_device:
           slot.use_caller_input(i, batch.front().request->inputs[i].data);
@@ -126,7 +143,7 @@ class session_executor final : public executor {
           break;
       }
     }
-    const output_plan plan = plan_outputs(batch, signature_, outputs_, inst.output_facts);
+    const output_plan plan = plan_outputs(batch, signature_, outputs_, facts.outputs);
     for (const output_step& step : plan.steps) {
       if (step.route == output_route::response) continue;
       const std::span<std::byte> range = batch[step.item].output_destinations[step.k].bytes.first(step.bytes);
@@ -164,13 +181,9 @@ class session_executor final : public executor {
   }
 
  private:
-  // Worker w drives instance w / inflight: `inflight` workers keep one session's slots busy.
-  [[nodiscard]] instance& instance_of(int worker) {
-    return instances_.at(static_cast<std::size_t>(worker / inflight_));
-  }
-  [[nodiscard]] const instance& instance_of(int worker) const {
-    return instances_.at(static_cast<std::size_t>(worker / inflight_));
-  }
+  // Worker w drives a slot of replica w / slots_per_gpu: each GPU's workers keep its slots busy.
+  [[nodiscard]] std::size_t replica_of(int worker) const { return static_cast<std::size_t>(worker / slots_per_gpu_); }
+  [[nodiscard]] const gpu_facts& facts_of_worker(int worker) const { return facts_.at(replica_of(worker)); }
 
   // Input `index` of every item, one after another: the ranges filling_slot::gather_input copies.
   static std::vector<gather_piece> gather_pieces(std::span<const batch_item> batch, std::size_t index) {
@@ -184,13 +197,13 @@ class session_executor final : public executor {
     return pieces;
   }
 
-  int inflight_;
-  std::vector<tensor_spec> io_;
+  int slots_per_gpu_;
+  std::vector<tensor_spec> io_;  // declared (dynamic dims as such): what metadata reports
   model_signature signature_;
+  std::unique_ptr<replica_set> replicas_;
   std::vector<tensor_spec> outputs_;  // the concrete outputs every session runs with
-  std::string gpu_names_, platform_;
-  std::vector<std::unique_ptr<engine>> engines_;  // outlive the sessions (destroyed after them)
-  std::vector<instance> instances_;
+  std::vector<gpu_facts> facts_;      // per replica
+  std::string platform_;
 };
 
 }  // namespace

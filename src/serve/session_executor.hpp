@@ -1,8 +1,8 @@
-// Runs a model on the GPUs through ferry sessions: per GPU one engine and `instances_per_gpu`
-// sessions of `inflight` slots each, with the model's transfer strategy (and its
+// Runs a model on the GPUs through the library's replica_set: per GPU one engine and one session
+// of `instances_per_gpu` x `inflight` slots, with the model's transfer strategy (and its
 // tensor_strategies for the tensors that go another way). Each scheduler worker owns one slot's
-// worth of work at a time (acquire -> fill -> submit -> wait -> read), so a session keeps
-// `inflight` requests in flight and the copy of one overlaps the compute of another.
+// worth of work at a time (acquire -> fill -> submit -> wait -> read), so a session keeps all its
+// slots' requests in flight and the copy of one overlaps the compute of another.
 //
 // A batched model runs at a fixed batch of max_batch rows (sessions bind concrete shapes once);
 // a smaller batch is zero-padded and only its own rows are returned.

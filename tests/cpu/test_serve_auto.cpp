@@ -126,7 +126,7 @@ TEST(ServeAuto, RepositoryWithAnAutoModelLoadsOnTheCpu) {
   std::ostringstream log;
   const ferry::serve::model_repository repository(dir, cpu, log);
   fs::remove_all(dir);
-  const auto* model = repository.find("reduce_auto");
+  const auto model = repository.find("reduce_auto");
   ASSERT_NE(model, nullptr);
   EXPECT_TRUE(model->ready()) << model->failure;
   EXPECT_NE(log.str().find("model 'reduce_auto' auto: no GPU (no CUDA device: none in this test), the CPU reference"),
@@ -257,7 +257,7 @@ TEST(ServeAuto, TensorStrategiesAreCheckedAtLoadAndShown) {
   std::ostringstream log;
   const ferry::serve::model_repository repository(dir, cpu, log);
   fs::remove_all(dir);
-  const auto* typo = repository.find("typo");
+  const auto typo = repository.find("typo");
   ASSERT_NE(typo, nullptr);
   EXPECT_FALSE(typo->ready());
   EXPECT_EQ(typo->failure.rfind("model 'typo': tensor_strategies names 'indexes', which is not a tensor of the engine; "
@@ -265,7 +265,7 @@ TEST(ServeAuto, TensorStrategiesAreCheckedAtLoadAndShown) {
                                 0),
             0U)
       << typo->failure;
-  const auto* good = repository.find("good");
+  const auto good = repository.find("good");
   ASSERT_NE(good, nullptr);
   ASSERT_TRUE(good->ready()) << good->failure;
   const auto config = ferry::serve::model_config_json(*good);
@@ -273,7 +273,7 @@ TEST(ServeAuto, TensorStrategiesAreCheckedAtLoadAndShown) {
   EXPECT_EQ(config.at("parameters").at("strategy").at("string_value"), "pinned");
   EXPECT_EQ(ferry::serve::model_metadata_json(*good).at("parameters"), config.at("parameters"));
   // Without overrides the parameter is left out.
-  const auto* plain = repository.find("plain");
+  const auto plain = repository.find("plain");
   ASSERT_NE(plain, nullptr);
   ASSERT_TRUE(plain->ready()) << plain->failure;
   EXPECT_FALSE(ferry::serve::model_config_json(*plain).at("parameters").contains("tensor_strategies"));

@@ -1,13 +1,16 @@
 // The per-model scheduler with a scripted executor: batches form under load, a failing request
 // fails alone (its batch-mates are retried and answered), a slow batch holds one worker, not
-// the queue, a full queue refuses more, and a request still queued at its timeout is withdrawn.
+// the queue, a full queue refuses more, a request still queued at its timeout is withdrawn, and
+// stopping (a model's unload) answers every request it had before it releases the executor.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -261,6 +264,67 @@ TEST(ServeScheduler, AnswersThroughTheCallbackAndTimesOutWithNobodyWaiting) {
   EXPECT_EQ(outcomes[1].first, std::to_string(static_cast<int>(gated_marker + 1000)));
   EXPECT_NE(outcomes[1].second, std::this_thread::get_id());
   EXPECT_EQ(exec->runs.load(), 1);  // the late one never ran
+}
+
+TEST(ServeScheduler, StopAnswersEveryRequestItHadThenReleasesTheExecutor) {
+  auto exec = std::make_shared<scripted_executor>(2);
+  const auto sig = exec->signature();
+  const std::weak_ptr<scripted_executor> watch = exec;
+  model_statistics stats;
+  model_scheduler scheduler("m", "1", std::move(exec), sig, {0, 0us}, stats);
+  // Two running (held at the gate), six queued behind them.
+  std::vector<client_request> requests(8);
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    requests[i].x.assign(1, i < 2 ? gated_marker : static_cast<float>(i));
+    requests[i].answer = send(scheduler, sig, requests[i].x);
+  }
+  watch.lock()->held.wait_for_arrivals(2);
+  std::thread stopping([&] { scheduler.stop(); });
+  // New work is refused once the stop began; what came before it is answered like the rest.
+  std::vector<float> late{99};
+  std::vector<pending_response> admitted;
+  std::string refused;
+  for (int i = 0; i < 5000 && refused.empty(); ++i) {
+    try {
+      admitted.push_back(send(scheduler, sig, late));
+    } catch (const request_error& e) {
+      EXPECT_EQ(e.status(), error_status::unavailable);
+      refused = e.what();
+    }
+    std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_EQ(refused, "model 'm' is being unloaded");
+  EXPECT_FALSE(watch.expired()) << "the executor goes only after the requests it runs";
+  watch.lock()->held.open();
+  stopping.join();
+  for (std::size_t i = 0; i < requests.size(); ++i)
+    EXPECT_EQ(values(requests[i].answer->get()), std::vector<float>{requests[i].x[0] + 1000}) << i;
+  for (auto& answer : admitted) EXPECT_EQ(values(answer.get()), std::vector<float>{1099});
+  EXPECT_TRUE(watch.expired()) << "stop() releases the executor";
+  EXPECT_EQ(scheduler.pending(), 0U);
+  scheduler.stop();  // again: nothing to do
+}
+
+TEST(ServeStatistics, DurationHistogramsCountEachRequestInItsBucket) {
+  model_statistics stats;
+  stats.record_success(1, 50'000, 80'000);          // 50 us queued, 80 us in all
+  stats.record_success(1, 3'000'000, 20'000'000);   // 3 ms, 20 ms
+  stats.record_success(1, 0, 60'000'000'000);       // a minute: past the last bound
+  stats.record_execution(4, 2, {.compute_infer_ns = 1'000'000});  // exactly 1 ms, twice
+  const auto s = stats.snapshot();
+  const auto bucket_of = [](std::uint64_t us) {
+    return static_cast<std::size_t>(std::find(duration_bucket_bounds_us.begin(), duration_bucket_bounds_us.end(), us) -
+                                    duration_bucket_bounds_us.begin());
+  };
+  EXPECT_EQ(s.request_histogram.counts[bucket_of(100)], 1U);
+  EXPECT_EQ(s.request_histogram.counts[bucket_of(25'000)], 1U);
+  EXPECT_EQ(s.request_histogram.counts.back(), 1U);  // +Inf
+  EXPECT_EQ(s.request_histogram.count(), 3U);
+  EXPECT_EQ(s.request_histogram.sum_ns, 80'000U + 20'000'000U + 60'000'000'000U);
+  EXPECT_EQ(s.queue_histogram.counts[bucket_of(100)], 2U);  // 0 and 50 us
+  EXPECT_EQ(s.queue_histogram.counts[bucket_of(5'000)], 1U);
+  EXPECT_EQ(s.compute_infer_histogram.counts[bucket_of(1'000)], 2U);  // a bound is its bucket's own
+  EXPECT_EQ(s.compute_infer_histogram.count(), 2U);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 """Shutdown: the first SIGTERM (or SIGINT) stops both protocols taking new work at once (readiness
 false, new inference 503 over HTTP, new gRPC calls UNAVAILABLE), every request already admitted
-is answered, and the process exits 0; a second signal exits at once, non-zero.
+is answered, and the process exits 0; a second signal exits at once, non-zero; past
+--drain-timeout-secs the server stops waiting and exits 1.
 
 Once, HTTP went on accepting and serving new work while gRPC drained (a request sent 0.2 s after
 SIGTERM got 200), and a second SIGTERM was ignored."""
@@ -102,6 +103,7 @@ class Shutdown(unittest.TestCase):
         self.assertEqual(grpc_outcome, [(1, ref.MLP_WIDTH)])
         self.server.process.wait(30)
         self.assertEqual(self.server.process.returncode, 0, "\n".join(self.server.log))
+        self.server.reader.join(5)  # its last lines may still be in the pipe
         self.assertTrue(any("ferry serve: stopped" in line for line in self.server.log), "\n".join(self.server.log))
 
     def test_a_second_signal_exits_at_once(self):
@@ -114,6 +116,24 @@ class Shutdown(unittest.TestCase):
         self.server.process.wait(HOLD_S)
         self.assertLess(time.monotonic() - start, HOLD_S / 2)
         self.assertEqual(self.server.process.returncode, 128 + signal.SIGINT)
+        for t in threads:
+            t.join(60)
+
+    def test_the_drain_timeout_bounds_the_wait(self):
+        # --drain-timeout-secs 1 against requests held for 3 s: the server gives up on them after
+        # a second, says so, and exits 1, before the pod's grace period would end in a SIGKILL.
+        self.server.stop()
+        self.server = FerryServer("--drain-timeout-secs", "1", repository=self.repository)
+        threads, _ = self.send_held(2)
+        self.assertTrue(wait_for(lambda: self.queued() == 2), "the requests were not queued")
+        start = time.monotonic()
+        self.server.process.send_signal(signal.SIGTERM)
+        self.server.process.wait(HOLD_S)
+        self.assertGreater(time.monotonic() - start, 0.9)
+        self.assertEqual(self.server.process.returncode, 1, "\n".join(self.server.log))
+        self.server.reader.join(5)
+        self.assertTrue(any("the drain timeout of 1 s passed: exiting without finishing the 2 requests in flight"
+                            in line for line in self.server.log), "\n".join(self.server.log))
         for t in threads:
             t.join(60)
 
