@@ -43,7 +43,7 @@ calibration choose_strategy(const workload& w, objective goal, const run_options
     if (wins) best = &t;
   }
   if (best == nullptr) throw unsupported("auto: no strategy produced checked results on " + w.label);
-  out.chosen = parse_strategy(best->strategy);
+  out.chosen = *best->strategy;  // run_cell names the strategy it ran
   const strategy_result* runner_up = nullptr;
   for (const auto& t : out.trials) {
     if (&t == best || t.refused || !t.output_matches) continue;
@@ -57,10 +57,10 @@ calibration choose_strategy(const workload& w, objective goal, const run_options
                                       : fmt::format("{:.0f} req/s", r.throughput_per_s);
   };
   out.explanation = fmt::format("auto picked '{}' for {} on {} after calibrating {} strategies: {}",
-                                best->strategy, goal == objective::latency ? "latency" : "throughput",
+                                to_string(out.chosen), goal == objective::latency ? "latency" : "throughput",
                                 w.label, out.trials.size(), figure(*best));
   if (runner_up != nullptr)
-    out.explanation += fmt::format(", next '{}' {}", runner_up->strategy, figure(*runner_up));
+    out.explanation += fmt::format(", next '{}' {}", strategy_name(runner_up->strategy), figure(*runner_up));
   return out;
 }
 

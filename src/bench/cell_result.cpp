@@ -180,7 +180,7 @@ double judged_noise_of(const std::vector<trial_record>& trials, bool throughput)
 
 void assemble_result(const std::vector<trial_record>& trials, const run_options& options, trials_decision how,
                      const std::string& stop, strategy_result& r) {
-  const strategy_kind strategy = parse_strategy(r.strategy);
+  const strategy_kind strategy = r.strategy.value_or(strategy_kind::pinned);  // a cell that ran has one
   pooled s;
   r.trials.clear();
   r.wall_seconds = 0;

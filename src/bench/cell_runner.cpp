@@ -239,7 +239,7 @@ strategy_result run_one_depth(const workload& w, strategy_kind strategy, const r
 cell_trials::cell_trials(const workload& w, strategy_kind strategy, const run_options& options,
                          trial_schedule schedule, bench_clock::time_point run_start, std::string name)
     : workload_(w), strategy_(strategy), options_(options), run_start_(run_start), name_(std::move(name)) {
-  result_.strategy = std::string(to_string(strategy));
+  result_.strategy = strategy;
   result_.engine = w.label;
   result_.inflight = options.session.inflight;
   result_.clients = options.clients;

@@ -114,12 +114,11 @@ void plan_group(planned_group& g, const matrix_request& request, const run_optio
 // failed), so every report format carries the reason.
 void report_failed_group(const planned_group& g, const matrix_request& request, const run_options& options,
                          bench_report& report) {
-  std::vector<std::string> names;
-  for (const auto k : g.strategies) names.emplace_back(to_string(k));
-  if (names.empty()) names.emplace_back("auto");
-  for (const auto& name : names) {
+  std::vector<std::optional<strategy_kind>> asked(g.strategies.begin(), g.strategies.end());
+  if (asked.empty()) asked.emplace_back(std::nullopt);
+  for (const auto& strategy : asked) {
     strategy_result r;
-    r.strategy = name;
+    r.strategy = strategy;
     r.engine = g.loaded ? g.loaded->label : (request.preprocess.empty() ? "" : request.preprocess + "+") + g.engine;
     r.input_bytes = g.by_batch ? 0 : parse_byte_size(g.size);
     r.inflight = options.session.inflight;

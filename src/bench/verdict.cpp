@@ -11,7 +11,7 @@ namespace ferry::bench {
 namespace {
 
 bool usable(const strategy_result& r) {
-  return !r.refused && r.output_matches && r.iterations > 0 && r.strategy != "device";
+  return !r.refused && r.output_matches && r.iterations > 0 && r.strategy != strategy_kind::device;
 }
 
 // How far a result is from the best of its cell: 1 is the best, 1.3 is 30% worse.
@@ -39,7 +39,7 @@ void decide_winner(bench_report& report, objective goal, const std::string& plat
   std::map<std::pair<std::string, std::size_t>, const strategy_result*> floor;
   for (const auto& r : report.results) {
     const auto key = std::make_pair(r.engine, r.input_bytes);
-    if (r.strategy == "device" && !r.refused) floor[key] = &r;
+    if (r.strategy == strategy_kind::device && !r.refused) floor[key] = &r;
     if (!usable(r)) continue;
     if (!best.count(key) || better(r, *best[key], goal)) best[key] = &r;
   }
@@ -52,7 +52,7 @@ void decide_winner(bench_report& report, objective goal, const std::string& plat
   std::map<std::string, std::pair<double, int>> score;
   for (const auto& r : report.results) {
     if (!usable(r)) continue;
-    auto& [log_sum, cells] = score[r.strategy];
+    auto& [log_sum, cells] = score[std::string(strategy_name(r.strategy))];
     log_sum += std::log(penalty(r, *best.at({r.engine, r.input_bytes}), goal));
     ++cells;
   }
@@ -67,7 +67,7 @@ void decide_winner(bench_report& report, objective goal, const std::string& plat
       winner_score = g;
     }
   }
-  if (winner.empty()) winner = best.begin()->second->strategy;
+  if (winner.empty()) winner = strategy_name(best.begin()->second->strategy);
   report.winner = winner;
 
   std::string text = fmt::format("For {}, '{}' wins on this machine", report.objective, winner);
@@ -81,8 +81,8 @@ void decide_winner(bench_report& report, objective goal, const std::string& plat
     const strategy_result* managed = nullptr;
     for (const auto& r : report.results) {
       if (r.engine != key.first || r.input_bytes != key.second || !usable(r)) continue;
-      if (r.strategy == winner) w = &r;
-      if (r.strategy == "managed") managed = &r;
+      if (strategy_name(r.strategy) == winner) w = &r;
+      if (r.strategy == strategy_kind::managed) managed = &r;
     }
     if (w == nullptr) continue;
     std::string cell = fmt::format("{} {:.1f} MB: {} {}", key.first, key.second / 1e6, winner, metric(*w, goal));

@@ -17,7 +17,7 @@ namespace {
 
 fb::strategy_result cell(std::string strategy, double median_us, bool matches = true) {
   fb::strategy_result r;
-  r.strategy = std::move(strategy);
+  r.strategy = ferry::parse_strategy(strategy);
   r.engine = "touch";
   r.input_bytes = 19'000'000;
   r.latency_us.median = median_us;

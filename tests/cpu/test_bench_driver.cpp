@@ -158,7 +158,7 @@ TEST(OutputCheck, FindsTheFirstMismatchAndAcceptsRounding) {
 
 ferry::bench::strategy_result cell(const std::string& strategy, double latency, double throughput) {
   ferry::bench::strategy_result r;
-  r.strategy = strategy;
+  r.strategy = ferry::parse_strategy(strategy);
   r.engine = "reduce";
   r.input_bytes = 600000;
   r.iterations = 100;

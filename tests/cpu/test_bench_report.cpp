@@ -44,7 +44,7 @@ fb::sample_stats stats(double median, double scale = 1.0) {
 fb::strategy_result measured(std::string strategy, std::string engine, std::size_t input_bytes,
                              double latency_us) {
   fb::strategy_result r;
-  r.strategy = std::move(strategy);
+  r.strategy = ferry::parse_strategy(strategy);
   r.engine = std::move(engine);
   r.input_bytes = input_bytes;
   r.output_bytes = input_bytes / 4 + 3;
@@ -145,7 +145,7 @@ fb::bench_report full_report() {
   report.results.push_back(mapped);
 
   fb::strategy_result refused;
-  refused.strategy = "system";
+  refused.strategy = ferry::strategy_kind::system;
   refused.engine = "reduce";
   refused.input_bytes = 19'000'000;
   refused.refused = refusal_reason;
@@ -153,7 +153,7 @@ fb::bench_report full_report() {
 
   // A cell whose trial ran out of memory: failed, with the reason, the run went on.
   fb::strategy_result failed;
-  failed.strategy = "registered";
+  failed.strategy = ferry::strategy_kind::registered;
   failed.engine = "reduce";
   failed.input_bytes = 19'000'000;
   failed.refused = oom_reason;
@@ -177,7 +177,7 @@ void expect_same(const fb::sample_stats& a, const fb::sample_stats& b, const std
 
 // Field by field, so a field that to_json forgets fails here even if the JSON compares equal.
 void expect_same(const fb::strategy_result& a, const fb::strategy_result& b) {
-  SCOPED_TRACE(a.strategy + " / " + a.engine);
+  SCOPED_TRACE(std::string(fb::strategy_name(a.strategy)) + " / " + a.engine);
   EXPECT_EQ(a.strategy, b.strategy);
   EXPECT_EQ(a.engine, b.engine);
   EXPECT_EQ(a.input_bytes, b.input_bytes);
@@ -368,7 +368,7 @@ TEST(BenchReportJson, MissingFieldsTakeTheirDefaults) {
       nlohmann::json::parse(R"({"winner": "pinned", "results": [{"strategy": "mapped"}]})"));
   EXPECT_EQ(report.winner, "pinned");
   ASSERT_EQ(report.results.size(), 1u);
-  EXPECT_EQ(report.results[0].strategy, "mapped");
+  EXPECT_EQ(report.results[0].strategy, ferry::strategy_kind::mapped);
   EXPECT_EQ(report.results[0].inflight, 1);
   EXPECT_TRUE(report.results[0].warmed_up);
   EXPECT_EQ(report.results[0].input_writes, "cached");  // older reports: inputs were written that way
@@ -407,7 +407,7 @@ TEST(BenchReportJson, MalformedInputThrowsInvalidArgument) {
 TEST(BenchReportTable, ShowsEveryStrategyTheRefusalAndTheWinner) {
   const auto report = full_report();
   const std::string table = fb::render_table(report);
-  for (const auto& r : report.results) EXPECT_NE(table.find(r.strategy), std::string::npos) << r.strategy;
+  for (const auto& r : report.results) EXPECT_NE(table.find(fb::strategy_name(r.strategy)), std::string::npos) << fb::strategy_name(r.strategy);
   EXPECT_NE(table.find("refused: " + refusal_reason), std::string::npos);
   EXPECT_NE(table.find("failed: " + oom_reason), std::string::npos) << table;
   EXPECT_NE(table.find("failed: 1 of 5 cells failed, each with its reason; the run went on without them"),
@@ -495,7 +495,7 @@ TEST(BenchReportMarkdown, HasHeaderTableRefusalsAndWinner) {
   EXPECT_NE(md.find("`" + report.command + "`"), std::string::npos);
   EXPECT_NE(md.find("NVIDIA H200"), std::string::npos);
   EXPECT_NE(md.find("CUDA driver 13.0"), std::string::npos);
-  for (const auto& r : report.results) EXPECT_NE(md.find(r.strategy), std::string::npos) << r.strategy;
+  for (const auto& r : report.results) EXPECT_NE(md.find(fb::strategy_name(r.strategy)), std::string::npos) << fb::strategy_name(r.strategy);
   EXPECT_NE(md.find(refusal_reason), std::string::npos);
   EXPECT_NE(md.find("## Failed\n\n- **reduce / 19 MB / registered**: " + oom_reason), std::string::npos) << md;
   EXPECT_NE(md.find("## Refused\n\n- **reduce / 19 MB / system**: " + refusal_reason), std::string::npos) << md;
@@ -613,7 +613,7 @@ fb::bench_report plot_report() {
   }
   report.results[1].noisy = true;
   fb::strategy_result refused;
-  refused.strategy = "system";
+  refused.strategy = ferry::strategy_kind::system;
   refused.engine = "reduce";
   refused.refused = refusal_reason;
   report.results.push_back(refused);

@@ -168,7 +168,7 @@ TEST(TrialSchedule, ACellThatCannotRunComesBackFailed) {
   ASSERT_TRUE(r.refused.has_value());
   EXPECT_TRUE(r.failed);
   EXPECT_NE(r.refused->find("no GPU to run on"), std::string::npos) << *r.refused;
-  EXPECT_EQ(r.strategy, "pinned");
+  EXPECT_EQ(r.strategy, ferry::strategy_kind::pinned);
   EXPECT_EQ(r.engine, "touch");
 }
 

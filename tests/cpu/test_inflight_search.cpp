@@ -17,7 +17,7 @@ fb::cell_function model(std::function<double(int)> rate, std::vector<int>* tried
                         std::size_t request_bytes = 1 << 20) {
   return [rate, tried, request_bytes](const fb::workload&, ferry::strategy_kind k, const fb::run_options& o) {
     fb::strategy_result r;
-    r.strategy = std::string(ferry::to_string(k));
+    r.strategy = k;
     r.inflight = o.session.inflight;
     r.input_bytes = request_bytes;
     if (o.inflight_auto) throw std::logic_error("a trial must run one count");
