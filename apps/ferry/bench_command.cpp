@@ -96,7 +96,7 @@ std::vector<int> chosen_devices(const bench_flags& f, bool device_given) {
 
 // Everything checked before a GPU is touched, so a typo is named even on a machine without one.
 bench::run_options run_options_from(bench_flags& f) {
-  f.matrix.goal = f.objective == "throughput" ? bench::objective::throughput : bench::objective::latency;
+  f.matrix.goal = f.objective == "throughput" ? ferry::objective::throughput : ferry::objective::latency;
   bench::validate(f.matrix);
   bench::run_options options;
   const std::string inflight = f.inflight.empty() ? (f.objective == "throughput" ? "auto" : "1") : f.inflight;
@@ -126,7 +126,7 @@ bench::run_options run_options_from(bench_flags& f) {
   options.memory_margin = f.memory_margin_percent / 100;
   options.slowdown = f.slowdown_percent / 100;
   // Throughput is requests over a window; the window, not the latency's noise, ends the cell.
-  if (f.matrix.goal == bench::objective::throughput) options.window_seconds = f.duration;
+  if (f.matrix.goal == ferry::objective::throughput) options.window_seconds = f.duration;
   options.um_counters = !f.no_um_counters;
   options.recipes = f.recipes;
   options.writes = f.input_writes == "cached" ? bench::input_writes::cached : bench::input_writes::streaming;

@@ -1,8 +1,11 @@
 // `--strategy auto`: a short calibration on the actual workload, then the pick and its reason.
+#include "bench/auto_strategy.hpp"
+
 #include <fmt/format.h>
 
 #include "core/scoped_device.hpp"
-#include "ferry/bench/run.hpp"
+#include "bench/cell_runner.hpp"
+#include "ferry/bench/run_options.hpp"
 #include "ferry/device_caps.hpp"
 
 namespace ferry::bench {
@@ -16,7 +19,7 @@ io_traffic traffic_of(const workload& w, int device) {
   return io_traffic_of(*eng, eng->resolve(w.shapes));
 }
 
-calibration choose_strategy(const workload& w, objective goal, const run_options& options) {
+calibration calibrate_strategy(const workload& w, objective goal, const run_options& options) {
   run_options brief = options;
   brief.iterations.reset();
   // One trial each: the pick is a short calibration, the chosen cell is then measured in full.
@@ -57,7 +60,7 @@ calibration choose_strategy(const workload& w, objective goal, const run_options
                                       : fmt::format("{:.0f} req/s", r.throughput_per_s);
   };
   out.explanation = fmt::format("auto picked '{}' for {} on {} after calibrating {} strategies: {}",
-                                to_string(out.chosen), goal == objective::latency ? "latency" : "throughput",
+                                to_string(out.chosen), to_string(goal),
                                 w.label, out.trials.size(), figure(*best));
   if (runner_up != nullptr)
     out.explanation += fmt::format(", next '{}' {}", strategy_name(runner_up->strategy), figure(*runner_up));

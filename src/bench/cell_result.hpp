@@ -7,7 +7,7 @@
 
 #include "bench/cell_samples.hpp"
 #include "ferry/bench/result.hpp"
-#include "ferry/bench/run.hpp"
+#include "ferry/bench/run_options.hpp"
 #include "ferry/bench/trials.hpp"
 #include "ferry/gpu_clocks.hpp"
 

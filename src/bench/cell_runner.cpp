@@ -2,6 +2,8 @@
 // and the output read every request, checked against the device reference, beside its recipe and
 // the floor where it runs one request at a time, as trials until its figures are known well
 // enough (cell_trials.hpp).
+#include "bench/cell_runner.hpp"
+
 #include "bench/cell_trials.hpp"
 
 #include <algorithm>
@@ -16,7 +18,8 @@
 #include "bench/recipes/recipe.hpp"
 #include "bench/um_count.hpp"
 #include "core/scoped_device.hpp"
-#include "ferry/bench/run.hpp"
+#include "bench/inflight_search.hpp"
+#include "ferry/bench/run_options.hpp"
 #include "ferry/bench/stopping.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/error.hpp"
@@ -52,9 +55,9 @@ void add_note(strategy_result& r, std::string note) {
   if (std::find(r.notes.begin(), r.notes.end(), note) == r.notes.end()) r.notes.push_back(std::move(note));
 }
 
-// What a trial holds on `device` now, against the free memory before it started.
-std::size_t held_since(std::size_t free_before, int device) {
-  const std::size_t now = query_free_memory(device);
+// What a trial holds on GPU `ordinal` now, against the free memory before it started.
+std::size_t held_since(std::size_t free_before, int ordinal) {
+  const std::size_t now = query_free_memory(ordinal);
   return free_before > now ? free_before - now : 0;
 }
 
@@ -117,13 +120,13 @@ side_recipes make_side_recipes(strategy_kind strategy, engine& eng, const std::v
 // One trial on one GPU: one session and its reference.
 void trial_on_one_gpu(const workload& w, strategy_kind strategy, const run_options& options,
                       const stopping_criterion& stop, bool first, strategy_result& r, trial_record& t) {
-  const int device = options.devices.front();
-  const device_caps caps = query_device(device);
-  const std::size_t free_before = query_free_memory(device);
+  const int ordinal = options.devices.front();
+  const device_caps caps = query_device(ordinal);
+  const std::size_t free_before = query_free_memory(ordinal);
   std::unique_ptr<engine> eng;
   {
-    core::scoped_device on_device(device);
-    eng = w.make_engine(device);
+    core::scoped_device on_device(ordinal);
+    eng = w.make_engine(ordinal);
   }
   const auto io = eng->resolve(w.shapes);
   add_io_bytes(io, r);
@@ -148,20 +151,20 @@ void trial_on_one_gpu(const workload& w, strategy_kind strategy, const run_optio
   else
     sides = make_side_recipes(strategy, *eng, io, caps, options, r);
 
-  const cell_target target = single_session_target(measured, reference, device);
+  const cell_target target = single_session_target(measured, reference, ordinal);
   clock_monitor clocks(caps.pci_bus_id);
   if (options.warmup) {
     // The measured session last, so nothing else runs between its warm-up and its first request.
     reference.warmup();
     measured.warmup();
   }
-  core::scoped_device on_device(device);  // recipes run on their GPU
+  core::scoped_device on_device(ordinal);  // recipes run on their GPU
   if (one_at_a_time) {
     output_checks checks(target.references, target.request_bytes, options.check_every);
     checks.start(options.warmup, options.writes);
     paired_loop loop(measured, sides.own.get(), sides.floor.get(), checks, options, stop);
     loop.run();
-    t.device_bytes_used = held_since(free_before, device);
+    t.device_bytes_used = held_since(free_before, ordinal);
     checks.finish();
     t.paired = true;
     t.wall_seconds = loop.wall_seconds();
@@ -272,8 +275,8 @@ void cell_trials::fail(cell_failure why) {
 
 void cell_trials::search_depth() {
   searched_ = true;
-  const inflight_choice choice =
-      choose_inflight(workload_, strategy_, options_, run_one_depth, device_memory_reader(options_.devices));
+  const depth_search choice =
+      search_inflight_depth(workload_, strategy_, options_, run_one_depth, device_memory_reader(options_.devices));
   if (!choice.depth) {
     // Every step was refused or failed: the first says why.
     result_.refused = choice.explanation;

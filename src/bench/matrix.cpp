@@ -5,7 +5,10 @@
 
 #include <fmt/format.h>
 
+#include "bench/auto_strategy.hpp"
 #include "bench/cell_trials.hpp"
+#include "bench/inflight_search.hpp"
+#include "bench/verdict.hpp"
 #include "ferry/bench/advice_check.hpp"
 #include "ferry/bench/trials.hpp"
 #include "ferry/bench/workload_factory.hpp"
@@ -59,10 +62,6 @@ struct planned_group {
   std::vector<std::unique_ptr<cell_trials>> cells;
 };
 
-ferry::objective objective_of(const matrix_request& request) {
-  return request.goal == objective::latency ? ferry::objective::latency : ferry::objective::throughput;
-}
-
 // The group's cells, or why it has none: the workload is made here (a model file loads), and with
 // --strategy auto the pick is made here too, so every cell of the run exists before the first
 // trial. Bad input throws (it is named before anything runs); any other error becomes the group's
@@ -85,13 +84,13 @@ void plan_group(planned_group& g, const matrix_request& request, const run_optio
                                                          .backend_directories = request.backend_directories}));
     const workload& w = *g.loaded;
     if (automatic && request.profile) {
-      const choice pick = choose(traffic_of(w, options.devices.front()), caps, *request.profile, objective_of(request));
+      const choice pick = choose(traffic_of(w, options.devices.front()), caps, *request.profile, request.goal);
       g.strategies = {pick.strategy};
       g.pick_note =
           fmt::format("auto picked '{}' from this machine's profile, {}", to_string(pick.strategy), pick.reason);
     } else if (automatic) {
       if (progress) progress(fmt::format("{} {}auto: calibrating", w.label, g.by_batch ? "" : g.size + " "));
-      const auto pick = choose_strategy(w, request.goal, options);
+      const auto pick = calibrate_strategy(w, request.goal, options);
       g.strategies = {pick.chosen};
       g.pick_note = pick.explanation;
     } else {
@@ -187,7 +186,7 @@ bench_report run_matrix(const matrix_request& request, const run_options& option
       // What `auto` would have picked from the profile, against the best of this run.
       try {
         const choice pick =
-            choose(traffic_of(*g.loaded, options.devices.front()), caps, *request.profile, objective_of(request));
+            choose(traffic_of(*g.loaded, options.devices.front()), caps, *request.profile, request.goal);
         std::vector<const strategy_result*> group;
         for (std::size_t i = first; i < report.results.size(); ++i) group.push_back(&report.results[i]);
         report.advice_checks.push_back(check_advice(group, pick.strategy, request.goal));

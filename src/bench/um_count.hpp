@@ -5,7 +5,7 @@
 
 #include "bench/cell_target.hpp"
 #include "ferry/bench/result.hpp"
-#include "ferry/bench/run.hpp"
+#include "ferry/bench/run_options.hpp"
 
 namespace ferry::bench {
 

@@ -1,11 +1,13 @@
 // The winner of a benchmark matrix and the recommendation that goes with it.
+#include "bench/verdict.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 
 #include <fmt/format.h>
 
-#include "ferry/bench/run.hpp"
+#include "ferry/bench/run_options.hpp"
 
 namespace ferry::bench {
 namespace {
@@ -33,7 +35,7 @@ std::string metric(const strategy_result& r, objective goal) {
 }  // namespace
 
 void decide_winner(bench_report& report, objective goal, const std::string& platform_advice) {
-  report.objective = goal == objective::latency ? "latency" : "throughput";
+  report.objective = to_string(goal);
   // Cells: one workload at one size. The best of each is the yardstick for the others.
   std::map<std::pair<std::string, std::size_t>, const strategy_result*> best;
   std::map<std::pair<std::string, std::size_t>, const strategy_result*> floor;

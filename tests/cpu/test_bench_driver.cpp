@@ -10,7 +10,8 @@
 
 #include "bench/input_fill.hpp"
 #include "bench/output_check.hpp"
-#include "ferry/bench/run.hpp"
+#include "bench/verdict.hpp"
+#include "ferry/bench/run_options.hpp"
 #include "ferry/bench/workload_factory.hpp"
 #include "ferry/byte_size.hpp"
 #include "ferry/error.hpp"
@@ -179,12 +180,12 @@ TEST(Verdict, PicksTheBestHostStrategyNeverTheFloor) {
   wrong.output_matches = false;  // fast but wrong never wins
   report.results.push_back(wrong);
 
-  ferry::bench::decide_winner(report, ferry::bench::objective::latency, "advice.");
+  ferry::bench::decide_winner(report, ferry::objective::latency, "advice.");
   EXPECT_EQ(report.winner, "mapped");
   EXPECT_EQ(report.objective, "latency");
   EXPECT_NE(report.recommendation.find("device floor"), std::string::npos) << report.recommendation;
   EXPECT_NE(report.recommendation.find("managed"), std::string::npos) << report.recommendation;
-  ferry::bench::decide_winner(report, ferry::bench::objective::throughput, "advice.");
+  ferry::bench::decide_winner(report, ferry::objective::throughput, "advice.");
   EXPECT_EQ(report.winner, "pinned");
 }
 

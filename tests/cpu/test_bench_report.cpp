@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/report_cells.hpp"
 #include "ferry/bench/report.hpp"
 #include "ferry/error.hpp"
 
@@ -34,6 +35,7 @@ fb::sample_stats stats(double median, double scale = 1.0) {
   s.median = median;
   s.p90 = median * 1.05 * scale;
   s.p99 = median * 1.2 * scale;
+  s.p999 = median * 1.4 * scale;
   s.min = median * 0.9;
   s.max = median * 1.5 * scale;
   s.iqr = median * 0.04 * scale;
@@ -169,6 +171,7 @@ void expect_same(const fb::sample_stats& a, const fb::sample_stats& b, const std
   EXPECT_EQ(a.median, b.median);
   EXPECT_EQ(a.p90, b.p90);
   EXPECT_EQ(a.p99, b.p99);
+  EXPECT_EQ(a.p999, b.p999);
   EXPECT_EQ(a.min, b.min);
   EXPECT_EQ(a.max, b.max);
   EXPECT_EQ(a.iqr, b.iqr);
@@ -564,6 +567,22 @@ TEST(BenchReportCsv, EveryRowHasEveryColumnAndCommasAreQuoted) {
   EXPECT_EQ(std::stod(rows[1][column("noise")]), 0.004);
   EXPECT_EQ(rows[1][column("clocks_throttle_reasons")], "sw-power-cap");
   EXPECT_EQ(std::stod(rows[1][column("enqueue_us_median")]), 425.0 / 20);
+}
+
+// A figure is one member and its row in the field table (ferry/bench/result.hpp): the p99.9
+// latency, added that way, is in every rendering.
+TEST(BenchReportFields, AFigureOfTheTableIsInEveryRendering) {
+  const auto report = full_report();
+  const double p999 = report.results[0].latency_us.p999;
+  EXPECT_EQ(fb::to_json(report).at("results").at(0).at("latency_us").at("p999"), p999);
+  EXPECT_EQ(fb::report_from_json(fb::to_json(report)).results[0].latency_us.p999, p999);
+  const auto rows = parse_csv(fb::render_csv(report));
+  const auto column = std::find(rows[0].begin(), rows[0].end(), "latency_us_p999");
+  ASSERT_NE(column, rows[0].end());
+  EXPECT_EQ(std::stod(rows[1][static_cast<std::size_t>(column - rows[0].begin())]), p999);
+  EXPECT_NE(fb::render_table(report).find("p99.9 µs"), std::string::npos);
+  EXPECT_NE(fb::render_markdown(report).find("| p99.9 µs |"), std::string::npos);
+  EXPECT_NE(fb::render_table(report).find(fb::cells::format_us(p999)), std::string::npos);
 }
 
 TEST(BenchReportCsv, EmptyReportStillHasAHeader) {

@@ -13,7 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "ferry/bench/run.hpp"
+#include "bench/cell_runner.hpp"
+#include "ferry/bench/run_options.hpp"
 #include "ferry/bench/stats.hpp"
 #include "ferry/bench/trials.hpp"
 #include "ferry/error.hpp"

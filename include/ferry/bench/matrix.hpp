@@ -13,7 +13,8 @@
 
 #include "ferry/bench/placement_cost.hpp"
 #include "ferry/bench/result.hpp"
-#include "ferry/bench/run.hpp"
+#include "ferry/bench/run_options.hpp"
+#include "ferry/choose.hpp"
 #include "ferry/profile.hpp"
 
 namespace ferry::bench {

@@ -21,6 +21,7 @@ struct sample_stats {
   double median = 0;
   double p90 = 0;
   double p99 = 0;
+  double p999 = 0;  // the tail a server's SLO is often set on; known only with thousands of samples
   double min = 0;
   double max = 0;
   double iqr = 0;   // p75 - p25
@@ -35,6 +36,7 @@ struct field_table<sample_stats> {
       figure("median", &s::median, "µs", "the median"),
       figure("p90", &s::p90, "µs", "90th percentile").as_column("p90 µs"),
       figure("p99", &s::p99, "µs", "99th percentile").as_column("p99 µs"),
+      figure("p999", &s::p999, "µs", "99.9th percentile").as_column("p99.9 µs"),
       figure("min", &s::min, "µs", "the fastest sample"),
       figure("max", &s::max, "µs", "the slowest sample"),
       figure("iqr", &s::iqr, "µs", "p75 - p25"),
