@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "bench/auto_strategy.hpp"
+#include "bench/cell_result.hpp"
 #include "bench/cell_trials.hpp"
 #include "bench/inflight_search.hpp"
 #include "bench/verdict.hpp"
@@ -116,17 +117,10 @@ void report_failed_group(const planned_group& g, const matrix_request& request, 
   std::vector<std::optional<strategy_kind>> asked(g.strategies.begin(), g.strategies.end());
   if (asked.empty()) asked.emplace_back(std::nullopt);
   for (const auto& strategy : asked) {
-    strategy_result r;
-    r.strategy = strategy;
-    r.engine = g.loaded ? g.loaded->label : (request.preprocess.empty() ? "" : request.preprocess + "+") + g.engine;
+    strategy_result r = cell_identity(
+        g.loaded ? g.loaded->label : (request.preprocess.empty() ? "" : request.preprocess + "+") + g.engine, strategy,
+        options, options.schedule);
     r.input_bytes = g.by_batch ? 0 : parse_byte_size(g.size);
-    r.inflight = options.session.inflight;
-    r.clients = options.clients;
-    r.devices = options.devices;
-    r.graph = options.session.graph == graph_mode::on;
-    r.warmed_up = options.warmup;
-    r.input_writes = std::string(to_string(options.writes));
-    r.schedule = std::string(to_string(options.schedule));
     r.refused = g.failure->reason;
     r.failed = g.failure->failed;
     report.results.push_back(std::move(r));
@@ -201,7 +195,10 @@ bench_report run_matrix(const matrix_request& request, const run_options& option
                                     request.profile->date, request.profile->link)
                       : fmt::format("Platform rules, not measured on this machine: {}",
                                     recommendation_for(classify(caps)).reasoning);
-  decide_winner(report, request.goal, advice);
+  report.objective = to_string(request.goal);
+  verdict decided = decide_winner(report.results, request.goal, advice);
+  report.winner = std::move(decided.winner);
+  report.recommendation = std::move(decided.recommendation);
   return report;
 }
 

@@ -195,8 +195,7 @@ fb::strategy_result measure(const synthetic_cell& cell, std::size_t index, doubl
       r.strategy = ferry::strategy_kind::pinned;
       r.engine = "touch";
       r.input_bytes = (19u << 20) + index;  // one cell per key
-      fb::assemble_result(trials, options, decision, "synthetic", r);
-      return r;
+      return fb::assemble_result(trials, options, decision, "synthetic", std::move(r));
     }
   }
 }

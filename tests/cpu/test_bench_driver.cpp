@@ -180,13 +180,12 @@ TEST(Verdict, PicksTheBestHostStrategyNeverTheFloor) {
   wrong.output_matches = false;  // fast but wrong never wins
   report.results.push_back(wrong);
 
-  ferry::bench::decide_winner(report, ferry::objective::latency, "advice.");
-  EXPECT_EQ(report.winner, "mapped");
-  EXPECT_EQ(report.objective, "latency");
-  EXPECT_NE(report.recommendation.find("device floor"), std::string::npos) << report.recommendation;
-  EXPECT_NE(report.recommendation.find("managed"), std::string::npos) << report.recommendation;
-  ferry::bench::decide_winner(report, ferry::objective::throughput, "advice.");
-  EXPECT_EQ(report.winner, "pinned");
+  const auto latency = ferry::bench::decide_winner(report.results, ferry::objective::latency, "advice.");
+  EXPECT_EQ(latency.winner, "mapped");
+  EXPECT_NE(latency.recommendation.find("For latency"), std::string::npos) << latency.recommendation;
+  EXPECT_NE(latency.recommendation.find("device floor"), std::string::npos) << latency.recommendation;
+  EXPECT_NE(latency.recommendation.find("managed"), std::string::npos) << latency.recommendation;
+  EXPECT_EQ(ferry::bench::decide_winner(report.results, ferry::objective::throughput, "advice.").winner, "pinned");
 }
 
 }  // namespace
