@@ -4,7 +4,7 @@
 Each layer uses only the layers below it:
 
     apps
-    bench   serve      (siblings: neither includes the other)
+    bench   info   serve   (siblings: none includes another)
     session
     engines
     memory             (strategies are chosen and refused by what the device can do)
@@ -18,7 +18,8 @@ include whose file sits in a higher layer, or in a sibling, is reported as
 `file:line: <layer> includes "<path>" of <layer>`. Includes that resolve to no file of the tree
 (third-party and generated headers) are not the check's business.
 
-A file's layer is its folder: src/<layer>/..., apps/... (apps), include/ferry/bench/... (bench).
+A file's layer is its folder: src/<layer>/..., apps/... (apps), include/ferry/<layer>/... (bench,
+info).
 The other public headers, include/ferry/*.hpp, are listed in PUBLIC_HEADERS with the layer that
 implements them; a public header missing from the table is an error too, so a new header is
 placed on purpose.
@@ -30,7 +31,7 @@ import re
 import sys
 from pathlib import Path
 
-RANK = {"core": 0, "device": 1, "memory": 2, "engines": 3, "session": 4, "bench": 5, "serve": 5,
+RANK = {"core": 0, "device": 1, "memory": 2, "engines": 3, "session": 4, "bench": 5, "info": 5, "serve": 5,
         "apps": 6}
 
 # include/ferry/<name>: the layer whose sources implement it.
@@ -160,7 +161,7 @@ def main() -> int:
         print(problem)
     if problems:
         print(f"{len(problems)} include(s) break the layering (core <- device <- memory <- engines <- session "
-              "<- bench, serve <- apps)", file=sys.stderr)
+              "<- bench, info, serve <- apps)", file=sys.stderr)
         return 1
     return 0
 
