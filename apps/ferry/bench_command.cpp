@@ -27,6 +27,7 @@ namespace {
 
 struct bench_flags {
   bench::matrix_request matrix;
+  std::string strategies = "all";  // parsed into matrix.strategies
   std::string objective = "latency";
   std::string inflight;  // a count or "auto"; empty: 1 for latency, auto for throughput
   int clients = 1;
@@ -97,6 +98,7 @@ std::vector<int> chosen_devices(const bench_flags& f, bool device_given) {
 // Everything checked before a GPU is touched, so a typo is named even on a machine without one.
 bench::run_options run_options_from(bench_flags& f) {
   f.matrix.goal = f.objective == "throughput" ? ferry::objective::throughput : ferry::objective::latency;
+  f.matrix.strategies = bench::parse_strategy_selection(f.strategies);
   bench::validate(f.matrix);
   bench::run_options options;
   const std::string inflight = f.inflight.empty() ? (f.objective == "throughput" ? "auto" : "1") : f.inflight;
@@ -158,8 +160,8 @@ void run_bench(bench_flags& f, bool device_given, const std::string& command_lin
     return;
   }
 
-  const bool automatic = f.matrix.strategies == "auto";
-  if (automatic || parse_strategy_list(f.matrix.strategies).size() > 1) {
+  const bool automatic = f.matrix.strategies.automatic;
+  if (automatic || f.matrix.strategies.kinds.size() > 1) {
     // auto starts from what was measured on this GPU; without a usable profile it calibrates on the
     // workload as before, and the report says why. Several strategies with a profile: the report
     // checks the profile's pick against the best of the run.
@@ -258,7 +260,7 @@ void add_bench_command(CLI::App& app, std::string command_line) {
   cmd->add_option("--backend-directory", f.backend_directory,
                   "folder searched first for model files' backends (libferry_backend_NAME.so), before "
                   "FERRY_BACKEND_PATH and the folder beside ferry");
-  cmd->add_option("--strategy", f.matrix.strategies, strategy_help());
+  cmd->add_option("--strategy", f.strategies, strategy_help());
   cmd->add_option("--size", f.matrix.sizes, "input size(s) of touch/reduce/sparse, e.g. 0.6MB,19MB,64MB")->delimiter(',');
   cmd->add_option("--batch", f.matrix.batch, "batch (mlp; images with --preprocess; model files)")->check(CLI::PositiveNumber);
   cmd->add_option("--shape", f.matrix.shapes, "NAME:D1xD2... concrete input shape (repeatable)");

@@ -31,7 +31,7 @@ calibration calibrate_strategy(const workload& w, objective goal, const run_opti
   calibration out;
   // Availability is decided per GPU; with several, each must offer the strategy (run_cell refuses
   // it otherwise), and the first one's capabilities stand for the set.
-  const device_caps caps = query_device(options.devices.at(0));
+  const device_caps caps = options.capabilities.empty() ? query_device(options.devices.at(0)) : options.capabilities.front();
   const strategy_result* best = nullptr;
   for (auto k : all_strategies) {
     // The floor is not a way to feed host inputs, so it is never the pick.

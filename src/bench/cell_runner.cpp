@@ -145,7 +145,7 @@ trial_outcome trial_on_one_gpu(const workload& w, strategy_kind strategy, const 
                                const stopping_criterion& stop, bool first) {
   trial_outcome out;
   const int ordinal = options.devices.front();
-  const device_caps caps = query_device(ordinal);
+  const device_caps& caps = options.capabilities.front();
   const std::size_t free_before = query_free_memory(ordinal);
   std::unique_ptr<engine> eng;
   {
@@ -206,11 +206,10 @@ trial_outcome trial_on_one_gpu(const workload& w, strategy_kind strategy, const 
 trial_outcome trial_on_replicas(const workload& w, strategy_kind strategy, const run_options& options,
                                 const stopping_criterion& stop, bool first) {
   trial_outcome out;
-  std::vector<device_caps> caps;
-  for (const int ordinal : options.devices) {
-    caps.push_back(query_device(ordinal));
-    if (auto reason = unavailable_reason(strategy, caps.back())) {
-      out.refusal = "GPU " + std::to_string(ordinal) + ": " + *reason;
+  const std::vector<device_caps>& caps = options.capabilities;
+  for (const device_caps& gpu : caps) {
+    if (auto reason = unavailable_reason(strategy, gpu)) {
+      out.refusal = "GPU " + std::to_string(gpu.ordinal) + ": " + *reason;
       return out;
     }
   }
@@ -316,6 +315,12 @@ void cell_trials::search_depth() {
 
 void cell_trials::run_trial() {
   if (done_) return;
+  if (options_.capabilities.size() != options_.devices.size()) {
+    // Not given by the run (run_cell alone): queried once for the cell, at its first trial (inside
+    // the trials' boundary, so a device that cannot be queried fails the cell, not the run).
+    options_.capabilities.clear();
+    for (const int ordinal : options_.devices) options_.capabilities.push_back(query_device(ordinal));
+  }
   if (options_.inflight_auto && !searched_) {
     search_depth();
     if (done_) return;

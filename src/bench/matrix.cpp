@@ -44,8 +44,12 @@ void validate(const matrix_request& request) {
   if (request.sizes.empty()) throw invalid_argument("no size given");
   for (const auto& size : request.sizes) (void)parse_byte_size(size);
   (void)parsed_shapes(request);
-  if (request.strategies != "auto") (void)parse_strategy_list(request.strategies);
   if (request.batch < 1) throw invalid_argument("--batch must be at least 1");
+}
+
+strategy_selection parse_strategy_selection(std::string_view text) {
+  if (text == "auto") return {.automatic = true, .kinds = {}};
+  return {.automatic = false, .kinds = parse_strategy_list(text)};
 }
 
 namespace {
@@ -70,7 +74,7 @@ struct planned_group {
 void plan_group(planned_group& g, const matrix_request& request, const run_options& options,
                 const std::vector<shape_binding>& shapes, const device_caps& caps, bench_clock::time_point run_start,
                 const progress_function& progress) {
-  const bool automatic = request.strategies == "auto";
+  const bool automatic = request.strategies.automatic;
   try {
     g.loaded = std::make_unique<workload>(make_workload({.engine = g.engine,
                                                          .input_bytes = parse_byte_size(g.size),
@@ -95,13 +99,13 @@ void plan_group(planned_group& g, const matrix_request& request, const run_optio
       g.strategies = {pick.chosen};
       g.pick_note = pick.explanation;
     } else {
-      g.strategies = parse_strategy_list(request.strategies);
+      g.strategies = request.strategies.kinds;
     }
   } catch (const invalid_argument&) {
     throw;
   } catch (...) {
     g.failure = describe_failure(std::current_exception());
-    if (!automatic) g.strategies = parse_strategy_list(request.strategies);
+    if (!automatic) g.strategies = request.strategies.kinds;
     return;
   }
   for (const auto k : g.strategies)
@@ -134,10 +138,14 @@ std::size_t count_failed(const bench_report& report) {
       std::count_if(report.results.begin(), report.results.end(), [](const strategy_result& r) { return r.failed; }));
 }
 
-bench_report run_matrix(const matrix_request& request, const run_options& options, const std::string& command_line,
+bench_report run_matrix(const matrix_request& request, const run_options& given, const std::string& command_line,
                         const progress_function& progress) {
   validate(request);
-  const device_caps caps = query_device(options.devices.front());
+  // The devices are queried once, here: every cell and pick uses these.
+  run_options options = given;
+  options.capabilities.clear();
+  for (const int ordinal : options.devices) options.capabilities.push_back(query_device(ordinal));
+  const device_caps& caps = options.capabilities.front();
   bench_report report;
   report.date = utc_timestamp();
   report.command = command_line;
@@ -173,7 +181,7 @@ bench_report run_matrix(const matrix_request& request, const run_options& option
     for (const auto& c : g.cells) {
       report.results.push_back(c->finish());
       if (!g.pick_note.empty()) report.results.back().notes.push_back(g.pick_note);
-      if (!request.profile_note.empty() && request.strategies == "auto" && !request.profile)
+      if (!request.profile_note.empty() && request.strategies.automatic && !request.profile)
         report.results.back().notes.push_back(request.profile_note);
     }
     if (request.profile && g.strategies.size() > 1) {

@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ferry/bench/placement_cost.hpp"
@@ -16,8 +17,19 @@
 #include "ferry/bench/run_options.hpp"
 #include "ferry/choose.hpp"
 #include "ferry/profile.hpp"
+#include "ferry/strategy.hpp"
 
 namespace ferry::bench {
+
+// --strategy, parsed once at the edge: the strategies to measure, or auto (one per cell group,
+// picked as matrix_request says).
+struct strategy_selection {
+  bool automatic = false;
+  std::vector<strategy_kind> kinds{all_strategies.begin(), all_strategies.end()};  // empty when automatic
+};
+
+// "auto", "all" or a comma-separated list; throws invalid_argument naming an unknown strategy.
+[[nodiscard]] strategy_selection parse_strategy_selection(std::string_view text);
 
 struct matrix_request {
   std::vector<std::string> engines{"reduce", "touch"};
@@ -25,7 +37,7 @@ struct matrix_request {
   std::int64_t batch = 16;                          // mlp, images, model files
   std::vector<std::string> shapes;                  // "NAME:D1xD2..."
   std::string preprocess;                           // "" or "u8-normalize"
-  std::string strategies = "all";                   // a list, "all" or "auto"
+  strategy_selection strategies;                    // every strategy by default
   // "auto" with this GPU's profile: ferry::choose picks from it; without one, auto calibrates on
   // the workload and `profile_note` (why there is none) goes into the cell's notes. With several
   // strategies and a profile, each cell group records what the profile would have picked against
@@ -38,7 +50,7 @@ struct matrix_request {
   std::vector<std::filesystem::path> backend_directories;
 };
 
-// Checks what can be checked without a GPU (sizes, shapes, strategy names), so a typo is named
+// Checks what can be checked without a GPU (sizes, shapes), so a typo is named
 // before anything touches the device. Throws invalid_argument naming the bad value.
 void validate(const matrix_request& request);
 

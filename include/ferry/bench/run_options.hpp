@@ -14,6 +14,7 @@
 #include "ferry/bench/result.hpp"
 #include "ferry/bench/stopping.hpp"
 #include "ferry/bench/trials.hpp"
+#include "ferry/device_caps.hpp"
 #include "ferry/engine.hpp"
 #include "ferry/session.hpp"
 #include "ferry/strategy.hpp"
@@ -47,6 +48,9 @@ struct run_options {
   // The GPUs to spread requests over: one engine replica with `session.inflight` slots on each,
   // requests to the least-loaded one (replica_set). One GPU runs exactly the single-session path.
   std::vector<int> devices{0};
+  // What each of `devices` can do, in their order, queried once by the run (run_matrix); empty:
+  // a cell queries them once when it is made.
+  std::vector<device_caps> capabilities;
   // How every cell's sessions are made; the strategy is each cell's own and is set per cell.
   session_options session{.strategy = strategy_kind::pinned, .inflight = 1};
   // Search the slot count instead (--inflight auto): raise it until throughput stops rising.
