@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "plot.hpp"
 #include "ferry/backend.hpp"
 #include "ferry/bench/compare.hpp"
 #include "ferry/bench/matrix.hpp"
@@ -138,7 +139,7 @@ bench::run_options run_options_from(bench_flags& f) {
   check_writable(f.csv, "--csv");
   check_writable(f.md, "--md");
   check_writable(f.plot, "--plot");
-  if (!f.plot.empty()) bench::check_plot_prerequisites(f.plot);
+  if (!f.plot.empty()) check_plot_prerequisites(f.plot);
   return options;
 }
 
@@ -188,7 +189,7 @@ void run_bench(bench_flags& f, bool device_given, const std::string& command_lin
       write_file(json_path.string(), bench::to_json(report).dump(2) + "\n");
     }
     try {
-      bench::render_plot(json_path.string(), f.plot);
+      render_plot(json_path.string(), f.plot);
     } catch (...) {
       if (f.json.empty()) std::filesystem::remove(json_path);
       throw;

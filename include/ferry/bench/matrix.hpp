@@ -80,12 +80,4 @@ using progress_function = std::function<void(const std::string&)>;
                                                                const std::vector<int>& devices, int iterations,
                                                                const progress_function& progress = {});
 
-// What --plot needs, checked before anything is measured: an image path ending .png or .svg, the
-// plot script, and Python with matplotlib. Throws invalid_argument / unsupported naming what lacks.
-void check_plot_prerequisites(const std::string& image_path);
-
-// Draws the plots of a report saved as JSON at `json_path` into `image_path` (.png or .svg) with
-// scripts/plot_bench.py (FERRY_PLOT_SCRIPT overrides where it is found). Throws on failure.
-void render_plot(const std::string& json_path, const std::string& image_path);
-
 }  // namespace ferry::bench
