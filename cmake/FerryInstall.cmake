@@ -3,7 +3,7 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(TARGETS ferry ferry_core ferry_device ferry_memory ferry_engines ferry_session ferry_bench
+install(TARGETS ferry ferry_core ferry_device ferry_memory ferry_engines ferry_session ferry_bench ferry_info
   EXPORT ferryTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

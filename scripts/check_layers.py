@@ -4,7 +4,7 @@
 Each layer uses only the layers below it:
 
     apps
-    bench   serve      (siblings: neither includes the other)
+    bench   info   serve   (siblings: none includes another)
     session
     engines
     memory             (strategies are chosen and refused by what the device can do)
@@ -19,7 +19,8 @@ include whose file sits in a higher layer, or in a sibling, is reported as
 (third-party and generated headers) are not the check's business.
 
 A file's layer is its folder: src/<layer>/..., apps/... (apps), python/... (apps: the Python
-package is an application of the library, as the CLI is), include/ferry/bench/... (bench).
+package is an application of the library, as the CLI is), include/ferry/<layer>/... (bench,
+info).
 The other public headers, include/ferry/*.hpp, are listed in PUBLIC_HEADERS with the layer that
 implements them; a public header missing from the table is an error too, so a new header is
 placed on purpose.
@@ -31,7 +32,7 @@ import re
 import sys
 from pathlib import Path
 
-RANK = {"core": 0, "device": 1, "memory": 2, "engines": 3, "session": 4, "bench": 5, "serve": 5,
+RANK = {"core": 0, "device": 1, "memory": 2, "engines": 3, "session": 4, "bench": 5, "info": 5, "serve": 5,
         "apps": 6}
 
 # include/ferry/<name>: the layer whose sources implement it.
@@ -161,7 +162,7 @@ def main() -> int:
         print(problem)
     if problems:
         print(f"{len(problems)} include(s) break the layering (core <- device <- memory <- engines <- session "
-              "<- bench, serve <- apps)", file=sys.stderr)
+              "<- bench, info, serve <- apps)", file=sys.stderr)
         return 1
     return 0
 

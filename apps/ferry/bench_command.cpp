@@ -13,6 +13,7 @@
 
 #include "bench_flags.hpp"
 #include "commands.hpp"
+#include "plot.hpp"
 #include "ferry/backend.hpp"
 #include "ferry/bench/compare.hpp"
 #include "ferry/bench/matrix.hpp"
@@ -73,7 +74,7 @@ void run_bench(bench_flags& f, bool device_given, const std::string& command_lin
       write_file(json_path.string(), bench::to_json(report).dump(2) + "\n");
     }
     try {
-      bench::render_plot(json_path.string(), f.plot);
+      render_plot(json_path.string(), f.plot);
     } catch (...) {
       if (f.json.empty()) std::filesystem::remove(json_path);
       throw;
@@ -145,7 +146,7 @@ void add_bench_command(CLI::App& app, std::string command_line) {
   cmd->add_option("--backend-directory", f.backend_directory,
                   "folder searched first for model files' backends (libferry_backend_NAME.so), before "
                   "FERRY_BACKEND_PATH and the folder beside ferry");
-  cmd->add_option("--strategy", f.matrix.strategies, strategy_help());
+  cmd->add_option("--strategy", f.strategies, strategy_help());
   cmd->add_option("--size", f.matrix.sizes, "input size(s) of touch/reduce/sparse, e.g. 0.6MB,19MB,64MB")->delimiter(',');
   cmd->add_option("--batch", f.matrix.batch, "batch (mlp; images with --preprocess; model files)")->check(CLI::PositiveNumber);
   cmd->add_option("--shape", f.matrix.shapes, "NAME:D1xD2... concrete input shape (repeatable)");

@@ -12,6 +12,7 @@
 #include "ferry/device_set.hpp"
 #include "ferry/error.hpp"
 #include "ferry/profile.hpp"
+#include "plot.hpp"
 
 namespace ferry::cli {
 namespace {
@@ -39,7 +40,8 @@ std::vector<int> chosen_devices(const bench_flags& f, bool device_given) {
 
 // Everything checked before a GPU is touched, so a typo is named even on a machine without one.
 bench::run_options run_options_from(bench_flags& f) {
-  f.matrix.goal = f.objective == "throughput" ? bench::objective::throughput : bench::objective::latency;
+  f.matrix.goal = f.objective == "throughput" ? ferry::objective::throughput : ferry::objective::latency;
+  f.matrix.strategies = bench::parse_strategy_selection(f.strategies);
   bench::validate(f.matrix);
   bench::run_options options;
   const std::string inflight = f.inflight.empty() ? (f.objective == "throughput" ? "auto" : "1") : f.inflight;
@@ -69,7 +71,7 @@ bench::run_options run_options_from(bench_flags& f) {
   options.memory_margin = f.memory_margin_percent / 100;
   options.slowdown = f.slowdown_percent / 100;
   // Throughput is requests over a window; the window, not the latency's noise, ends the cell.
-  if (f.matrix.goal == bench::objective::throughput) options.window_seconds = f.duration;
+  if (f.matrix.goal == ferry::objective::throughput) options.window_seconds = f.duration;
   options.um_counters = !f.no_um_counters;
   options.recipes = f.recipes;
   options.writes = f.input_writes == "cached" ? bench::input_writes::cached : bench::input_writes::streaming;
@@ -79,7 +81,7 @@ bench::run_options run_options_from(bench_flags& f) {
   check_writable(f.csv, "--csv");
   check_writable(f.md, "--md");
   check_writable(f.plot, "--plot");
-  if (!f.plot.empty()) bench::check_plot_prerequisites(f.plot);
+  if (!f.plot.empty()) check_plot_prerequisites(f.plot);
   return options;
 }
 
@@ -92,8 +94,8 @@ bench::run_options prepare_bench(bench_flags& f, bool device_given) {
   for (const int d : options.devices) require_code_for(query_device(d));  // before any cell, in one line
   if (f.placement) return options;
 
-  const bool automatic = f.matrix.strategies == "auto";
-  if (automatic || parse_strategy_list(f.matrix.strategies).size() > 1) {
+  const bool automatic = f.matrix.strategies.automatic;
+  if (automatic || f.matrix.strategies.kinds.size() > 1) {
     // auto starts from what was measured on this GPU; without a usable profile it calibrates on the
     // workload as before, and the report says why. Several strategies with a profile: the report
     // checks the profile's pick against the best of the run.

@@ -7,12 +7,13 @@
 #include <string>
 
 #include "ferry/bench/matrix.hpp"
-#include "ferry/bench/run.hpp"
+#include "ferry/bench/run_options.hpp"
 
 namespace ferry::cli {
 
 struct bench_flags {
   bench::matrix_request matrix;
+  std::string strategies = "all";  // --strategy as given; parsed once into matrix.strategies
   std::string objective = "latency";
   std::string inflight;  // a count or "auto"; empty: 1 for latency, auto for throughput
   int clients = 1;

@@ -10,7 +10,7 @@
 
 #include "commands.hpp"
 #include "ferry/backend.hpp"
-#include "ferry/bench/info_report.hpp"
+#include "ferry/info/info_report.hpp"
 #include "ferry/error.hpp"
 
 namespace ferry::cli {

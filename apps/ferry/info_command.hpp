@@ -23,7 +23,7 @@ struct info_options {
   std::filesystem::path backend_directory;
 };
 
-// What `ferry info --json` prints: the record of ferry/bench/info_report.hpp for the chosen
+// What `ferry info --json` prints: the record of ferry/info/info_report.hpp for the chosen
 // devices (each with "missing_code" where this build has no code for it), plus "backends". Without
 // a GPU: {"devices": [], "no_device_reason": "no CUDA device: ...", "backends": [...]}; never throws
 // for that. With link_measurement::measure it calibrates each GPU first (saving its profile).

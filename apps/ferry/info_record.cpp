@@ -7,7 +7,7 @@
 
 #include "calibrate_command.hpp"
 #include "ferry/backend.hpp"
-#include "ferry/bench/info_report.hpp"
+#include "ferry/info/info_report.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/device_diagnosis.hpp"
 #include "ferry/error.hpp"

@@ -13,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ferry/device_caps.hpp"
@@ -39,7 +40,14 @@ struct io_traffic {
 // read included. The kernel's re-reading of an input is not known here: it counts as once.
 [[nodiscard]] io_traffic io_traffic_of(const engine& eng, std::span<const tensor_spec> concrete_io);
 
+// What a pick optimises: one request's time, or requests per second. ferry bench's winner and
+// its profile checks use the same.
 enum class objective { latency, throughput };
+
+// The name reports and --objective use.
+[[nodiscard]] constexpr std::string_view to_string(objective goal) noexcept {
+  return goal == objective::latency ? "latency" : "throughput";
+}
 
 struct choice {
   strategy_kind strategy = strategy_kind::pinned;

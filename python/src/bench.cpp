@@ -36,7 +36,7 @@ std::string run_bench(const nb::dict& options, const std::string& command_line) 
   take(options, "batch", f.matrix.batch);
   take(options, "shape", f.matrix.shapes);
   take(options, "preprocess", f.matrix.preprocess);
-  take(options, "strategy", f.matrix.strategies);
+  take(options, "strategy", f.strategies);
   take(options, "objective", f.objective);
   take(options, "inflight", f.inflight);
   take(options, "clients", f.clients);

@@ -8,7 +8,7 @@ namespace ferry::bench {
 namespace {
 
 bool usable(const strategy_result& r) {
-  return !r.refused && r.output_matches && r.strategy != to_string(strategy_kind::device);
+  return !r.refused && r.output_matches && r.strategy != strategy_kind::device;
 }
 
 double value_of(const strategy_result& r, objective goal) {
@@ -29,12 +29,12 @@ advice_check check_advice(const std::vector<const strategy_result*>& group, stra
       out.engine = r->engine;
       out.input_bytes = r->input_bytes;
     }
-    if (r->strategy == out.picked) pick = r;
+    if (r->strategy == picked) pick = r;
     if (!usable(*r)) continue;
     if (best == nullptr || better(value_of(*r, goal), value_of(*best, goal), goal)) best = r;
   }
   if (best != nullptr) {
-    out.best = best->strategy;
+    out.best = strategy_name(best->strategy);
     out.best_value = value_of(*best, goal);
   }
   if (pick == nullptr) {

@@ -1,8 +1,11 @@
 // `--strategy auto`: a short calibration on the actual workload, then the pick and its reason.
+#include "bench/auto_strategy.hpp"
+
 #include <fmt/format.h>
 
 #include "core/scoped_device.hpp"
-#include "ferry/bench/run.hpp"
+#include "bench/cell_runner.hpp"
+#include "ferry/bench/run_options.hpp"
 #include "ferry/device_caps.hpp"
 
 namespace ferry::bench {
@@ -16,7 +19,7 @@ io_traffic traffic_of(const workload& w, int device) {
   return io_traffic_of(*eng, eng->resolve(w.shapes));
 }
 
-calibration choose_strategy(const workload& w, objective goal, const run_options& options) {
+calibration calibrate_strategy(const workload& w, objective goal, const run_options& options) {
   run_options brief = options;
   brief.iterations.reset();
   // One trial each: the pick is a short calibration, the chosen cell is then measured in full.
@@ -28,7 +31,7 @@ calibration choose_strategy(const workload& w, objective goal, const run_options
   calibration out;
   // Availability is decided per GPU; with several, each must offer the strategy (run_cell refuses
   // it otherwise), and the first one's capabilities stand for the set.
-  const device_caps caps = query_device(options.devices.at(0));
+  const device_caps caps = options.capabilities.empty() ? query_device(options.devices.at(0)) : options.capabilities.front();
   const strategy_result* best = nullptr;
   for (auto k : all_strategies) {
     // The floor is not a way to feed host inputs, so it is never the pick.
@@ -43,7 +46,7 @@ calibration choose_strategy(const workload& w, objective goal, const run_options
     if (wins) best = &t;
   }
   if (best == nullptr) throw unsupported("auto: no strategy produced checked results on " + w.label);
-  out.chosen = parse_strategy(best->strategy);
+  out.chosen = *best->strategy;  // run_cell names the strategy it ran
   const strategy_result* runner_up = nullptr;
   for (const auto& t : out.trials) {
     if (&t == best || t.refused || !t.output_matches) continue;
@@ -57,10 +60,10 @@ calibration choose_strategy(const workload& w, objective goal, const run_options
                                       : fmt::format("{:.0f} req/s", r.throughput_per_s);
   };
   out.explanation = fmt::format("auto picked '{}' for {} on {} after calibrating {} strategies: {}",
-                                best->strategy, goal == objective::latency ? "latency" : "throughput",
+                                to_string(out.chosen), to_string(goal),
                                 w.label, out.trials.size(), figure(*best));
   if (runner_up != nullptr)
-    out.explanation += fmt::format(", next '{}' {}", runner_up->strategy, figure(*runner_up));
+    out.explanation += fmt::format(", next '{}' {}", strategy_name(runner_up->strategy), figure(*runner_up));
   return out;
 }
 

@@ -8,7 +8,10 @@
 
 #include <fmt/format.h>
 
-#include "ferry/bench/run.hpp"
+#include "bench/cell_runner.hpp"
+#include "bench/inflight_search.hpp"
+#include "bench/auto_strategy.hpp"
+#include "ferry/bench/run_options.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/recommendation.hpp"
 #include "ferry/bench/workload_factory.hpp"
@@ -221,12 +224,12 @@ calibration_run calibrate(int device, sweep_depth depth, const progress_function
   }
   run_options search = cell_options(device, depth, middle);
   search.iterations.reset();
-  search.window_seconds = depth == sweep_depth::thorough ? 1.2 : 0.6;  // choose_inflight uses a quarter, >= 0.3 s
+  search.window_seconds = depth == sweep_depth::thorough ? 1.2 : 0.6;  // search_inflight_depth uses a quarter, >= 0.3 s
   for (const strategy_kind k : depth_strategies) {
     for (const std::size_t bytes : depth_sizes) {
       const workload w = make_workload(builtin_request("reduce", bytes, device, 64));
       if (progress) progress(fmt::format("in-flight depth {} {}", to_string(k), format_byte_size(bytes)));
-      const inflight_choice found = choose_inflight(w, k, search, run_cell, device_memory_reader({device}));
+      const depth_search found = search_inflight_depth(w, k, search, run_cell, device_memory_reader({device}));
       if (!found.depth) {
         out.notes.push_back(fmt::format("in-flight depth of {} at {}: {}", to_string(k), format_byte_size(bytes),
                                         found.explanation));

@@ -133,6 +133,21 @@ std::string decision_text(trials_decision how, std::size_t trials, const samplin
 
 }  // namespace
 
+strategy_result cell_identity(std::string engine, std::optional<strategy_kind> strategy, const run_options& options,
+                              trial_schedule schedule) {
+  strategy_result r;
+  r.strategy = strategy;
+  r.engine = std::move(engine);
+  r.inflight = options.session.inflight;
+  r.clients = options.clients;
+  r.devices = options.devices;
+  r.graph = options.session.graph == graph_mode::on;
+  r.warmed_up = options.warmup;
+  r.input_writes = std::string(to_string(options.writes));
+  r.schedule = std::string(to_string(schedule));
+  return r;
+}
+
 double quartile_spread(std::vector<double> samples) {
   std::sort(samples.begin(), samples.end());
   const double low = percentile_of_sorted(samples, 0.25);
@@ -178,9 +193,10 @@ double judged_noise_of(const std::vector<trial_record>& trials, bool throughput)
   return throughput ? std::max(n.rate_within, n.rate_between) : std::max(n.within, n.between);
 }
 
-void assemble_result(const std::vector<trial_record>& trials, const run_options& options, trials_decision how,
-                     const std::string& stop, strategy_result& r) {
-  const strategy_kind strategy = parse_strategy(r.strategy);
+strategy_result assemble_result(const std::vector<trial_record>& trials, const run_options& options,
+                                trials_decision how, const std::string& stop, strategy_result cell) {
+  strategy_result& r = cell;
+  const strategy_kind strategy = r.strategy.value_or(strategy_kind::pinned);  // a cell that ran has one
   pooled s;
   r.trials.clear();
   r.wall_seconds = 0;
@@ -266,6 +282,7 @@ void assemble_result(const std::vector<trial_record>& trials, const run_options&
                           shares[i]);
     r.notes.push_back("requests per GPU: " + text);
   }
+  return cell;
 }
 
 }  // namespace ferry::bench

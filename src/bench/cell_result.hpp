@@ -7,7 +7,7 @@
 
 #include "bench/cell_samples.hpp"
 #include "ferry/bench/result.hpp"
-#include "ferry/bench/run.hpp"
+#include "ferry/bench/run_options.hpp"
 #include "ferry/bench/trials.hpp"
 #include "ferry/gpu_clocks.hpp"
 
@@ -29,11 +29,17 @@ struct trial_record {
   std::vector<std::size_t> requests_per_gpu;
 };
 
-// Fills the statistics of `r` from its trials: every series' samples pooled over the trials,
-// each trial's figures, the noise within and between trials. `how` says why the trials ended;
-// `stop` is a trial's own criterion, in words.
-void assemble_result(const std::vector<trial_record>& trials, const run_options& options, trials_decision how,
-                     const std::string& stop, strategy_result& r);
+// A cell's identity, as every report names it: the workload, the strategy and the settings it ran
+// with (a group that could not run reports failed cells of the same identity).
+[[nodiscard]] strategy_result cell_identity(std::string engine, std::optional<strategy_kind> strategy,
+                                            const run_options& options, trial_schedule schedule);
+
+// The cell's result: `cell` (its identity and what its trials learnt of it) with the statistics
+// of its trials: every series' samples pooled over the trials, each trial's figures, the noise
+// within and between trials. `how` says why the trials ended; `stop` is a trial's own criterion,
+// in words.
+[[nodiscard]] strategy_result assemble_result(const std::vector<trial_record>& trials, const run_options& options,
+                                              trials_decision how, const std::string& stop, strategy_result cell);
 
 // The judged noise of a cell's figures so far (the larger of within and between its trials), for
 // deciding on another trial.

@@ -8,7 +8,8 @@
 #include <vector>
 
 #include "bench/cell_result.hpp"
-#include "ferry/bench/run.hpp"
+#include "bench/inflight_search.hpp"
+#include "ferry/bench/run_options.hpp"
 #include "ferry/bench/trials.hpp"
 
 namespace ferry::bench {
@@ -21,7 +22,7 @@ class cell_trials final : public trial_cell {
               bench_clock::time_point run_start, std::string name);
 
   [[nodiscard]] bool wants_trial() const override { return !done_; }
-  // The first trial of an --inflight auto cell searches the depth first (choose_inflight).
+  // The first trial of an --inflight auto cell searches the depth first (search_inflight_depth).
   void run_trial() override;
   void fail(cell_failure why) override;
   [[nodiscard]] std::string describe() const override;

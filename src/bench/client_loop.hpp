@@ -14,7 +14,7 @@
 #include "bench/cell_samples.hpp"
 #include "bench/cell_target.hpp"
 #include "bench/output_checks.hpp"
-#include "ferry/bench/run.hpp"
+#include "ferry/bench/run_options.hpp"
 #include "ferry/bench/stopping.hpp"
 
 namespace ferry::bench {

@@ -13,7 +13,7 @@
 namespace ferry::bench {
 namespace {
 
-using cell_key = std::tuple<std::string, std::size_t, std::string, int, int, std::vector<int>, bool, bool, std::string>;
+using cell_key = std::tuple<std::string, std::size_t, std::optional<strategy_kind>, int, int, std::vector<int>, bool, bool, std::string>;
 
 cell_key key_of(const strategy_result& r) {
   return {r.engine, r.input_bytes, r.strategy, r.inflight, r.clients, r.devices, r.graph, r.warmed_up, r.input_writes};

@@ -1,10 +1,12 @@
+#include "bench/inflight_search.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <iterator>
 
 #include <fmt/format.h>
 
-#include "ferry/bench/run.hpp"
+#include "ferry/bench/run_options.hpp"
 
 namespace ferry::bench {
 namespace {
@@ -28,7 +30,7 @@ int max_slots(const run_options& options) noexcept {
   return options.inflight_auto ? depths[std::size(depths) - 1] : options.session.inflight;
 }
 
-inflight_choice choose_inflight(const workload& w, strategy_kind strategy, const run_options& options,
+depth_search search_inflight_depth(const workload& w, strategy_kind strategy, const run_options& options,
                                 const cell_function& run, const memory_reader& memory) {
   run_options step = options;
   step.inflight_auto = false;
@@ -38,7 +40,7 @@ inflight_choice choose_inflight(const workload& w, strategy_kind strategy, const
   step.window_seconds = std::max(0.3, options.window_seconds.value_or(1.2) / 4);
   step.limits.max_seconds = *step.window_seconds;  // a fixed window: the steps compare, not report
   step.limits.min_trials = step.limits.max_trials = 1;  // one trial per count: the search is a pass
-  inflight_choice out;
+  depth_search out;
   out.steps.reserve(std::size(depths));  // `best` points into it
   const strategy_result* best = nullptr;
   int without_gain = 0;

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <span>
 
-#include "ferry/bench/run.hpp"  // input_writes
+#include "ferry/bench/run_options.hpp"  // input_writes
 #include "ferry/engine.hpp"
 
 namespace ferry::bench {

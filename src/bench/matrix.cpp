@@ -5,7 +5,11 @@
 
 #include <fmt/format.h>
 
+#include "bench/auto_strategy.hpp"
+#include "bench/cell_result.hpp"
 #include "bench/cell_trials.hpp"
+#include "bench/inflight_search.hpp"
+#include "bench/verdict.hpp"
 #include "ferry/bench/advice_check.hpp"
 #include "ferry/bench/trials.hpp"
 #include "ferry/bench/workload_factory.hpp"
@@ -40,8 +44,12 @@ void validate(const matrix_request& request) {
   if (request.sizes.empty()) throw invalid_argument("no size given");
   for (const auto& size : request.sizes) (void)parse_byte_size(size);
   (void)parsed_shapes(request);
-  if (request.strategies != "auto") (void)parse_strategy_list(request.strategies);
   if (request.batch < 1) throw invalid_argument("--batch must be at least 1");
+}
+
+strategy_selection parse_strategy_selection(std::string_view text) {
+  if (text == "auto") return {.automatic = true, .kinds = {}};
+  return {.automatic = false, .kinds = parse_strategy_list(text)};
 }
 
 namespace {
@@ -59,10 +67,6 @@ struct planned_group {
   std::vector<std::unique_ptr<cell_trials>> cells;
 };
 
-ferry::objective objective_of(const matrix_request& request) {
-  return request.goal == objective::latency ? ferry::objective::latency : ferry::objective::throughput;
-}
-
 // The group's cells, or why it has none: the workload is made here (a model file loads), and with
 // --strategy auto the pick is made here too, so every cell of the run exists before the first
 // trial. Bad input throws (it is named before anything runs); any other error becomes the group's
@@ -70,7 +74,7 @@ ferry::objective objective_of(const matrix_request& request) {
 void plan_group(planned_group& g, const matrix_request& request, const run_options& options,
                 const std::vector<shape_binding>& shapes, const device_caps& caps, bench_clock::time_point run_start,
                 const progress_function& progress) {
-  const bool automatic = request.strategies == "auto";
+  const bool automatic = request.strategies.automatic;
   try {
     g.loaded = std::make_unique<workload>(make_workload({.engine = g.engine,
                                                          .input_bytes = parse_byte_size(g.size),
@@ -85,23 +89,23 @@ void plan_group(planned_group& g, const matrix_request& request, const run_optio
                                                          .backend_directories = request.backend_directories}));
     const workload& w = *g.loaded;
     if (automatic && request.profile) {
-      const choice pick = choose(traffic_of(w, options.devices.front()), caps, *request.profile, objective_of(request));
+      const choice pick = choose(traffic_of(w, options.devices.front()), caps, *request.profile, request.goal);
       g.strategies = {pick.strategy};
       g.pick_note =
           fmt::format("auto picked '{}' from this machine's profile, {}", to_string(pick.strategy), pick.reason);
     } else if (automatic) {
       if (progress) progress(fmt::format("{} {}auto: calibrating", w.label, g.by_batch ? "" : g.size + " "));
-      const auto pick = choose_strategy(w, request.goal, options);
+      const auto pick = calibrate_strategy(w, request.goal, options);
       g.strategies = {pick.chosen};
       g.pick_note = pick.explanation;
     } else {
-      g.strategies = parse_strategy_list(request.strategies);
+      g.strategies = request.strategies.kinds;
     }
   } catch (const invalid_argument&) {
     throw;
   } catch (...) {
     g.failure = describe_failure(std::current_exception());
-    if (!automatic) g.strategies = parse_strategy_list(request.strategies);
+    if (!automatic) g.strategies = request.strategies.kinds;
     return;
   }
   for (const auto k : g.strategies)
@@ -114,21 +118,13 @@ void plan_group(planned_group& g, const matrix_request& request, const run_optio
 // failed), so every report format carries the reason.
 void report_failed_group(const planned_group& g, const matrix_request& request, const run_options& options,
                          bench_report& report) {
-  std::vector<std::string> names;
-  for (const auto k : g.strategies) names.emplace_back(to_string(k));
-  if (names.empty()) names.emplace_back("auto");
-  for (const auto& name : names) {
-    strategy_result r;
-    r.strategy = name;
-    r.engine = g.loaded ? g.loaded->label : (request.preprocess.empty() ? "" : request.preprocess + "+") + g.engine;
+  std::vector<std::optional<strategy_kind>> asked(g.strategies.begin(), g.strategies.end());
+  if (asked.empty()) asked.emplace_back(std::nullopt);
+  for (const auto& strategy : asked) {
+    strategy_result r = cell_identity(
+        g.loaded ? g.loaded->label : (request.preprocess.empty() ? "" : request.preprocess + "+") + g.engine, strategy,
+        options, options.schedule);
     r.input_bytes = g.by_batch ? 0 : parse_byte_size(g.size);
-    r.inflight = options.session.inflight;
-    r.clients = options.clients;
-    r.devices = options.devices;
-    r.graph = options.session.graph == graph_mode::on;
-    r.warmed_up = options.warmup;
-    r.input_writes = std::string(to_string(options.writes));
-    r.schedule = std::string(to_string(options.schedule));
     r.refused = g.failure->reason;
     r.failed = g.failure->failed;
     report.results.push_back(std::move(r));
@@ -142,10 +138,14 @@ std::size_t count_failed(const bench_report& report) {
       std::count_if(report.results.begin(), report.results.end(), [](const strategy_result& r) { return r.failed; }));
 }
 
-bench_report run_matrix(const matrix_request& request, const run_options& options, const std::string& command_line,
+bench_report run_matrix(const matrix_request& request, const run_options& given, const std::string& command_line,
                         const progress_function& progress) {
   validate(request);
-  const device_caps caps = query_device(options.devices.front());
+  // The devices are queried once, here: every cell and pick uses these.
+  run_options options = given;
+  options.capabilities.clear();
+  for (const int ordinal : options.devices) options.capabilities.push_back(query_device(ordinal));
+  const device_caps& caps = options.capabilities.front();
   bench_report report;
   report.date = utc_timestamp();
   report.command = command_line;
@@ -181,14 +181,14 @@ bench_report run_matrix(const matrix_request& request, const run_options& option
     for (const auto& c : g.cells) {
       report.results.push_back(c->finish());
       if (!g.pick_note.empty()) report.results.back().notes.push_back(g.pick_note);
-      if (!request.profile_note.empty() && request.strategies == "auto" && !request.profile)
+      if (!request.profile_note.empty() && request.strategies.automatic && !request.profile)
         report.results.back().notes.push_back(request.profile_note);
     }
     if (request.profile && g.strategies.size() > 1) {
       // What `auto` would have picked from the profile, against the best of this run.
       try {
         const choice pick =
-            choose(traffic_of(*g.loaded, options.devices.front()), caps, *request.profile, objective_of(request));
+            choose(traffic_of(*g.loaded, options.devices.front()), caps, *request.profile, request.goal);
         std::vector<const strategy_result*> group;
         for (std::size_t i = first; i < report.results.size(); ++i) group.push_back(&report.results[i]);
         report.advice_checks.push_back(check_advice(group, pick.strategy, request.goal));
@@ -203,7 +203,10 @@ bench_report run_matrix(const matrix_request& request, const run_options& option
                                     request.profile->date, request.profile->link)
                       : fmt::format("Platform rules, not measured on this machine: {}",
                                     recommendation_for(classify(caps)).reasoning);
-  decide_winner(report, request.goal, advice);
+  report.objective = to_string(request.goal);
+  verdict decided = decide_winner(report.results, request.goal, advice);
+  report.winner = std::move(decided.winner);
+  report.recommendation = std::move(decided.recommendation);
   return report;
 }
 

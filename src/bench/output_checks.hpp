@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "ferry/bench/run.hpp"
+#include "ferry/bench/run_options.hpp"
 #include "ferry/session.hpp"
 
 namespace ferry::bench {

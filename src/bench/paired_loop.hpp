@@ -15,7 +15,7 @@
 #include "bench/cell_samples.hpp"
 #include "bench/output_checks.hpp"
 #include "bench/recipes/recipe.hpp"
-#include "ferry/bench/run.hpp"
+#include "ferry/bench/run_options.hpp"
 #include "ferry/bench/stopping.hpp"
 #include "ferry/session.hpp"
 

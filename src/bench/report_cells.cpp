@@ -67,8 +67,8 @@ std::string strategy_cell(const strategy_result& r) {
   if (r.graph) settings.emplace_back("graph");
   if (!r.warmed_up) settings.emplace_back("no warm-up");
   if (r.input_writes == "cached") settings.emplace_back("cached writes");
-  if (settings.empty()) return r.strategy;
-  return fmt::format("{} [{}]", r.strategy, fmt::join(settings, ", "));
+  if (settings.empty()) return std::string(strategy_name(r.strategy));
+  return fmt::format("{} [{}]", strategy_name(r.strategy), fmt::join(settings, ", "));
 }
 
 namespace {
@@ -121,8 +121,13 @@ std::vector<std::string> request_cells(const strategy_result& r, const machine_i
   // Reports written before noise was recorded have no limit either: no figure, not 0%.
   cells.push_back(r.latency_us.count == 0 || r.max_noise == 0 ? std::string(missing) : percent_cell(r.noise));
   cells.push_back(trial_noise_cell(r, false));
-  cells.push_back(r.latency_us.count == 0 ? std::string(missing) : format_us(r.latency_us.p90));
-  cells.push_back(r.latency_us.count == 0 ? std::string(missing) : format_us(r.latency_us.p99));
+  // The latency figures with a column in sample_stats' field table (p90, p99, ...).
+  for_each_field<sample_stats>([&](const auto& f) {
+    if (!f.shown(shown_in::columns)) return;
+    const double value = r.latency_us.*(f.member);
+    // A figure a report predates reads as 0: no figure, not a latency of nothing.
+    cells.push_back(r.latency_us.count == 0 || !(value > 0) ? std::string(missing) : format_us(value));
+  });
   cells.push_back(rate_cell(r.throughput_per_s));
   cells.push_back(side_median_cell(r.recipe));
   cells.push_back(recipe_gap_cell(r));
@@ -152,16 +157,21 @@ std::vector<std::string> stage_cells(const strategy_result& r, const machine_inf
   return cells;
 }
 
-constexpr std::array request_columns{
-    column{"engine", alignment::left},        column{"input", alignment::right},
-    column{"strategy", alignment::left},      column{"median µs", alignment::right},
-    column{"±", alignment::right},            column{"± trials", alignment::right},
-    column{"p90 µs", alignment::right},
-    column{"p99 µs", alignment::right},       column{"loop req/s", alignment::right},
-    column{"recipe µs", alignment::right},    column{"vs recipe (p50/p90)", alignment::right},
-    column{"floor µs", alignment::right},     column{"check", alignment::left},
-    column{"first µs (rank)", alignment::right},
-};
+std::vector<column> make_request_columns() {
+  std::vector<column> columns{
+      {"engine", alignment::left}, {"input", alignment::right},    {"strategy", alignment::left},
+      {"median µs", alignment::right}, {"±", alignment::right}, {"± trials", alignment::right},
+  };
+  for_each_field<sample_stats>([&](const auto& f) {
+    if (f.shown(shown_in::columns)) columns.push_back({f.column, alignment::right});
+  });
+  for (const column c : {column{"loop req/s", alignment::right}, column{"recipe µs", alignment::right},
+                         column{"vs recipe (p50/p90)", alignment::right}, column{"floor µs", alignment::right},
+                         column{"check", alignment::left}, column{"first µs (rank)", alignment::right}})
+    columns.push_back(c);
+  return columns;
+}
+const std::vector<column> request_columns = make_request_columns();
 
 constexpr std::array stage_columns{
     column{"engine", alignment::left},       column{"input", alignment::right},
@@ -172,7 +182,7 @@ constexpr std::array stage_columns{
     column{"UM faults g/c", alignment::right}, column{"UM MB in/out", alignment::right},
 };
 
-constexpr std::array layouts{
+const std::array layouts{
     table_layout{"requests", request_columns, request_cells},
     table_layout{"where the time goes", stage_columns, stage_cells},
 };

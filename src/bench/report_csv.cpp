@@ -1,10 +1,13 @@
-// The CSV rendering: one flat row per result for spreadsheets and data frames. Header and rows
-// come from the same list of (name, value) fields, so they cannot disagree on the column count.
+// The CSV rendering: one flat row per result for spreadsheets and data frames, its columns the
+// field table of ferry/bench/result.hpp. Header and rows come from the same list of (name, value)
+// fields, so they cannot disagree on the column count.
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join (moved here in newer fmt)
 
+#include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -17,128 +20,66 @@ namespace {
 
 using csv_fields = std::vector<std::pair<std::string, std::string>>;
 
-// Shortest text that reads back as the same double.
-std::string number(double value) { return fmt::format("{}", value); }
-std::string number(std::uint64_t value) { return fmt::format("{}", value); }
-std::string number(int value) { return fmt::format("{}", value); }
-std::string flag(bool value) { return value ? "true" : "false"; }
 
-csv_fields stats_fields(std::string_view series, const sample_stats& s) {
-  csv_fields fields;
-  const auto add = [&](std::string_view member, std::string value) {
-    fields.emplace_back(fmt::format("{}_{}", series, member), std::move(value));
-  };
-  add("count", number(std::uint64_t{s.count}));
-  add("median", number(s.median));
-  add("p90", number(s.p90));
-  add("p99", number(s.p99));
-  add("min", number(s.min));
-  add("max", number(s.max));
-  add("iqr", number(s.iqr));
-  add("mean", number(s.mean));
-  return fields;
+std::string column_name(std::string_view prefix, std::string_view name) {
+  return prefix.empty() ? std::string(name) : fmt::format("{}_{}", prefix, name);
 }
 
-// Every field of a result, in bench_result.hpp order; absent optionals become empty cells.
+// One value as text: shortest text that reads back as the same number, lists "; "-separated
+// (the GPUs as --devices reads them).
+template <class T>
+std::string text_of(const T& value) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return value ? "true" : "false";
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    return value;
+  } else if constexpr (std::is_same_v<T, std::optional<strategy_kind>>) {
+    return std::string(strategy_name(value));
+  } else if constexpr (std::is_same_v<T, std::vector<int>>) {
+    return format_device_set(value);
+  } else if constexpr (is_list<T>) {
+    std::vector<std::string> items;
+    for (const auto& item : value) items.push_back(text_of(item));
+    return fmt::format("{}", fmt::join(items, "; "));
+  } else {
+    return fmt::format("{}", value);
+  }
+}
+
+// The columns of a value named `name`: a described struct flattens into <name>_<field> columns,
+// an absent optional into empty cells (so every row has every column), a list of described
+// structs into its count under the field's key ("trials") and one column per element field
+// holding every element's value ("trial_median_us").
+template <class T>
+void add_columns(csv_fields& out, const std::string& name, const T* value) {
+  if constexpr (described<T>) {
+    for_each_field<T>([&](const auto& f) {
+      const auto* member = value ? &(value->*(f.member)) : nullptr;
+      using member_type = std::remove_cvref_t<decltype(*member)>;
+      if constexpr (list_of_described<member_type>) {
+        out.emplace_back(column_name(name, f.key), member ? text_of(member->size()) : "");
+        for_each_field<typename member_type::value_type>([&](const auto& g) {
+          std::vector<std::string> items;
+          if (member)
+            for (const auto& element : *member) items.push_back(text_of(element.*(g.member)));
+          out.emplace_back(column_name(column_name(name, f.csv_name()), g.csv_name()),
+                           fmt::format("{}", fmt::join(items, "; ")));
+        });
+      } else {
+        add_columns(out, column_name(name, f.csv_name()), member);
+      }
+    });
+  } else if constexpr (is_optional<T> && !std::is_same_v<T, std::optional<strategy_kind>>) {
+    add_columns(out, name, value && value->has_value() ? &**value : nullptr);
+  } else {
+    out.emplace_back(name, value ? text_of(*value) : "");
+  }
+}
+
+// Every field of a result, in the field table's order.
 csv_fields fields_of(const strategy_result& r) {
   csv_fields f;
-  f.emplace_back("strategy", r.strategy);
-  f.emplace_back("engine", r.engine);
-  f.emplace_back("input_bytes", number(std::uint64_t{r.input_bytes}));
-  f.emplace_back("output_bytes", number(std::uint64_t{r.output_bytes}));
-  f.emplace_back("inflight", number(r.inflight));
-  f.emplace_back("clients", number(r.clients));
-  f.emplace_back("devices", format_device_set(r.devices));
-  f.emplace_back("graph", flag(r.graph));
-  f.emplace_back("warmed_up", flag(r.warmed_up));
-  f.emplace_back("input_writes", r.input_writes);
-  f.emplace_back("refused", r.refused.value_or(""));
-  f.emplace_back("failed", flag(r.failed));
-  f.emplace_back("iterations", number(std::uint64_t{r.iterations}));
-  f.emplace_back("wall_seconds", number(r.wall_seconds));
-  for (const auto& [series, stats] : {std::pair{"latency_us", &r.latency_us}, std::pair{"fill_us", &r.fill_us},
-                                      std::pair{"h2d_us", &r.h2d_us}, std::pair{"compute_us", &r.compute_us},
-                                      std::pair{"d2h_us", &r.d2h_us}, std::pair{"enqueue_us", &r.enqueue_us}}) {
-    const csv_fields more = stats_fields(series, *stats);
-    f.insert(f.end(), more.begin(), more.end());
-  }
-  f.emplace_back("cold_first_us", number(r.cold_first_us));
-  f.emplace_back("cold_first_percentile", number(r.cold_first_percentile));
-  f.emplace_back("throughput_per_s", number(r.throughput_per_s));
-  f.emplace_back("h2d_gbps", number(r.h2d_gbps));
-  f.emplace_back("d2h_gbps", number(r.d2h_gbps));
-  f.emplace_back("relative_iqr", number(r.relative_iqr));
-  f.emplace_back("noise", number(r.noise));
-  f.emplace_back("throughput_noise", number(r.throughput_noise));
-  f.emplace_back("trial_noise", number(r.trial_noise));
-  f.emplace_back("throughput_trial_noise", number(r.throughput_trial_noise));
-  // Each trial's figures, "; "-separated in trial order (a cell has a handful of trials).
-  f.emplace_back("trials", number(std::uint64_t{r.trials.size()}));
-  const auto per_trial = [&r](auto member) {
-    std::vector<std::string> values;
-    for (const trial_figures& t : r.trials) values.push_back(number(t.*member));
-    return fmt::format("{}", fmt::join(values, "; "));
-  };
-  f.emplace_back("trial_started_seconds", per_trial(&trial_figures::started_seconds));
-  f.emplace_back("trial_wall_seconds", per_trial(&trial_figures::wall_seconds));
-  f.emplace_back("trial_iterations", per_trial(&trial_figures::iterations));
-  f.emplace_back("trial_median_us", per_trial(&trial_figures::median_us));
-  f.emplace_back("trial_noise_each", per_trial(&trial_figures::noise));
-  f.emplace_back("trial_throughput_per_s", per_trial(&trial_figures::throughput_per_s));
-  f.emplace_back("trial_throughput_noise", per_trial(&trial_figures::throughput_noise));
-  f.emplace_back("schedule", r.schedule);
-  f.emplace_back("max_noise", number(r.max_noise));
-  f.emplace_back("noisy", flag(r.noisy));
-  f.emplace_back("stopped", r.stopped);
-  f.emplace_back("device_bytes_used", number(std::uint64_t{r.device_bytes_used}));
-  for (const auto& entry : {std::pair{"recipe", &r.recipe}, std::pair{"floor", &r.floor}}) {
-    const std::string_view name = entry.first;
-    const bool present = entry.second->has_value();
-    const auto add = [&f, name, present](std::string_view member, std::string value) {
-      f.emplace_back(fmt::format("{}_{}", name, member), present ? std::move(value) : "");
-    };
-    const side_run empty;
-    const side_run& s = present ? **entry.second : empty;
-    add("steps", s.steps);
-    add("iterations", number(std::uint64_t{s.iterations}));
-    add("latency_us_median", number(s.latency_us.median));
-    add("latency_us_p90", number(s.latency_us.p90));
-    add("latency_us_p99", number(s.latency_us.p99));
-    add("noise", number(s.noise));
-    add("output_checked", flag(s.output_checked));
-    add("output_matches", flag(s.output_matches));
-  }
-  f.emplace_back("recipe_note", r.recipe_note);
-  {
-    const clock_record empty;
-    const clock_record& c = r.clocks ? *r.clocks : empty;
-    const auto add = [&](std::string_view member, std::string value) {
-      f.emplace_back(fmt::format("clocks_{}", member), r.clocks ? std::move(value) : "");
-    };
-    add("sm_mhz_min", number(std::uint64_t{c.sm_mhz_min}));
-    add("sm_mhz_max", number(std::uint64_t{c.sm_mhz_max}));
-    add("mem_mhz_min", number(std::uint64_t{c.mem_mhz_min}));
-    add("mem_mhz_max", number(std::uint64_t{c.mem_mhz_max}));
-    add("throttle_reasons", fmt::format("{}", fmt::join(c.throttle_reasons, "; ")));
-    add("changed", flag(c.changed));
-  }
-  f.emplace_back("clocks_note", r.clocks_note);
-  f.emplace_back("host_probe_us", number(r.host_probe_us));
-  f.emplace_back("host_probe_spread", number(r.host_probe_spread));
-  f.emplace_back("cuda_probe_us", number(r.cuda_probe_us));
-  f.emplace_back("cuda_probe_spread", number(r.cuda_probe_spread));
-  f.emplace_back("output_checked", flag(r.output_checked));
-  f.emplace_back("output_matches", flag(r.output_matches));
-  f.emplace_back("check_detail", r.check_detail);
-  f.emplace_back("notes", fmt::format("{}", fmt::join(r.notes, "; ")));
-  const auto um_field = [&](std::string_view name, auto member) {
-    f.emplace_back(fmt::format("um_{}", name), r.um ? number(std::uint64_t{(*r.um).*member}) : "");
-  };
-  um_field("bytes_host_to_device", &um_traffic::bytes_host_to_device);
-  um_field("bytes_device_to_host", &um_traffic::bytes_device_to_host);
-  um_field("gpu_page_faults", &um_traffic::gpu_page_faults);
-  um_field("cpu_page_faults", &um_traffic::cpu_page_faults);
-  f.emplace_back("um_note", r.um_note);
+  add_columns(f, "", &r);
   return f;
 }
 

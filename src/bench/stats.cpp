@@ -50,6 +50,7 @@ sample_stats summarize(std::span<const double> samples) {
   stats.median = percentile_of_sorted(sorted, 0.50);
   stats.p90 = percentile_of_sorted(sorted, 0.90);
   stats.p99 = percentile_of_sorted(sorted, 0.99);
+  stats.p999 = percentile_of_sorted(sorted, 0.999);
   stats.min = sorted.front();
   stats.max = sorted.back();
   stats.iqr = percentile_of_sorted(sorted, 0.75) - percentile_of_sorted(sorted, 0.25);

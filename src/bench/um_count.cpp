@@ -11,16 +11,14 @@
 
 namespace ferry::bench {
 
-void count_um_traffic(const cell_target& target, const run_options& options, strategy_result& r) {
+um_reading count_um_traffic(const cell_target& target, const run_options& options) {
   if (!options.um_counters) {
-    r.um_note = "unified-memory counters off (--no-um-counters)";
-    return;
+    return {.traffic = std::nullopt, .note = "unified-memory counters off (--no-um-counters)"};
   }
   constexpr std::size_t counted_requests = 16;
   auto counters = um_counter_session::start(target.devices.front());  // process-wide anyway
   if (!counters.available()) {
-    r.um_note = counters.reason();
-    return;
+    return {.traffic = std::nullopt, .note = counters.reason()};
   }
   run_options extra = options;
   extra.warmup = false;  // the cell just ran: the pages are where its steady state keeps them
@@ -31,8 +29,7 @@ void count_um_traffic(const cell_target& target, const run_options& options, str
   // CUPTI can deliver a flush's records late; keep taking until a take adds nothing.
   std::optional<um_traffic> total = counters.take();
   if (!total) {
-    r.um_note = counters.reason();
-    return;
+    return {.traffic = std::nullopt, .note = counters.reason()};
   }
   for (int attempt = 0; attempt < 5; ++attempt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -43,11 +40,12 @@ void count_um_traffic(const cell_target& target, const run_options& options, str
     *total += *late;
   }
   const auto n = counted.samples().requests;
-  r.um = um_traffic{total->bytes_host_to_device / n, total->bytes_device_to_host / n, total->gpu_page_faults / n,
-                    total->cpu_page_faults / n};
-  r.um_note = fmt::format("per request, averaged over {} requests counted after the timed ones", n);
+  um_reading reading{.traffic = um_traffic{total->bytes_host_to_device / n, total->bytes_device_to_host / n,
+                                           total->gpu_page_faults / n, total->cpu_page_faults / n},
+                     .note = fmt::format("per request, averaged over {} requests counted after the timed ones", n)};
   if (counters.dropped_records() > 0)
-    r.um_note += fmt::format("; {} CUPTI records dropped: lower bounds", counters.dropped_records());
+    reading.note += fmt::format("; {} CUPTI records dropped: lower bounds", counters.dropped_records());
+  return reading;
 }
 
 }  // namespace ferry::bench

@@ -3,13 +3,21 @@
 // src/bench.
 #pragma once
 
+#include <optional>
+#include <string>
+
 #include "bench/cell_target.hpp"
 #include "ferry/bench/result.hpp"
-#include "ferry/bench/run.hpp"
+#include "ferry/bench/run_options.hpp"
 
 namespace ferry::bench {
 
-// Sets r.um (per request) and r.um_note, or only r.um_note saying why there are no counts.
-void count_um_traffic(const cell_target& target, const run_options& options, strategy_result& r);
+// The counts (per request) and how they were taken, or no counts and why.
+struct um_reading {
+  std::optional<um_traffic> traffic;
+  std::string note;
+};
+
+[[nodiscard]] um_reading count_um_traffic(const cell_target& target, const run_options& options);
 
 }  // namespace ferry::bench

@@ -1,17 +1,19 @@
 // The winner of a benchmark matrix and the recommendation that goes with it.
+#include "bench/verdict.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 
 #include <fmt/format.h>
 
-#include "ferry/bench/run.hpp"
+#include "ferry/bench/run_options.hpp"
 
 namespace ferry::bench {
 namespace {
 
 bool usable(const strategy_result& r) {
-  return !r.refused && r.output_matches && r.iterations > 0 && r.strategy != "device";
+  return !r.refused && r.output_matches && r.iterations > 0 && r.strategy != strategy_kind::device;
 }
 
 // How far a result is from the best of its cell: 1 is the best, 1.3 is 30% worse.
@@ -32,27 +34,22 @@ std::string metric(const strategy_result& r, objective goal) {
 
 }  // namespace
 
-void decide_winner(bench_report& report, objective goal, const std::string& platform_advice) {
-  report.objective = goal == objective::latency ? "latency" : "throughput";
+verdict decide_winner(const std::vector<strategy_result>& results, objective goal, const std::string& platform_advice) {
   // Cells: one workload at one size. The best of each is the yardstick for the others.
   std::map<std::pair<std::string, std::size_t>, const strategy_result*> best;
   std::map<std::pair<std::string, std::size_t>, const strategy_result*> floor;
-  for (const auto& r : report.results) {
+  for (const auto& r : results) {
     const auto key = std::make_pair(r.engine, r.input_bytes);
-    if (r.strategy == "device" && !r.refused) floor[key] = &r;
+    if (r.strategy == strategy_kind::device && !r.refused) floor[key] = &r;
     if (!usable(r)) continue;
     if (!best.count(key) || better(r, *best[key], goal)) best[key] = &r;
   }
-  if (best.empty()) {
-    report.winner = "";
-    report.recommendation = "No host-input strategy produced checked results. " + platform_advice;
-    return;
-  }
+  if (best.empty()) return {.winner = "", .recommendation = "No host-input strategy produced checked results. " + platform_advice};
   // Geometric mean of the penalties over the cells a strategy ran in.
   std::map<std::string, std::pair<double, int>> score;
-  for (const auto& r : report.results) {
+  for (const auto& r : results) {
     if (!usable(r)) continue;
-    auto& [log_sum, cells] = score[r.strategy];
+    auto& [log_sum, cells] = score[std::string(strategy_name(r.strategy))];
     log_sum += std::log(penalty(r, *best.at({r.engine, r.input_bytes}), goal));
     ++cells;
   }
@@ -67,10 +64,8 @@ void decide_winner(bench_report& report, objective goal, const std::string& plat
       winner_score = g;
     }
   }
-  if (winner.empty()) winner = best.begin()->second->strategy;
-  report.winner = winner;
-
-  std::string text = fmt::format("For {}, '{}' wins on this machine", report.objective, winner);
+  if (winner.empty()) winner = strategy_name(best.begin()->second->strategy);
+  std::string text = fmt::format("For {}, '{}' wins on this machine", to_string(goal), winner);
   text += winner_score <= 1.0001 ? " in every cell measured"
                                  : fmt::format(" (on average {:.0f}% from the best of each cell)",
                                                (winner_score - 1) * 100);
@@ -79,10 +74,10 @@ void decide_winner(bench_report& report, objective goal, const std::string& plat
   for (const auto& [key, b] : best) {
     const strategy_result* w = nullptr;
     const strategy_result* managed = nullptr;
-    for (const auto& r : report.results) {
+    for (const auto& r : results) {
       if (r.engine != key.first || r.input_bytes != key.second || !usable(r)) continue;
-      if (r.strategy == winner) w = &r;
-      if (r.strategy == "managed") managed = &r;
+      if (strategy_name(r.strategy) == winner) w = &r;
+      if (r.strategy == strategy_kind::managed) managed = &r;
     }
     if (w == nullptr) continue;
     std::string cell = fmt::format("{} {:.1f} MB: {} {}", key.first, key.second / 1e6, winner, metric(*w, goal));
@@ -95,7 +90,7 @@ void decide_winner(bench_report& report, objective goal, const std::string& plat
   text += ". ";
   for (std::size_t i = 0; i < cells.size(); ++i) text += (i ? "; " : "") + cells[i];
   text += ". " + platform_advice;
-  report.recommendation = text;
+  return {.winner = winner, .recommendation = text};
 }
 
 }  // namespace ferry::bench

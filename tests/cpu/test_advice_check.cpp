@@ -17,7 +17,7 @@ namespace {
 
 fb::strategy_result cell(std::string strategy, double median_us, bool matches = true) {
   fb::strategy_result r;
-  r.strategy = std::move(strategy);
+  r.strategy = ferry::parse_strategy(strategy);
   r.engine = "touch";
   r.input_bytes = 19'000'000;
   r.latency_us.median = median_us;
@@ -37,7 +37,7 @@ std::vector<const fb::strategy_result*> pointers(const std::vector<fb::strategy_
 
 TEST(AdviceCheck, APickAtTheBestHasNoShortfall) {
   const std::vector cells{cell("pinned", 400), cell("mapped", 380), cell("managed", 900)};
-  const auto c = fb::check_advice(pointers(cells), strategy_kind::mapped, fb::objective::latency);
+  const auto c = fb::check_advice(pointers(cells), strategy_kind::mapped, ferry::objective::latency);
   EXPECT_EQ(c.engine, "touch");
   EXPECT_EQ(c.input_bytes, 19'000'000U);
   EXPECT_EQ(c.best, "mapped");
@@ -48,13 +48,13 @@ TEST(AdviceCheck, APickAtTheBestHasNoShortfall) {
 
 TEST(AdviceCheck, ShortfallIsRelativeToTheBestForEachObjective) {
   const std::vector cells{cell("pinned", 420), cell("mapped", 400)};
-  const auto slower = fb::check_advice(pointers(cells), strategy_kind::pinned, fb::objective::latency);
+  const auto slower = fb::check_advice(pointers(cells), strategy_kind::pinned, ferry::objective::latency);
   ASSERT_TRUE(slower.shortfall.has_value());
   EXPECT_NEAR(*slower.shortfall, 0.05, 1e-12);  // 420 / 400 - 1
   EXPECT_TRUE(slower.within());
   EXPECT_FALSE(slower.within(0.04));
 
-  const auto fewer = fb::check_advice(pointers(cells), strategy_kind::pinned, fb::objective::throughput);
+  const auto fewer = fb::check_advice(pointers(cells), strategy_kind::pinned, ferry::objective::throughput);
   EXPECT_EQ(fewer.best, "mapped");
   ASSERT_TRUE(fewer.shortfall.has_value());
   EXPECT_NEAR(*fewer.shortfall, (1e6 / 400) / (1e6 / 420) - 1, 1e-12);
@@ -64,7 +64,7 @@ TEST(AdviceCheck, TheFloorAndFailedCellsNeverCountAsTheBest) {
   std::vector cells{cell("device", 15), cell("mapped", 30, /*matches=*/false), cell("pinned", 40)};
   cells.push_back(cell("registered", 10));
   cells.back().refused = "out of memory";
-  const auto c = fb::check_advice(pointers(cells), strategy_kind::pinned, fb::objective::latency);
+  const auto c = fb::check_advice(pointers(cells), strategy_kind::pinned, ferry::objective::latency);
   EXPECT_EQ(c.best, "pinned");
   EXPECT_TRUE(c.within());
 }
@@ -73,14 +73,14 @@ TEST(AdviceCheck, APickThatDidNotRunSaysWhyAndIsNotGood) {
   std::vector cells{cell("pinned", 40), cell("mapped", 30, /*matches=*/false)};
   cells.push_back(cell("registered", 10));
   cells.back().refused = "no memory";
-  const auto missing = fb::check_advice(pointers(cells), strategy_kind::managed_advise, fb::objective::latency);
+  const auto missing = fb::check_advice(pointers(cells), strategy_kind::managed_advise, ferry::objective::latency);
   EXPECT_FALSE(missing.shortfall.has_value());
   EXPECT_FALSE(missing.within());
   EXPECT_NE(missing.note.find("not among"), std::string::npos);
-  const auto wrong = fb::check_advice(pointers(cells), strategy_kind::mapped, fb::objective::latency);
+  const auto wrong = fb::check_advice(pointers(cells), strategy_kind::mapped, ferry::objective::latency);
   EXPECT_FALSE(wrong.within());
   EXPECT_NE(wrong.note.find("did not match"), std::string::npos);
-  const auto refused = fb::check_advice(pointers(cells), strategy_kind::registered, fb::objective::latency);
+  const auto refused = fb::check_advice(pointers(cells), strategy_kind::registered, ferry::objective::latency);
   EXPECT_FALSE(refused.within());
   EXPECT_NE(refused.note.find("no memory"), std::string::npos);
 }
@@ -90,9 +90,9 @@ TEST(AdviceCheck, SummaryCountsTheGoodPicks) {
   const std::vector good{cell("pinned", 100), cell("mapped", 104)};
   const std::vector bad{cell("pinned", 100), cell("mapped", 120)};
   const std::vector<fb::advice_check> checks{
-      fb::check_advice(pointers(good), strategy_kind::mapped, fb::objective::latency),
-      fb::check_advice(pointers(bad), strategy_kind::mapped, fb::objective::latency),
-      fb::check_advice(pointers(good), strategy_kind::pinned, fb::objective::latency)};
+      fb::check_advice(pointers(good), strategy_kind::mapped, ferry::objective::latency),
+      fb::check_advice(pointers(bad), strategy_kind::mapped, ferry::objective::latency),
+      fb::check_advice(pointers(good), strategy_kind::pinned, ferry::objective::latency)};
   EXPECT_EQ(fb::summarize_advice(checks),
             "the profile's pick was within 5% of the best measured, or the same within their noise, in 2 of 3 cells "
             "(67%)");
@@ -103,7 +103,7 @@ TEST(AdviceCheck, SummaryCountsTheGoodPicks) {
 // make that much of it, and wrong when their noise is small.
 TEST(AdviceCheck, APickWithinTheNoiseBetweenTrialsOfTheBestIsRight) {
   std::vector cells{cell("mapped", 496), cell("registered-mapped", 400)};
-  const auto tight = fb::check_advice(pointers(cells), strategy_kind::mapped, fb::objective::latency);
+  const auto tight = fb::check_advice(pointers(cells), strategy_kind::mapped, ferry::objective::latency);
   ASSERT_TRUE(tight.shortfall.has_value());
   EXPECT_NEAR(*tight.shortfall, 0.24, 1e-12);
   EXPECT_EQ(tight.noise, 0.0);  // no noise figures: judged against the 5% tolerance alone
@@ -114,14 +114,14 @@ TEST(AdviceCheck, APickWithinTheNoiseBetweenTrialsOfTheBestIsRight) {
     c.trial_noise = 0.06;  // but the trials drifted apart
     c.trials.resize(4);
   }
-  const auto drifting = fb::check_advice(pointers(cells), strategy_kind::mapped, fb::objective::latency);
+  const auto drifting = fb::check_advice(pointers(cells), strategy_kind::mapped, ferry::objective::latency);
   // t at 98% for the Welch dof of two 4-trial noises (6) is 3.14; times 6% x sqrt 2 is 26.7%.
   EXPECT_NEAR(drifting.noise, fb::difference_threshold({0.06, 3}, {0.06, 3}), 1e-12);
   EXPECT_GT(drifting.noise, 0.24);
   EXPECT_TRUE(drifting.within());
 
   for (auto& c : cells) c.trial_noise = 0.01;
-  const auto quiet = fb::check_advice(pointers(cells), strategy_kind::mapped, fb::objective::latency);
+  const auto quiet = fb::check_advice(pointers(cells), strategy_kind::mapped, ferry::objective::latency);
   EXPECT_LT(quiet.noise, 0.24);
   EXPECT_FALSE(quiet.within());
 }
@@ -131,7 +131,7 @@ TEST(AdviceCheck, TheReportCarriesAndRendersTheChecks) {
   report.objective = "latency";
   report.results = {cell("pinned", 400), cell("mapped", 460)};
   report.advice_checks.push_back(
-      fb::check_advice({&report.results[0], &report.results[1]}, strategy_kind::mapped, fb::objective::latency));
+      fb::check_advice({&report.results[0], &report.results[1]}, strategy_kind::mapped, ferry::objective::latency));
   fb::advice_check unrun;
   unrun.engine = "reduce";
   unrun.input_bytes = 600'000;

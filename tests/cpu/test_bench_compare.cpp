@@ -24,7 +24,7 @@ namespace {
 fb::strategy_result cell(std::string strategy, double median_us, double noise, double req_per_s = 0,
                          double throughput_noise = 0) {
   fb::strategy_result r;
-  r.strategy = std::move(strategy);
+  r.strategy = ferry::parse_strategy(strategy);
   r.engine = "reduce";
   r.input_bytes = 19'000'000;
   r.iterations = 400;
@@ -192,11 +192,10 @@ fb::strategy_result measure(const synthetic_cell& cell, std::size_t index, doubl
                                             fb::judged_noise_of(trials, false));
     if (decision != fb::trials_decision::more) {
       fb::strategy_result r;
-      r.strategy = "pinned";
+      r.strategy = ferry::strategy_kind::pinned;
       r.engine = "touch";
       r.input_bytes = (19u << 20) + index;  // one cell per key
-      fb::assemble_result(trials, options, decision, "synthetic", r);
-      return r;
+      return fb::assemble_result(trials, options, decision, "synthetic", std::move(r));
     }
   }
 }

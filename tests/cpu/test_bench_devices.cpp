@@ -15,7 +15,7 @@ namespace {
 
 fb::strategy_result measured(std::vector<int> devices) {
   fb::strategy_result r;
-  r.strategy = "pinned";
+  r.strategy = ferry::strategy_kind::pinned;
   r.engine = "mlp:48x2048";
   r.input_bytes = 4 << 20;
   r.output_bytes = 4 << 20;

@@ -10,7 +10,8 @@
 
 #include "bench/input_fill.hpp"
 #include "bench/output_check.hpp"
-#include "ferry/bench/run.hpp"
+#include "bench/verdict.hpp"
+#include "ferry/bench/run_options.hpp"
 #include "ferry/bench/workload_factory.hpp"
 #include "ferry/byte_size.hpp"
 #include "ferry/error.hpp"
@@ -158,7 +159,7 @@ TEST(OutputCheck, FindsTheFirstMismatchAndAcceptsRounding) {
 
 ferry::bench::strategy_result cell(const std::string& strategy, double latency, double throughput) {
   ferry::bench::strategy_result r;
-  r.strategy = strategy;
+  r.strategy = ferry::parse_strategy(strategy);
   r.engine = "reduce";
   r.input_bytes = 600000;
   r.iterations = 100;
@@ -179,13 +180,12 @@ TEST(Verdict, PicksTheBestHostStrategyNeverTheFloor) {
   wrong.output_matches = false;  // fast but wrong never wins
   report.results.push_back(wrong);
 
-  ferry::bench::decide_winner(report, ferry::bench::objective::latency, "advice.");
-  EXPECT_EQ(report.winner, "mapped");
-  EXPECT_EQ(report.objective, "latency");
-  EXPECT_NE(report.recommendation.find("device floor"), std::string::npos) << report.recommendation;
-  EXPECT_NE(report.recommendation.find("managed"), std::string::npos) << report.recommendation;
-  ferry::bench::decide_winner(report, ferry::bench::objective::throughput, "advice.");
-  EXPECT_EQ(report.winner, "pinned");
+  const auto latency = ferry::bench::decide_winner(report.results, ferry::objective::latency, "advice.");
+  EXPECT_EQ(latency.winner, "mapped");
+  EXPECT_NE(latency.recommendation.find("For latency"), std::string::npos) << latency.recommendation;
+  EXPECT_NE(latency.recommendation.find("device floor"), std::string::npos) << latency.recommendation;
+  EXPECT_NE(latency.recommendation.find("managed"), std::string::npos) << latency.recommendation;
+  EXPECT_EQ(ferry::bench::decide_winner(report.results, ferry::objective::throughput, "advice.").winner, "pinned");
 }
 
 }  // namespace

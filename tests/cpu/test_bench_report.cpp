@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/report_cells.hpp"
 #include "ferry/bench/report.hpp"
 #include "ferry/error.hpp"
 
@@ -34,6 +35,7 @@ fb::sample_stats stats(double median, double scale = 1.0) {
   s.median = median;
   s.p90 = median * 1.05 * scale;
   s.p99 = median * 1.2 * scale;
+  s.p999 = median * 1.4 * scale;
   s.min = median * 0.9;
   s.max = median * 1.5 * scale;
   s.iqr = median * 0.04 * scale;
@@ -44,7 +46,7 @@ fb::sample_stats stats(double median, double scale = 1.0) {
 fb::strategy_result measured(std::string strategy, std::string engine, std::size_t input_bytes,
                              double latency_us) {
   fb::strategy_result r;
-  r.strategy = std::move(strategy);
+  r.strategy = ferry::parse_strategy(strategy);
   r.engine = std::move(engine);
   r.input_bytes = input_bytes;
   r.output_bytes = input_bytes / 4 + 3;
@@ -145,7 +147,7 @@ fb::bench_report full_report() {
   report.results.push_back(mapped);
 
   fb::strategy_result refused;
-  refused.strategy = "system";
+  refused.strategy = ferry::strategy_kind::system;
   refused.engine = "reduce";
   refused.input_bytes = 19'000'000;
   refused.refused = refusal_reason;
@@ -153,7 +155,7 @@ fb::bench_report full_report() {
 
   // A cell whose trial ran out of memory: failed, with the reason, the run went on.
   fb::strategy_result failed;
-  failed.strategy = "registered";
+  failed.strategy = ferry::strategy_kind::registered;
   failed.engine = "reduce";
   failed.input_bytes = 19'000'000;
   failed.refused = oom_reason;
@@ -169,6 +171,7 @@ void expect_same(const fb::sample_stats& a, const fb::sample_stats& b, const std
   EXPECT_EQ(a.median, b.median);
   EXPECT_EQ(a.p90, b.p90);
   EXPECT_EQ(a.p99, b.p99);
+  EXPECT_EQ(a.p999, b.p999);
   EXPECT_EQ(a.min, b.min);
   EXPECT_EQ(a.max, b.max);
   EXPECT_EQ(a.iqr, b.iqr);
@@ -177,7 +180,7 @@ void expect_same(const fb::sample_stats& a, const fb::sample_stats& b, const std
 
 // Field by field, so a field that to_json forgets fails here even if the JSON compares equal.
 void expect_same(const fb::strategy_result& a, const fb::strategy_result& b) {
-  SCOPED_TRACE(a.strategy + " / " + a.engine);
+  SCOPED_TRACE(std::string(fb::strategy_name(a.strategy)) + " / " + a.engine);
   EXPECT_EQ(a.strategy, b.strategy);
   EXPECT_EQ(a.engine, b.engine);
   EXPECT_EQ(a.input_bytes, b.input_bytes);
@@ -368,7 +371,7 @@ TEST(BenchReportJson, MissingFieldsTakeTheirDefaults) {
       nlohmann::json::parse(R"({"winner": "pinned", "results": [{"strategy": "mapped"}]})"));
   EXPECT_EQ(report.winner, "pinned");
   ASSERT_EQ(report.results.size(), 1u);
-  EXPECT_EQ(report.results[0].strategy, "mapped");
+  EXPECT_EQ(report.results[0].strategy, ferry::strategy_kind::mapped);
   EXPECT_EQ(report.results[0].inflight, 1);
   EXPECT_TRUE(report.results[0].warmed_up);
   EXPECT_EQ(report.results[0].input_writes, "cached");  // older reports: inputs were written that way
@@ -407,7 +410,7 @@ TEST(BenchReportJson, MalformedInputThrowsInvalidArgument) {
 TEST(BenchReportTable, ShowsEveryStrategyTheRefusalAndTheWinner) {
   const auto report = full_report();
   const std::string table = fb::render_table(report);
-  for (const auto& r : report.results) EXPECT_NE(table.find(r.strategy), std::string::npos) << r.strategy;
+  for (const auto& r : report.results) EXPECT_NE(table.find(fb::strategy_name(r.strategy)), std::string::npos) << fb::strategy_name(r.strategy);
   EXPECT_NE(table.find("refused: " + refusal_reason), std::string::npos);
   EXPECT_NE(table.find("failed: " + oom_reason), std::string::npos) << table;
   EXPECT_NE(table.find("failed: 1 of 5 cells failed, each with its reason; the run went on without them"),
@@ -495,7 +498,7 @@ TEST(BenchReportMarkdown, HasHeaderTableRefusalsAndWinner) {
   EXPECT_NE(md.find("`" + report.command + "`"), std::string::npos);
   EXPECT_NE(md.find("NVIDIA H200"), std::string::npos);
   EXPECT_NE(md.find("CUDA driver 13.0"), std::string::npos);
-  for (const auto& r : report.results) EXPECT_NE(md.find(r.strategy), std::string::npos) << r.strategy;
+  for (const auto& r : report.results) EXPECT_NE(md.find(fb::strategy_name(r.strategy)), std::string::npos) << fb::strategy_name(r.strategy);
   EXPECT_NE(md.find(refusal_reason), std::string::npos);
   EXPECT_NE(md.find("## Failed\n\n- **reduce / 19 MB / registered**: " + oom_reason), std::string::npos) << md;
   EXPECT_NE(md.find("## Refused\n\n- **reduce / 19 MB / system**: " + refusal_reason), std::string::npos) << md;
@@ -566,6 +569,22 @@ TEST(BenchReportCsv, EveryRowHasEveryColumnAndCommasAreQuoted) {
   EXPECT_EQ(std::stod(rows[1][column("enqueue_us_median")]), 425.0 / 20);
 }
 
+// A figure is one member and its row in the field table (ferry/bench/result.hpp): the p99.9
+// latency, added that way, is in every rendering.
+TEST(BenchReportFields, AFigureOfTheTableIsInEveryRendering) {
+  const auto report = full_report();
+  const double p999 = report.results[0].latency_us.p999;
+  EXPECT_EQ(fb::to_json(report).at("results").at(0).at("latency_us").at("p999"), p999);
+  EXPECT_EQ(fb::report_from_json(fb::to_json(report)).results[0].latency_us.p999, p999);
+  const auto rows = parse_csv(fb::render_csv(report));
+  const auto column = std::find(rows[0].begin(), rows[0].end(), "latency_us_p999");
+  ASSERT_NE(column, rows[0].end());
+  EXPECT_EQ(std::stod(rows[1][static_cast<std::size_t>(column - rows[0].begin())]), p999);
+  EXPECT_NE(fb::render_table(report).find("p99.9 µs"), std::string::npos);
+  EXPECT_NE(fb::render_markdown(report).find("| p99.9 µs |"), std::string::npos);
+  EXPECT_NE(fb::render_table(report).find(fb::cells::format_us(p999)), std::string::npos);
+}
+
 TEST(BenchReportCsv, EmptyReportStillHasAHeader) {
   const auto rows = parse_csv(fb::render_csv(fb::bench_report{}));
   ASSERT_EQ(rows.size(), 1u);
@@ -613,7 +632,7 @@ fb::bench_report plot_report() {
   }
   report.results[1].noisy = true;
   fb::strategy_result refused;
-  refused.strategy = "system";
+  refused.strategy = ferry::strategy_kind::system;
   refused.engine = "reduce";
   refused.refused = refusal_reason;
   report.results.push_back(refused);

@@ -30,6 +30,7 @@ TEST(BenchStats, OneToHundred) {
   EXPECT_NEAR(s.median, 50.5, eps);
   EXPECT_NEAR(s.p90, 90.1, eps);  // 1 + 0.9 * 99
   EXPECT_NEAR(s.p99, 99.01, eps);  // 1 + 0.99 * 99
+  EXPECT_NEAR(s.p999, 99.901, eps);  // 1 + 0.999 * 99
   EXPECT_NEAR(s.min, 1, eps);
   EXPECT_NEAR(s.max, 100, eps);
   EXPECT_NEAR(s.iqr, 49.5, eps);  // 75.25 - 25.75

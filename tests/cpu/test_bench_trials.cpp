@@ -13,7 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "ferry/bench/run.hpp"
+#include "bench/cell_runner.hpp"
+#include "ferry/bench/run_options.hpp"
 #include "ferry/bench/stats.hpp"
 #include "ferry/bench/trials.hpp"
 #include "ferry/error.hpp"
@@ -168,7 +169,7 @@ TEST(TrialSchedule, ACellThatCannotRunComesBackFailed) {
   ASSERT_TRUE(r.refused.has_value());
   EXPECT_TRUE(r.failed);
   EXPECT_NE(r.refused->find("no GPU to run on"), std::string::npos) << *r.refused;
-  EXPECT_EQ(r.strategy, "pinned");
+  EXPECT_EQ(r.strategy, ferry::strategy_kind::pinned);
   EXPECT_EQ(r.engine, "touch");
 }
 

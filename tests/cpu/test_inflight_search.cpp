@@ -6,7 +6,8 @@
 #include <map>
 #include <stdexcept>
 
-#include "ferry/bench/run.hpp"
+#include "bench/inflight_search.hpp"
+#include "ferry/bench/run_options.hpp"
 
 namespace fb = ferry::bench;
 
@@ -17,7 +18,7 @@ fb::cell_function model(std::function<double(int)> rate, std::vector<int>* tried
                         std::size_t request_bytes = 1 << 20) {
   return [rate, tried, request_bytes](const fb::workload&, ferry::strategy_kind k, const fb::run_options& o) {
     fb::strategy_result r;
-    r.strategy = std::string(ferry::to_string(k));
+    r.strategy = k;
     r.inflight = o.session.inflight;
     r.input_bytes = request_bytes;
     if (o.inflight_auto) throw std::logic_error("a trial must run one count");
@@ -38,7 +39,7 @@ TEST(InflightSearch, FindsTheKneeAndStopsTwoStepsPastIt) {
   std::vector<int> tried;
   fb::run_options options;
   options.inflight_auto = true;
-  const auto choice = fb::choose_inflight(any, ferry::strategy_kind::pinned, options,
+  const auto choice = fb::search_inflight_depth(any, ferry::strategy_kind::pinned, options,
                                           model([](int d) { return 100.0 * std::min(d, 4); }, &tried));
   ASSERT_TRUE(choice.depth.has_value());
   EXPECT_EQ(*choice.depth, 4);
@@ -49,7 +50,7 @@ TEST(InflightSearch, FindsTheKneeAndStopsTwoStepsPastIt) {
 
 TEST(InflightSearch, PicksTheSmallestCountWithinNoiseOfTheBest) {
   const std::map<int, double> rates{{1, 100}, {2, 180}, {3, 199}, {4, 200}, {6, 200}, {8, 201}};
-  const auto choice = fb::choose_inflight(any, ferry::strategy_kind::pinned, {},
+  const auto choice = fb::search_inflight_depth(any, ferry::strategy_kind::pinned, {},
                                           model([&](int d) { return rates.at(d); }));
   ASSERT_TRUE(choice.depth.has_value());
   EXPECT_EQ(*choice.depth, 3);  // 4 and up add less than their noise
@@ -61,7 +62,7 @@ TEST(InflightSearch, ARefusedStrategyHasNoDepth) {
     r.refused = "needs HMM";
     return r;
   };
-  const auto choice = fb::choose_inflight(any, ferry::strategy_kind::system, {}, refuse);
+  const auto choice = fb::search_inflight_depth(any, ferry::strategy_kind::system, {}, refuse);
   EXPECT_FALSE(choice.depth.has_value());
   EXPECT_NE(choice.explanation.find("needs HMM"), std::string::npos) << choice.explanation;
 }
@@ -69,7 +70,7 @@ TEST(InflightSearch, ARefusedStrategyHasNoDepth) {
 TEST(InflightSearch, LargeRequestsStopBeforeTheirSlotsOutgrowMemory) {
   std::vector<int> tried;
   // 2 GiB a request: 4 slots hold 8 GiB, the cap; 6 would not be tried.
-  (void)fb::choose_inflight(any, ferry::strategy_kind::pinned, {},
+  (void)fb::search_inflight_depth(any, ferry::strategy_kind::pinned, {},
                             model([](int d) { return 10.0 * d; }, &tried, std::size_t{2} << 30));
   EXPECT_EQ(tried, (std::vector<int>{1, 2, 3, 4}));
 }
@@ -93,7 +94,7 @@ TEST(InflightSearch, StopsBeforeADepthThatWouldNotFitInFreeMemory) {
     ++readings;
     return fb::gpu_memory{.free_bytes = 10 * gib, .total_bytes = 20 * gib};
   };
-  const auto choice = fb::choose_inflight(any, ferry::strategy_kind::pinned, {}, hungry(&tried), card);
+  const auto choice = fb::search_inflight_depth(any, ferry::strategy_kind::pinned, {}, hungry(&tried), card);
   EXPECT_EQ(tried, (std::vector<int>{1, 2, 3, 4}));
   ASSERT_TRUE(choice.depth.has_value());
   EXPECT_EQ(*choice.depth, 4);
@@ -105,11 +106,11 @@ TEST(InflightSearch, StopsBeforeADepthThatWouldNotFitInFreeMemory) {
   tried.clear();
   fb::run_options wide;
   wide.memory_margin = 0.5;
-  (void)fb::choose_inflight(any, ferry::strategy_kind::pinned, wide, hungry(&tried), card);
+  (void)fb::search_inflight_depth(any, ferry::strategy_kind::pinned, wide, hungry(&tried), card);
   EXPECT_EQ(tried, (std::vector<int>{1}));
 
   tried.clear();
-  (void)fb::choose_inflight(any, ferry::strategy_kind::pinned, {}, hungry(&tried));
+  (void)fb::search_inflight_depth(any, ferry::strategy_kind::pinned, {}, hungry(&tried));
   EXPECT_GT(tried.size(), 4U);  // no reading, no memory limit
 }
 
@@ -123,7 +124,7 @@ TEST(InflightSearch, AFailedStepEndsTheSearchWithTheDepthsBefore) {
     }
     return r;
   };
-  const auto choice = fb::choose_inflight(any, ferry::strategy_kind::pinned, {}, fails_at_4);
+  const auto choice = fb::search_inflight_depth(any, ferry::strategy_kind::pinned, {}, fails_at_4);
   ASSERT_TRUE(choice.depth.has_value());
   EXPECT_EQ(*choice.depth, 3);
   EXPECT_NE(choice.explanation.find("stopped at 4: out of memory"), std::string::npos) << choice.explanation;

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cpu/synthetic_caps.hpp"
-#include "ferry/bench/info_report.hpp"
+#include "ferry/info/info_report.hpp"
 #include "ferry/peer_access.hpp"
 
 namespace {

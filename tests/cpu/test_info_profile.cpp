@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cpu/synthetic_profile.hpp"
-#include "ferry/bench/info_report.hpp"
+#include "ferry/info/info_report.hpp"
 
 namespace {
 

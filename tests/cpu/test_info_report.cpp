@@ -19,7 +19,7 @@
 
 #include "backend_test_paths.hpp"
 #include "cpu/cli_runner.hpp"
-#include "ferry/bench/info_report.hpp"
+#include "ferry/info/info_report.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/device_diagnosis.hpp"
 #include "ferry/recommendation.hpp"

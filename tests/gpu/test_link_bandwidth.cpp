@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ferry/bench/info_report.hpp"
+#include "ferry/info/info_report.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/error.hpp"
 #include "ferry/link_bandwidth.hpp"

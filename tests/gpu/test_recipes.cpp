@@ -10,7 +10,8 @@
 
 #include "bench/recipes/recipe.hpp"
 #include "core/scoped_device.hpp"
-#include "ferry/bench/run.hpp"
+#include "bench/cell_runner.hpp"
+#include "ferry/bench/run_options.hpp"
 #include "ferry/bench/workload_factory.hpp"
 #include "ferry/builtin.hpp"
 #include "ferry/device_caps.hpp"

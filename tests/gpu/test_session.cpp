@@ -9,7 +9,8 @@
 #include <span>
 #include <thread>
 
-#include "ferry/bench/run.hpp"
+#include "bench/cell_runner.hpp"
+#include "ferry/bench/run_options.hpp"
 #include "ferry/bench/workload_factory.hpp"
 #include "ferry/builtin.hpp"
 #include "ferry/device_caps.hpp"

@@ -8,7 +8,8 @@
 #include <vector>
 
 #include "ferry/bench/result.hpp"
-#include "ferry/bench/run.hpp"
+#include "ferry/bench/run_options.hpp"
+#include "ferry/choose.hpp"
 #include "ferry/strategy.hpp"
 
 namespace ferry::bench {

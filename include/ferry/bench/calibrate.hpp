@@ -4,7 +4,7 @@
 // Each use is a built-in workload run through the bench machinery (run_cell: warm-up, fresh
 // inputs, outputs checked against the reference): the input read once is `reduce`, the input
 // re-read is `reduce:4`, the output read by the CPU is `touch` (an output as large as its input;
-// ferry::choose subtracts the read-once input). The in-flight depth is choose_inflight's search.
+// ferry::choose subtracts the read-once input). The in-flight depth is search_inflight_depth's search.
 #pragma once
 
 #include <string>

@@ -9,14 +9,27 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ferry/bench/placement_cost.hpp"
 #include "ferry/bench/result.hpp"
-#include "ferry/bench/run.hpp"
+#include "ferry/bench/run_options.hpp"
+#include "ferry/choose.hpp"
 #include "ferry/profile.hpp"
+#include "ferry/strategy.hpp"
 
 namespace ferry::bench {
+
+// --strategy, parsed once at the edge: the strategies to measure, or auto (one per cell group,
+// picked as matrix_request says).
+struct strategy_selection {
+  bool automatic = false;
+  std::vector<strategy_kind> kinds{all_strategies.begin(), all_strategies.end()};  // empty when automatic
+};
+
+// "auto", "all" or a comma-separated list; throws invalid_argument naming an unknown strategy.
+[[nodiscard]] strategy_selection parse_strategy_selection(std::string_view text);
 
 struct matrix_request {
   std::vector<std::string> engines{"reduce", "touch"};
@@ -24,7 +37,7 @@ struct matrix_request {
   std::int64_t batch = 16;                          // mlp, images, model files
   std::vector<std::string> shapes;                  // "NAME:D1xD2..."
   std::string preprocess;                           // "" or "u8-normalize"
-  std::string strategies = "all";                   // a list, "all" or "auto"
+  strategy_selection strategies;                    // every strategy by default
   // "auto" with this GPU's profile: ferry::choose picks from it; without one, auto calibrates on
   // the workload and `profile_note` (why there is none) goes into the cell's notes. With several
   // strategies and a profile, each cell group records what the profile would have picked against
@@ -37,7 +50,7 @@ struct matrix_request {
   std::vector<std::filesystem::path> backend_directories;
 };
 
-// Checks what can be checked without a GPU (sizes, shapes, strategy names), so a typo is named
+// Checks what can be checked without a GPU (sizes, shapes), so a typo is named
 // before anything touches the device. Throws invalid_argument naming the bad value.
 void validate(const matrix_request& request);
 
@@ -66,13 +79,5 @@ using progress_function = std::function<void(const std::string&)>;
 [[nodiscard]] std::vector<placement_cost> run_placement_matrix(const matrix_request& request,
                                                                const std::vector<int>& devices, int iterations,
                                                                const progress_function& progress = {});
-
-// What --plot needs, checked before anything is measured: an image path ending .png or .svg, the
-// plot script, and Python with matplotlib. Throws invalid_argument / unsupported naming what lacks.
-void check_plot_prerequisites(const std::string& image_path);
-
-// Draws the plots of a report saved as JSON at `json_path` into `image_path` (.png or .svg) with
-// scripts/plot_bench.py (FERRY_PLOT_SCRIPT overrides where it is found). Throws on failure.
-void render_plot(const std::string& json_path, const std::string& image_path);
 
 }  // namespace ferry::bench

@@ -14,7 +14,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "ferry/bench/result.hpp"
-#include "ferry/bench/run.hpp"
+#include "ferry/bench/run_options.hpp"
 
 namespace ferry::bench {
 

@@ -1,7 +1,7 @@
 // Renderings of a bench_report: JSON (the machine-readable form plots and tools read back),
 // a terminal table, markdown and CSV. All of them are views of the same plain data
-// (bench_result.hpp); none of them computes a number the report does not already carry, except
-// the percentage of the measured link peak.
+// (ferry/bench/result.hpp, walked through its field tables); none of them computes a number the
+// report does not already carry, except the percentage of the measured link peak.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
@@ -16,8 +16,8 @@ namespace ferry::bench {
 // does not bump it: readers fill missing fields with their defaults).
 inline constexpr int report_schema_version = 1;
 
-// Every field of the report, with the names of bench_result.hpp. Optional fields are null when
-// absent ("refused", "um").
+// Every field of the report, under the keys of ferry/bench/result.hpp's field tables. Optional
+// fields are null when absent ("refused", "um").
 [[nodiscard]] nlohmann::json to_json(const bench_report& report);
 
 // Reads what to_json wrote; to_json(report_from_json(to_json(r))) == to_json(r). Missing fields

@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "ferry/bench/field_table.hpp"
 #include "ferry/gpu_clocks.hpp"
+#include "ferry/strategy.hpp"
 
 namespace ferry::bench {
 
@@ -19,10 +21,27 @@ struct sample_stats {
   double median = 0;
   double p90 = 0;
   double p99 = 0;
+  double p999 = 0;  // the tail a server's SLO is often set on; known only with thousands of samples
   double min = 0;
   double max = 0;
   double iqr = 0;   // p75 - p25
   double mean = 0;
+};
+
+template <>
+struct field_table<sample_stats> {
+  using s = sample_stats;
+  static constexpr auto fields = std::tuple{
+      figure("count", &s::count, "", "samples in the series"),
+      figure("median", &s::median, "µs", "the median"),
+      figure("p90", &s::p90, "µs", "90th percentile").as_column("p90 µs"),
+      figure("p99", &s::p99, "µs", "99th percentile").as_column("p99 µs"),
+      figure("p999", &s::p999, "µs", "99.9th percentile").as_column("p99.9 µs"),
+      figure("min", &s::min, "µs", "the fastest sample"),
+      figure("max", &s::max, "µs", "the slowest sample"),
+      figure("iqr", &s::iqr, "µs", "p75 - p25"),
+      figure("mean", &s::mean, "µs", "the mean"),
+  };
 };
 
 // Unified-memory traffic seen by CUPTI, per request (see strategy_result::um_note for how).
@@ -31,6 +50,17 @@ struct um_traffic {
   std::uint64_t bytes_device_to_host = 0;
   std::uint64_t gpu_page_faults = 0;
   std::uint64_t cpu_page_faults = 0;
+};
+
+template <>
+struct field_table<um_traffic> {
+  using u = um_traffic;
+  static constexpr auto fields = std::tuple{
+      figure("bytes_host_to_device", &u::bytes_host_to_device, "bytes", "migrated to the GPU per request"),
+      figure("bytes_device_to_host", &u::bytes_device_to_host, "bytes", "migrated to the host per request"),
+      figure("gpu_page_faults", &u::gpu_page_faults, "", "GPU page faults per request"),
+      figure("cpu_page_faults", &u::cpu_page_faults, "", "CPU page faults per request"),
+  };
 };
 
 // A run measured in the same cell as a strategy, one request of each in turn, so that a drift of
@@ -48,6 +78,34 @@ struct side_run {
   std::string check_detail;
 };
 
+template <>
+struct field_table<side_run> {
+  using s = side_run;
+  static constexpr auto fields = std::tuple{
+      figure("steps", &s::steps, "", "what it runs, in words"),
+      figure("iterations", &s::iterations, "", "its latency samples"),
+      figure("latency_us", &s::latency_us, "µs", "its latency, measured as the strategy's"),
+      figure("noise", &s::noise, "fraction", "median_noise of its latency"),
+      figure("output_checked", &s::output_checked, "", "its outputs were compared with the reference"),
+      figure("output_matches", &s::output_matches, "", "they matched"),
+      figure("check_detail", &s::check_detail, "", "the first mismatch, or how many elements were compared"),
+  };
+};
+
+template <>
+struct field_table<clock_record> {
+  using c = clock_record;
+  static constexpr auto fields = std::tuple{
+      figure("sm_mhz_min", &c::sm_mhz_min, "MHz", "the lowest SM clock seen"),
+      figure("sm_mhz_max", &c::sm_mhz_max, "MHz", "the highest SM clock seen"),
+      figure("mem_mhz_min", &c::mem_mhz_min, "MHz", "the lowest memory clock seen"),
+      figure("mem_mhz_max", &c::mem_mhz_max, "MHz", "the highest memory clock seen"),
+      figure("throttle_reasons", &c::throttle_reasons, "", "throttle reasons seen in any sample"),
+      figure("samples", &c::samples, "", "clock readings"),
+      figure("changed", &c::changed, "", "a clock moved or a throttle reason appeared"),
+  };
+};
+
 // One trial of a cell, as nvbench separates them: buffers made afresh, its own warm-up and
 // samples. A cell's trials are spread over the run (ferry/bench/trials.hpp), so their spread shows
 // what moves over minutes (host load, where buffers landed, which cell ran before), which the
@@ -62,9 +120,25 @@ struct trial_figures {
   double throughput_noise = 0;
 };
 
+template <>
+struct field_table<trial_figures> {
+  using t = trial_figures;
+  static constexpr auto fields = std::tuple{
+      figure("started_seconds", &t::started_seconds, "s", "when the trial started, after the run's first"),
+      figure("wall_seconds", &t::wall_seconds, "s", "its measuring loop"),
+      figure("iterations", &t::iterations, "", "its latency samples"),
+      figure("median_us", &t::median_us, "µs", "its median latency"),
+      // CSV: "trial_noise" is the cell's noise between trials.
+      figure("noise", &t::noise, "fraction", "median_noise of its samples").in_csv_as("noise_each"),
+      figure("throughput_per_s", &t::throughput_per_s, "1/s", "its requests per second"),
+      figure("throughput_noise", &t::throughput_noise, "fraction", "rate_noise of its requests"),
+  };
+};
+
 // One (workload, size, strategy) cell of the matrix.
 struct strategy_result {
-  std::string strategy;
+  // nullopt: `--strategy auto` whose pick never ran (its group failed first); reports write it "auto".
+  std::optional<strategy_kind> strategy;
   std::string engine;             // "reduce", "mlp:4x4096", "u8-normalize+reduce", ...
   std::size_t input_bytes = 0;    // per request, all inputs together
   std::size_t output_bytes = 0;   // per request, all outputs together
@@ -154,6 +228,73 @@ struct strategy_result {
   std::string um_note;           // why counters are missing, where they are
 };
 
+// Every field of a result, in the order above: the JSON writer and reader and the CSV writer
+// iterate it, and the terminal and markdown tables show the ones with a column title.
+template <>
+struct field_table<strategy_result> {
+  using r = strategy_result;
+  static constexpr auto fields = std::tuple{
+      figure("strategy", &r::strategy, "", "the transfer strategy (its name, as --strategy reads it)"),
+      figure("engine", &r::engine, "", "the workload"),
+      figure("input_bytes", &r::input_bytes, "bytes", "per request, all inputs together"),
+      figure("output_bytes", &r::output_bytes, "bytes", "per request, all outputs together"),
+      figure("inflight", &r::inflight, "", "slots per GPU"),
+      figure("clients", &r::clients, "", "closed-loop clients"),
+      figure("devices", &r::devices, "", "the GPUs requests were spread over"),
+      figure("graph", &r::graph, "", "requests ran as CUDA graphs"),
+      figure("warmed_up", &r::warmed_up, "", "the sessions were warmed up"),
+      // Reports from before the field existed wrote their inputs with ordinary stores.
+      figure("input_writes", &r::input_writes, "", "how the CPU wrote each input").when_absent("cached"),
+      figure("refused", &r::refused, "", "why the cell did not run"),
+      figure("failed", &r::failed, "", "the refusal is an error of this run"),
+      figure("iterations", &r::iterations, "", "latency samples over every trial"),
+      figure("wall_seconds", &r::wall_seconds, "s", "the trials' measuring loops together"),
+      figure("latency_us", &r::latency_us, "µs", "input written -> output readable"),
+      figure("fill_us", &r::fill_us, "µs", "the CPU writing the fresh input"),
+      figure("h2d_us", &r::h2d_us, "µs", "the upload stage"),
+      figure("compute_us", &r::compute_us, "µs", "the engine's stage"),
+      figure("d2h_us", &r::d2h_us, "µs", "the download stage"),
+      figure("enqueue_us", &r::enqueue_us, "µs", "host time enqueueing one request"),
+      figure("cold_first_us", &r::cold_first_us, "µs", "the first request"),
+      figure("cold_first_percentile", &r::cold_first_percentile, "%", "timed requests no faster than the first"),
+      figure("throughput_per_s", &r::throughput_per_s, "1/s", "requests per second"),
+      figure("h2d_gbps", &r::h2d_gbps, "GB/s", "input bytes over the median upload"),
+      figure("d2h_gbps", &r::d2h_gbps, "GB/s", "output bytes over the median download"),
+      figure("relative_iqr", &r::relative_iqr, "fraction", "iqr / median of latency"),
+      figure("noise", &r::noise, "fraction", "median_noise of latency within trials"),
+      figure("throughput_noise", &r::throughput_noise, "fraction", "rate_noise of throughput within trials"),
+      figure("trial_noise", &r::trial_noise, "fraction", "the noise of the median between trials"),
+      figure("throughput_trial_noise", &r::throughput_trial_noise, "fraction", "the rate's noise between trials"),
+      // CSV: the count under "trials", each trial's figures in "trial_<key>" columns.
+      figure("trials", &r::trials, "", "each trial's figures").in_csv_as("trial"),
+      figure("schedule", &r::schedule, "", "interleaved or sequential"),
+      figure("max_noise", &r::max_noise, "fraction", "the limit asked for (--max-noise)"),
+      figure("noisy", &r::noisy, "", "the judged figure is noisier than max_noise"),
+      figure("stopped", &r::stopped, "", "how sampling ended"),
+      figure("device_bytes_used", &r::device_bytes_used, "bytes", "device memory the cell held"),
+      figure("recipe", &r::recipe, "", "the strategy's steps by hand, measured beside it"),
+      figure("floor", &r::floor, "", "the engine on device-resident inputs, measured beside it"),
+      figure("recipe_note", &r::recipe_note, "", "why there is no recipe or floor"),
+      figure("clocks", &r::clocks, "", "the GPU's clocks over the cell"),
+      figure("clocks_note", &r::clocks_note, "", "why there are no clock readings"),
+      figure("host_probe_us", &r::host_probe_us, "µs", "the host CPU probe's median"),
+      figure("host_probe_spread", &r::host_probe_spread, "fraction", "how far the host probe moved"),
+      figure("cuda_probe_us", &r::cuda_probe_us, "µs", "the CUDA driver probe's median"),
+      figure("cuda_probe_spread", &r::cuda_probe_spread, "fraction", "how far the CUDA probe moved"),
+      figure("output_checked", &r::output_checked, "", "outputs were compared with the reference"),
+      figure("output_matches", &r::output_matches, "", "they matched"),
+      figure("check_detail", &r::check_detail, "", "the first mismatch, or how many elements were compared"),
+      figure("notes", &r::notes, "", "visible fallbacks and caveats"),
+      figure("um", &r::um, "", "unified-memory traffic per request"),
+      figure("um_note", &r::um_note, "", "why the counters are missing"),
+  };
+};
+
+// A result's strategy as every report names it.
+[[nodiscard]] inline std::string_view strategy_name(const std::optional<strategy_kind>& strategy) noexcept {
+  return strategy ? to_string(*strategy) : std::string_view("auto");
+}
+
 struct machine_info {
   std::string gpu_name;
   std::string platform;          // to_string(platform_class)
@@ -164,6 +305,22 @@ struct machine_info {
   double link_peak_d2h_gbps = 0;
   double host_probe_us = 0;  // the probes' times when the run started (see strategy_result)
   double cuda_probe_us = 0;
+};
+
+template <>
+struct field_table<machine_info> {
+  using m = machine_info;
+  static constexpr auto fields = std::tuple{
+      figure("gpu_name", &m::gpu_name, "", "the GPU"),
+      figure("platform", &m::platform, "", "its platform class"),
+      figure("pcie", &m::pcie, "", "its PCIe link"),
+      figure("driver_version", &m::driver_version, "", "the CUDA driver, 1000 * major + 10 * minor"),
+      figure("runtime_version", &m::runtime_version, "", "the CUDA runtime, likewise"),
+      figure("link_peak_h2d_gbps", &m::link_peak_h2d_gbps, "GB/s", "the measured pinned upload peak"),
+      figure("link_peak_d2h_gbps", &m::link_peak_d2h_gbps, "GB/s", "the measured pinned download peak"),
+      figure("host_probe_us", &m::host_probe_us, "µs", "the host probe when the run started"),
+      figure("cuda_probe_us", &m::cuda_probe_us, "µs", "the CUDA probe when the run started"),
+  };
 };
 
 // Whether the profile's advice held on one cell group (an engine at a size) where several
@@ -192,6 +349,22 @@ struct advice_check {
   }
 };
 
+template <>
+struct field_table<advice_check> {
+  using a = advice_check;
+  static constexpr auto fields = std::tuple{
+      figure("engine", &a::engine, "", "the cell group's workload"),
+      figure("input_bytes", &a::input_bytes, "bytes", "its input size"),
+      figure("picked", &a::picked, "", "the profile's pick"),
+      figure("best", &a::best, "", "the best strategy measured"),
+      figure("picked_value", &a::picked_value, "µs or 1/s", "the pick's figure"),
+      figure("best_value", &a::best_value, "µs or 1/s", "the best's figure"),
+      figure("shortfall", &a::shortfall, "fraction", "how much worse the pick is than the best"),
+      figure("noise", &a::noise, "fraction", "the shortfall their noise alone could make"),
+      figure("note", &a::note, "", "why there is no shortfall"),
+  };
+};
+
 struct bench_report {
   std::string date;     // ISO 8601, UTC
   std::string command;  // the command line that produced it
@@ -201,6 +374,21 @@ struct bench_report {
   std::string winner;          // best strategy for the objective across the matrix
   std::string recommendation;  // one paragraph: what to use and why
   std::vector<advice_check> advice_checks;  // with a profile and several strategies per cell
+};
+
+template <>
+struct field_table<bench_report> {
+  using b = bench_report;
+  static constexpr auto fields = std::tuple{
+      figure("date", &b::date, "", "when it ran, ISO 8601 UTC"),
+      figure("command", &b::command, "", "the command line"),
+      figure("machine", &b::machine, "", "where it ran"),
+      figure("results", &b::results, "", "one per cell"),
+      figure("objective", &b::objective, "", "latency or throughput"),
+      figure("winner", &b::winner, "", "the best strategy for the objective"),
+      figure("recommendation", &b::recommendation, "", "what to use and why"),
+      figure("advice_checks", &b::advice_checks, "", "the profile's picks against the best measured"),
+  };
 };
 
 }  // namespace ferry::bench

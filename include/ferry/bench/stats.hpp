@@ -4,7 +4,7 @@
 // Benchmarks report medians and spreads rather than means because GPU timings have long right
 // tails (a page fault, a context switch, a clock change); the median says what a request usually
 // costs and p99/IQR say how much it wanders. The noise figure says how well the median itself is
-// known, so two runs can be told apart from noise (bench_stopping.hpp, bench_compare.hpp).
+// known, so two runs can be told apart from noise (ferry/bench/stopping.hpp, ferry/bench/compare.hpp).
 #pragma once
 
 #include <cstddef>
@@ -107,7 +107,7 @@ enum class stop_decision {
 // The median counts as settled when the median of all samples and the median of the samples
 // without the newest 20% differ by less than `tolerance` (relative): adding the last fifth of the
 // run no longer moved it. Both minimums must be met first, so a lucky quiet start cannot end a
-// run early. Measurement stops on noise instead (bench_stopping.hpp); this rule only says when a
+// run early. Measurement stops on noise instead (ferry/bench/stopping.hpp); this rule only says when a
 // level has stopped drifting.
 struct settling_rule {
   std::size_t min_iterations = 10;

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ferry/bench/run.hpp"
+#include "ferry/bench/run_options.hpp"
 
 namespace ferry::bench {
 

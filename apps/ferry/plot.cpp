@@ -1,22 +1,22 @@
+#include "plot.hpp"
+
 #include <cstdlib>
 #include <filesystem>
 
 #include <fmt/format.h>
 
-#include "ferry/bench/matrix.hpp"
 #include "ferry/error.hpp"
 
-namespace ferry::bench {
+namespace ferry::cli {
 namespace {
 
-// The plot script travels with the source tree and the install; FERRY_PLOT_SCRIPT overrides.
+// The script ships beside the program: <bin>/../share/ferry/plot_bench.py, in an installation and
+// in the build tree alike (the build copies it there); FERRY_PLOT_SCRIPT overrides.
 std::filesystem::path plot_script() {
   if (const char* env = std::getenv("FERRY_PLOT_SCRIPT")) return env;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe");
-  for (const auto& candidate : {exe.parent_path() / "../share/ferry/plot_bench.py",
-                                std::filesystem::path(FERRY_SOURCE_DIR) / "scripts/plot_bench.py"})
-    if (std::filesystem::exists(candidate)) return candidate;
-  throw invalid_argument("--plot: cannot find plot_bench.py (set FERRY_PLOT_SCRIPT)");
+  const auto beside = std::filesystem::read_symlink("/proc/self/exe").parent_path() / "../share/ferry/plot_bench.py";
+  if (std::filesystem::exists(beside)) return beside.lexically_normal();
+  throw invalid_argument("--plot: cannot find " + beside.lexically_normal().string() + " (set FERRY_PLOT_SCRIPT)");
 }
 
 // A python that imports matplotlib: `python3` first, then the system's (Debian's
@@ -51,4 +51,4 @@ void render_plot(const std::string& json_path, const std::string& image_path) {
   if (std::system(command.c_str()) != 0) throw error("--plot: '" + command + "' failed");
 }
 
-}  // namespace ferry::bench
+}  // namespace ferry::cli

@@ -1,4 +1,4 @@
-#include "ferry/bench/info_report.hpp"
+#include "ferry/info/info_report.hpp"
 
 #include <algorithm>
 #include <array>
