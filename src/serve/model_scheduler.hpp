@@ -144,6 +144,10 @@ class model_scheduler {
   // when a worker takes it); the deadline thread waits on `deadline_changed_` for the first.
   deadline_table deadlines_;
   std::condition_variable deadline_changed_;
+  // When the deadline thread next looks at the table: the first deadline when it went to sleep
+  // (a request a worker took since leaves it there), max while the table is empty. A new
+  // deadline wakes the thread only when it is sooner.
+  steady_time deadline_wake_ = steady_time::max();
   // Worker groups, one per GPU (or one for the host), by index: the GPU, the load the spreading
   // rule reads (slots: the group's workers; busy: those not waiting for work, which are those
   // running a batch once all are up), and the condition variable its idle workers wait on (a
