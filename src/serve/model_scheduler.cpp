@@ -113,7 +113,7 @@ void model_scheduler::submit(submission work, infer_callback done) {
 
 pending_response model_scheduler::submit(submission work) {
   auto promise = std::make_shared<std::promise<infer_response>>();
-  pending_response answer(promise->get_future());
+  pending_response answer(promise);
   submit(std::move(work), [promise](infer_result result) {
     if (result.failure)
       promise->set_exception(result.failure);

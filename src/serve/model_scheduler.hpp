@@ -81,7 +81,12 @@ class pending_response {
 
  private:
   friend class model_scheduler;
-  explicit pending_response(std::future<infer_response> answer) : answer_(std::move(answer)) {}
+  explicit pending_response(std::shared_ptr<std::promise<infer_response>> promise)
+      : promise_(std::move(promise)), answer_(promise_->get_future()) {}
+  // Held here too, so the answer (an error's exception object among it) is released by the
+  // caller's thread, never by the scheduler's after the caller has read it: a thread sanitizer
+  // cannot see the exception's reference count, and would report that release as a race.
+  std::shared_ptr<std::promise<infer_response>> promise_;
   std::future<infer_response> answer_;
 };
 

@@ -208,10 +208,15 @@ class HttpTransportServer : public ::testing::Test {
   std::function<http_admission(const http_request&)> admit_;  // set before start()
   std::function<void(const http_request&)> on_request_;  // set before start(): sees each request where it is handled
 
-  // More than a socket's buffers hold, so it cannot be written at once.
-  static std::string large_answer() {
-    std::string body(16 << 20, '\0');
-    for (std::size_t i = 0; i < body.size(); ++i) body[i] = static_cast<char>(i * 13 + i / 4096);
+  // More than a socket's buffers hold, so it cannot be written at once. Made once: a handler
+  // runs on its connection's I/O thread and must not take long (under a sanitizer, filling 16 MiB
+  // takes seconds), or the other connections of that thread wait.
+  static const std::string& large_answer() {
+    static const std::string body = [] {
+      std::string b(16 << 20, '\0');
+      for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<char>(i * 13 + i / 4096);
+      return b;
+    }();
     return body;
   }
 
@@ -509,6 +514,7 @@ TEST_F(HttpTransportServer, RefusesConnectionsOverTheLimitWith503) {
 // An answer larger than the socket takes at once is finished by the I/O threads as the client
 // reads; a client that never reads is let go at the deadline and holds no thread.
 TEST_F(HttpTransportServer, WritesALargeAnswerToASlowReaderAndLetsANonReaderGo) {
+  (void)large_answer();  // made before the clock starts
   http_transport_options o = options();
   o.request_timeout = 1s;
   start(o);
