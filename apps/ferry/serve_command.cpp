@@ -87,6 +87,11 @@ void add_serve_command(CLI::App& app) {
                   "per CPU core, at least 2)")
       ->capture_default_str()
       ->check(CLI::Range(0, 256));
+  cmd->add_option("--http-io-threads", options->http.io_threads,
+                  "threads running the HTTP sockets (reading requests, writing answers, decoding inference bodies "
+                  "of a few KiB; they never wait); 0: a quarter of the CPU cores, 2 to 8")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 64));
   cmd->add_option("--grpc-threads", options->grpc.threads,
                   "threads parsing gRPC inference requests and encoding answers (0: one per CPU core, at least 2)")
       ->capture_default_str()

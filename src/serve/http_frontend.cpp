@@ -174,6 +174,24 @@ struct infer_call {
 
 int default_threads() { return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 2, 16); }
 
+// Work small enough to do where it is instead of handing it to the pool: each hand-over is a
+// thread woken, which costs more than decoding or encoding a few KiB (an inference whose tensors
+// are in shared memory is a few hundred bytes of JSON each way). A body this small is decoded on
+// the I/O thread, and an answer whose tensors put this little data in its body is encoded on the
+// model's worker; anything larger goes to the pool, so neither thread is held for long.
+constexpr std::size_t inline_body_bytes = 4096;
+constexpr std::size_t inline_answer_bytes = 4096;
+
+// Whether an inference's answer is small enough to encode on the model's worker: a success whose
+// outputs put at most inline_answer_bytes in the body (those written to shared memory put none).
+// A failure goes to the pool: its error is handed on in its only copy (model_scheduler::fail).
+bool small_answer(const infer_result& result) {
+  if (result.failure) return false;
+  std::size_t bytes = 0;
+  for (const auto& out : result.response.outputs) bytes += out.data.size();
+  return bytes <= inline_answer_bytes;
+}
+
 }  // namespace
 
 struct http_frontend::state {
@@ -272,7 +290,8 @@ struct http_frontend::state {
                                    " bytes for every other endpoint");
   }
 
-  // On an I/O thread: quick routes answer now, the rest go to the pool.
+  // On an I/O thread: quick routes answer now, and so does a small inference body (decoded here
+  // and queued for its model); the rest go to the pool.
   void handle(http_request&& req, const http_reply& reply) {
     auto found = find_route(req);
     if (!found) {  // admit() answered these; kept for a transport without admission
@@ -283,6 +302,8 @@ struct http_frontend::state {
     }
     auto& [r, captures] = *found;
     if (r->kind == route_kind::quick) return reply.send(run(*r, req, captures));
+    if (r->kind == route_kind::inference && req.body.size() <= inline_body_bytes)
+      return infer(std::move(req), std::move(captures), reply);
     pool.post([this, r = r, req = std::move(req), captures = std::move(captures), reply]() mutable {
       if (r->kind == route_kind::inference) return infer(std::move(req), std::move(captures), reply);
       reply.send(run(*r, req, captures));
@@ -297,8 +318,9 @@ struct http_frontend::state {
     return res;
   }
 
-  // On the pool: decodes the body, checks every input against the model, and queues the request.
-  // The body stays with the call until the model's callback: the binary inputs are read there.
+  // On the pool (or an I/O thread for a small body): decodes the body, checks every input against
+  // the model, and queues the request. The body stays with the call until the model's callback:
+  // the binary inputs are read there.
   void infer(http_request&& req, std::vector<std::string> captures, const http_reply& reply) {
     auto call = std::make_shared<infer_call>(infer_call{std::move(req), {}, {}, false, reply});
     try {
@@ -314,8 +336,9 @@ struct http_frontend::state {
       call->binary_outputs = std::move(parsed.binary_outputs);
       call->binary_by_default = parsed.binary_by_default;
       service.infer(std::move(parsed.request), [this, call](infer_result result) mutable {
-        // On the model's worker: the answer is encoded on the pool, so the worker goes on. The
-        // call goes with it, so its reply is never released on the worker.
+        // On the model's worker: a small answer is encoded here and goes straight to its
+        // connection; a larger one (or an error) is encoded on the pool, so the worker goes on.
+        if (small_answer(result)) return answer(*call, std::move(result));
         pool.post([call = std::move(call), result = std::move(result)]() mutable { answer(*call, std::move(result)); });
       });
     } catch (...) {

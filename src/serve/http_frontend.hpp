@@ -7,7 +7,10 @@
 // transport's I/O threads at once; an inference request is decided from its headers (unknown
 // model, wrong content type, too large, no room in the in-flight budget: answered unread), its
 // body is decoded on a small pool of `threads` threads, queued, and its answer encoded on the
-// pool when the model's callback comes.
+// pool when the model's callback comes. Small ones skip the pool, whose hand-overs would cost
+// them more than the work: a body of a few KiB is decoded on the I/O thread, and an answer with
+// a few KiB of tensor data (none when the outputs go to shared memory) is encoded on the model's
+// worker, so such a request crosses threads twice, to its model and back.
 #pragma once
 
 #include <cstddef>

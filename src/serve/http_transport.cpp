@@ -102,21 +102,29 @@ int hex_digit(char c) {
 
 class connection;
 
-// Everything the connections share: the options and handlers, the I/O context, and the table of
+// Everything the connections share: the options and handlers, the I/O contexts, and the table of
 // open connections that stop() and the connection limits read.
+//
+// One I/O context per I/O thread, each connection served by one of them (taken in turn as
+// connections are accepted), rather than every thread running one shared context: Asio hands
+// the events of a shared context from the thread that waits on the sockets to the others, which
+// woke two threads per event, several times per request. A thread of its own context runs its
+// connections' events itself; other threads wake it only to deliver answers.
 class server_core {
  public:
-  server_core(http_transport_options o, http_handlers h) : options_(std::move(o)), handlers_(std::move(h)) {
-    if (options_.max_connections_per_peer == 0)
-      options_.max_connections_per_peer = std::max<std::size_t>(1, options_.max_connections / 4);
+  server_core(http_transport_options o, http_handlers h) : options_(resolved(std::move(o))), handlers_(std::move(h)) {
+    for (int i = 0; i < options_.io_threads; ++i) {
+      contexts_.push_back(std::make_unique<asio::io_context>(1));
+      keep_running_.push_back(asio::make_work_guard(*contexts_.back()));
+    }
+    acceptor_.emplace(asio::make_strand(*contexts_.front()));
+    accept_retry_.emplace(acceptor_->get_executor());
   }
 
   [[nodiscard]] const http_transport_options& options() const noexcept { return options_; }
   [[nodiscard]] const http_handlers& handlers() const noexcept { return handlers_; }
   [[nodiscard]] bool stopping() const noexcept { return stopping_; }
-  [[nodiscard]] tcp::acceptor& acceptor() noexcept { return acceptor_; }
-  // Keeps serve() running until a reply is answered or dropped.
-  [[nodiscard]] auto work_guard() { return asio::make_work_guard(io_); }
+  [[nodiscard]] tcp::acceptor& acceptor() noexcept { return *acceptor_; }
 
   void serve();
   void stop();
@@ -124,22 +132,30 @@ class server_core {
   void forget(const connection* c, bool refused, const std::string& peer);
 
  private:
+  static http_transport_options resolved(http_transport_options o) {
+    if (o.io_threads <= 0) o.io_threads = default_io_threads();
+    if (o.max_connections_per_peer == 0) o.max_connections_per_peer = std::max<std::size_t>(1, o.max_connections / 4);
+    return o;
+  }
   void accept();
-  void admit(tcp::socket socket);
+  void admit(tcp::socket socket, asio::io_context& context);
 
   http_transport_options options_;
   const http_handlers handlers_;
   std::atomic<bool> stopping_{false};
-  // Before io_: destroying the I/O context destroys the connections its pending operations hold,
-  // which take themselves off this table.
+  // Before contexts_: destroying an I/O context destroys the connections its pending operations
+  // hold, which take themselves off this table.
   std::mutex table_mutex_;
   std::unordered_map<const connection*, std::weak_ptr<connection>> connections_;
   std::size_t serving_ = 0;   // connections counted against max_connections
   std::size_t refusing_ = 0;  // connections being answered 503 for being over a limit
   std::unordered_map<std::string, std::size_t> serving_by_peer_;  // against max_connections_per_peer
-  asio::io_context io_;
-  tcp::acceptor acceptor_{asio::make_strand(io_)};
-  asio::steady_timer accept_retry_{acceptor_.get_executor()};
+  std::vector<std::unique_ptr<asio::io_context>> contexts_;  // one per I/O thread
+  // Keep each context running while it has no connection, until stop().
+  std::vector<asio::executor_work_guard<asio::io_context::executor_type>> keep_running_;
+  std::size_t next_context_ = 0;  // the context of the next connection (on the acceptor's strand)
+  std::optional<tcp::acceptor> acceptor_;  // on the first context
+  std::optional<asio::steady_timer> accept_retry_;
 };
 
 // Why a connection is refused as it is accepted.
@@ -152,8 +168,10 @@ enum class refused_at_accept { no, over_limit, over_peer_limit };
 // with the last of them.
 class connection : public std::enable_shared_from_this<connection> {
  public:
-  connection(server_core& server, tcp::socket socket, refused_at_accept refused, std::string peer)
+  connection(server_core& server, asio::io_context& context, tcp::socket socket, refused_at_accept refused,
+             std::string peer)
       : server_(server),
+        context_(context),
         socket_(std::move(socket)),
         deadline_(socket_.get_executor()),
         refused_at_accept_(refused),
@@ -324,12 +342,12 @@ class connection : public std::enable_shared_from_this<connection> {
 
   // Routes a reply's answer back to this connection's strand.
   struct reply_target final : http_reply::target {
-    explicit reply_target(std::shared_ptr<connection> c) : to(std::move(c)), busy(to->server_.work_guard()) {}
+    explicit reply_target(std::shared_ptr<connection> c) : to(std::move(c)), busy(asio::make_work_guard(to->context_)) {}
     void deliver(http_response&& answer) override {
       asio::post(to->executor(), [c = to, answer = std::move(answer)]() mutable { c->answered(std::move(answer)); });
     }
     std::shared_ptr<connection> to;
-    decltype(std::declval<server_core&>().work_guard()) busy;  // serve() runs until the reply goes
+    asio::executor_work_guard<asio::io_context::executor_type> busy;  // serve() runs until the reply goes
   };
 
   // The request is complete: its handler runs here and answers through the reply, now or later.
@@ -427,6 +445,7 @@ class connection : public std::enable_shared_from_this<connection> {
   }
 
   server_core& server_;
+  asio::io_context& context_;  // the one whose thread serves this connection
   tcp::socket socket_;
   asio::steady_timer deadline_;
   std::uint64_t deadline_generation_ = 0;
@@ -450,11 +469,11 @@ class connection : public std::enable_shared_from_this<connection> {
 
 void server_core::serve() {
   if (stopping_) return;
-  asio::dispatch(acceptor_.get_executor(), [this] { accept(); });
-  const auto run = [this] {
+  asio::dispatch(acceptor_->get_executor(), [this] { accept(); });
+  const auto run = [](asio::io_context& context) {
     for (;;) {
       try {
-        io_.run();
+        context.run();
         return;
       } catch (...) {
         // A completion that threw (out of memory, say) loses its connection only.
@@ -462,30 +481,33 @@ void server_core::serve() {
     }
   };
   std::vector<std::thread> io_threads;
-  for (int i = 1; i < options_.io_threads; ++i) io_threads.emplace_back(run);
-  run();  // returns once stopped, every connection closed and every reply answered or dropped
+  for (std::size_t i = 1; i < contexts_.size(); ++i) io_threads.emplace_back(run, std::ref(*contexts_[i]));
+  // Each returns once stopped, its connections closed and their replies answered or dropped.
+  run(*contexts_.front());
   for (auto& t : io_threads) t.join();
 }
 
 void server_core::accept() {
-  if (stopping_ || !acceptor_.is_open()) return;
-  // Each connection gets a strand of its own.
-  acceptor_.async_accept(asio::make_strand(io_), [this](error_code ec, tcp::socket socket) {
+  if (stopping_ || !acceptor_->is_open()) return;
+  // Each connection gets a strand of its own, on the next I/O context in turn.
+  asio::io_context& context = *contexts_[next_context_];
+  next_context_ = (next_context_ + 1) % contexts_.size();
+  acceptor_->async_accept(asio::make_strand(context), [this, &context](error_code ec, tcp::socket socket) {
     if (stopping_ || ec == asio::error::operation_aborted) return;
     if (ec) {
       // Out of descriptors or memory: give connections time to close instead of spinning.
-      accept_retry_.expires_after(accept_backoff);
-      accept_retry_.async_wait([this](error_code waited) {
+      accept_retry_->expires_after(accept_backoff);
+      accept_retry_->async_wait([this](error_code waited) {
         if (!waited) accept();
       });
       return;
     }
-    admit(std::move(socket));
+    admit(std::move(socket), context);
     accept();
   });
 }
 
-void server_core::admit(tcp::socket socket) {
+void server_core::admit(tcp::socket socket, asio::io_context& context) {
   error_code ec;
   socket.set_option(tcp::no_delay(true), ec);
   const auto remote = socket.remote_endpoint(ec);
@@ -510,7 +532,7 @@ void server_core::admit(tcp::socket socket) {
     } else {
       ++refusing_;
     }
-    c = std::make_shared<connection>(*this, std::move(socket), refused, std::move(peer));
+    c = std::make_shared<connection>(*this, context, std::move(socket), refused, std::move(peer));
     connections_.emplace(c.get(), c);
   }
   asio::dispatch(c->executor(), [c] { c->start(); });
@@ -530,11 +552,14 @@ void server_core::forget(const connection* c, bool refused, const std::string& p
 
 void server_core::stop() {
   stopping_ = true;
-  asio::post(acceptor_.get_executor(), [this] {
+  asio::post(acceptor_->get_executor(), [this] {
     error_code ignored;
-    acceptor_.close(ignored);
-    accept_retry_.cancel();
+    acceptor_->close(ignored);
+    accept_retry_->cancel();
   });
+  // Each context's thread lets go of its own: then it runs until its connections are done.
+  for (std::size_t i = 0; i < contexts_.size(); ++i)
+    asio::post(*contexts_[i], [this, i] { keep_running_[i].reset(); });
   std::vector<std::shared_ptr<connection>> open;
   {
     const std::lock_guard lock(table_mutex_);
@@ -556,6 +581,8 @@ std::optional<std::string_view> http_request::header(std::string_view name) cons
     if (beast::iequals(key, beast::string_view(name.data(), name.size()))) return value;
   return std::nullopt;
 }
+
+int default_io_threads() { return std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / 4, 2, 8); }
 
 std::string decode_target_path(std::string_view target) {
   target = target.substr(0, target.find('?'));

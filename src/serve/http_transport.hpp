@@ -2,9 +2,11 @@
 //
 // Asynchronous I/O and asynchronous answers, so a connection costs a thread only while a handler
 // runs, and no handler ever waits:
-// - A few I/O threads (`io_threads`) run every socket: accepting, reading requests, writing
-//   answers. An idle keep-alive connection, or a client sending a byte a second, is a socket
-//   and a timer, never a blocked thread, so neither keeps other clients waiting.
+// - A few I/O threads (`io_threads`, by default a quarter of the cores) run the sockets:
+//   accepting, reading requests, writing answers. Each has an I/O context of its own and serves
+//   the connections given to it in turn, so a request's events wake no other I/O thread. An
+//   idle keep-alive connection, or a client sending a byte a second, is a socket and a timer,
+//   never a blocked thread, so neither keeps other clients waiting.
 // - Once a request's headers are read, `admit` decides from them alone, before any byte of the
 //   body is read: answer now (an unknown model, a wrong content type; the connection is then
 //   closed unless the request has no body), the body limit (413 beyond it, unread), whether the
@@ -74,7 +76,9 @@ class request_intake;
 struct http_transport_options {
   std::string host = "0.0.0.0";
   int port = 8000;    // 0: any free port
-  int io_threads = 2;  // threads running the sockets; they never block
+  // Threads running the sockets (they never block); 0: a quarter of the CPU cores, 2 to 8
+  // (default_io_threads). They also decode small inference bodies (http_frontend).
+  int io_threads = 0;
   std::size_t max_connections = 1024;  // served at once; one more is answered 503 and closed
   // Served at once from one client address; 0: a quarter of max_connections (at least 1).
   std::size_t max_connections_per_peer = 0;
@@ -154,6 +158,9 @@ class http_transport {
   struct state;
   std::unique_ptr<state> state_;
 };
+
+// The I/O threads a transport runs when io_threads is 0: a quarter of the CPU cores, 2 to 8.
+[[nodiscard]] int default_io_threads();
 
 // The path of a request target ("/a%20b?x=1" -> "/a b"), as routes see it; malformed escapes stay.
 [[nodiscard]] std::string decode_target_path(std::string_view target);

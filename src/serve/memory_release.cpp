@@ -27,11 +27,15 @@ idle_memory_release::~idle_memory_release() {
 }
 
 void idle_memory_release::became_idle() {
+  bool wake = false;
   {
     const std::lock_guard lock(mutex_);
     pending_ = true;
+    // While the delay runs, the thread reads pending_ when it ends: waking it for each request
+    // that ends under load would cost a context switch per request.
+    wake = !delaying_;
   }
-  wake_.notify_all();
+  if (wake) wake_.notify_all();
 }
 
 std::uint64_t idle_memory_release::releases() const {
@@ -45,10 +49,12 @@ void idle_memory_release::run() {
     wake_.wait(lock, [this] { return pending_ || stopping_; });
     // Idle since now: wait out the delay. Becoming idle again meanwhile (a request came and went)
     // starts the delay over, so a steady trickle of requests never triggers a release.
+    delaying_ = true;
     do {
       pending_ = false;
       if (wake_.wait_for(lock, delay_, [this] { return stopping_; })) return;
     } while (pending_);
+    delaying_ = false;
     lock.unlock();
     const bool idle = still_idle_();
     if (idle) release_();

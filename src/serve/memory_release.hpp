@@ -45,6 +45,7 @@ class idle_memory_release {
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   bool pending_ = false;
+  bool delaying_ = false;  // the thread waits out the delay (not for pending_)
   bool stopping_ = false;
   std::uint64_t releases_ = 0;
   std::thread thread_;  // last: started once the rest is set

@@ -105,8 +105,10 @@ void model_scheduler::submit(submission work, infer_callback done) {
   }
   if (deadline) {
     j->deadline = deadlines_.emplace(*deadline, j.get());
-    // Only a new first deadline changes how long the deadline thread sleeps.
-    if (*j->deadline == deadlines_.begin()) deadline_changed_.notify_one();
+    // Only a deadline before the deadline thread next looks needs it awake sooner. With one
+    // timeout for every request, each new deadline is later than the one it sleeps until, so
+    // requests do not wake it one by one.
+    if (*deadline < deadline_wake_) deadline_changed_.notify_one();
   }
   queue_.push_back(std::move(j));
   offer_work();
@@ -114,7 +116,7 @@ void model_scheduler::submit(submission work, infer_callback done) {
 
 pending_response model_scheduler::submit(submission work) {
   auto promise = std::make_shared<std::promise<infer_response>>();
-  pending_response answer(promise->get_future());
+  pending_response answer(promise);
   submit(std::move(work), [promise](infer_result result) {
     if (result.failure)
       promise->set_exception(result.failure);
@@ -128,11 +130,13 @@ void model_scheduler::expire() {
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     if (deadlines_.empty()) {
+      deadline_wake_ = steady_time::max();
       deadline_changed_.wait(lock);
       continue;
     }
     const steady_time first = deadlines_.begin()->first;
     if (std::chrono::steady_clock::now() < first) {
+      deadline_wake_ = first;
       deadline_changed_.wait_until(lock, first);
       continue;
     }

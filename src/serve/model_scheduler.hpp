@@ -85,7 +85,12 @@ class pending_response {
 
  private:
   friend class model_scheduler;
-  explicit pending_response(std::future<infer_response> answer) : answer_(std::move(answer)) {}
+  explicit pending_response(std::shared_ptr<std::promise<infer_response>> promise)
+      : promise_(std::move(promise)), answer_(promise_->get_future()) {}
+  // Held here too, so the answer (an error's exception object among it) is released by the
+  // caller's thread, never by the scheduler's after the caller has read it: a thread sanitizer
+  // cannot see the exception's reference count, and would report that release as a race.
+  std::shared_ptr<std::promise<infer_response>> promise_;
   std::future<infer_response> answer_;
 };
 
@@ -153,6 +158,10 @@ class model_scheduler {
   // when a worker takes it); the deadline thread waits on `deadline_changed_` for the first.
   deadline_table deadlines_;
   std::condition_variable deadline_changed_;
+  // When the deadline thread next looks at the table: the first deadline when it went to sleep
+  // (a request a worker took since leaves it there), max while the table is empty. A new
+  // deadline wakes the thread only when it is sooner.
+  steady_time deadline_wake_ = steady_time::max();
   // Worker groups, one per GPU (or one for the host), by index: the GPU, the load the spreading
   // rule reads (slots: the group's workers; busy: those not waiting for work, which are those
   // running a batch once all are up), and the condition variable its idle workers wait on (a
