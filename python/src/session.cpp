@@ -5,6 +5,7 @@
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>  // acquire() hands its slot to Python
 #include <nanobind/stl/vector.h>
 
 #include <chrono>

@@ -69,9 +69,12 @@ export FERRY_TEST_OUTDIR=$out FERRY_SOURCE_DIR=$PWD FERRY_BIN=/tmp/ferry-with-bu
 python3 -c 'import ferry, json; print(json.dumps({"build": ferry.build_info, "devices": ferry.devices()}, indent=2))' \
   >"$out/devices.json" 2>"$out/import.log" || { step "import ferry failed:"; tee -a "$out/steps.txt" <"$out/import.log"; exit 1; }
 
-step "pytest tests/python"
+# PYTEST_ARGS narrows the run (e.g. "-x tests/python/test_gpu_session.py"); the default is every test.
+read -r -a pytest_args <<<"${PYTEST_ARGS:-tests/python}"
+step "pytest ${pytest_args[*]}"
 status=0
-python3 -m pytest -v -rs -p no:cacheprovider --junitxml "$out/pytest.xml" tests/python >"$out/pytest.txt" 2>&1 || status=$?
+python3 -X faulthandler -m pytest -v -rs -p no:cacheprovider --junitxml "$out/pytest.xml" "${pytest_args[@]}" \
+  >"$out/pytest.txt" 2>&1 || status=$?
 step "pytest: $(tail -1 "$out/pytest.txt")"
 
 for strategy in pinned mapped managed-prefetch device; do

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # serve-suite (scripts/gpu_host.sh OUTDIR serve-suite): the serve test suite (tests/serve) against the bundle's ferry, CUDA regions
-# included; OUTDIR/serve-suite/summary.txt has each module's exit code.
+# included (SERVE_SUITE: some modules only); OUTDIR/serve-suite/summary.txt has each module's exit code.
 set -euo pipefail
 out=${1:?usage: scripts/gpu/SET.sh OUTDIR (run by scripts/gpu_host.sh)}
 # shellcheck source=scripts/gpu/lib.sh
@@ -15,7 +15,10 @@ printf '#!/usr/bin/env bash\nsource %q\nexec %q "$@"\n' "$PWD/scripts/gpu_host_e
   > /tmp/ferry-with-bundle
 chmod +x /tmp/ferry-with-bundle
 failed=0
-for module_path in tests/serve/test_*.py; do
+# SERVE_SUITE: the modules to run (e.g. "test_system_shm test_cuda_shm"); the default is all of them.
+read -r -a modules <<< "${SERVE_SUITE:-}"
+((${#modules[@]})) || modules=(tests/serve/test_*.py)
+for module_path in "${modules[@]}"; do
   module=$(basename "$module_path" .py)
   step "serve suite: $module"
   rc=0

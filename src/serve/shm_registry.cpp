@@ -8,8 +8,11 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
+#include <utility>
 
 #include "ferry/error.hpp"
 #include "core/host_registration.hpp"
@@ -18,21 +21,41 @@
 
 namespace ferry::serve {
 
-// One mapped region; unmapped (and unregistered from CUDA) when the last user lets go.
+// One mapping of a region's object, page-locked for the GPUs where the server has them. A request
+// pins the view it reads and writes, so a view replaced while requests use it lives until they end.
+struct shm_region_view {
+  void* mapping = nullptr;
+  std::size_t mapping_bytes = 0;
+  std::byte* data = nullptr;  // mapping + the offset's remainder within a page
+  // Released before the unmapping.
+  std::optional<core::host_registration> cuda_registration;
+
+  shm_region_view() = default;
+  shm_region_view(const shm_region_view&) = delete;
+  shm_region_view& operator=(const shm_region_view&) = delete;
+  ~shm_region_view() {
+    cuda_registration.reset();
+    if (mapping != nullptr) munmap(mapping, mapping_bytes);
+  }
+};
+
+// One registered region; unmapped (and unregistered from CUDA) when the last user lets go.
 struct shm_registry::region {
   shm_region_status status;
   // The object, kept open so every request can see its current size: the client may shrink it
   // after registering, and the mapping does not say so (its pages past the new end fault instead).
   int fd = -1;
-  void* mapping = nullptr;
-  std::size_t mapping_bytes = 0;
-  std::byte* data = nullptr;  // mapping + the offset's remainder within a page
-  // Page-locked for the GPUs while the region is registered; released before the unmapping.
-  std::optional<core::host_registration> cuda_registration;
+  // The view requests use, and the object's change time when it was made. Page-locking holds the
+  // pages the object had then: once the object is truncated and grown again its pages are new, and
+  // a DMA through the old registration would read and write the orphaned ones (the client would see
+  // zeros). So a change of the object's ctime (truncation, resizing; also a write() by the client)
+  // makes a new view before the next request, and the old one goes when its requests end.
+  std::mutex view_mutex;
+  std::shared_ptr<shm_region_view> view;
+  timespec view_ctime{};
 
   ~region() {
-    cuda_registration.reset();
-    if (mapping != nullptr) munmap(mapping, mapping_bytes);
+    view.reset();
     if (fd >= 0) close(fd);
   }
 };
@@ -40,6 +63,36 @@ struct shm_registry::region {
 namespace {
 
 std::string os_error(const char* call) { return std::string(call) + ": " + std::strerror(errno); }
+
+bool same_time(const timespec& a, const timespec& b) { return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec; }
+
+// Maps `byte_size` bytes at `offset` of the object and, with `page_lock`, registers them with CUDA.
+// Calls `fail(cuda_failed, what)`, which throws, when the mapping or the registration fails.
+template <class Fail>
+std::shared_ptr<shm_region_view> make_view(int fd, std::size_t offset, std::size_t byte_size, bool page_lock,
+                                           const Fail& fail) {
+  auto v = std::make_shared<shm_region_view>();
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const std::size_t aligned_offset = offset / page * page;
+  v->mapping_bytes = byte_size + (offset - aligned_offset);
+  void* p = mmap(nullptr, v->mapping_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(aligned_offset));
+  if (p == MAP_FAILED) fail(false, os_error("mmap"));
+  v->mapping = p;
+  v->data = static_cast<std::byte*>(p) + (offset - aligned_offset);
+  if (page_lock) {
+    // Page-locked, so inputs are read from the region and outputs land in it by DMA in a slot's
+    // stream order, with no staging copy. Portable: every GPU of the server may copy to and from
+    // it; mapped: a zero-copy strategy may bind an engine to it in place. A failure is reported,
+    // never silently served from pageable memory.
+    try {
+      v->cuda_registration.emplace(core::register_host(std::span(static_cast<std::byte*>(v->mapping), v->mapping_bytes),
+                                                       cudaHostRegisterPortable | cudaHostRegisterMapped));
+    } catch (const std::exception& e) {
+      fail(true, e.what());
+    }
+  }
+  return v;
+}
 
 }  // namespace
 
@@ -64,27 +117,12 @@ void shm_registry::register_region(const std::string& name, const std::string& k
                       std::to_string(byte_size) + " exceeds the " + std::to_string(object_bytes) + " bytes of '" +
                       key + "'");
   }
-  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  const std::size_t aligned_offset = offset / page * page;
-  r->mapping_bytes = byte_size + (offset - aligned_offset);
-  void* p = mmap(nullptr, r->mapping_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd,
-                 static_cast<off_t>(aligned_offset));
-  if (p == MAP_FAILED) throw bad_request("shared-memory region '" + name + "': " + os_error("mmap"));
-  r->mapping = p;
-  r->data = static_cast<std::byte*>(p) + (offset - aligned_offset);
-  if (cuda_ == cuda_registration::on) {
-    // Page-locked once, so inputs are read from the region and outputs land in it by DMA in a
-    // slot's stream order, with no staging copy. Portable: every GPU of the server may copy to
-    // and from it; mapped: a zero-copy strategy may bind an engine to it in place. A failure is
-    // reported, never silently served from pageable memory.
-    try {
-      r->cuda_registration.emplace(core::register_host(
-          std::span(static_cast<std::byte*>(r->mapping), r->mapping_bytes),
-          cudaHostRegisterPortable | cudaHostRegisterMapped));
-    } catch (const std::exception& e) {
-      throw request_error(error_status::internal, "shared-memory region '" + name + "': " + e.what());
-    }
-  }
+  r->view = make_view(r->fd, offset, byte_size, cuda_ == cuda_registration::on,
+                      [&](bool cuda_failed, const std::string& what) {
+                        if (!cuda_failed) throw bad_request("shared-memory region '" + name + "': " + what);
+                        throw request_error(error_status::internal, "shared-memory region '" + name + "': " + what);
+                      });
+  r->view_ctime = info.st_ctim;
   regions_.insert(name, std::move(r));
 }
 
@@ -96,7 +134,12 @@ bool shm_registry::contains(const std::string& name) const { return regions_.con
 std::span<std::byte> shm_registry::lookup(const shm_ref& ref, const std::string& tensor,
                                           std::vector<std::shared_ptr<const void>>& pins) const {
   auto r = regions_.find(ref.region, tensor);
-  const auto range = checked_range(ref, std::span(r->data, r->status.byte_size), tensor);
+  const auto current_view = [&r] {
+    const std::lock_guard lock(r->view_mutex);
+    return r->view;
+  };
+  // The range first, so a bad offset is named as such (every view of the region has its size).
+  (void)checked_range(ref, std::span(current_view()->data, r->status.byte_size), tensor);
   // The object may have shrunk since it was registered: touching its pages past the new end
   // would fault. A truncation racing the copies that follow is caught by the copies themselves
   // (shm_guarded_copy.hpp); this check answers every earlier one before the request is queued.
@@ -111,7 +154,22 @@ std::span<std::byte> shm_registry::lookup(const shm_ref& ref, const std::string&
                       " bytes, smaller than the region's offset + the range's offset + byte_size = " +
                       std::to_string(r->status.offset) + " + " + std::to_string(ref.offset) + " + " +
                       std::to_string(ref.byte_size) + " = " + std::to_string(needed));
-  pins.push_back(std::move(r));
+  std::shared_ptr<shm_region_view> view;
+  {
+    const std::lock_guard lock(r->view_mutex);
+    if (r->view->cuda_registration && !same_time(info.st_ctim, r->view_ctime)) {
+      r->view = make_view(r->fd, r->status.offset, r->status.byte_size, true, [&](bool, const std::string& what) {
+        throw request_error(error_status::internal, tensor + ": shared-memory region '" + ref.region +
+                                                        "' changed and could not be mapped again: " + what);
+      });
+      r->view_ctime = info.st_ctim;
+    }
+    view = r->view;
+  }
+  const auto range = checked_range(ref, std::span(view->data, r->status.byte_size), tensor);
+  // One pin per range: the region (its object) and the view the range lies in.
+  pins.push_back(std::make_shared<const std::pair<std::shared_ptr<region>, std::shared_ptr<shm_region_view>>>(
+      std::move(r), std::move(view)));
   return range;
 }
 

@@ -1,7 +1,11 @@
 // A backend written in C++ on ferry's engine seam, as the torch and TensorRT backends are: a
 // built-in workload exported through src/engines/plugin/backend_export.cpp, so that code runs in
-// the tests without libtorch or TensorRT. Its model "file" is a built-in spec: `seam:touch`,
-// `seam:reduce`, each with a 1 MiB input.
+// the tests without libtorch or TensorRT. Its model "file" names a built-in spec: `seam:touch`,
+// `seam:reduce`, each with a 1 MiB input. Only the last part of the path counts: `ferry serve`
+// resolves a relative model path into the model's folder (`seam:touch` arrives as
+// `/repo/model/touch`).
+#include <filesystem>
+
 #include "engines/plugin/backend_export.hpp"
 #include "ferry/builtin.hpp"
 
@@ -12,7 +16,7 @@ const exported_backend& backend_to_export() {
       .name = "seam",
       .version = "test (ferry's C++ engine seam)",
       .load = [](const std::string& spec, const model_engine_options&) -> std::unique_ptr<engine> {
-        return make_builtin_engine(spec, {.input_bytes = std::size_t{1} << 20, .batch = 16});
+        return make_builtin_engine(std::filesystem::path(spec).filename().string(), {.input_bytes = std::size_t{1} << 20, .batch = 16});
       }};
   return backend;
 }

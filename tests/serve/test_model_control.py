@@ -312,7 +312,11 @@ class Histograms(unittest.TestCase):
                 self.assertEqual(counts[-1], 25.0)
                 self.assertGreater(total[0], 0)
             self.assertIn('nv_inference_pending_request_count{model="touch",version="1"} 0', lines)
-            self.assertIn('ferry_device_requests_in_flight{device="cpu"} 0', lines)
+            # One gauge per place the model runs: "cpu" without a GPU, the GPU's ordinal with one.
+            in_flight = [line for line in lines if line.startswith("ferry_device_requests_in_flight{device=")]
+            self.assertTrue(in_flight, "no ferry_device_requests_in_flight gauge")
+            for line in in_flight:
+                self.assertRegex(line, r'^ferry_device_requests_in_flight\{device="(cpu|\d+)"\} 0$')
             self.assertIn("ferry_requests_in_flight 0", lines)
         finally:
             stop_and_remove(server, repository)

@@ -50,6 +50,10 @@ class Saturation(unittest.TestCase):
         # Two threads decode bodies and encode answers (once: two threads handled requests, and
         # each waited for its model).
         cls.server = FerryServer("--http-threads", "2", "--grpc-threads", "2", repository=cls.repository)
+        if any("model 'slow' ready" in line and " on ferry_gpu" in line for line in cls.server.log):
+            stop_and_remove(cls.server, cls.repository)
+            raise unittest.SkipTest("the flood needs a model of tens of milliseconds a run: on a GPU this mlp runs "
+                                    "in microseconds, so the saturation is tested where serve computes on the CPU")
 
     @classmethod
     def tearDownClass(cls):
