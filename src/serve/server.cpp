@@ -143,9 +143,12 @@ void run_server(const server_options& options) {
   intake.begin_draining();
   std::promise<void> drained;
   std::future<void> drained_future = drained.get_future();
+  // gRPC's own shutdown waits until the admitted requests have ended: while it is in effect, a
+  // new call can be cancelled (CANCELLED, which clients do not retry) instead of reaching
+  // dispatch, which refuses it with UNAVAILABLE (which they retry elsewhere).
   std::thread drain([&] {
-    grpc.stop();
     intake.wait_until_idle();
+    grpc.stop();
     http.stop();
     http_thread.join();
     drained.set_value();
