@@ -19,6 +19,13 @@ serve_python_ready() {
   fi
 }
 host_python() { LD_LIBRARY_PATH=${HOST_LD_LIBRARY_PATH:-} python3 "$@"; }
+# /tmp/ferry-with-bundle: the bundle's ferry through a wrapper carrying the bundle's libraries, for
+# Python scripts that start servers themselves (their own python runs with the host's libraries).
+bundle_ferry_wrapper() {
+  printf '#!/usr/bin/env bash\nsource %q\nexec %q "$@"\n' "$PWD/scripts/gpu_host_env.sh" "$PWD/.bundle/bin/ferry" \
+    > /tmp/ferry-with-bundle
+  chmod +x /tmp/ferry-with-bundle
+}
 
 # perf_analyzer (from the perf-analyzer wheel) as $pa, with $pa_libs for its LD_LIBRARY_PATH: it
 # dlopens the unversioned libcudart.so for --shared-memory cuda, and a runtime-only install has

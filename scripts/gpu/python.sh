@@ -69,6 +69,23 @@ export FERRY_TEST_OUTDIR=$out FERRY_SOURCE_DIR=$PWD FERRY_BIN=/tmp/ferry-with-bu
 python3 -c 'import ferry, json; print(json.dumps({"build": ferry.build_info, "devices": ferry.devices()}, indent=2))' \
   >"$out/devices.json" 2>"$out/import.log" || { step "import ferry failed:"; tee -a "$out/steps.txt" <"$out/import.log"; exit 1; }
 
+# A model package in this Python process: PyTorch's own loader first (in a child, so a crash is a
+# result), then ferry's session under gdb where the host has it, for a backtrace of any crash.
+if [[ -n ${FERRY_TORCH_MODEL:-} ]]; then
+  rc=0
+  timeout 120 python3 -X faulthandler -c 'import sys, torch
+m = torch._inductor.aoti_load_package(sys.argv[1])
+print("torch loader:", m(torch.randn(16, 256, device="cuda")).shape)' "$FERRY_TORCH_MODEL" >"$out/torch_own_loader.txt" 2>&1 || rc=$?
+  step "PyTorch's own aoti_load_package in this Python: rc=$rc, $(tail -1 "$out/torch_own_loader.txt")"
+  if command -v gdb >/dev/null; then
+    timeout 180 gdb -batch -ex run -ex bt -ex "info sharedlibrary" --args python3 -m pytest -x -p no:cacheprovider \
+      tests/python/test_gpu_session.py -k torch_model >"$out/torch_session_gdb.txt" 2>&1 || true
+    step "gdb: $(grep -m1 -E "SIG|passed|failed" "$out/torch_session_gdb.txt")"
+  else
+    step "no gdb on this host"
+  fi
+fi
+
 # PYTEST_ARGS narrows the run (e.g. "-x tests/python/test_gpu_session.py"); the default is every test.
 read -r -a pytest_args <<<"${PYTEST_ARGS:-tests/python}"
 step "pytest ${pytest_args[*]}"

@@ -10,10 +10,7 @@ source scripts/gpu/lib_serve.sh
 
 serve_python_ready
 mkdir -p "$out/serve-suite"
-# FERRY_BIN through a wrapper carrying the bundle's libraries, so the suite's python does not.
-printf '#!/usr/bin/env bash\nsource %q\nexec %q "$@"\n' "$PWD/scripts/gpu_host_env.sh" "$PWD/.bundle/bin/ferry" \
-  > /tmp/ferry-with-bundle
-chmod +x /tmp/ferry-with-bundle
+bundle_ferry_wrapper
 failed=0
 # SERVE_SUITE: the modules to run (e.g. "test_system_shm test_cuda_shm"); the default is all of them.
 read -r -a modules <<< "${SERVE_SUITE:-}"

@@ -1,7 +1,8 @@
-"""ferry.bench measures what the CLI measures: the same cell from both, medians within 2%."""
+"""ferry.bench measures what the CLI measures: the same cell from both, run in turn, medians within 2%."""
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 
 import pytest
@@ -10,18 +11,28 @@ import ferry
 
 pytestmark = pytest.mark.gpu
 
-CELL = {"engine": "touch", "size": "19MB", "strategy": "pinned"}
+# A small cell, where a cost of calling from Python would weigh the most, and one whose spread
+# between runs is small (at 19 MB the same cell's medians move by 6-8% between runs on the H200
+# host whoever calls it). The two sides alternate, so a drift of the host lands on both alike,
+# and the medians of their runs' medians are compared.
+CELL = {"engine": "touch", "size": "0.6MB", "strategy": "pinned"}
+ROUNDS = 3
 
 
 def test_python_and_cli_agree_on_a_cell(ferry_cli, tmp_path, outdir):
-    cli_json = tmp_path / "cli.json"
-    subprocess.run([ferry_cli, "bench", "--engine", CELL["engine"], "--size", CELL["size"], "--strategy",
-                    CELL["strategy"], "--json", str(cli_json)], check=True, capture_output=True)
-    cli = json.loads(cli_json.read_text())["results"][0]
-    python = ferry.bench(**CELL).results[0]
-    figures = {side: {"median_us": cell["latency_us"]["median"], "noise": cell["noise"],
-                      "iterations": cell["iterations"]} for side, cell in (("cli", cli), ("python", python))}
-    figures["difference"] = python["latency_us"]["median"] / cli["latency_us"]["median"] - 1
+    medians = {"cli": [], "python": []}
+    noise = {"cli": [], "python": []}
+    for round_ in range(ROUNDS):
+        cli_json = tmp_path / f"cli-{round_}.json"
+        subprocess.run([ferry_cli, "bench", "--engine", CELL["engine"], "--size", CELL["size"], "--strategy",
+                        CELL["strategy"], "--json", str(cli_json)], check=True, capture_output=True)
+        cli = json.loads(cli_json.read_text())["results"][0]
+        python = ferry.bench(**CELL).results[0]
+        for side, cell in (("cli", cli), ("python", python)):
+            medians[side].append(cell["latency_us"]["median"])
+            noise[side].append(cell["noise"])
+    figures = {"medians_us": medians, "noise": noise,
+               "difference": statistics.median(medians["python"]) / statistics.median(medians["cli"]) - 1}
     if outdir is not None:
         (outdir / "bench_python_vs_cli.json").write_text(json.dumps({"cell": CELL, **figures}, indent=2))
     assert abs(figures["difference"]) <= 0.02, figures
