@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Plots a ferry bench JSON report (the layout of src/bench/report_json.cpp).
+"""Plots a ferry bench JSON report (the layout of src/bench/report/report_json.cpp).
 
 Usage: python3 scripts/plot_bench.py report.json out.png   (or out.svg)
 

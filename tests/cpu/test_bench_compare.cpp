@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/cell_result.hpp"
+#include "bench/measure/cell_result.hpp"
 #include "ferry/bench/compare.hpp"
 #include "ferry/bench/stats.hpp"
 #include "ferry/bench/trials.hpp"

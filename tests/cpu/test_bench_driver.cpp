@@ -8,9 +8,9 @@
 #include <cstring>
 #include <vector>
 
-#include "bench/input_fill.hpp"
-#include "bench/output_check.hpp"
-#include "bench/verdict.hpp"
+#include "bench/measure/input_fill.hpp"
+#include "bench/measure/output_check.hpp"
+#include "bench/statistics/verdict.hpp"
 #include "ferry/bench/run_options.hpp"
 #include "ferry/bench/workload_factory.hpp"
 #include "ferry/byte_size.hpp"

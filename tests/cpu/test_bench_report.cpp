@@ -16,7 +16,7 @@
 
 #include <fmt/format.h>
 
-#include "bench/report_cells.hpp"
+#include "bench/report/report_cells.hpp"
 #include "ferry/bench/report.hpp"
 #include "ferry/error.hpp"
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/cell_runner.hpp"
+#include "bench/measure/cell_runner.hpp"
 #include "ferry/bench/run_options.hpp"
 #include "ferry/bench/stats.hpp"
 #include "ferry/bench/trials.hpp"

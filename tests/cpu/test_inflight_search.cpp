@@ -6,7 +6,7 @@
 #include <map>
 #include <stdexcept>
 
-#include "bench/inflight_search.hpp"
+#include "bench/measure/inflight_search.hpp"
 #include "ferry/bench/run_options.hpp"
 
 namespace fb = ferry::bench;

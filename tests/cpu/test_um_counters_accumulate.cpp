@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "bench/um_counters.hpp"
+#include "bench/measure/um_counters.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/error.hpp"
 

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <string>
 
-#include "bench/cell_runner.hpp"
+#include "bench/measure/cell_runner.hpp"
 #include "ferry/bench/calibrate.hpp"
 #include "ferry/choose.hpp"
 #include "ferry/device_caps.hpp"

@@ -17,13 +17,13 @@
 #include <thread>
 #include <vector>
 
-#include "bench/input_fill.hpp"
+#include "bench/measure/input_fill.hpp"
 #include "core/device_memory.hpp"
 #include "core/managed_memory.hpp"
 #include "core/pinned_memory.hpp"
 #include "core/scoped_device.hpp"
 #include "ferry/bench/placement_cost.hpp"
-#include "bench/cell_runner.hpp"
+#include "bench/measure/cell_runner.hpp"
 #include "ferry/bench/run_options.hpp"
 #include "ferry/bench/workload_factory.hpp"
 #include "ferry/builtin.hpp"

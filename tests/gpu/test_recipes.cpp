@@ -8,9 +8,9 @@
 #include <thread>
 #include <vector>
 
-#include "bench/recipes/recipe.hpp"
+#include "bench/measure/recipes/recipe.hpp"
 #include "core/scoped_device.hpp"
-#include "bench/cell_runner.hpp"
+#include "bench/measure/cell_runner.hpp"
 #include "ferry/bench/run_options.hpp"
 #include "ferry/bench/workload_factory.hpp"
 #include "ferry/builtin.hpp"

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "backend_test_paths.hpp"
-#include "bench/um_counters.hpp"
+#include "bench/measure/um_counters.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/error.hpp"
 #include "core/pageable_memory.hpp"

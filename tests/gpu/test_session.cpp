@@ -9,7 +9,7 @@
 #include <span>
 #include <thread>
 
-#include "bench/cell_runner.hpp"
+#include "bench/measure/cell_runner.hpp"
 #include "ferry/bench/run_options.hpp"
 #include "ferry/bench/workload_factory.hpp"
 #include "ferry/builtin.hpp"

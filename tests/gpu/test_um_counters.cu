@@ -11,7 +11,7 @@
 #include <thread>
 #include <utility>
 
-#include "bench/um_counters.hpp"
+#include "bench/measure/um_counters.hpp"
 #include "ferry/error.hpp"
 
 namespace {

@@ -5,7 +5,7 @@
 // difference between two runs or between two strategies of one run.
 //
 // The scheduling and the rule for more trials are pure, so they are tested without a GPU; the
-// cells themselves (src/bench/cell_trials.hpp) make sessions and run requests.
+// cells themselves (src/bench/measure/cell_trials.hpp) make sessions and run requests.
 #pragma once
 
 #include <cstddef>

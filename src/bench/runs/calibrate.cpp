@@ -1,0 +1,245 @@
+#include "ferry/byte_size.hpp"
+#include "ferry/bench/calibrate.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "bench/measure/cell_runner.hpp"
+#include "bench/measure/inflight_search.hpp"
+#include "bench/runs/auto_strategy.hpp"
+#include "ferry/bench/run_options.hpp"
+#include "ferry/device_caps.hpp"
+#include "ferry/recommendation.hpp"
+#include "ferry/bench/workload_factory.hpp"
+
+namespace ferry::bench {
+namespace {
+
+// A built-in workload of `bytes` on one GPU, for a calibration cell.
+workload_request builtin_request(std::string engine, std::size_t bytes, int device, int max_concurrency) {
+  workload_request request;
+  request.engine = std::move(engine);
+  request.input_bytes = bytes;
+  request.devices = {device};
+  request.max_concurrency = max_concurrency;
+  return request;
+}
+
+constexpr std::size_t kib = 1024;
+constexpr std::size_t mib = kib * kib;
+
+// The built-in workload that stands for each use.
+std::string_view engine_for(transfer_use use) {
+  switch (use) {
+    case transfer_use::input_once: return "reduce";
+    case transfer_use::input_reread: return "reduce:4";
+    case transfer_use::output: return "touch";
+  }
+  return "reduce";
+}
+
+// From 16 MiB on, fixed costs are a small share of every strategy's request, and the ratio
+// between strategies moves little with size: on the H200 host the largest move from 16 to
+// 256 MiB was a factor 1.8 (pageable outputs, from 4.8x to 2.6x the best). A strategy three
+// times slower than the best at such a size cannot become the best at the next, so the default
+// and quick sweeps leave it there (its slowest, costliest cells); thorough measures every cell.
+// Below 16 MiB the ratios move more (managed-prefetch's re-read inputs: 2.8x at 1 MiB, 1.2x at
+// 16 MiB), so every strategy is measured.
+constexpr double laggard_ratio = 3.0;
+constexpr std::size_t laggard_from_bytes = 16 * mib;
+
+// How one cell is measured. What a cell costs beside its timed requests grows with its size:
+// every request's input is written fresh by the CPU (about 70 ms at 256 MiB on the H200 host),
+// checked requests are copied and run again on the reference, and the buffers are made and
+// freed. On the H200 host a 256 MiB cell took 1.7 s (an input) to 4 s (an output) for three timed
+// requests, so the default sweep stops at 64 MiB and only --thorough goes to 256 MiB.
+//  - Below 16 MiB requests cost microseconds: each cell samples until its median is known within
+//    2% (at most 0.15 s); with a fixed 16 requests the medians at 1 MiB were uncertain by 10%,
+//    more than the gaps between the strategies that matter there.
+//  - From 16 MiB a few requests settle the median (their noise was 0.1-3%), after a short warm-up.
+run_options cell_options(int device, sweep_depth depth, std::size_t bytes) {
+  run_options o;
+  o.devices = {device};
+  o.session.inflight = 1;
+  o.session.managed_policy = oversubscription::refuse;
+  o.recipes = false;     // the profile compares strategies, not strategies with their recipes
+  o.um_counters = false;
+  // One trial per cell: a sweep is a first picture in seconds, not a figure to compare runs by.
+  o.limits.min_trials = o.limits.max_trials = 1;
+  if (depth == sweep_depth::thorough) {
+    o.check_every = 16;
+    o.limits = {.max_noise = 0.02, .min_samples = 20, .min_seconds = 0.05, .max_seconds = 1.0, .min_trials = 1,
+                .max_trials = 1};
+    return o;
+  }
+  if (bytes < 16 * mib) {
+    o.check_every = 16;
+    o.limits = {.max_noise = 0.02, .min_samples = 16, .min_seconds = 0.01, .max_seconds = 0.15, .min_trials = 1,
+                .max_trials = 1};
+    o.warmup_rule = {.min_iterations = 6, .max_iterations = 64, .min_seconds = 0.01, .max_seconds = 0.1,
+                     .tolerance = 0.05};
+    return o;
+  }
+  o.check_every = 64;  // requests 1 and 2 are checked
+  o.iterations = bytes >= 64 * mib ? 3 : 6;
+  o.warmup_rule = {.min_iterations = 3, .max_iterations = 16, .min_seconds = 0, .max_seconds = 0.15,
+                   .tolerance = 0.05};
+  return o;
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
+}
+
+}  // namespace
+
+std::string_view to_string(sweep_depth depth) noexcept {
+  switch (depth) {
+    case sweep_depth::quick: return "quick";
+    case sweep_depth::standard: return "default";
+    case sweep_depth::thorough: return "thorough";
+  }
+  return "default";
+}
+
+std::vector<std::size_t> sweep_sizes(sweep_depth depth) {
+  switch (depth) {
+    case sweep_depth::quick: return {64 * kib, 1 * mib, 16 * mib};
+    case sweep_depth::standard: return {64 * kib, 1 * mib, 16 * mib, 64 * mib};
+    case sweep_depth::thorough:
+      return {64 * kib, 256 * kib, 1 * mib, 4 * mib, 16 * mib, 64 * mib, 256 * mib};
+  }
+  return {};
+}
+
+calibration_run calibrate(int device, sweep_depth depth, const progress_function& progress) {
+  const auto started = std::chrono::steady_clock::now();
+  const device_caps caps = query_device(device);
+  calibration_run out;
+  device_profile& p = out.profile;
+  p.gpu_uuid = caps.uuid;
+  p.gpu_name = caps.name;
+  p.driver_version = caps.driver_version;
+  p.link = describe_link(caps);
+  p.platform = classify(caps);
+  p.date = utc_timestamp();
+  p.host = host_name();
+  p.mode = std::string(to_string(depth));
+
+  // A cell holds the measured request's input and output once and the reference session's copy
+  // on the device: a size that does not fit four times in free memory is left out, for every
+  // strategy alike (managed requests are refused by the session beyond free memory anyway).
+  std::vector<std::size_t> sizes;
+  for (const std::size_t bytes : sweep_sizes(depth)) {
+    if (4 * bytes > query_free_memory(device)) {
+      out.notes.push_back(fmt::format("{} left out: it does not fit four times in GPU {}'s free memory",
+                                      format_byte_size(bytes), device));
+      continue;
+    }
+    sizes.push_back(bytes);
+  }
+
+  for (const transfer_use use : all_transfer_uses) {
+    // Size by size, every strategy at one size before the next, so each size knows the best time
+    // of the one before it (see laggard_ratio).
+    std::vector<strategy_curve> curves;
+    std::vector<bool> open;  // still measured at the next size
+    for (const strategy_kind k : all_strategies) {
+      if (k == strategy_kind::device) continue;  // the floor, not a way to feed host inputs
+      curves.push_back({.strategy = k, .use = use, .refused = {}, .points = {}});
+      const auto why = unavailable_reason(k, caps);
+      if (why) curves.back().refused = *why;
+      open.push_back(!why);
+    }
+    std::optional<double> best_before;  // the fastest strategy's time at the size before
+    std::size_t bytes_before = 0;
+    for (const std::size_t bytes : sizes) {
+      const workload w = make_workload(builtin_request(std::string(engine_for(use)), bytes, device, 2));
+      const run_options options = cell_options(device, depth, bytes);
+      std::optional<double> best_here;
+      for (std::size_t i = 0; i < curves.size(); ++i) {
+        strategy_curve& curve = curves[i];
+        if (!open[i]) continue;
+        if (depth != sweep_depth::thorough && best_before && bytes_before >= laggard_from_bytes &&
+            !curve.points.empty() && curve.points.back().median_us > laggard_ratio * *best_before) {
+          open[i] = false;
+          out.notes.push_back(fmt::format("{} {}: not measured beyond {}, where it took {:.1f}x the best; its "
+                                          "larger sizes are extrapolated",
+                                          to_string(use), to_string(curve.strategy), format_byte_size(bytes_before),
+                                          curve.points.back().median_us / *best_before));
+          continue;
+        }
+        if (progress) progress(fmt::format("{} {} {}", to_string(use), format_byte_size(bytes), to_string(curve.strategy)));
+        const strategy_result r = run_cell(w, curve.strategy, options);
+        if (r.refused) {
+          // A refusal at one size (memory, usually) ends the curve there; smaller sizes stand.
+          if (curve.points.empty()) curve.refused = *r.refused;
+          else out.notes.push_back(fmt::format("{} {}: stopped at {}: {}", to_string(use),
+                                               to_string(curve.strategy), format_byte_size(bytes), *r.refused));
+          open[i] = false;
+          continue;
+        }
+        if (!r.output_matches) {
+          curve.points.clear();
+          curve.refused = fmt::format("outputs did not match the reference at {}", format_byte_size(bytes));
+          open[i] = false;
+          continue;
+        }
+        curve.points.push_back({bytes, r.latency_us.median, r.noise});
+        if (!best_here || r.latency_us.median < *best_here) best_here = r.latency_us.median;
+      }
+      best_before = best_here;
+      bytes_before = bytes;
+    }
+    for (auto& c : curves) p.curves.push_back(std::move(c));
+  }
+
+  // The depth at which throughput stops rising, for the strategy the rules start from and for the
+  // one the profile finds fastest at the middle size (when they differ).
+  const std::size_t middle = sizes.empty() ? 0 : sizes[(sizes.size() - 1) / 2];
+  std::vector<std::size_t> depth_sizes;
+  if (!sizes.empty()) depth_sizes.push_back(middle);
+  if (depth == sweep_depth::thorough && sizes.size() > 2) depth_sizes = {sizes.front(), middle, sizes.back()};
+  std::vector<strategy_kind> depth_strategies{recommendation_for(classify(caps)).recommended};
+  if (unavailable_reason(depth_strategies.front(), caps)) depth_strategies.clear();
+  if (!sizes.empty()) {
+    const strategy_curve* fastest = nullptr;
+    double best = 0;
+    for (const auto& c : p.curves) {
+      if (c.use != transfer_use::input_once) continue;
+      const auto us = estimate_us(c, middle);
+      if (us && (fastest == nullptr || *us < best)) {
+        fastest = &c;
+        best = *us;
+      }
+    }
+    if (fastest != nullptr && (depth_strategies.empty() || fastest->strategy != depth_strategies.front()))
+      depth_strategies.push_back(fastest->strategy);
+  }
+  run_options search = cell_options(device, depth, middle);
+  search.iterations.reset();
+  search.window_seconds = depth == sweep_depth::thorough ? 1.2 : 0.6;  // search_inflight_depth uses a quarter, >= 0.3 s
+  for (const strategy_kind k : depth_strategies) {
+    for (const std::size_t bytes : depth_sizes) {
+      const workload w = make_workload(builtin_request("reduce", bytes, device, 64));
+      if (progress) progress(fmt::format("in-flight depth {} {}", to_string(k), format_byte_size(bytes)));
+      const depth_search found = search_inflight_depth(w, k, search, run_cell, device_memory_reader({device}));
+      if (!found.depth) {
+        out.notes.push_back(fmt::format("in-flight depth of {} at {}: {}", to_string(k), format_byte_size(bytes),
+                                        found.explanation));
+        continue;
+      }
+      p.inflight.push_back({k, bytes, *found.depth, found.explanation});
+    }
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return out;
+}
+
+}  // namespace ferry::bench
