@@ -26,9 +26,9 @@ ferry::choice pick(const ferry::device_caps& caps, const t::cost_model& model, f
 TEST(Choose, DiscretePcieCopiesLargeInputsPinned) {
   const auto c = pick(t::discrete_pcie_caps(), t::discrete_model, {.input_bytes = 16 * mb, .output_bytes = 4 * kb});
   EXPECT_EQ(c.strategy, strategy_kind::pinned);
-  EXPECT_TRUE(c.measured);
+  EXPECT_EQ(c.basis, ferry::choice_basis::profile);
   EXPECT_EQ(c.inflight, 2);  // latency: the 3 found for throughput, capped at 2
-  EXPECT_EQ(c.reason,
+  EXPECT_EQ(ferry::describe(c),
             "measured on this machine (2026-11-30T12:00:00Z, PCIe Gen5 x16): for 16 MB in, 4 KB out pinned "
             "costs 340 us per request, next registered 342 us; 2 in-flight slots (throughput stopped rising "
             "beyond 3 for pinned at 1.05 MB); for latency");
@@ -43,7 +43,7 @@ TEST(Choose, DiscretePcieCopiesInputsTheKernelReReads) {
   const auto c = pick(t::discrete_pcie_caps(), t::discrete_model,
                       {.input_bytes = 64 * kb, .output_bytes = 4 * kb, .input_reread = true});
   EXPECT_EQ(c.strategy, strategy_kind::pinned);
-  EXPECT_NE(c.reason.find("64 KB re-read in"), std::string::npos) << c.reason;
+  EXPECT_NE(ferry::describe(c).find("64 KB re-read in"), std::string::npos) << ferry::describe(c);
 }
 
 TEST(Choose, DiscretePcieNeverLetsTheCpuReadManagedOutputs) {
@@ -56,13 +56,13 @@ TEST(Choose, ThroughputTakesTheMeasuredDepth) {
   const auto c = pick(t::discrete_pcie_caps(), t::discrete_model, {.input_bytes = 16 * mb, .output_bytes = 4 * kb},
                       objective::throughput);
   EXPECT_EQ(c.inflight, 3);
-  EXPECT_NE(c.reason.find("for throughput"), std::string::npos) << c.reason;
+  EXPECT_NE(ferry::describe(c).find("for throughput"), std::string::npos) << ferry::describe(c);
 }
 
 TEST(Choose, IntegratedReadsSharedMemoryInPlace) {
   const auto c = pick(t::integrated_caps(), t::integrated_model, {.input_bytes = 16 * mb, .output_bytes = 16 * mb});
   EXPECT_EQ(c.strategy, strategy_kind::mapped);
-  EXPECT_EQ(c.reason,
+  EXPECT_EQ(ferry::describe(c),
             "measured on this machine (2026-11-30T12:00:00Z, integrated (shared DRAM)): for 16 MB in, 16 MB out "
             "mapped costs 170 us per request, next pinned 548 us; 2 in-flight slots (throughput stopped rising "
             "beyond 3 for pinned at 1.05 MB); for latency");
@@ -71,7 +71,7 @@ TEST(Choose, IntegratedReadsSharedMemoryInPlace) {
 TEST(Choose, AtsReadsSystemMemoryInPlace) {
   const auto c = pick(t::ats_caps(), t::ats_model, {.input_bytes = 16 * mb, .output_bytes = 4 * kb});
   EXPECT_EQ(c.strategy, strategy_kind::system);
-  EXPECT_NE(c.reason.find("NVLink-C2C (ATS)"), std::string::npos) << c.reason;
+  EXPECT_NE(ferry::describe(c).find("NVLink-C2C (ATS)"), std::string::npos) << ferry::describe(c);
 }
 
 TEST(Choose, HmmNeverPicksFaultingSystemMemory) {
@@ -114,9 +114,9 @@ TEST(Choose, WithoutAProfileThePlatformRulesSaySo) {
   for (const auto& k : cases) {
     const auto c = ferry::choose({.input_bytes = mb, .output_bytes = mb}, k.caps, nullptr, objective::latency);
     EXPECT_EQ(c.strategy, k.expected);
-    EXPECT_FALSE(c.measured);
+    EXPECT_NE(c.basis, ferry::choice_basis::profile);
     EXPECT_EQ(c.inflight, 2);
-    EXPECT_EQ(c.reason, k.reason);
+    EXPECT_EQ(ferry::describe(c), k.reason);
   }
 }
 
@@ -125,7 +125,7 @@ TEST(Choose, RulesSubstituteWhenTheDeviceLacksTheRecommendedStrategy) {
   caps.can_map_host_memory = false;  // no mapped, no registered-mapped
   const auto c = ferry::choose({.input_bytes = mb}, caps, nullptr, objective::latency);
   EXPECT_NE(c.strategy, strategy_kind::mapped);
-  EXPECT_NE(c.reason.find("'mapped' is unavailable on this device"), std::string::npos) << c.reason;
+  EXPECT_NE(ferry::describe(c).find("'mapped' is unavailable on this device"), std::string::npos) << ferry::describe(c);
 }
 
 TEST(Choose, AProfileWithoutUsableCurvesFallsBackToTheRules) {
@@ -133,8 +133,8 @@ TEST(Choose, AProfileWithoutUsableCurvesFallsBackToTheRules) {
   auto profile = t::synthetic_profile(caps, t::discrete_model);
   profile.curves.clear();
   const auto c = ferry::choose({.input_bytes = mb}, caps, &profile, objective::latency);
-  EXPECT_FALSE(c.measured);
-  EXPECT_NE(c.reason.find("the profile holds no measured strategy"), std::string::npos) << c.reason;
+  EXPECT_NE(c.basis, ferry::choice_basis::profile);
+  EXPECT_NE(ferry::describe(c).find("the profile holds no measured strategy"), std::string::npos) << ferry::describe(c);
 }
 
 TEST(Choose, ReReadInputsFallBackToReadOnceFiguresWhenNotMeasured) {
@@ -142,8 +142,8 @@ TEST(Choose, ReReadInputsFallBackToReadOnceFiguresWhenNotMeasured) {
   auto profile = t::synthetic_profile(caps, t::discrete_model);
   std::erase_if(profile.curves, [](const auto& c) { return c.use == ferry::transfer_use::input_reread; });
   const auto c = ferry::choose({.input_bytes = mb, .input_reread = true}, caps, &profile, objective::latency);
-  EXPECT_TRUE(c.measured);
-  EXPECT_NE(c.reason.find("re-read inputs were not measured"), std::string::npos) << c.reason;
+  EXPECT_EQ(c.basis, ferry::choice_basis::profile);
+  EXPECT_NE(ferry::describe(c).find("re-read inputs were not measured"), std::string::npos) << ferry::describe(c);
 }
 
 }  // namespace
@@ -166,7 +166,7 @@ TEST(ChooseReads, AFewBytesReadOfALargeInputAreReadInPlace) {
   const auto profile = t::synthetic_profile(caps, t::discrete_model);
   const std::size_t table = std::size_t{64} << 20;
   const auto copied = ferry::choose({.input_bytes = table, .output_bytes = 4000}, caps, profile, objective::latency);
-  EXPECT_EQ(ferry::properties(copied.strategy).path, ferry::data_path::copy) << copied.reason;
+  EXPECT_EQ(ferry::properties(copied.strategy).path, ferry::data_path::copy) << ferry::describe(copied);
   // Reading every byte is the same request as not saying.
   const auto every = ferry::choose({.input_bytes = table, .output_bytes = 4000, .input_bytes_read = table}, caps,
                                    profile, objective::latency);
@@ -177,7 +177,7 @@ TEST(ChooseReads, AFewBytesReadOfALargeInputAreReadInPlace) {
                                     caps, profile, objective::latency);
   EXPECT_TRUE(ferry::properties(sparse.strategy).path == ferry::data_path::zero_copy ||
               sparse.strategy == strategy_kind::managed_advise)
-      << sparse.reason;
-  EXPECT_LT(sparse.estimated_us, copied.estimated_us / 10) << sparse.reason;
-  EXPECT_NE(sparse.reason.find("(671 KB of it read)"), std::string::npos) << sparse.reason;
+      << ferry::describe(sparse);
+  EXPECT_LT(sparse.estimated_us, copied.estimated_us / 10) << ferry::describe(sparse);
+  EXPECT_NE(ferry::describe(sparse).find("(671 KB of it read)"), std::string::npos) << ferry::describe(sparse);
 }

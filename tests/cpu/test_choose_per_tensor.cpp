@@ -45,26 +45,26 @@ TEST(ChoosePerTensor, SmallInputsGoMappedWhileTheLargeOneIsCopied) {
   const auto caps = t::discrete_pcie_caps();
   const auto profile = t::synthetic_profile(caps, copy_has_a_fixed_cost);
   const auto c = ferry::choose_per_tensor(io, caps, &profile, objective::throughput);
-  EXPECT_TRUE(c.measured);
-  EXPECT_EQ(c.strategy, strategy_kind::pinned);  // the request is 16 MiB in: copied
-  EXPECT_EQ(c.inflight, 3);                      // the profile's depth, for throughput
+  EXPECT_EQ(c.request.basis, ferry::choice_basis::profile);
+  EXPECT_EQ(c.request.strategy, strategy_kind::pinned);  // the request is 16 MiB in: copied
+  EXPECT_EQ(c.request.inflight, 3);                      // the profile's depth, for throughput
   EXPECT_EQ(c.overrides, (std::vector<tensor_strategy>{{"indices", strategy_kind::mapped}}));
   ASSERT_EQ(c.tensors.size(), 3U);
   EXPECT_EQ(pick_of(c, "table").strategy, strategy_kind::pinned);
   EXPECT_EQ(pick_of(c, "indices").strategy, strategy_kind::mapped);
   EXPECT_EQ(pick_of(c, "rows").strategy, strategy_kind::pinned);
-  EXPECT_EQ(pick_of(c, "indices").reason,
+  EXPECT_EQ(ferry::describe(pick_of(c, "indices")),
             "'indices' (input, 164 B): mapped, 11.6 us against 21.3 us by the request's pick pinned (saves 9.7 us, "
             "45%)");
   // The output costs what it adds to a request: the same under every strategy of this model.
-  const std::string rows = pick_of(c, "rows").reason;
+  const std::string rows = ferry::describe(pick_of(c, "rows"));
   EXPECT_NE(rows.find("'rows' (output, 164 B): pinned, the request's pick, costs as little as any"), std::string::npos)
       << rows;
-  EXPECT_NE(pick_of(c, "table").reason.find("'table' (input, 16.8 MB): pinned"), std::string::npos)
-      << pick_of(c, "table").reason;
-  EXPECT_EQ(c.reason, ferry::choose({.input_bytes = (std::size_t{16} << 20) + 164, .output_bytes = 164}, caps,
-                                    &profile, objective::throughput)
-                          .reason);
+  EXPECT_NE(ferry::describe(pick_of(c, "table")).find("'table' (input, 16.8 MB): pinned"), std::string::npos)
+      << ferry::describe(pick_of(c, "table"));
+  EXPECT_EQ(ferry::describe(c.request),
+            ferry::describe(ferry::choose({.input_bytes = (std::size_t{16} << 20) + 164, .output_bytes = 164}, caps,
+                                          &profile, objective::throughput)));
 }
 
 TEST(ChoosePerTensor, WithoutAProfileEveryTensorGoesByTheRules) {
@@ -73,16 +73,16 @@ TEST(ChoosePerTensor, WithoutAProfileEveryTensorGoesByTheRules) {
     const auto c = ferry::choose_per_tensor(io, caps, nullptr, objective::latency);
     const auto rules = ferry::choose({.input_bytes = (std::size_t{16} << 20) + 164, .output_bytes = 164}, caps,
                                      nullptr, objective::latency);
-    EXPECT_FALSE(c.measured);
-    EXPECT_EQ(c.strategy, rules.strategy) << caps.name;
-    EXPECT_EQ(c.inflight, rules.inflight);
+    EXPECT_NE(c.request.basis, ferry::choice_basis::profile);
+    EXPECT_EQ(c.request.strategy, rules.strategy) << caps.name;
+    EXPECT_EQ(c.request.inflight, rules.inflight);
     EXPECT_TRUE(c.overrides.empty());
     ASSERT_EQ(c.tensors.size(), 3U);
     for (const auto& p : c.tensors) {
       EXPECT_EQ(p.strategy, rules.strategy);
       EXPECT_EQ(p.estimated_us, 0.0);
-      EXPECT_NE(p.reason.find("not measured on this machine"), std::string::npos) << p.reason;
-      EXPECT_NE(p.reason.find("'" + p.tensor + "'"), std::string::npos) << p.reason;
+      EXPECT_NE(ferry::describe(p).find("not measured on this machine"), std::string::npos) << ferry::describe(p);
+      EXPECT_NE(ferry::describe(p).find("'" + p.tensor + "'"), std::string::npos) << ferry::describe(p);
     }
   }
 }
@@ -96,13 +96,14 @@ TEST(ChoosePerTensor, AGainUnderTheMarginsKeepsTheRequestsPick) {
     return t::discrete_model(k, use);
   });
   const auto c = ferry::choose_per_tensor(sparse_io(), caps, &profile, objective::latency);
-  EXPECT_EQ(c.strategy, strategy_kind::pinned);
+  EXPECT_EQ(c.request.strategy, strategy_kind::pinned);
   EXPECT_TRUE(c.overrides.empty());
   const auto& indices = pick_of(c, "indices");
   EXPECT_EQ(indices.strategy, strategy_kind::pinned);
-  EXPECT_NE(indices.reason.find("mapped would save 0.9 us (4.4%), under the 2 us and 3% a second strategy must save"),
+  EXPECT_NE(ferry::describe(indices).find(
+                "mapped would save 0.9 us (4.4%), under the 2 us and 3% a second strategy must save"),
             std::string::npos)
-      << indices.reason;
+      << ferry::describe(indices);
 
   // 16 MB in and 16 MB out: registered reads a little faster than pinned (3 us, 1%), but writes
   // outputs slower, so the request's pick is pinned, and the input keeps it: under 3%.
@@ -114,10 +115,10 @@ TEST(ChoosePerTensor, AGainUnderTheMarginsKeepsTheRequestsPick) {
       {.name = "a", .type = ferry::dtype::f32, .shape = {4'000'000}, .role = ferry::tensor_role::input},
       {.name = "b", .type = ferry::dtype::f32, .shape = {4'000'000}, .role = ferry::tensor_role::output}};
   const auto big = ferry::choose_per_tensor(io, caps, &even, objective::latency);
-  EXPECT_EQ(big.strategy, strategy_kind::pinned);
+  EXPECT_EQ(big.request.strategy, strategy_kind::pinned);
   EXPECT_TRUE(big.overrides.empty());
-  EXPECT_NE(pick_of(big, "a").reason.find("registered would save 3.2 us (0.9%)"), std::string::npos)
-      << pick_of(big, "a").reason;
+  EXPECT_NE(ferry::describe(pick_of(big, "a")).find("registered would save 3.2 us (0.9%)"), std::string::npos)
+      << ferry::describe(pick_of(big, "a"));
 }
 
 TEST(ChoosePerTensor, UnavailableRefusedAndDeviceStrategiesAreNeverPicked) {
@@ -134,10 +135,10 @@ TEST(ChoosePerTensor, UnavailableRefusedAndDeviceStrategiesAreNeverPicked) {
   auto caps = capable;
   caps.can_map_host_memory = false;
   auto c = ferry::choose_per_tensor(sparse_io(), caps, &profile, objective::latency);
-  ASSERT_TRUE(c.measured);
+  ASSERT_EQ(c.request.basis, ferry::choice_basis::profile);
   for (const auto& p : c.tensors) {
-    EXPECT_FALSE(ferry::unavailable_reason(p.strategy, caps).has_value()) << p.tensor << ": " << p.reason;
-    EXPECT_NE(p.strategy, strategy_kind::device) << p.reason;
+    EXPECT_FALSE(ferry::unavailable_reason(p.strategy, caps).has_value()) << p.tensor << ": " << ferry::describe(p);
+    EXPECT_NE(p.strategy, strategy_kind::device) << ferry::describe(p);
   }
   // mapped recorded as refused on the capable device: not picked either.
   for (auto& curve : profile.curves)
@@ -147,8 +148,8 @@ TEST(ChoosePerTensor, UnavailableRefusedAndDeviceStrategiesAreNeverPicked) {
     }
   c = ferry::choose_per_tensor(sparse_io(), capable, &profile, objective::latency);
   for (const auto& p : c.tensors) {
-    EXPECT_NE(p.strategy, strategy_kind::mapped) << p.reason;
-    EXPECT_NE(p.strategy, strategy_kind::device) << p.reason;
+    EXPECT_NE(p.strategy, strategy_kind::mapped) << ferry::describe(p);
+    EXPECT_NE(p.strategy, strategy_kind::device) << ferry::describe(p);
   }
 }
 
@@ -159,8 +160,9 @@ TEST(ChoosePerTensor, ADynamicTensorGoesByTheRequestsPickAndNothingThrows) {
   io[1].shape = {ferry::dynamic_dim};
   const auto c = ferry::choose_per_tensor(io, caps, &profile, objective::latency);
   EXPECT_TRUE(c.overrides.empty());
-  EXPECT_EQ(pick_of(c, "indices").strategy, c.strategy);
-  EXPECT_NE(pick_of(c, "indices").reason.find("dynamic"), std::string::npos) << pick_of(c, "indices").reason;
+  EXPECT_EQ(pick_of(c, "indices").strategy, c.request.strategy);
+  EXPECT_NE(ferry::describe(pick_of(c, "indices")).find("dynamic"), std::string::npos)
+      << ferry::describe(pick_of(c, "indices"));
   EXPECT_TRUE(ferry::choose_per_tensor({}, caps, &profile, objective::latency).tensors.empty());
 }
 
