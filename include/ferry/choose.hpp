@@ -115,7 +115,7 @@ struct choice {
 enum class tensor_basis {
   request_not_measured,   // the request's pick came from the platform rules: no tensor is costed alone
   dynamic_shape,          // the tensor's size is not known while a dimension is dynamic
-  no_curve,               // the profile has no curve to cost this tensor by
+  no_curve,               // the profile has no curve to cost this tensor by (a guard: the request's curves do)
   request_pick_cheapest,  // the request's pick costs as little as any available strategy
   saving_under_margins,   // another strategy is cheaper, by less than the override margins
   override_saves_enough,  // another strategy saves at least both margins: it overrides the request's pick
@@ -167,7 +167,7 @@ inline constexpr double tensor_override_min_fraction = 0.03;
 // at output(B) - input_once(B) (as choose combines them), and a tensor whose cheapest available
 // strategy beats the default by the margins above gets it as an override. Without a profile (or
 // without measured curves for these uses) every tensor goes by the platform rules' strategy,
-// with no overrides, each on the basis tensor_basis::request_not_measured. Never throws; like choose(), never
+// with no overrides (tensor_basis::request_not_measured). Never throws; like choose(), never
 // picks a refused or unavailable strategy, nor `device`.
 [[nodiscard]] tensor_choice choose_per_tensor(const std::vector<tensor_spec>& io, const device_caps& caps,
                                               const device_profile* profile, objective goal);

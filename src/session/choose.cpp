@@ -212,19 +212,17 @@ choice choose(const io_traffic& io, const device_caps& caps, const device_profil
     }
   };
   rank();
-  if (ranked.empty() && input_use == transfer_use::input_reread) {
+  const bool reread_not_measured = ranked.empty() && input_use == transfer_use::input_reread;
+  if (reread_not_measured) {
     input_use = transfer_use::input_once;
-    c.reread_costed_as_read_once = true;
     rank();
   }
-  if (ranked.empty()) {
-    c.reread_costed_as_read_once = false;  // nothing was costed, by either curve
-    return from_rules(std::move(c), caps, choice_basis::rules_without_curves);
-  }
+  if (ranked.empty()) return from_rules(std::move(c), caps, choice_basis::rules_without_curves);
 
   std::stable_sort(ranked.begin(), ranked.end(),
                    [](const strategy_estimate& a, const strategy_estimate& b) { return a.us < b.us; });
   c.basis = choice_basis::profile;
+  c.reread_costed_as_read_once = reread_not_measured;
   c.strategy = ranked.front().strategy;
   c.estimated_us = ranked.front().us;
   if (ranked.size() > 1) c.runner_up = ranked[1];
