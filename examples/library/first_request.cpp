@@ -29,7 +29,7 @@ int main() try {
   std::size_t wrong = 0;
   for (std::size_t i = 0; i < x.size(); ++i) wrong += y[i] != 2.0F * x[i] + 1.0F;
   std::printf("touch on %s through '%s' (%s): %zu of %zu values wrong\n", gpu.name.c_str(),
-              std::string(ferry::to_string(pick.strategy)).c_str(), pick.reason.c_str(), wrong, x.size());
+              std::string(ferry::to_string(pick.strategy)).c_str(), ferry::describe(pick).c_str(), wrong, x.size());
   return wrong == 0 ? 0 : 1;
 } catch (const ferry::no_device& e) {
   std::fprintf(stderr, "first_request: %s\n", e.what());

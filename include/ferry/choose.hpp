@@ -1,12 +1,16 @@
-// ferry::choose: the strategy and in-flight depth for a model's I/O on one GPU, with the reason.
+// ferry::choose: the strategy and in-flight depth for a model's I/O on one GPU, with the facts
+// the pick rests on.
 //
 // With a profile of this GPU (ferry/profile.hpp) the pick is the available strategy whose
 // measured curves cost least for these sizes and uses; without one it is the platform rules
-// (ferry/recommendation.hpp), and the reason says they were not measured on this machine.
+// (ferry/recommendation.hpp), and the pick says they were not measured on this machine.
 //
 // choose_per_tensor goes one step further for a model whose tensors differ in size: the request's
 // pick for most tensors, and another strategy for a tensor whose own curve says it is clearly
 // cheaper another way (a small index input read in place beside a large table copied).
+//
+// The picks are plain data: the basis they were made on and the figures that decided them.
+// describe() renders them as the one sentence reports, logs and `ferry info` show.
 #pragma once
 
 #include <cstddef>
@@ -49,13 +53,51 @@ enum class objective { latency, throughput };
   return goal == objective::latency ? "latency" : "throughput";
 }
 
+// On what basis choose() made its pick: one per way it decides.
+enum class choice_basis {
+  profile,                // the cheapest available strategy by this GPU's measured curves
+  rules_without_profile,  // the platform rules: no profile of this GPU was given
+  rules_without_curves,   // the platform rules: the profile holds no measured strategy for these uses
+};
+
+// A strategy and what a profile's curves estimate it costs (one request, or one tensor's share).
+struct strategy_estimate {
+  strategy_kind strategy = strategy_kind::pinned;
+  double us = 0;
+};
+
+// A strategy the platform rules recommend that this device cannot run, and the device's reason.
+struct unavailable_strategy {
+  strategy_kind strategy = strategy_kind::pinned;
+  std::string reason;  // unavailable_reason(strategy, caps)
+};
+
 struct choice {
   strategy_kind strategy = strategy_kind::pinned;
   int inflight = 2;
-  bool measured = false;  // from a profile of this GPU, not the platform rules
-  // Estimated time of one request's transfers, from the profile (0 without one).
+  choice_basis basis = choice_basis::rules_without_profile;
+  // Estimated time of one request's transfers, from the profile (0 under the platform rules).
   double estimated_us = 0;
-  std::string reason;     // one sentence, figures included where measured
+
+  // What the pick is for, as choose() was asked.
+  io_traffic traffic;
+  objective goal = objective::latency;
+  platform_class platform = platform_class::discrete_pcie;  // the device's class (whose rules apply)
+
+  // basis == profile: the profile's identity, and the figures beside the pick.
+  std::string profile_date;  // device_profile::date
+  std::string profile_link;  // device_profile::link
+  // The next cheapest available strategy for this request; nullopt when only one was costed.
+  std::optional<strategy_estimate> runner_up;
+  // The inputs are re-read, the profile holds no re-read curves: the read-once curves stood in.
+  bool reread_costed_as_read_once = false;
+  // The depth search `inflight` comes from (the chosen strategy's nearest in size, else any
+  // strategy's); nullopt: the profile holds none, and the platform rules' depth stands.
+  std::optional<inflight_finding> depth_finding;
+
+  // basis == rules_*: the rules' own strategy when this device cannot run it; `strategy` is then
+  // the first of the rules' alternatives it can run, else pinned. nullopt: the rules' pick stands.
+  std::optional<unavailable_strategy> rules_pick_unavailable;
 };
 
 // Never throws. A strategy the device refuses (unavailable_reason) or the profile recorded as
@@ -68,24 +110,47 @@ struct choice {
   return choose(io, caps, profile ? &*profile : nullptr, goal);
 }
 
-// One tensor's strategy in a per-tensor choice, and why.
+// On what basis choose_per_tensor picked one tensor's strategy: one per way it decides. All but
+// the last keep the request's pick.
+enum class tensor_basis {
+  request_not_measured,   // the request's pick came from the platform rules: no tensor is costed alone
+  dynamic_shape,          // the tensor's size is not known while a dimension is dynamic
+  no_curve,               // the profile has no curve to cost this tensor by (a guard: the request's curves do)
+  request_pick_cheapest,  // the request's pick costs as little as any available strategy
+  saving_under_margins,   // another strategy is cheaper, by less than the override margins
+  override_saves_enough,  // another strategy saves at least both margins: it overrides the request's pick
+};
+
+// One tensor's strategy in a per-tensor choice, and the figures it was decided by.
 struct tensor_pick {
   std::string tensor;
   tensor_role role = tensor_role::input;
   std::size_t bytes = 0;                           // 0 for a tensor whose shape is still dynamic
-  strategy_kind strategy = strategy_kind::pinned;  // the default or its override
-  // Its share of a request's transfer time under that strategy, from the profile (0 without one).
+  strategy_kind strategy = strategy_kind::pinned;  // the request's pick or its override
+  // Its share of a request's transfer time under that strategy, from the profile (0 when not costed).
   double estimated_us = 0;
-  std::string reason;  // one sentence, naming the tensor
+  tensor_basis basis = tensor_basis::request_not_measured;
+
+  strategy_kind request_strategy = strategy_kind::pinned;  // the request's pick (choose's)
+  // This tensor's share under the request's pick (0 when not costed: the first three bases).
+  double request_strategy_us = 0;
+  // request_pick_cheapest: the cheapest strategy that costs more than the request's pick; nullopt
+  // when none does.
+  std::optional<strategy_estimate> next_costlier;
+  // saving_under_margins, override_saves_enough: the cheapest strategy, which costs less than the
+  // request's pick (for an override, the one taken), what it saves against request_strategy_us,
+  // and that saving as a fraction of request_strategy_us.
+  std::optional<strategy_estimate> cheaper;
+  double saving_us = 0;
+  double saving_fraction = 0;
 };
 
 struct tensor_choice {
-  strategy_kind strategy = strategy_kind::pinned;  // every tensor not in overrides: the request's pick
-  std::vector<tensor_strategy> overrides;          // session_options::tensor_strategies
-  int inflight = 2;
-  bool measured = false;
-  std::string reason;                // the request's pick (choose's reason)
-  std::vector<tensor_pick> tensors;  // every tensor of io, in its order
+  // choose()'s pick for the whole request: the strategy of every tensor not in overrides, and the
+  // in-flight depth.
+  choice request;
+  std::vector<tensor_strategy> overrides;  // session_options::tensor_strategies
+  std::vector<tensor_pick> tensors;        // every tensor of io, in its order
 };
 
 // The least a tensor's own pick must save, against the request's pick for it, to be taken: both
@@ -102,7 +167,7 @@ inline constexpr double tensor_override_min_fraction = 0.03;
 // at output(B) - input_once(B) (as choose combines them), and a tensor whose cheapest available
 // strategy beats the default by the margins above gets it as an override. Without a profile (or
 // without measured curves for these uses) every tensor goes by the platform rules' strategy,
-// with no overrides, and each reason says it was not measured. Never throws; like choose(), never
+// with no overrides (tensor_basis::request_not_measured). Never throws; like choose(), never
 // picks a refused or unavailable strategy, nor `device`.
 [[nodiscard]] tensor_choice choose_per_tensor(const std::vector<tensor_spec>& io, const device_caps& caps,
                                               const device_profile* profile, objective goal);
@@ -116,5 +181,10 @@ inline constexpr double tensor_override_min_fraction = 0.03;
 // (engine::input_bytes_read): a table read a few rows at a time is cheaper read in place.
 [[nodiscard]] tensor_choice choose_per_tensor(const engine& eng, const std::vector<tensor_spec>& io,
                                               const device_caps& caps, const device_profile* profile, objective goal);
+
+// The one sentence a pick is shown as (reports, logs, `ferry info`), figures included where
+// measured; a tensor's names the tensor.
+[[nodiscard]] std::string describe(const choice& pick);
+[[nodiscard]] std::string describe(const tensor_pick& pick);
 
 }  // namespace ferry

@@ -80,7 +80,7 @@ json measured_recommendation_json(const device_profile& profile, const device_ca
       {"alternatives", json::array()},
       {"avoid", json::array()},
       {"in_flight_slots", pick.inflight},
-      {"reasoning", pick.reason},
+      {"reasoning", describe(pick)},
       {"source", "measured on this machine (its profile), for a request of 4 MB in and out"},
   };
 }

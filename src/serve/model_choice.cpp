@@ -41,22 +41,22 @@ bool named_in(const model_config& config, const std::string& tensor) {
 std::string choose_per_tensor_automatic(model_config& config, const device_caps& caps, const device_profile* profile) {
   const auto engine = builtin_engine(config);
   const tensor_choice pick = choose_per_tensor(*engine, engine->resolve({}), caps, profile, objective::throughput);
-  config.strategy = pick.strategy;
-  if (config.inflight_auto) config.inflight = pick.inflight;
+  config.strategy = pick.request.strategy;
+  if (config.inflight_auto) config.inflight = pick.request.inflight;
   std::string per_tensor;
   for (const auto& t : pick.tensors) {
-    std::string line = t.reason;
+    std::string line = describe(t);
     if (named_in(config, t.tensor)) {
       line = fmt::format("'{}': as tensor_strategies sets it (the pick would be {})", t.tensor, to_string(t.strategy));
-    } else if (t.strategy != pick.strategy) {
+    } else if (t.strategy != pick.request.strategy) {
       config.tensor_strategies.push_back({t.tensor, t.strategy});
     }
     per_tensor += (per_tensor.empty() ? "" : "; ") + line;
   }
   const std::string overrides = tensor_strategies_text(config.tensor_strategies);
   return fmt::format("auto: {}{} with {} in-flight slots on GPU {}: {}; per tensor: {}", to_string(config.strategy),
-                     overrides.empty() ? "" : " (" + overrides + ")", config.inflight, caps.ordinal, pick.reason,
-                     per_tensor);
+                     overrides.empty() ? "" : " (" + overrides + ")", config.inflight, caps.ordinal,
+                     describe(pick.request), per_tensor);
 }
 
 }  // namespace
@@ -78,7 +78,7 @@ std::string choose_automatic(model_config& config, const execution_platform& pla
     if (config.strategy_auto) config.strategy = pick.strategy;
     if (config.inflight_auto) config.inflight = pick.inflight;
     reason = fmt::format("auto: {} with {} in-flight slots on GPU {}: {}{}", to_string(config.strategy),
-                         config.inflight, caps.ordinal, pick.reason, sizing_note);
+                         config.inflight, caps.ordinal, describe(pick), sizing_note);
   }
   // A profile named with --profile is reported whatever kept it out; the cache folder's only when
   // it is there but unusable (no profile there is the ordinary case, and the rules say so).

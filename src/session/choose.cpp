@@ -14,31 +14,24 @@
 // costs of a whole request, which is why a tensor leaves the request's pick only for a clear gain
 // (tensor_override_min_us, tensor_override_min_fraction): a difference in fixed costs is real for
 // a tensor only in part.
-#include "ferry/byte_size.hpp"
+//
+// The policy returns facts (a basis and its figures); describe_choice.cpp renders them.
 #include "ferry/choose.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "ferry/recommendation.hpp"
 
 namespace ferry {
 namespace {
 
-std::string format_bytes(std::size_t bytes) { return format_byte_size(bytes); }
-
 bool offered(strategy_kind k, const device_caps& caps) {
   return k != strategy_kind::device && !unavailable_reason(k, caps).has_value();
 }
-
-struct estimate {
-  strategy_kind strategy;
-  double us;
-};
 
 // Whether the engine reads the input where the strategy left it in host memory, over the link:
 // then only the bytes it reads cross. managed-advise keeps its pages on the host and the GPU reads
@@ -96,23 +89,28 @@ const inflight_finding* nearest_finding(const device_profile& p, strategy_kind k
   return nullptr;
 }
 
-choice from_rules(const device_caps& caps, std::string_view why_not_measured) {
-  const platform_class platform = classify(caps);
-  const recommendation r = recommendation_for(platform);
+// A pick for `io` and `goal` before anything is decided: what every basis records.
+choice asked(const io_traffic& io, const device_caps& caps, objective goal) {
   choice c;
+  c.traffic = io;
+  c.goal = goal;
+  c.platform = classify(caps);
+  return c;
+}
+
+choice from_rules(choice c, const device_caps& caps, choice_basis basis) {
+  const recommendation r = recommendation_for(c.platform);
+  c.basis = basis;
   c.inflight = r.in_flight_slots;
   c.strategy = r.recommended;
-  std::string substitute;
   if (!offered(r.recommended, caps)) {
     // The rules speak for the class; this device may lack the capability they assume.
     auto it = std::find_if(r.alternatives.begin(), r.alternatives.end(),
                            [&](strategy_kind k) { return offered(k, caps); });
     c.strategy = it != r.alternatives.end() ? *it : strategy_kind::pinned;
-    substitute = fmt::format(" ('{}' is unavailable on this device: {})", to_string(r.recommended),
-                             unavailable_reason(r.recommended, caps).value_or(""));
+    c.rules_pick_unavailable =
+        unavailable_strategy{r.recommended, unavailable_reason(r.recommended, caps).value_or("")};
   }
-  c.reason = fmt::format("platform rules for {}, not measured on this machine ({}): {} with {} in-flight slots{}",
-                         to_string(platform), why_not_measured, to_string(c.strategy), c.inflight, substitute);
   return c;
 }
 
@@ -127,10 +125,16 @@ std::optional<double> tensor_us(const device_profile& p, strategy_kind k, const 
   return request_us(p, k, alone, transfer_use::input_once);
 }
 
-std::string describe_tensor(const tensor_spec& t, std::size_t bytes) {
-  const char* role = t.role == tensor_role::input ? "input" : "output";
-  if (bytes == 0) return fmt::format("'{}' ({}, dynamic shape)", t.name, role);
-  return fmt::format("'{}' ({}, {})", t.name, role, format_bytes(bytes));
+// A tensor kept on the request's pick, before any costing.
+tensor_pick on_request_pick(const tensor_spec& t, std::size_t bytes, strategy_kind request, tensor_basis basis) {
+  tensor_pick pick;
+  pick.tensor = t.name;
+  pick.role = t.role;
+  pick.bytes = bytes;
+  pick.strategy = request;
+  pick.basis = basis;
+  pick.request_strategy = request;
+  return pick;
 }
 
 // The concrete size of a tensor, 0 while a dim is still dynamic (choose_per_tensor never throws).
@@ -146,46 +150,36 @@ std::size_t concrete_bytes(const tensor_spec& t) noexcept {
 // One measured tensor: its cheapest available strategy against the request's pick `fallback`.
 tensor_pick pick_tensor(const device_profile& p, const device_caps& caps, const tensor_spec& t, std::size_t bytes,
                         std::size_t read, strategy_kind fallback) {
-  tensor_pick pick{
-      .tensor = t.name, .role = t.role, .bytes = bytes, .strategy = fallback, .estimated_us = 0, .reason = {}};
-  const std::string what = describe_tensor(t, bytes);
+  tensor_pick pick = on_request_pick(t, bytes, fallback, tensor_basis::no_curve);
   const auto kept = tensor_us(p, fallback, t, bytes, read);
-  std::vector<estimate> ranked;
+  std::vector<strategy_estimate> ranked;
   for (const strategy_kind k : all_strategies) {
     if (!offered(k, caps)) continue;
     if (const auto us = tensor_us(p, k, t, bytes, read)) ranked.push_back({k, *us});
   }
-  std::stable_sort(ranked.begin(), ranked.end(), [](const estimate& a, const estimate& b) { return a.us < b.us; });
-  if (!kept || ranked.empty()) {
-    pick.reason = fmt::format("{}: {}, the request's pick (the profile has no curve to cost this tensor by)", what,
-                              to_string(fallback));
-    return pick;
-  }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const strategy_estimate& a, const strategy_estimate& b) { return a.us < b.us; });
+  if (!kept || ranked.empty()) return pick;
   pick.estimated_us = *kept;
-  const estimate& best = ranked.front();
+  pick.request_strategy_us = *kept;
+  const strategy_estimate& best = ranked.front();
   if (best.strategy == fallback || best.us >= *kept) {  // a tie keeps the request's pick
-    pick.reason = fmt::format("{}: {}, the request's pick, costs as little as any: {:.1f} us", what,
-                              to_string(fallback), *kept);
+    pick.basis = tensor_basis::request_pick_cheapest;
     const auto next = std::find_if(ranked.begin(), ranked.end(),
-                                   [&](const estimate& e) { return e.strategy != fallback && e.us > *kept; });
-    if (next != ranked.end()) pick.reason += fmt::format(", next {} {:.1f} us", to_string(next->strategy), next->us);
+                                   [&](const strategy_estimate& e) { return e.strategy != fallback && e.us > *kept; });
+    if (next != ranked.end()) pick.next_costlier = *next;
     return pick;
   }
-  const double saving = *kept - best.us;
-  const double fraction = *kept > 0 ? saving / *kept : 0;
-  if (saving >= tensor_override_min_us && fraction >= tensor_override_min_fraction) {
+  pick.cheaper = best;
+  pick.saving_us = *kept - best.us;
+  pick.saving_fraction = *kept > 0 ? pick.saving_us / *kept : 0;
+  if (pick.saving_us >= tensor_override_min_us && pick.saving_fraction >= tensor_override_min_fraction) {
+    pick.basis = tensor_basis::override_saves_enough;
     pick.strategy = best.strategy;
     pick.estimated_us = best.us;
-    pick.reason = fmt::format("{}: {}, {:.1f} us against {:.1f} us by the request's pick {} (saves {:.1f} us, {:.0f}%)",
-                              what, to_string(best.strategy), best.us, *kept, to_string(fallback), saving,
-                              100 * fraction);
-    return pick;
+  } else {
+    pick.basis = tensor_basis::saving_under_margins;
   }
-  pick.reason = fmt::format(
-      "{}: {}, the request's pick, {:.1f} us; {} would save {:.1f} us ({:.1f}%), under the {:.0f} us and {:.0f}% a "
-      "second strategy must save",
-      what, to_string(fallback), *kept, to_string(best.strategy), saving, 100 * fraction, tensor_override_min_us,
-      100 * tensor_override_min_fraction);
   return pick;
 }
 
@@ -205,10 +199,11 @@ io_traffic io_traffic_of(const engine& eng, std::span<const tensor_spec> concret
 }
 
 choice choose(const io_traffic& io, const device_caps& caps, const device_profile* profile, objective goal) {
-  if (profile == nullptr) return from_rules(caps, "no profile; `ferry calibrate` measures one");
+  choice c = asked(io, caps, goal);
+  if (profile == nullptr) return from_rules(std::move(c), caps, choice_basis::rules_without_profile);
 
   transfer_use input_use = io.input_reread ? transfer_use::input_reread : transfer_use::input_once;
-  std::vector<estimate> ranked;
+  std::vector<strategy_estimate> ranked;
   auto rank = [&] {
     ranked.clear();
     for (const strategy_kind k : all_strategies) {
@@ -217,39 +212,30 @@ choice choose(const io_traffic& io, const device_caps& caps, const device_profil
     }
   };
   rank();
-  std::string use_note;
-  if (ranked.empty() && input_use == transfer_use::input_reread) {
+  const bool reread_not_measured = ranked.empty() && input_use == transfer_use::input_reread;
+  if (reread_not_measured) {
     input_use = transfer_use::input_once;
-    use_note = " (re-read inputs were not measured; read-once figures stand in)";
     rank();
   }
-  if (ranked.empty()) return from_rules(caps, "the profile holds no measured strategy for these uses");
+  if (ranked.empty()) return from_rules(std::move(c), caps, choice_basis::rules_without_curves);
 
-  std::stable_sort(ranked.begin(), ranked.end(), [](const estimate& a, const estimate& b) { return a.us < b.us; });
-  choice c;
-  c.measured = true;
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const strategy_estimate& a, const strategy_estimate& b) { return a.us < b.us; });
+  c.basis = choice_basis::profile;
+  c.reread_costed_as_read_once = reread_not_measured;
   c.strategy = ranked.front().strategy;
   c.estimated_us = ranked.front().us;
-  std::string depth_note;
+  if (ranked.size() > 1) c.runner_up = ranked[1];
+  c.profile_date = profile->date;
+  c.profile_link = profile->link;
   if (const inflight_finding* f = nearest_finding(*profile, c.strategy, io.input_bytes)) {
     // The depth search maximises throughput; for latency, two slots already let the CPU fill the
     // next request while the current one runs, and more only queue requests behind each other.
     c.inflight = goal == objective::throughput ? f->depth : std::min(f->depth, 2);
-    depth_note = fmt::format("{} in-flight slots (throughput stopped rising beyond {} for {} at {})", c.inflight,
-                             f->depth, to_string(f->strategy), format_bytes(f->bytes));
+    c.depth_finding = *f;
   } else {
-    c.inflight = recommendation_for(classify(caps)).in_flight_slots;
-    depth_note = fmt::format("{} in-flight slots (platform rules: no depth was measured)", c.inflight);
+    c.inflight = recommendation_for(c.platform).in_flight_slots;
   }
-  std::string traffic = format_bytes(io.input_bytes) + (io.input_reread ? " re-read" : "") + " in";
-  if (io.input_bytes_read > 0 && io.input_bytes_read < io.input_bytes)
-    traffic += " (" + format_bytes(io.input_bytes_read) + " of it read)";
-  traffic += ", " + format_bytes(io.output_bytes) + " out";
-  c.reason = fmt::format("measured on this machine ({}, {}): for {} {} costs {:.0f} us per request", profile->date,
-                         profile->link, traffic, to_string(c.strategy), c.estimated_us);
-  if (ranked.size() > 1)
-    c.reason += fmt::format(", next {} {:.0f} us", to_string(ranked[1].strategy), ranked[1].us);
-  c.reason += fmt::format("{}; {}; for {}", use_note, depth_note, goal == objective::latency ? "latency" : "throughput");
   return c;
 }
 
@@ -267,24 +253,15 @@ tensor_choice choose_per_tensor_reading(const std::vector<tensor_spec>& io, cons
     if (t.role == tensor_role::input) traffic.input_bytes_read += reads[i];
   }
   const choice whole = choose(traffic, caps, profile, goal);
-  tensor_choice c{.strategy = whole.strategy,
-                  .overrides = {},
-                  .inflight = whole.inflight,
-                  .measured = whole.measured,
-                  .reason = whole.reason,
-                  .tensors = {}};
+  tensor_choice c{.request = whole, .overrides = {}, .tensors = {}};
   for (std::size_t i = 0; i < io.size(); ++i) {
     const tensor_spec& t = io[i];
-    if (!whole.measured || sizes[i] == 0) {
-      const char* why = !whole.measured ? "not measured on this machine, so no tensor is costed on its own"
-                                        : "its size is not known while a dimension is dynamic";
-      c.tensors.push_back({.tensor = t.name,
-                           .role = t.role,
-                           .bytes = sizes[i],
-                           .strategy = whole.strategy,
-                           .estimated_us = 0,
-                           .reason = fmt::format("{}: {}, the request's pick ({})", describe_tensor(t, sizes[i]),
-                                                 to_string(whole.strategy), why)});
+    if (whole.basis != choice_basis::profile) {
+      c.tensors.push_back(on_request_pick(t, sizes[i], whole.strategy, tensor_basis::request_not_measured));
+      continue;
+    }
+    if (sizes[i] == 0) {
+      c.tensors.push_back(on_request_pick(t, sizes[i], whole.strategy, tensor_basis::dynamic_shape));
       continue;
     }
     c.tensors.push_back(pick_tensor(*profile, caps, t, sizes[i], reads[i], whole.strategy));

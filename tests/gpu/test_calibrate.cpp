@@ -59,8 +59,9 @@ TEST(Calibrate, QuickSweepSavesAProfileThatLoadsBackForThisGpu) {
   // The profile now drives the choice, and says it was measured here.
   const auto c = ferry::choose({.input_bytes = std::size_t{1} << 20, .output_bytes = 4000}, caps, p,
                                ferry::objective::latency);
-  EXPECT_TRUE(c.measured);
-  EXPECT_NE(c.reason.find("measured on this machine"), std::string::npos) << c.reason;
+  EXPECT_EQ(c.basis, ferry::choice_basis::profile);
+  EXPECT_EQ(c.profile_date, p.date);
+  EXPECT_NE(ferry::describe(c).find("measured on this machine"), std::string::npos) << ferry::describe(c);
   // A quick sweep should stay quick: a generous bound, to catch a runaway rather than to time it.
   EXPECT_LT(run.seconds, 120.0);
 }

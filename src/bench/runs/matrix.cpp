@@ -92,7 +92,7 @@ void plan_group(planned_group& g, const matrix_request& request, const run_optio
       const choice pick = choose(traffic_of(w, options.devices.front()), caps, *request.profile, request.goal);
       g.strategies = {pick.strategy};
       g.pick_note =
-          fmt::format("auto picked '{}' from this machine's profile, {}", to_string(pick.strategy), pick.reason);
+          fmt::format("auto picked '{}' from this machine's profile, {}", to_string(pick.strategy), describe(pick));
     } else if (automatic) {
       if (progress) progress(fmt::format("{} {}auto: calibrating", w.label, g.by_batch ? "" : g.size + " "));
       const auto pick = calibrate_strategy(w, request.goal, options);
