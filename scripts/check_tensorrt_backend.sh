@@ -32,4 +32,4 @@ if ! grep -q "ferry_backend_trt_compile_check" <<<"$targets"; then
   exit 1
 fi
 cmake --build "$build" --target ferry_backend_trt_compile_check ferry_cpu_tests
-"$build/tests/ferry_cpu_tests" --gtest_filter='*Trt*:*TensorRt*:*Tensorrt*' --gtest_brief=1
+"$build/tests/ferry_engines_tests" --gtest_filter='*Trt*:*TensorRt*:*Tensorrt*' --gtest_brief=1

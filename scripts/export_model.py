@@ -27,7 +27,7 @@ For each model it writes:
   NAME.pt2           the AOTInductor package; its metadata key "ferry.io" holds the I/O description
   NAME.pt2.io.json   the same ferry.io/1 description as a sidecar, readable without libtorch
   NAME.pt2.check/    one input and PyTorch eager's output for it (raw little-endian files and
-                     manifest.json), which tests/gpu/test_torch_backend.cpp compares with what
+                     manifest.json), which tests/engines/gpu/test_torch_backend.cpp compares with what
                      ferry's C++ backend computes (relative L2 error below 1e-2).
   NAME.pt2.eager.pt  with --save-eager: the eager module itself (torch.save), so a client can
                      check every answer a server gives (scripts/serve_model_check.py --eager).

@@ -14,7 +14,7 @@ cmake --preset default -B build-gpu -DCMAKE_CUDA_ARCHITECTURES=90-real >/dev/nul
 cmake --build build-gpu
 rm -rf .bundle
 mkdir -p .bundle
-for bin in build-gpu/bin/ferry build-gpu/tests/ferry_gpu_tests build-gpu/tests/ferry_cpu_tests; do
+for bin in build-gpu/bin/ferry build-gpu/tests/ferry_*_tests; do
   ../shared/tools/bundle .bundle "$bin" >/dev/null
 done
 mkdir -p .bundle/lib/ferry/backends .bundle/test-backends

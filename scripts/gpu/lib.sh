@@ -35,6 +35,29 @@ record() {
   echo "rc=$rc" >> "$file"
 }
 
+# run_tests FILE TIMEOUT cpu|gpu [GTEST ARGS...]: every test executable of that kind in the bundle
+# (ferry_<layer>_tests, or ferry_<layer>_gpu_tests), one after another, each under a heading with
+# its own TIMEOUT, into FILE, which ends with rc=N (the first non-zero exit code, or 0). Never
+# fails the set. A filter that matches nothing in an executable runs none of its tests.
+run_tests() {
+  local file=$1 limit=$2 kind=$3 bin rc=0 one
+  shift 3
+  : > "$file"
+  for bin in .bundle/bin/ferry_*_tests; do
+    case $bin in
+      *_gpu_tests) [[ $kind == gpu ]] || continue ;;
+      *) [[ $kind == cpu ]] || continue ;;
+    esac
+    echo "== $(basename "$bin")" >> "$file"
+    one=0
+    timeout "$limit" "$bin" "$@" >> "$file" 2>&1 || one=$?
+    ((rc != 0)) || rc=$one
+  done
+  echo "rc=$rc" >> "$file"
+}
+# test_summary FILE: each executable's heading and gtest's closing lines.
+test_summary() { grep -E "^== |^\[  (PASSED|FAILED) |tests? ran|^rc=" "$1" || true; }
+
 # torch_ready: waits for the runner's background build of the torch plugin and the model export
 # (their end is marked by OUTDIR/.torch-done), then says whether both exist.
 torch_ready() {

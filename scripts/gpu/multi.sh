@@ -20,13 +20,13 @@ if ((gpus < 2)); then
 fi
 
 step "multi-GPU tests"
-record "$out/multi_gpu_tests.txt" 300 ferry_gpu_tests --gtest_filter='MultiGpu*:*ReplicasMatchTheCpu*'
+run_tests "$out/multi_gpu_tests.txt" 300 gpu --gtest_filter='MultiGpu*:*ReplicasMatchTheCpu*'
 grep -E "^\[  (PASSED|FAILED|SKIPPED) |\[ placement \]|tests ran" "$out/multi_gpu_tests.txt" || true
 if [[ ${GPU_SETS:-} != *" tests "* ]]; then  # single-GPU behaviour unchanged on this host too
   step "whole GPU suite"
-  record "$out/gpu_tests.txt" 600 ferry_gpu_tests --gtest_brief=1
-  tail -4 "$out/gpu_tests.txt"
-  record "$out/cpu_tests.txt" 120 ferry_cpu_tests --gtest_brief=1
+  run_tests "$out/gpu_tests.txt" 600 gpu --gtest_brief=1
+  test_summary "$out/gpu_tests.txt"
+  run_tests "$out/cpu_tests.txt" 120 cpu --gtest_brief=1
 fi
 
 step "ferry info --measure (link peaks, peer access, peer bandwidth both ways)"

@@ -8,13 +8,13 @@ out=${1:?usage: scripts/gpu/SET.sh OUTDIR (run by scripts/gpu_host.sh)}
 source scripts/gpu/lib.sh
 
 step "gpu tests"
-record "$out/gpu_tests.txt" 400 ferry_gpu_tests --gtest_brief=1
-tail -4 "$out/gpu_tests.txt"
-record "$out/cpu_tests.txt" 120 ferry_cpu_tests --gtest_brief=1
-tail -2 "$out/cpu_tests.txt"
+run_tests "$out/gpu_tests.txt" 400 gpu --gtest_brief=1
+test_summary "$out/gpu_tests.txt"
+run_tests "$out/cpu_tests.txt" 120 cpu --gtest_brief=1
+test_summary "$out/cpu_tests.txt"
 if [[ -e $out/.torch-started ]] && torch_ready; then
   step "gpu tests with libtorch (the torch plugin built here, the tests from the bundle)"
-  FERRY_TORCH_MODELS=$PWD/models record "$out/torch_tests.txt" 200 ferry_gpu_tests --gtest_filter='*Torch*'
+  FERRY_TORCH_MODELS=$PWD/models record "$out/torch_tests.txt" 200 ferry_engines_gpu_tests --gtest_filter='*Torch*'
   grep -E "relative L2|PASSED|FAILED|SKIPPED|rc=" "$out/torch_tests.txt" | tail -12 || true
 fi
 grep -q "^rc=0$" "$out/gpu_tests.txt" && grep -q "^rc=0$" "$out/cpu_tests.txt"

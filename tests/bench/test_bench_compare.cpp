@@ -1,0 +1,345 @@
+// `ferry bench compare`: which cells of two reports differ beyond their noise, on synthetic
+// reports whose answers are worked out by hand.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <iostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/measure/cell_result.hpp"
+#include "ferry/bench/compare.hpp"
+#include "ferry/bench/stats.hpp"
+#include "ferry/bench/trials.hpp"
+
+namespace fb = ferry::bench;
+
+namespace {
+
+fb::strategy_result cell(std::string strategy, double median_us, double noise, double req_per_s = 0,
+                         double throughput_noise = 0) {
+  fb::strategy_result r;
+  r.strategy = ferry::parse_strategy(strategy);
+  r.engine = "reduce";
+  r.input_bytes = 19'000'000;
+  r.iterations = 400;
+  r.latency_us.count = 400;
+  r.latency_us.median = median_us;
+  r.noise = noise;
+  r.throughput_per_s = req_per_s;
+  r.throughput_noise = throughput_noise;
+  return r;
+}
+
+const fb::cell_comparison& find(const fb::report_comparison& c, const std::string& strategy) {
+  for (const auto& cell : c.cells)
+    if (cell.label.find(" / " + strategy) != std::string::npos) return cell;
+  throw std::runtime_error("no cell " + strategy);
+}
+
+}  // namespace
+
+TEST(BenchCompare, DifferencesBeyondTheCombinedNoiseCount) {
+  fb::bench_report a, b;
+  a.objective = b.objective = "latency";
+  // 1% noise on each side, both within trials (as good as exact): the threshold is the normal
+  // quantile at 99%, 2.326, times sqrt(2) % = 3.29%.
+  a.results = {cell("pinned", 400, 0.01), cell("mapped", 400, 0.01), cell("managed", 400, 0.01)};
+  b.results = {cell("pinned", 410, 0.01), cell("mapped", 420, 0.01), cell("managed", 380, 0.01)};
+  const auto c = fb::compare_reports(a, b);
+  ASSERT_EQ(c.cells.size(), 3u);
+  EXPECT_EQ(find(c, "pinned").verdict, fb::cell_change::same);  // +2.5%: within noise
+  EXPECT_EQ(find(c, "mapped").verdict, fb::cell_change::worse);  // +5%: B slower
+  EXPECT_EQ(find(c, "managed").verdict, fb::cell_change::better);  // -5%: B faster
+  EXPECT_NEAR(find(c, "pinned").threshold, 2.3263 * std::sqrt(2.0) * 0.01, 1e-12);
+  EXPECT_NEAR(find(c, "mapped").change, 0.05, 1e-12);
+  EXPECT_EQ(c.differing, 2u);
+  EXPECT_EQ(c.metric, "median µs");
+}
+
+TEST(BenchCompare, ThroughputCellsCompareTheRateAndHigherIsBetter) {
+  fb::bench_report a, b;
+  a.objective = b.objective = "throughput";
+  a.results = {cell("pinned", 1, 0.5, 1000, 0.005)};
+  b.results = {cell("pinned", 9, 0.5, 1100, 0.005)};  // latencies differ wildly: not what is compared
+  const auto c = fb::compare_reports(a, b);
+  EXPECT_EQ(c.metric, "req/s");
+  EXPECT_EQ(c.cells.at(0).verdict, fb::cell_change::better);
+  EXPECT_NEAR(c.cells.at(0).change, 0.1, 1e-12);
+}
+
+TEST(BenchCompare, UnmatchedAndRefusedCellsAreSaidSo) {
+  fb::bench_report a, b;
+  auto refused = cell("system", 0, 0);
+  refused.refused = "needs HMM";
+  auto other_settings = cell("pinned", 400, 0.01);
+  other_settings.inflight = 4;  // not the same cell as inflight 1
+  a.results = {cell("pinned", 400, 0.01), refused};
+  b.results = {other_settings, refused};
+  const auto c = fb::compare_reports(a, b);
+  ASSERT_EQ(c.cells.size(), 3u);
+  EXPECT_EQ(c.cells[0].verdict, fb::cell_change::only_in_a);
+  EXPECT_EQ(c.cells[1].verdict, fb::cell_change::not_measured);
+  EXPECT_EQ(c.cells[2].verdict, fb::cell_change::only_in_b);
+  EXPECT_EQ(c.differing, 0u);
+}
+
+TEST(BenchCompare, ReportsWithoutNoiseFiguresGetThemFromTheirSpread) {
+  fb::bench_report a, b;
+  auto old = cell("pinned", 400, 0);  // written before noise was recorded
+  old.relative_iqr = 0.10;
+  a.results = {old};
+  b.results = {cell("pinned", 400, 0.01)};
+  const auto c = fb::compare_reports(a, b);
+  const auto& only = c.cells.at(0);
+  EXPECT_TRUE(only.noise_estimated);
+  EXPECT_NEAR(only.noise_a, 0.93 * 0.10 / std::sqrt(400.0), 1e-12);
+  const std::string text = fb::render_comparison(c, "old.json", "new.json");
+  EXPECT_NE(text.find("estimated from the spread"), std::string::npos) << text;
+}
+
+TEST(BenchCompare, ADifferenceMeasuredAtAnotherHostSpeedSaysSo) {
+  fb::bench_report a, b;
+  auto slow = cell("pageable", 3200, 0.01);
+  slow.host_probe_us = 28;
+  slow.cuda_probe_us = 30;
+  auto fast = cell("pageable", 2400, 0.01);
+  fast.host_probe_us = 20;
+  fast.cuda_probe_us = 10;
+  a.results = {slow};
+  b.results = {fast};
+  const auto c = fb::compare_reports(a, b);
+  EXPECT_NEAR(c.cells.at(0).host_ratio, 20.0 / 28.0, 1e-12);
+  const std::string text = fb::render_comparison(c, "A.json", "B.json");
+  EXPECT_NE(text.find("B better (host CPU 0.71x as slow in B, CUDA calls 0.33x as slow in B)"), std::string::npos)
+      << text;
+}
+
+TEST(BenchCompare, RenderingNamesEveryCellAndSumsUp) {
+  fb::bench_report a, b;
+  a.results = {cell("pinned", 400, 0.01), cell("mapped", 400, 0.01)};
+  b.results = {cell("pinned", 400, 0.01), cell("mapped", 500, 0.01)};
+  const std::string text = fb::render_comparison(fb::compare_reports(a, b), "A.json", "B.json");
+  EXPECT_NE(text.find("reduce / 19 MB / pinned"), std::string::npos) << text;
+  EXPECT_NE(text.find("same within noise"), std::string::npos) << text;
+  EXPECT_NE(text.find("B worse"), std::string::npos) << text;
+  EXPECT_NE(text.find("+25.0%"), std::string::npos) << text;
+  EXPECT_NE(text.find("1 of 2 cells differ"), std::string::npos) << text;
+}
+
+TEST(BenchCompare, TheComparisonAsJsonCarriesEveryCell) {
+  fb::bench_report a, b;
+  a.results = {cell("pinned", 400, 0.01), cell("mapped", 400, 0.01)};
+  b.results = {cell("pinned", 400, 0.01), cell("mapped", 500, 0.01)};
+  const auto json = fb::to_json(fb::compare_reports(a, b));
+  EXPECT_EQ(json.at("differing"), 1);
+  ASSERT_EQ(json.at("cells").size(), 2U);
+  EXPECT_EQ(json.at("cells").at(0).at("verdict"), "same");
+  EXPECT_EQ(json.at("cells").at(1).at("verdict"), "worse");
+  EXPECT_EQ(json.at("cells").at(1).at("input_bytes"), 19000000);
+  EXPECT_NEAR(json.at("cells").at(1).at("change").get<double>(), 0.25, 1e-12);
+}
+
+// ---- compare on synthetic runs: A/A and A/B, with drift between trials -------------------------
+
+namespace {
+
+// Gaussian numbers from a fully specified engine (mt19937_64) by Box-Muller, so the runs below
+// are the same on every standard library.
+class gauss {
+ public:
+  explicit gauss(std::uint64_t seed) : engine_(seed) {}
+  double operator()() {
+    const double u1 = (static_cast<double>(engine_() >> 11) + 0.5) * 0x1.0p-53;
+    const double u2 = static_cast<double>(engine_() >> 11) * 0x1.0p-53;
+    return std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::acos(-1.0) * u2);
+  }
+
+ private:
+  std::mt19937_64 engine_;
+};
+
+struct synthetic_cell {
+  double level_us;  // the cell's true median
+  double spread;    // relative spread of one request around its trial's level
+  double drift;     // relative spread of a trial's level around the cell's: what moves between trials
+};
+
+// One cell measured as cell_trials measures it: trials of `samples` requests each, each trial's
+// level drawn afresh, more trials while decide_trials asks for them (the judged noise, the larger
+// of within and between, above 1%), pooled by the real assembly.
+// `shift(k)`: trial k's level, relative; by default drawn with the cell's drift.
+fb::strategy_result measure(const synthetic_cell& cell, std::size_t index, double factor, gauss& random,
+                            const std::function<double(std::size_t)>& shift = {}) {
+  fb::run_options options;  // max_noise 1%, 3..6 trials, 4 s
+  std::vector<fb::trial_record> trials;
+  for (;;) {
+    fb::trial_record t;
+    t.paired = true;
+    t.wall_seconds = 0.6;  // quiet trials stop before their 1.33 s cap
+    const double level =
+        cell.level_us * factor * (shift ? 1 + shift(trials.size()) : 1 + cell.drift * random());
+    for (int i = 0; i < 30; ++i) t.strategy.latency.push_back(level * std::exp(cell.spread * random()));
+    t.strategy.requests = 31;
+    t.strategy.busy_seconds = 31 * level * 1e-6;
+    trials.push_back(std::move(t));
+    const auto decision = fb::decide_trials(options.limits, trials.size(), 0.6 * static_cast<double>(trials.size()),
+                                            fb::judged_noise_of(trials, false));
+    if (decision != fb::trials_decision::more) {
+      fb::strategy_result r;
+      r.strategy = ferry::strategy_kind::pinned;
+      r.engine = "touch";
+      r.input_bytes = (19u << 20) + index;  // one cell per key
+      return fb::assemble_result(trials, options, decision, "synthetic", std::move(r));
+    }
+  }
+}
+
+fb::bench_report run(const std::vector<synthetic_cell>& cells, double factor, gauss& random) {
+  fb::bench_report report;
+  report.objective = "latency";
+  for (std::size_t i = 0; i < cells.size(); ++i) report.results.push_back(measure(cells[i], i, factor, random));
+  return report;
+}
+
+// 16 MB-class cells as the H200 host measured them: 0.4-2% spread per request (a 30-request
+// trial knows its median to 0.1-0.5%), and trials whose level drifts by up to 3% (where buffers
+// landed, the host's load over minutes): far more than one trial's samples show.
+std::vector<synthetic_cell> drifting_cells() {
+  std::vector<synthetic_cell> cells;
+  for (const double spread : {0.004, 0.01, 0.02})
+    for (const double drift : {0.0, 0.005, 0.01, 0.02, 0.03})
+      for (int copy = 0; copy < 14; ++copy) cells.push_back({.level_us = 400.0 + 100 * copy, .spread = spread, .drift = drift});
+  return cells;  // 210 cells
+}
+
+}  // namespace
+
+TEST(BenchCompareCalibration, TheTwoNoisesSeeTheDriftBetweenTrials) {
+  gauss random(7);
+  const synthetic_cell cell{.level_us = 400, .spread = 0.01, .drift = 0};
+  const auto quiet = measure(cell, 0, 1.0, random, [](std::size_t) { return 0.0; });
+  // The host slows and speeds up by 3-4% from one trial to the next.
+  const auto drifting = measure(cell, 1, 1.0, random, [](std::size_t k) {
+    constexpr double levels[] = {0, 0.04, -0.03, 0.03, -0.04, 0.02};
+    return levels[k % 6];
+  });
+  EXPECT_LT(quiet.noise, 0.01);
+  EXPECT_LT(drifting.noise, 0.01);            // each trial's samples are as quiet
+  EXPECT_GT(drifting.trial_noise, 0.01);      // but the trials drifted apart
+  EXPECT_EQ(quiet.trials.size(), 3U);
+  EXPECT_EQ(drifting.trials.size(), 6U);      // so it took trials up to the cap
+  EXPECT_GT(drifting.trial_noise, 3 * quiet.trial_noise);
+  EXPECT_TRUE(drifting.noisy);
+  EXPECT_FALSE(quiet.noisy);
+  EXPECT_EQ(fb::judged_noise(drifting, false).relative, drifting.trial_noise);
+  EXPECT_NE(drifting.stopped.find("between"), std::string::npos) << drifting.stopped;
+}
+
+// The same cells twice (A/A): at most 5% called different. The same with a real 10% slowdown in B
+// (A/B): at least 95% found. And the within-trial noise alone, as compare judged before trials,
+// calls many unchanged cells different.
+TEST(BenchCompareCalibration, AAandABVerdictsOnDriftingTrials) {
+  const auto cells = drifting_cells();
+  gauss random(2024);
+  const auto a = run(cells, 1.0, random);
+  const auto same = run(cells, 1.0, random);
+  const auto slower = run(cells, 1.10, random);
+
+  const auto aa = fb::compare_reports(a, same);
+  const auto ab = fb::compare_reports(a, slower);
+  ASSERT_EQ(aa.cells.size(), cells.size());
+  const double false_rate = static_cast<double>(aa.differing) / static_cast<double>(cells.size());
+  const double true_rate = static_cast<double>(ab.differing) / static_cast<double>(cells.size());
+  std::cout << "A/A: " << aa.differing << " of " << cells.size() << " cells called different; A/B (+10%): "
+            << ab.differing << " found\n";
+  EXPECT_LE(false_rate, 0.05) << aa.differing << " of " << cells.size();
+  EXPECT_GE(true_rate, 0.95) << ab.differing << " of " << cells.size();
+  for (const auto& c : ab.cells)
+    if (c.verdict != fb::cell_change::same) EXPECT_EQ(c.verdict, fb::cell_change::worse) << c.label;
+
+  auto within_only = [](fb::bench_report r) {
+    for (auto& result : r.results) result.trial_noise = 0;
+    return r;
+  };
+  const auto naive = fb::compare_reports(within_only(a), within_only(same));
+  EXPECT_GT(static_cast<double>(naive.differing) / static_cast<double>(cells.size()), 0.25) << naive.differing;
+}
+
+// --- `ferry bench compare` as CI runs it -------------------------------------------------------
+
+#include <filesystem>
+#include <fstream>
+
+#include "support/cli_runner.hpp"
+#include "ferry/bench/report.hpp"
+
+namespace {
+
+fb::bench_report report_on(const std::string& gpu, int driver, std::vector<fb::strategy_result> cells) {
+  fb::bench_report r;
+  r.objective = "latency";
+  r.machine.gpu_name = gpu;
+  r.machine.platform = "discrete-pcie";
+  r.machine.pcie = "Gen5 x16";
+  r.machine.driver_version = driver;
+  r.machine.runtime_version = 13000;
+  r.results = std::move(cells);
+  return r;
+}
+
+std::string written(const std::string& name, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / ("ferry_compare_" + name + ".json");
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+std::string written(const std::string& name, const fb::bench_report& r) { return written(name, fb::to_json(r).dump()); }
+
+}  // namespace
+
+TEST(BenchCompareCli, FailAboveGatesARegressionBeyondTheNoise) {
+  if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
+  const auto a = written("gate_a", report_on("NVIDIA H200", 13000, {cell("pinned", 400, 0.01), cell("mapped", 400, 0.01)}));
+  const auto same = written("gate_same", report_on("NVIDIA H200", 13000, {cell("pinned", 402, 0.01), cell("mapped", 399, 0.01)}));
+  const auto slower = written("gate_slower", report_on("NVIDIA H200", 13000, {cell("pinned", 480, 0.01), cell("mapped", 412, 0.01)}));
+  EXPECT_EQ(run_cli("bench compare " + a + " " + same + " --fail-above 5", captured::both).exit_code, 0);
+  const auto gated = run_cli("bench compare " + a + " " + slower + " --fail-above 5", captured::stderr_only);
+  EXPECT_EQ(gated.exit_code, 1) << gated.output;
+  EXPECT_NE(gated.output.find("1 cell worse by more than 5% beyond the noise: reduce / 19 MB / pinned (+20.0%)"),
+            std::string::npos)
+      << gated.output;
+  // Without the gate, a comparison is a report: it succeeds whatever it finds.
+  EXPECT_EQ(run_cli("bench compare " + a + " " + slower, captured::both).exit_code, 0);
+}
+
+TEST(BenchCompareCli, ReportsOfAnotherMachineAreRefusedUnlessAllowed) {
+  if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
+  const auto h200 = written("host_a", report_on("NVIDIA H200", 13000, {cell("pinned", 400, 0.01)}));
+  const auto a100 = written("host_b", report_on("NVIDIA A100-SXM4-80GB", 12080, {cell("pinned", 700, 0.01)}));
+  const auto refused = run_cli("bench compare " + h200 + " " + a100, captured::stderr_only);
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("GPU: NVIDIA H200 against NVIDIA A100-SXM4-80GB"), std::string::npos) << refused.output;
+  EXPECT_NE(refused.output.find("CUDA driver: 13.0 against 12.8"), std::string::npos) << refused.output;
+  const auto allowed = run_cli("bench compare " + h200 + " " + a100 + " --allow-different-hosts", captured::stdout_only);
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.output;
+  EXPECT_NE(allowed.output.find("note: different machines"), std::string::npos) << allowed.output;
+}
+
+TEST(BenchCompareCli, FilesThatAreNoBenchReportAreRefused) {
+  if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
+  const auto report = written("real", report_on("NVIDIA H200", 13000, {cell("pinned", 400, 0.01)}));
+  const auto empty = written("empty", "{}");
+  const auto profile = written("profile", R"({"curves": [], "uuid": "GPU-1"})");
+  for (const auto& [file, says] : {std::pair{empty, std::string("not a ferry bench report: it has no \"results\"")},
+                                   std::pair{profile, std::string("a calibration profile (ferry calibrate), not a bench report")}}) {
+    const auto result = run_cli("bench compare " + report + " " + file, captured::stderr_only);
+    EXPECT_EQ(result.exit_code, 2) << result.output;
+    EXPECT_NE(result.output.find(says), std::string::npos) << result.output;
+  }
+}

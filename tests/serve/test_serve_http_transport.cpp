@@ -1,0 +1,747 @@
+// The HTTP transport under ferry serve's routes, over real loopback sockets: persistent
+// connections, Connection: close, Expect: 100-continue, large bodies, the body limit and an
+// admission's own, answers decided from the headers alone, the in-flight budget, pipelining, a
+// port in use, and stop() with connections still open; and what hostile clients once did to it:
+// idle and trickling connections that held every worker, a request deadline that restarted with
+// every byte, headers trickled for a minute, no limit on connections (in all, or from one
+// address), answers that held a thread while they waited.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/test_gate.hpp"
+#include "ferry/error.hpp"
+#include "serve/http_transport.hpp"
+#include "serve/request_intake.hpp"
+
+namespace {
+
+using namespace ferry::serve;
+using namespace std::chrono_literals;
+
+TEST(HttpTransport, DecodesThePathOfATarget) {
+  EXPECT_EQ(decode_target_path("/v2/models/touch/infer"), "/v2/models/touch/infer");
+  EXPECT_EQ(decode_target_path("/v2/health/live?verbose=1&x=%20"), "/v2/health/live");
+  EXPECT_EQ(decode_target_path("/v2/models/my%20model/ready"), "/v2/models/my model/ready");
+  EXPECT_EQ(decode_target_path("/a%2Fb%2fc"), "/a/b/c");
+  EXPECT_EQ(decode_target_path("/100%"), "/100%");       // too short for an escape
+  EXPECT_EQ(decode_target_path("/x%zzy%4"), "/x%zzy%4");  // not hex
+  EXPECT_EQ(decode_target_path("/a+b"), "/a+b");          // '+' is a space only in queries
+}
+
+TEST(HttpTransport, FindsHeadersWhateverTheirCase) {
+  http_request request;
+  request.headers = {{"Content-Type", "application/json"}, {"inference-header-content-length", "12"}};
+  EXPECT_EQ(request.header("content-type"), "application/json");
+  EXPECT_EQ(request.header("Inference-Header-Content-Length"), "12");
+  EXPECT_FALSE(request.header("Expect").has_value());
+}
+
+// A client on a plain socket, so the test sees exactly the bytes the server sends. `from`: the
+// loopback address it connects from (another host, as far as the server can tell).
+class raw_client {
+ public:
+  // `receive_buffer`: the socket's receive buffer in bytes, fixed (0: the kernel's, which grows
+  // as the kernel sees fit: to 32 MiB on some machines, enough to take a large answer unread).
+  explicit raw_client(int port, const char* from = nullptr, int receive_buffer = 0)
+      : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    if (receive_buffer > 0) ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
+    if (from != nullptr) {
+      sockaddr_in source{};
+      source.sin_family = AF_INET;
+      ::inet_pton(AF_INET, from, &source.sin_addr);
+      EXPECT_EQ(::bind(fd_, reinterpret_cast<const sockaddr*>(&source), sizeof source), 0);
+    }
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<std::uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::connect(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address), 0);
+    const timeval timeout{10, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  }
+  ~raw_client() { ::close(fd_); }
+  raw_client(const raw_client&) = delete;
+  raw_client& operator=(const raw_client&) = delete;
+
+  void send(const std::string& bytes) const {
+    for (std::size_t sent = 0; sent < bytes.size();) {
+      const ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+      ASSERT_GT(n, 0);
+      sent += static_cast<std::size_t>(n);
+    }
+  }
+
+  // From another thread, while the test reads: failures (the server closed) are expected.
+  void send_quietly(const std::string& bytes) const { (void)::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL); }
+
+  // One response: its head (status line and headers) and a body of its Content-Length (none for
+  // an answer to HEAD).
+  struct response {
+    std::string head;
+    std::string body;
+  };
+  response receive(bool to_head = false) {
+    std::size_t end;
+    while ((end = pending_.find("\r\n\r\n")) == std::string::npos)
+      if (!fill()) return {pending_, ""};
+    response r{pending_.substr(0, end + 4), ""};
+    pending_.erase(0, end + 4);
+    std::size_t length = 0;
+    if (const auto at = r.head.find("Content-Length: "); at != std::string::npos && !to_head)
+      length = std::stoul(r.head.substr(at + 16));
+    while (pending_.size() < length)
+      if (!fill()) break;
+    r.body = pending_.substr(0, length);
+    pending_.erase(0, length);
+    return r;
+  }
+
+  // What recv() gives: bytes, 0 at the end, -1 on a reset or the receive timeout.
+  ssize_t read_some(char* into, std::size_t bytes) const { return ::recv(fd_, into, bytes, 0); }
+
+  // Whether the server closed the connection (instead of sending more, or nothing in time).
+  bool closed_by_server() { return !fill() && pending_.empty(); }
+
+ private:
+  bool fill() {
+    char chunk[65536];
+    const ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
+    if (n <= 0) return false;
+    pending_.append(chunk, static_cast<std::size_t>(n));
+    return true;
+  }
+
+  int fd_;
+  std::string pending_;
+};
+
+// Holds the answers of "/block" requests until the test opens it.
+using handler_gate = ferry::testing::gate;
+
+// An echo server: answers every request with "METHOD PATH BODY-SIZE CHECKSUM" (a "/block" one
+// from another thread once the gate opens; "/drop" never: its reply is dropped), and a request
+// it refuses with "refused STATUS: MESSAGE". `admit_` decides from the headers when set.
+class HttpTransportServer : public ::testing::Test {
+ protected:
+  http_transport_options options() const {
+    http_transport_options o;
+    o.host = "127.0.0.1";
+    o.port = 0;
+    o.max_body_bytes = std::size_t{64} << 20;
+    return o;
+  }
+
+  void start(std::size_t max_body_bytes = std::size_t{64} << 20) {
+    http_transport_options o = options();
+    o.max_body_bytes = max_body_bytes;
+    start(o);
+  }
+
+  static http_response echo(const http_request& req) {
+    unsigned long sum = 0;
+    for (const char c : req.body) sum = sum * 31 + static_cast<unsigned char>(c);
+    http_response res;
+    res.content_type = "text/plain";
+    res.headers.emplace_back("X-Echo-Expect", std::string(req.header("Expect").value_or("none")));
+    res.body = req.method + " " + req.path + " " + std::to_string(req.body.size()) + " " + std::to_string(sum);
+    if (req.path == "/large") res.body = large_answer();
+    return res;
+  }
+
+  void start(const http_transport_options& options) {
+    http_handlers handlers;
+    handlers.admit = admit_;
+    handlers.request = [this](http_request&& req, http_reply reply) {
+      if (on_request_) on_request_(req);
+      if (req.path == "/drop") return;
+      if (req.path != "/block") return reply.send(echo(req));
+      // Answered later, from another thread: the I/O threads go on meanwhile.
+      const std::lock_guard lock(later_mutex_);
+      later_.emplace_back([this, req = std::move(req), reply] {
+        gate_.pass();
+        reply.send(echo(req));
+      });
+    };
+    handlers.refused = [](int status, const std::string& message) {
+      http_response res;
+      res.status = status;
+      res.body = "refused " + std::to_string(status) + ": " + message;
+      return res;
+    };
+    transport_ = std::make_unique<http_transport>(options, handlers);
+    port_ = transport_->bind();
+    serving_ = std::thread([this] { transport_->serve_blocking(); });
+  }
+
+  void TearDown() override {
+    gate_.open();
+    {
+      const std::lock_guard lock(later_mutex_);
+      for (auto& t : later_) t.join();
+    }
+    if (transport_) transport_->stop();
+    if (serving_.joinable()) serving_.join();
+  }
+
+  static std::string post(const std::string& path, const std::string& body, const std::string& extra = "") {
+    return "POST " + path + " HTTP/1.1\r\nHost: t\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" +
+           extra + "\r\n" + body;
+  }
+
+  std::function<http_admission(const http_request&)> admit_;  // set before start()
+  std::function<void(const http_request&)> on_request_;  // set before start(): sees each request where it is handled
+
+  // More than a socket's buffers hold, so it cannot be written at once. Made once: a handler
+  // runs on its connection's I/O thread and must not take long (under a sanitizer, filling 16 MiB
+  // takes seconds), or the other connections of that thread wait.
+  static const std::string& large_answer() {
+    static const std::string body = [] {
+      std::string b(16 << 20, '\0');
+      for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<char>(i * 13 + i / 4096);
+      return b;
+    }();
+    return body;
+  }
+
+  // A request on a new connection: its answer, and how long it took.
+  std::pair<raw_client::response, std::chrono::steady_clock::duration> probe(const std::string& path = "/probe",
+                                                                             const char* from = nullptr) {
+    const auto start = std::chrono::steady_clock::now();
+    raw_client client(port_, from);
+    client.send(post(path, "p"));
+    auto r = client.receive();
+    return {r, std::chrono::steady_clock::now() - start};
+  }
+
+  std::unique_ptr<request_intake> intake_;  // outlives the transport, whose connections hold tickets
+  std::unique_ptr<http_transport> transport_;
+  std::thread serving_;
+  int port_ = 0;
+  handler_gate gate_;
+  std::mutex later_mutex_;
+  std::vector<std::thread> later_;
+};
+
+TEST_F(HttpTransportServer, KeepsTheConnectionForRequestAfterRequest) {
+  start();
+  raw_client client(port_);
+  for (int i = 0; i < 3; ++i) {
+    client.send(post("/echo/" + std::to_string(i), "abc"));
+    const auto r = client.receive();
+    EXPECT_EQ(r.head.substr(0, 15), "HTTP/1.1 200 OK") << r.head;
+    EXPECT_EQ(r.head.find("Connection: close"), std::string::npos) << r.head;
+    EXPECT_EQ(r.body, "POST /echo/" + std::to_string(i) + " 3 " + std::to_string((97ul * 31 + 98) * 31 + 99));
+  }
+}
+
+TEST_F(HttpTransportServer, AnswersPipelinedRequestsInOrder) {
+  start();
+  raw_client client(port_);
+  client.send(post("/first", "x") + post("/second", "yy"));
+  EXPECT_EQ(client.receive().body.substr(0, 9), "POST /fir");
+  EXPECT_EQ(client.receive().body.substr(0, 9), "POST /sec");
+}
+
+TEST_F(HttpTransportServer, HonoursConnectionClose) {
+  start();
+  raw_client client(port_);
+  client.send("GET /v2?x=1 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+  const auto r = client.receive();
+  EXPECT_NE(r.head.find("Connection: close"), std::string::npos) << r.head;
+  EXPECT_EQ(r.body, "GET /v2 0 0");
+  EXPECT_TRUE(client.closed_by_server());
+}
+
+TEST_F(HttpTransportServer, ReceivesALargeBodyIntact) {
+  start();
+  std::string body(5'000'000, '\0');
+  unsigned long sum = 0;
+  for (std::size_t i = 0; i < body.size(); ++i) {
+    body[i] = static_cast<char>(i * 7 + i / 1000);
+    sum = sum * 31 + static_cast<unsigned char>(body[i]);
+  }
+  raw_client client(port_);
+  client.send(post("/big", body));
+  EXPECT_EQ(client.receive().body, "POST /big 5000000 " + std::to_string(sum));
+}
+
+TEST_F(HttpTransportServer, AnswersExpectContinueBeforeTheBodyIsSent) {
+  start();
+  raw_client client(port_);
+  client.send("POST /late HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n");
+  const auto go_on = client.receive();
+  EXPECT_EQ(go_on.head, "HTTP/1.1 100 Continue\r\n\r\n");
+  client.send("body");
+  const auto r = client.receive();
+  EXPECT_EQ(r.head.substr(0, 15), "HTTP/1.1 200 OK") << r.head;
+  EXPECT_EQ(r.body.substr(0, 13), "POST /late 4 ");
+}
+
+TEST_F(HttpTransportServer, RefusesABodyOverTheLimitWithoutReadingIt) {
+  start(1000);
+  raw_client client(port_);
+  // Content-Length alone decides, before any body byte is read (and no 100 Continue is sent).
+  client.send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 1001\r\nExpect: 100-continue\r\n\r\n");
+  const auto r = client.receive();
+  EXPECT_EQ(r.head.substr(0, 12), "HTTP/1.1 413") << r.head;
+  EXPECT_EQ(r.body, "refused 413: request body exceeds the server's limit of 1000 bytes");
+  EXPECT_TRUE(client.closed_by_server());
+
+  raw_client at_limit(port_);
+  at_limit.send(post("/x", std::string(1000, 'a')));
+  EXPECT_EQ(at_limit.receive().body.substr(0, 12), "POST /x 1000");
+}
+
+TEST_F(HttpTransportServer, RefusesABodyOverItsAdmissionsOwnLimitWithoutReadingIt) {
+  // The hook runs on the transport's I/O threads: a lock, so a thread sanitizer sees the order.
+  std::mutex asked_mutex;
+  std::vector<std::string> asked;
+  admit_ = [&asked, &asked_mutex](const http_request& head) {
+    std::lock_guard lock(asked_mutex);
+    asked.push_back(head.method + " " + head.path);
+    http_admission a;
+    a.body_limit = head.path == "/small" ? 10 : std::size_t{1} << 40;
+    return a;
+  };
+  start(1000);
+  raw_client small(port_);
+  small.send("POST /sm%61ll HTTP/1.1\r\nHost: t\r\nContent-Length: 11\r\nExpect: 100-continue\r\n\r\n");
+  const auto r = small.receive();
+  EXPECT_EQ(r.head.substr(0, 12), "HTTP/1.1 413") << r.head;
+  EXPECT_EQ(r.body, "refused 413: request body exceeds the server's limit of 10 bytes");
+  EXPECT_TRUE(small.closed_by_server());
+  {
+    std::lock_guard lock(asked_mutex);  // only here: the requests below call the hook again
+    EXPECT_EQ(asked, std::vector<std::string>{"POST /small"});
+  }  // the decoded path, as routes see it
+
+  // Chunked bodies, whose size no header announces, are stopped at the route's limit too.
+  raw_client chunked(port_);
+  chunked.send("POST /small HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nabcdef\r\n6\r\nghijkl\r\n0\r\n\r\n");
+  EXPECT_EQ(chunked.receive().head.substr(0, 12), "HTTP/1.1 413");
+
+  // Within the route's limit; and the transport's own limit still holds above a larger one.
+  raw_client fits(port_);
+  fits.send(post("/small", std::string(10, 'a')));
+  EXPECT_EQ(fits.receive().body.substr(0, 12), "POST /small ");
+  raw_client other(port_);
+  other.send(post("/other", std::string(1001, 'a')));
+  EXPECT_EQ(other.receive().head.substr(0, 12), "HTTP/1.1 413");
+  raw_client at_limit(port_);
+  at_limit.send(post("/other", std::string(1000, 'a')));
+  EXPECT_EQ(at_limit.receive().body.substr(0, 15), "POST /other 100");
+}
+
+TEST_F(HttpTransportServer, RefusesAMalformedRequest) {
+  start();
+  raw_client client(port_);
+  client.send("NOT HTTP AT ALL\r\n\r\n");
+  const auto r = client.receive();
+  EXPECT_EQ(r.head.substr(0, 12), "HTTP/1.1 400") << r.head;
+  EXPECT_EQ(r.body.substr(0, 37), "refused 400: malformed HTTP request: ") << r.body;
+}
+
+TEST_F(HttpTransportServer, AnswersHeadWithoutTheBody) {
+  start();
+  raw_client client(port_);
+  client.send("HEAD /h HTTP/1.1\r\nHost: t\r\n\r\n");
+  const auto head = client.receive(true);  // the body would be "HEAD /h 0 0": 11 bytes, not sent
+  EXPECT_NE(head.head.find("Content-Length: 11"), std::string::npos) << head.head;
+  client.send(post("/after", ""));  // so the next bytes are the next answer
+  EXPECT_EQ(client.receive().body, "POST /after 0 0");
+}
+
+TEST_F(HttpTransportServer, RefusesAPortInUse) {
+  start();
+  http_transport_options options;
+  options.host = "127.0.0.1";
+  options.port = port_;
+  http_transport second(options, {});
+  try {
+    (void)second.bind();
+    FAIL() << "a second server bound port " << port_;
+  } catch (const ferry::error& e) {
+    EXPECT_NE(std::string(e.what()).find("127.0.0.1:" + std::to_string(port_)), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(HttpTransportServer, StopsPromptlyWithConnectionsOpen) {
+  start(std::size_t{64} << 20);
+  raw_client idle(port_);
+  idle.send(post("/one", "1"));
+  (void)idle.receive();
+  raw_client half(port_);
+  half.send("POST /half HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\nonly some");
+  raw_client fresh(port_);  // connected, nothing sent
+  std::this_thread::sleep_for(50ms);
+  const auto before = std::chrono::steady_clock::now();
+  transport_->stop();
+  serving_.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - before, 1s);
+  EXPECT_TRUE(idle.closed_by_server());
+  EXPECT_TRUE(half.closed_by_server());
+  EXPECT_TRUE(fresh.closed_by_server());
+}
+
+TEST_F(HttpTransportServer, AnswersTheRequestBeingHandledWhenStopped) {
+  start();
+  raw_client blocked(port_);
+  blocked.send(post("/block", "b"));
+  gate_.wait_for_arrivals(1);
+  std::thread stopping([this] { transport_->stop(); });
+  std::this_thread::sleep_for(50ms);
+  gate_.open();
+  const auto r = blocked.receive();
+  EXPECT_EQ(r.body, "POST /block 1 98");
+  EXPECT_NE(r.head.find("Connection: close"), std::string::npos) << r.head;
+  EXPECT_TRUE(blocked.closed_by_server());
+  stopping.join();
+}
+
+// 128 connections sending a byte a second once got 0 of 4 probes answered: each held one of the
+// 128 workers. Now they hold none: with a single I/O thread, 100 trickling connections and 100
+// idle ones, probes are answered at once, and the idle connections still serve.
+TEST_F(HttpTransportServer, IdleAndTricklingConnectionsHoldNoThread) {
+  http_transport_options o = options();
+  o.io_threads = 1;
+  start(o);
+  std::vector<std::unique_ptr<raw_client>> idle, trickling;
+  for (int i = 0; i < 100; ++i) idle.push_back(std::make_unique<raw_client>(port_));
+  for (int i = 0; i < 100; ++i) trickling.push_back(std::make_unique<raw_client>(port_));
+  const std::string slow = "POST /slow HTTP/1.1\r\nHost: t\r\nX-Slow: ";
+  for (std::size_t k = 0; k < 5; ++k) {
+    for (auto& c : trickling) c->send(slow.substr(k, 1));
+    const auto [r, took] = probe();
+    EXPECT_EQ(r.body, "POST /probe 1 112") << r.head;
+    EXPECT_LT(took, 1s);
+  }
+  idle.front()->send(post("/after", "x"));
+  EXPECT_EQ(idle.front()->receive().body, "POST /after 1 120");
+}
+
+// The deadline once restarted with every byte, so a byte every few seconds kept a request open
+// forever. Now the whole request must arrive within request_timeout of its first byte.
+TEST_F(HttpTransportServer, AnswersARequestNotReceivedInTimeWith408) {
+  http_transport_options o = options();
+  o.request_timeout = 300ms;
+  start(o);
+  raw_client slow(port_);
+  const auto started = std::chrono::steady_clock::now();
+  std::atomic<bool> done{false};
+  std::thread trickle([&] {
+    const std::string bytes = "POST /slow HTTP/1.1\r\nHost: t\r\nX-Slow: " + std::string(1000, 'a');
+    for (std::size_t k = 0; k < bytes.size() && !done; ++k) {
+      slow.send_quietly(bytes.substr(k, 1));
+      std::this_thread::sleep_for(20ms);  // far quicker than any per-read timeout
+    }
+  });
+  const auto r = slow.receive();
+  const auto took = std::chrono::steady_clock::now() - started;
+  done = true;
+  trickle.join();
+  EXPECT_EQ(r.head.substr(0, 12), "HTTP/1.1 408") << r.head;
+  EXPECT_NE(r.head.find("Connection: close"), std::string::npos) << r.head;
+  EXPECT_EQ(r.body, "refused 408: the request did not arrive in full within 300 ms of its first byte");
+  EXPECT_GE(took, 250ms);
+  EXPECT_LT(took, 2s);
+  EXPECT_TRUE(slow.closed_by_server());
+  EXPECT_EQ(probe().first.body, "POST /probe 1 112");
+}
+
+TEST_F(HttpTransportServer, ClosesAConnectionIdleForItsTimeoutWithoutAnAnswer) {
+  http_transport_options o = options();
+  o.idle_timeout = 200ms;
+  start(o);
+  raw_client kept(port_);
+  kept.send(post("/one", "1"));
+  EXPECT_EQ(kept.receive().body, "POST /one 1 49");
+  const auto before = std::chrono::steady_clock::now();
+  EXPECT_TRUE(kept.closed_by_server());  // nothing sent: no 408 for a request never begun
+  EXPECT_GE(std::chrono::steady_clock::now() - before, 150ms);
+  EXPECT_EQ(probe().first.body, "POST /probe 1 112");
+}
+
+TEST_F(HttpTransportServer, RefusesConnectionsOverTheLimitWith503) {
+  http_transport_options o = options();
+  o.max_connections = 2;
+  o.max_connections_per_peer = 2;
+  start(o);
+  auto first = std::make_unique<raw_client>(port_);
+  first->send(post("/one", "1"));
+  EXPECT_EQ(first->receive().body, "POST /one 1 49");
+  raw_client second(port_);  // idle, but open: it counts
+  std::this_thread::sleep_for(50ms);
+
+  raw_client third(port_);
+  third.send(post("/three", "3"));
+  const auto r = third.receive();
+  EXPECT_EQ(r.head.substr(0, 12), "HTTP/1.1 503") << r.head;
+  EXPECT_NE(r.head.find("Connection: close"), std::string::npos) << r.head;
+  EXPECT_EQ(r.body, "refused 503: the server is serving its limit of 2 HTTP connections at once; try again later");
+  EXPECT_TRUE(third.closed_by_server());
+
+  // The connections it serves are served as before, and a closed one makes room.
+  second.send(post("/two", "2"));
+  EXPECT_EQ(second.receive().body, "POST /two 1 50");
+  first.reset();
+  std::string answered;
+  for (const auto until = std::chrono::steady_clock::now() + 2s;
+       answered.empty() && std::chrono::steady_clock::now() < until;) {
+    const auto [again, took] = probe();
+    if (again.head.substr(0, 12) == "HTTP/1.1 200") answered = again.body;
+    else std::this_thread::sleep_for(10ms);  // the server has not seen the close yet
+  }
+  EXPECT_EQ(answered, "POST /probe 1 112");
+}
+
+// An answer larger than the socket takes at once is finished by the I/O threads as the client
+// reads; a client that never reads is let go at the deadline and holds no thread.
+TEST_F(HttpTransportServer, WritesALargeAnswerToASlowReaderAndLetsANonReaderGo) {
+  (void)large_answer();  // made before the clock starts
+  http_transport_options o = options();
+  o.request_timeout = 1s;
+  start(o);
+  const auto started = std::chrono::steady_clock::now();
+  raw_client never_reads(port_, nullptr, 64 << 10);  // the answer cannot all wait in its buffers
+  never_reads.send(post("/large", ""));
+  raw_client slow_reader(port_);
+  slow_reader.send(post("/large", ""));
+  std::this_thread::sleep_for(100ms);
+  const auto [r, took] = probe();  // the writes hold no thread
+  EXPECT_EQ(r.body, "POST /probe 1 112");
+  EXPECT_LT(took, 400ms);
+  EXPECT_EQ(slow_reader.receive().body, large_answer());
+  const auto slow_reader_done = std::chrono::steady_clock::now();
+
+  // Past the deadline of the answer nobody reads: it is armed when that answer starts to be
+  // written, which is before the slow reader's answer is done, so 1.2 s after both the start and
+  // the slow reader's last byte (under a sanitizer the slow reader alone took 5 s, and draining
+  // earlier let the whole answer through).
+  std::this_thread::sleep_until(std::max(started, slow_reader_done) + 1200ms);
+  char chunk[65536];
+  ssize_t n = 0;
+  std::size_t got = 0;
+  while ((n = never_reads.read_some(chunk, sizeof chunk)) > 0) got += static_cast<std::size_t>(n);
+  EXPECT_LT(got, large_answer().size());  // cut short: the server closed it
+}
+
+// An answer that comes later (an inference waits for its model) holds no thread: while it is
+// pending, the I/O threads read, refuse, continue and answer other requests; it is answered
+// once it comes.
+TEST_F(HttpTransportServer, AnAnswerStillToComeDoesNotStopOthers) {
+  http_transport_options o = options();
+  o.max_body_bytes = 1000;
+  o.io_threads = 1;
+  start(o);
+  raw_client blocked(port_);
+  blocked.send(post("/block", "b"));
+  gate_.wait_for_arrivals(1);
+
+  raw_client too_big(port_);
+  too_big.send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 5000\r\n\r\n");
+  EXPECT_EQ(too_big.receive().head.substr(0, 12), "HTTP/1.1 413");
+  raw_client continued(port_);
+  continued.send("POST /late HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n");
+  EXPECT_EQ(continued.receive().head, "HTTP/1.1 100 Continue\r\n\r\n");
+  continued.send("body");
+  EXPECT_EQ(continued.receive().body.substr(0, 13), "POST /late 4 ");
+
+  gate_.open();
+  EXPECT_EQ(blocked.receive().body, "POST /block 1 98");
+}
+
+// A reply dropped without an answer (a handler that lost its request) closes its connection
+// instead of leaving the client waiting.
+TEST_F(HttpTransportServer, AReplyDroppedUnansweredClosesItsConnection) {
+  start();
+  raw_client dropped(port_);
+  dropped.send(post("/drop", "d"));
+  EXPECT_TRUE(dropped.closed_by_server());
+  EXPECT_EQ(probe().first.body, "POST /probe 1 112");
+}
+
+// Decided from the headers: an answer given by admit() is sent before any byte of the body is
+// read, without 100 Continue, and the connection closes (its body is never read); a request
+// without a body keeps its connection.
+TEST_F(HttpTransportServer, AnswersFromTheHeadersWithoutReadingTheBody) {
+  admit_ = [](const http_request& head) {
+    http_admission a;
+    if (head.path == "/no") {
+      http_response res;
+      res.status = 404;
+      res.body = "no " + std::to_string(head.content_length.value_or(0)) + (head.has_body() ? " with body" : "");
+      a.answer = std::move(res);
+    }
+    return a;
+  };
+  start();
+  raw_client announced(port_);
+  // A gigabyte announced: the answer comes at once, never a 100 Continue, the body never read.
+  announced.send("POST /no HTTP/1.1\r\nHost: t\r\nContent-Length: 1000000000\r\nExpect: 100-continue\r\n\r\n");
+  const auto r = announced.receive();
+  EXPECT_EQ(r.head.substr(0, 12), "HTTP/1.1 404") << r.head;
+  EXPECT_EQ(r.body, "no 1000000000 with body");
+  EXPECT_NE(r.head.find("Connection: close"), std::string::npos) << r.head;
+  EXPECT_TRUE(announced.closed_by_server());
+
+  raw_client kept(port_);
+  kept.send("GET /no HTTP/1.1\r\nHost: t\r\n\r\n");
+  EXPECT_EQ(kept.receive().body, "no 0");
+  kept.send(post("/after", "x"));
+  EXPECT_EQ(kept.receive().body, "POST /after 1 120");
+}
+
+// Counted requests take their announced bodies from the intake before they are read: one that
+// does not fit is answered 503 with Retry-After unread (larger than the whole budget: 413), and
+// the bytes come back once an answer is written. A chunked body takes them as it arrives.
+TEST_F(HttpTransportServer, CountsRequestsAgainstTheInFlightBudget) {
+  intake_ = std::make_unique<request_intake>(1000);
+  request_intake& intake = *intake_;
+  admit_ = [](const http_request&) {
+    http_admission a;
+    a.counted = true;
+    return a;
+  };
+  http_transport_options o = options();
+  o.intake = &intake;
+  start(o);
+  raw_client held(port_);
+  held.send(post("/block", std::string(600, 'h')));
+  gate_.wait_for_arrivals(1);
+  EXPECT_EQ(intake.bytes_in_use(), 600U);
+  EXPECT_EQ(intake.requests_in_flight(), 1U);
+
+  raw_client over(port_);
+  over.send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 600\r\nExpect: 100-continue\r\n\r\n");
+  const auto r = over.receive();
+  EXPECT_EQ(r.head.substr(0, 12), "HTTP/1.1 503") << r.head;
+  EXPECT_NE(r.head.find("Retry-After: 1"), std::string::npos) << r.head;
+  EXPECT_NE(r.body.find("in-flight memory budget of 1000 bytes holds 600 bytes of 1 requests"), std::string::npos)
+      << r.body;
+  EXPECT_TRUE(over.closed_by_server());
+  raw_client whole(port_);
+  whole.send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 1001\r\n\r\n");
+  EXPECT_EQ(whole.receive().head.substr(0, 12), "HTTP/1.1 413");
+
+  raw_client chunked(port_);
+  chunked.send("POST /c HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nabcde\r\n0\r\n\r\n");
+  EXPECT_EQ(chunked.receive().body.substr(0, 9), "POST /c 5");  // 5 of the 400 bytes left
+  raw_client too_much(port_);
+  too_much.send("POST /c HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n1f5\r\n" + std::string(501, 'c') +
+                "\r\n0\r\n\r\n");
+  const auto c = too_much.receive();
+  EXPECT_EQ(c.head.substr(0, 12), "HTTP/1.1 503") << c.head;
+  EXPECT_NE(c.body.find("cannot hold more of this request's chunked body"), std::string::npos) << c.body;
+
+  gate_.open();
+  EXPECT_EQ(held.receive().body.substr(0, 16), "POST /block 600 ");
+  // The answer is written: the budget is whole again.
+  for (const auto until = std::chrono::steady_clock::now() + 2s;
+       intake.requests_in_flight() > 0 && std::chrono::steady_clock::now() < until;)
+    std::this_thread::sleep_for(5ms);
+  EXPECT_EQ(intake.bytes_in_use(), 0U);
+  raw_client fits(port_);
+  fits.send(post("/x", std::string(1000, 'f')));
+  EXPECT_EQ(fits.receive().body.substr(0, 12), "POST /x 1000");
+}
+
+// 1,024 connections trickling bytes from one host once made every new connection, from any host,
+// get 503. Now one address has its own cap: past it that address is refused, others are served.
+TEST_F(HttpTransportServer, CapsTheConnectionsOfOneAddress) {
+  http_transport_options o = options();
+  o.max_connections = 10;
+  o.max_connections_per_peer = 3;
+  start(o);
+  std::vector<std::unique_ptr<raw_client>> held;
+  for (int i = 0; i < 3; ++i) {
+    held.push_back(std::make_unique<raw_client>(port_));
+    held.back()->send(post("/one", "1"));
+    EXPECT_EQ(held.back()->receive().body, "POST /one 1 49");
+  }
+  raw_client fourth(port_);
+  fourth.send(post("/four", "4"));
+  const auto r = fourth.receive();
+  EXPECT_EQ(r.head.substr(0, 12), "HTTP/1.1 503") << r.head;
+  EXPECT_NE(r.head.find("Retry-After: 1"), std::string::npos) << r.head;
+  EXPECT_EQ(r.body, "refused 503: this client address (127.0.0.1) has the limit of 3 HTTP connections open at "
+                    "once; try again later");
+  const auto [other, took] = probe("/probe", "127.0.0.2");
+  EXPECT_EQ(other.body, "POST /probe 1 112") << other.head;
+}
+
+// Headers trickled a byte at a time once held a connection for the whole request deadline (a
+// minute). Now the headers have their own, shorter one.
+TEST_F(HttpTransportServer, AnswersHeadersNotReceivedInTimeWith408) {
+  http_transport_options o = options();
+  o.header_timeout = 300ms;
+  o.request_timeout = 20s;
+  start(o);
+  raw_client slow(port_);
+  const auto started = std::chrono::steady_clock::now();
+  std::atomic<bool> done{false};
+  std::thread trickle([&] {
+    const std::string bytes = "POST /slow HTTP/1.1\r\nHost: t\r\nX-Slow: " + std::string(1000, 'a');
+    for (std::size_t k = 0; k < bytes.size() && !done; ++k) {
+      slow.send_quietly(bytes.substr(k, 1));
+      std::this_thread::sleep_for(20ms);
+    }
+  });
+  const auto r = slow.receive();
+  const auto took = std::chrono::steady_clock::now() - started;
+  done = true;
+  trickle.join();
+  EXPECT_EQ(r.head.substr(0, 12), "HTTP/1.1 408") << r.head;
+  EXPECT_EQ(r.body, "refused 408: the request's headers did not arrive within 300 ms of its first byte");
+  EXPECT_GE(took, 250ms);
+  EXPECT_LT(took, 5s);
+}
+
+// Each connection is served by one I/O thread, which runs all of its events itself: a request
+// is read and handed to its handler where the previous one was, not passed between the I/O
+// threads (each pass wakes a thread, and small requests paid more for that than for their work).
+// Connections are spread over the threads in turn.
+TEST_F(HttpTransportServer, ServesEachConnectionOnOneIoThreadOfItsOwn) {
+  std::mutex mutex;
+  std::map<std::string, std::set<std::thread::id>> threads_of;  // by connection
+  on_request_ = [&](const http_request& req) {
+    const std::lock_guard lock(mutex);
+    threads_of[req.path.substr(0, req.path.rfind('/'))].insert(std::this_thread::get_id());
+  };
+  http_transport_options o = options();
+  o.io_threads = 3;
+  start(o);
+  std::vector<std::unique_ptr<raw_client>> clients;
+  for (int c = 0; c < 3; ++c) clients.push_back(std::make_unique<raw_client>(port_));
+  for (int i = 0; i < 20; ++i)
+    for (int c = 0; c < 3; ++c) {
+      clients[c]->send(post("/c" + std::to_string(c) + "/" + std::to_string(i), "x"));
+      ASSERT_EQ(clients[c]->receive().head.substr(0, 15), "HTTP/1.1 200 OK");
+    }
+  const std::lock_guard lock(mutex);
+  ASSERT_EQ(threads_of.size(), 3u);
+  std::set<std::thread::id> all;
+  for (const auto& [connection, threads] : threads_of) {
+    EXPECT_EQ(threads.size(), 1u) << connection << " was served by " << threads.size() << " threads";
+    all.insert(threads.begin(), threads.end());
+  }
+  EXPECT_EQ(all.size(), 3u) << "three connections on three I/O threads share some";
+}
+
+}  // namespace
