@@ -13,7 +13,6 @@
 
 #include "bench_flags.hpp"
 #include "commands.hpp"
-#include "plot.hpp"
 #include "ferry/backend.hpp"
 #include "ferry/bench/compare.hpp"
 #include "ferry/bench/matrix.hpp"
@@ -23,6 +22,7 @@
 #include "ferry/device_set.hpp"
 #include "ferry/error.hpp"
 #include "ferry/profile.hpp"
+#include "plot.hpp"
 
 namespace ferry::cli {
 namespace {
@@ -121,7 +121,8 @@ void add_compare_command(CLI::App& bench) {
     const auto worse = bench::regressions(comparison, f->fail_above);
     if (worse.empty()) return;
     std::string cells;
-    for (const auto* c : worse) cells += fmt::format("{}{} ({:+.1f}%)", cells.empty() ? "" : ", ", c->label, 100 * c->change);
+    for (const auto* c : worse)
+      cells += fmt::format("{}{} ({:+.1f}%)", cells.empty() ? "" : ", ", c->label, 100 * c->change);
     throw error(fmt::format("{} cell{} worse by more than {}% beyond the noise: {}", worse.size(),
                             worse.size() == 1 ? "" : "s", f->fail_above, cells));
   });
@@ -130,7 +131,9 @@ void add_compare_command(CLI::App& bench) {
 std::string strategy_help() {
   std::string names;
   for (const auto k : all_strategies) names += (names.empty() ? "" : ", ") + std::string(to_string(k));
-  return "strategies: a list of " + names + "; or 'all', or 'auto' (from this GPU's profile, see ferry calibrate; without one it calibrates on the workload)";
+  return "strategies: a list of " + names +
+         "; or 'all', or 'auto' (from this GPU's profile, see ferry calibrate; without one it calibrates on the "
+         "workload)";
 }
 
 }  // namespace
@@ -147,8 +150,10 @@ void add_bench_command(CLI::App& app, std::string command_line) {
                   "folder searched first for model files' backends (libferry_backend_NAME.so), before "
                   "FERRY_BACKEND_PATH and the folder beside ferry");
   cmd->add_option("--strategy", f.strategies, strategy_help());
-  cmd->add_option("--size", f.matrix.sizes, "input size(s) of touch/reduce/sparse, e.g. 0.6MB,19MB,64MB")->delimiter(',');
-  cmd->add_option("--batch", f.matrix.batch, "batch (mlp; images with --preprocess; model files)")->check(CLI::PositiveNumber);
+  cmd->add_option("--size", f.matrix.sizes, "input size(s) of touch/reduce/sparse, e.g. 0.6MB,19MB,64MB")
+      ->delimiter(',');
+  cmd->add_option("--batch", f.matrix.batch, "batch (mlp; images with --preprocess; model files)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--shape", f.matrix.shapes, "NAME:D1xD2... concrete input shape (repeatable)");
   cmd->add_option("--preprocess", f.matrix.preprocess, "GPU preprocessing in front of the engine: u8-normalize");
   cmd->add_option("--inflight", f.inflight,

@@ -64,10 +64,14 @@ bench::run_options run_options_from(bench_flags& f) {
   if (f.max_trials < f.trials)
     throw invalid_argument("--max-trials (" + std::to_string(f.max_trials) + ") must be at least --trials (" +
                            std::to_string(f.trials) + ")");
-  options.limits = {.max_noise = f.max_noise_percent / 100, .min_samples = f.min_samples,
-                    .min_seconds = std::min(0.1, f.max_time), .max_seconds = f.max_time, .min_trials = f.trials,
+  options.limits = {.max_noise = f.max_noise_percent / 100,
+                    .min_samples = f.min_samples,
+                    .min_seconds = std::min(0.1, f.max_time),
+                    .max_seconds = f.max_time,
+                    .min_trials = f.trials,
                     .max_trials = f.max_trials};
-  options.schedule = f.schedule == "sequential" ? bench::trial_schedule::sequential : bench::trial_schedule::interleaved;
+  options.schedule =
+      f.schedule == "sequential" ? bench::trial_schedule::sequential : bench::trial_schedule::interleaved;
   options.memory_margin = f.memory_margin_percent / 100;
   options.slowdown = f.slowdown_percent / 100;
   // Throughput is requests over a window; the window, not the latency's noise, ends the cell.
@@ -100,12 +104,14 @@ bench::run_options prepare_bench(bench_flags& f, bool device_given) {
     // workload as before, and the report says why. Several strategies with a profile: the report
     // checks the profile's pick against the best of the run.
     const device_caps caps = query_device(options.devices.front());
-    const auto found = load_profile(f.profile.empty() ? default_profile_path(caps) : std::filesystem::path(f.profile), caps);
+    const auto found =
+        load_profile(f.profile.empty() ? default_profile_path(caps) : std::filesystem::path(f.profile), caps);
     if (found.profile) {
       f.matrix.profile = found.profile;
     } else {
       if (automatic) f.matrix.profile_note = found.message + "; auto calibrated on the workload instead";
-      if (found.status != profile_status::missing || !f.profile.empty()) std::cerr << "ferry bench: " << found.message << '\n';
+      if (found.status != profile_status::missing || !f.profile.empty())
+        std::cerr << "ferry bench: " << found.message << '\n';
     }
   }
   return options;

@@ -38,7 +38,7 @@ struct bench_flags {
   bool no_um_counters = false;
   bool no_link_measure = false;
   bool placement = false;
-  std::string profile;  // --profile; empty: the first GPU's default cache file
+  std::string profile;            // --profile; empty: the first GPU's default cache file
   std::string backend_directory;  // --backend-directory: searched first for model files' backends
 };
 

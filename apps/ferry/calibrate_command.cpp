@@ -16,20 +16,21 @@ void add_calibrate_command(CLI::App& app) {
     CLI::Option* device_option = nullptr;
   };
   auto flags = std::make_shared<parsed>();
-  CLI::App* cmd = app.add_subcommand(
-      "calibrate", "Measure every strategy on this machine (64 KiB to 64 MiB, 256 MiB with --thorough; inputs read once and re-read, "
-                   "outputs, in-flight depth) and save each GPU's profile for info, bench and serve");
+  CLI::App* cmd = app.add_subcommand("calibrate",
+                                     "Measure every strategy on this machine (64 KiB to 64 MiB, 256 MiB with "
+                                     "--thorough; inputs read once and re-read, "
+                                     "outputs, in-flight depth) and save each GPU's profile for info, bench and serve");
   auto* quick = cmd->add_flag("--quick", flags->quick, "Fewer sizes and requests: seconds instead of tens of them");
-  cmd->add_flag("--thorough", flags->thorough, "More sizes, each until its median is known within 2%")
-      ->excludes(quick);
-  flags->device_option = cmd->add_option("--device", flags->device, "Calibrate only this GPU (ordinal)")
-                             ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--thorough", flags->thorough, "More sizes, each until its median is known within 2%")->excludes(quick);
+  flags->device_option =
+      cmd->add_option("--device", flags->device, "Calibrate only this GPU (ordinal)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--profile", flags->profile,
                   "Save to this file instead of $XDG_CACHE_HOME/ferry/profiles/<GPU UUID>.json");
   cmd->callback([flags] {
     calibrate_options options;
-    options.depth = flags->quick ? bench::sweep_depth::quick
-                                 : flags->thorough ? bench::sweep_depth::thorough : bench::sweep_depth::standard;
+    options.depth = flags->quick      ? bench::sweep_depth::quick
+                    : flags->thorough ? bench::sweep_depth::thorough
+                                      : bench::sweep_depth::standard;
     if (flags->device_option->count() > 0) options.device = flags->device;
     if (!flags->profile.empty()) options.profile = flags->profile;
     (void)run_calibrate(options);

@@ -14,9 +14,9 @@ namespace ferry::cli {
 
 struct calibrate_options {
   bench::sweep_depth depth = bench::sweep_depth::standard;
-  std::optional<int> device;                // every GPU when absent
+  std::optional<int> device;                     // every GPU when absent
   std::optional<std::filesystem::path> profile;  // where to save; one GPU only
-  std::FILE* summary = stdout;  // `ferry info --measure` keeps stdout for its report
+  std::FILE* summary = stdout;                   // `ferry info --measure` keeps stdout for its report
 };
 
 // Calibrates each chosen GPU and saves its profile; progress goes to stderr, one summary line per

@@ -43,7 +43,8 @@ std::vector<std::filesystem::path> run_calibrate(const calibrate_options& option
     std::size_t measured = 0;
     std::size_t refused = 0;
     for (const auto& c : run.profile.curves) (c.refused.empty() ? measured : refused) += 1;
-    fmt::print(options.summary, "GPU {} ({}, {}): {} sweep in {:.1f} s, {} curves measured, {} refused; profile saved to {}\n",
+    fmt::print(options.summary,
+               "GPU {} ({}, {}): {} sweep in {:.1f} s, {} curves measured, {} refused; profile saved to {}\n",
                caps.ordinal, caps.name, run.profile.link, to_string(options.depth), run.seconds, measured, refused,
                path.string());
     for (const auto& note : run.notes) fmt::print(options.summary, "  note: {}\n", note);

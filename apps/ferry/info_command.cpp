@@ -10,8 +10,8 @@
 
 #include "commands.hpp"
 #include "ferry/backend.hpp"
-#include "ferry/info/info_report.hpp"
 #include "ferry/error.hpp"
+#include "ferry/info/info_report.hpp"
 
 namespace ferry::cli {
 namespace {
@@ -63,8 +63,8 @@ void add_info_command(CLI::App& app) {
   };
   auto flags = std::make_shared<parsed>();
 
-  CLI::App* info = app.add_subcommand(
-      "info", "Show each GPU's capabilities, which strategies work (or why not), what to use");
+  CLI::App* info =
+      app.add_subcommand("info", "Show each GPU's capabilities, which strategies work (or why not), what to use");
   info->add_flag("--measure", flags->measure,
                  "Calibrate this machine first (`ferry calibrate --quick`, saving the profile), measure the "
                  "pinned H2D/D2H link peak and, with 2+ GPUs, the peer copy bandwidth of every pair both ways");
@@ -78,8 +78,7 @@ void add_info_command(CLI::App& app) {
       info->add_option("--device", flags->device, "Report only this GPU (ordinal)")
           ->check(CLI::Validator(
               [](const std::string& value) {
-                return value.starts_with('-') ? "a GPU ordinal is 0 or more, not " + value
-                                              : std::string{};
+                return value.starts_with('-') ? "a GPU ordinal is 0 or more, not " + value : std::string{};
               },
               "ORDINAL"));
 

@@ -7,10 +7,10 @@
 
 #include "calibrate_command.hpp"
 #include "ferry/backend.hpp"
-#include "ferry/info/info_report.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/device_diagnosis.hpp"
 #include "ferry/error.hpp"
+#include "ferry/info/info_report.hpp"
 #include "ferry/link_bandwidth.hpp"
 #include "ferry/peer_access.hpp"
 #include "ferry/profile.hpp"
@@ -48,9 +48,8 @@ nlohmann::json info_record(const info_options& options) {
             {"backends", backends_json(backends)}};
   // Devices first, so a machine without a GPU is reported as no_device (exit code 3) before
   // anything else can fail.
-  const std::vector<device_caps> devices = options.device
-                                               ? std::vector{query_device(*options.device)}
-                                               : query_all_devices();
+  const std::vector<device_caps> devices =
+      options.device ? std::vector{query_device(*options.device)} : query_all_devices();
   const cuda_versions versions = query_cuda_versions();
   if (options.profile && devices.size() > 1)
     throw invalid_argument("--profile names one GPU's file: give --device too on a machine with several GPUs");
@@ -59,8 +58,8 @@ nlohmann::json info_record(const info_options& options) {
   if (options.link == link_measurement::measure) {
     for (const auto& caps : devices) {
       // The measurements on this machine are the profile's: --measure writes it as calibrate does.
-      (void)run_calibrate({.depth = bench::sweep_depth::quick, .device = caps.ordinal, .profile = options.profile,
-                           .summary = stderr});
+      (void)run_calibrate(
+          {.depth = bench::sweep_depth::quick, .device = caps.ordinal, .profile = options.profile, .summary = stderr});
       measured.emplace(caps.ordinal, measure_link_bandwidth_blocking(caps.ordinal));
     }
   }
@@ -71,8 +70,9 @@ nlohmann::json info_record(const info_options& options) {
     try {
       path = options.profile ? *options.profile : default_profile_path(caps);
     } catch (const invalid_argument& e) {  // no cache folder: the same as no profile
-      profiles.emplace(caps.ordinal, profile_lookup{.status = profile_status::missing, .path = {}, .profile = {},
-                                                    .message = e.what()});
+      profiles.emplace(
+          caps.ordinal,
+          profile_lookup{.status = profile_status::missing, .path = {}, .profile = {}, .message = e.what()});
       continue;
     }
     profiles.emplace(caps.ordinal, load_profile(path, caps));

@@ -11,9 +11,9 @@
 #include <exception>
 #include <string>
 
-#include <CLI/CLI.hpp>
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "commands.hpp"
 #include "ferry/backend_api.h"
@@ -42,12 +42,14 @@ std::string version_text() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"ferry: moves inference inputs and outputs between host and GPU at the lowest "
-               "cost the platform allows",
-               "ferry"};
+  CLI::App app{
+      "ferry: moves inference inputs and outputs between host and GPU at the lowest "
+      "cost the platform allows",
+      "ferry"};
   app.set_version_flag("--version", version_text());
-  app.footer("Exit codes: 0 done, 1 failed while running, 2 a wrong flag, value or file, 3 this machine cannot "
-             "do it (no usable GPU, a strategy or backend it lacks).");
+  app.footer(
+      "Exit codes: 0 done, 1 failed while running, 2 a wrong flag, value or file, 3 this machine cannot "
+      "do it (no usable GPU, a strategy or backend it lacks).");
   // `ferry help` is --help, as git and docker have it; `ferry` alone prints the same.
   auto* help = app.add_subcommand("help", "Show this help");
   app.require_subcommand(0, 1);

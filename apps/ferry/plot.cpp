@@ -24,8 +24,9 @@ std::filesystem::path plot_script() {
 std::string plot_python() {
   for (const std::string python : {"python3", "/usr/bin/python3"})
     if (std::system((python + " -c 'import matplotlib' >/dev/null 2>&1").c_str()) == 0) return python;
-  throw unsupported("--plot needs Python 3 with matplotlib, which this machine lacks (Debian: apt-get install "
-                    "python3-matplotlib; or pip install matplotlib)");
+  throw unsupported(
+      "--plot needs Python 3 with matplotlib, which this machine lacks (Debian: apt-get install "
+      "python3-matplotlib; or pip install matplotlib)");
 }
 
 // Single quotes for the shell, with any quote inside the path closed, escaped and reopened.

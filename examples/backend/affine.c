@@ -70,7 +70,9 @@ FERRY_BACKEND_EXPORT uint32_t ferry_backend_api_version(void) { return FERRY_BAC
 FERRY_BACKEND_EXPORT const char* ferry_backend_name(void) { return "affine"; }
 FERRY_BACKEND_EXPORT const char* ferry_backend_version(void) { return "1.0 (example, C)"; }
 
-FERRY_BACKEND_EXPORT ferry_backend_error_kind ferry_backend_error_kind_of(const ferry_backend_error* e) { return e->kind; }
+FERRY_BACKEND_EXPORT ferry_backend_error_kind ferry_backend_error_kind_of(const ferry_backend_error* e) {
+  return e->kind;
+}
 FERRY_BACKEND_EXPORT const char* ferry_backend_error_message(const ferry_backend_error* e) { return e->message; }
 FERRY_BACKEND_EXPORT void ferry_backend_error_release(ferry_backend_error* e) {
   if (e != &no_memory) free(e);
@@ -91,8 +93,8 @@ static ferry_backend_error* parse(FILE* in, const char* path, ferry_backend_mode
     errno = 0;
     if (strcmp(key, "format") == 0) {
       if (strcmp(value, "ferry-affine/1") != 0)
-        return fail(FERRY_BACKEND_ERROR_INVALID_ARGUMENT, "model file '%s': format '%s', expected ferry-affine/1",
-                    path, value);
+        return fail(FERRY_BACKEND_ERROR_INVALID_ARGUMENT, "model file '%s': format '%s', expected ferry-affine/1", path,
+                    value);
       seen_format = 1;
     } else if (strcmp(key, "name") == 0) {
       if (strlen(value) >= sizeof m->name)
@@ -102,27 +104,34 @@ static ferry_backend_error* parse(FILE* in, const char* path, ferry_backend_mode
     } else if (strcmp(key, "width") == 0 || strcmp(key, "max_batch") == 0) {
       const long long n = strtoll(value, &end, 10);
       if (*end != '\0' || errno != 0 || n < 1 || n > (1LL << 30))
-        return fail(FERRY_BACKEND_ERROR_INVALID_ARGUMENT, "model file '%s': %s must be a whole number in [1, 2^30], got '%s'",
-                    path, key, value);
-      if (key[0] == 'w') m->width = n, seen_width = 1;
-      else m->max_batch = n, seen_batch = 1;
+        return fail(FERRY_BACKEND_ERROR_INVALID_ARGUMENT,
+                    "model file '%s': %s must be a whole number in [1, 2^30], got '%s'", path, key, value);
+      if (key[0] == 'w')
+        m->width = n, seen_width = 1;
+      else
+        m->max_batch = n, seen_batch = 1;
     } else if (strcmp(key, "scale") == 0 || strcmp(key, "bias") == 0) {
       const float f = strtof(value, &end);
       if (*end != '\0' || errno != 0 || !isfinite(f))
-        return fail(FERRY_BACKEND_ERROR_INVALID_ARGUMENT, "model file '%s': %s must be a finite number, got '%s'",
-                    path, key, value);
-      if (key[0] == 's') m->scale = f, seen_scale = 1;
-      else m->bias = f, seen_bias = 1;
+        return fail(FERRY_BACKEND_ERROR_INVALID_ARGUMENT, "model file '%s': %s must be a finite number, got '%s'", path,
+                    key, value);
+      if (key[0] == 's')
+        m->scale = f, seen_scale = 1;
+      else
+        m->bias = f, seen_bias = 1;
     } else {
       return fail(FERRY_BACKEND_ERROR_INVALID_ARGUMENT, "model file '%s': unknown key '%s'", path, key);
     }
   }
   if (!seen_format)
-    return fail(FERRY_BACKEND_ERROR_INVALID_ARGUMENT, "model file '%s' is not an affine model (no 'format ferry-affine/1')",
-                path);
+    return fail(FERRY_BACKEND_ERROR_INVALID_ARGUMENT,
+                "model file '%s' is not an affine model (no 'format ferry-affine/1')", path);
   if (!(seen_width && seen_batch && seen_scale && seen_bias))
     return fail(FERRY_BACKEND_ERROR_INVALID_ARGUMENT, "model file '%s' lacks %s", path,
-                !seen_width ? "width" : !seen_batch ? "max_batch" : !seen_scale ? "scale" : "bias");
+                !seen_width   ? "width"
+                : !seen_batch ? "max_batch"
+                : !seen_scale ? "scale"
+                              : "bias");
   if (m->width * m->max_batch > (1LL << 31))
     return fail(FERRY_BACKEND_ERROR_INVALID_ARGUMENT, "model file '%s': width x max_batch exceeds 2^31 values", path);
   return NULL;
@@ -175,7 +184,8 @@ FERRY_BACKEND_EXPORT ferry_backend_error* ferry_backend_model_resolve(const ferr
                                                                       const ferry_backend_shape* inputs,
                                                                       size_t input_count, int64_t* dims,
                                                                       size_t dims_count) {
-  if (dims_count != 4) return fail(FERRY_BACKEND_ERROR_INVALID_ARGUMENT, "expected room for 4 dims, got %zu", dims_count);
+  if (dims_count != 4)
+    return fail(FERRY_BACKEND_ERROR_INVALID_ARGUMENT, "expected room for 4 dims, got %zu", dims_count);
   if (input_count == 0)
     return fail(FERRY_BACKEND_ERROR_INVALID_ARGUMENT, "input 'x' has a dynamic batch dim: its shape must be given");
   for (size_t i = 0; i < input_count; ++i)

@@ -33,8 +33,7 @@ __global__ void affine_kernel(const float* x, float* y, std::size_t n, float sca
 extern "C" const char* affine_max_blocks(int* blocks) {
   int device = 0, multiprocessors = 0;
   cudaError_t status = cudaGetDevice(&device);
-  if (status == cudaSuccess)
-    status = cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device);
+  if (status == cudaSuccess) status = cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device);
   *blocks = multiprocessors * 8;
   return status == cudaSuccess ? nullptr : cudaGetErrorString(status);
 }

@@ -23,7 +23,7 @@ inline constexpr std::string_view backend_path_variable = "FERRY_BACKEND_PATH";
 [[nodiscard]] std::string backend_file_name(std::string_view name);
 
 struct backend_info {
-  std::string name;               // from the file name: the spec prefix it serves
+  std::string name;  // from the file name: the spec prefix it serves
   std::filesystem::path file;
   // What the backend says of itself; empty when it could not be loaded (`problem` says why).
   std::string version;

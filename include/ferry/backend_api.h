@@ -76,12 +76,12 @@ typedef enum ferry_backend_role { FERRY_BACKEND_INPUT = 0, FERRY_BACKEND_OUTPUT 
 /* One declared tensor of a model. Inputs come first. A tensor's rank never changes. */
 typedef struct ferry_backend_tensor {
   const char* name;
-  int32_t dtype;         /* ferry_backend_dtype */
-  int32_t role;          /* ferry_backend_role */
+  int32_t dtype; /* ferry_backend_dtype */
+  int32_t role;  /* ferry_backend_role */
   int32_t rank;
-  const int64_t* dims;   /* rank values, FERRY_BACKEND_DYNAMIC_DIM where dynamic */
-  int64_t index_bound;   /* integer inputs that index something: valid values are [0, index_bound);
-                            0 when any value is valid */
+  const int64_t* dims; /* rank values, FERRY_BACKEND_DYNAMIC_DIM where dynamic */
+  int64_t index_bound; /* integer inputs that index something: valid values are [0, index_bound);
+                          0 when any value is valid */
 } ferry_backend_tensor;
 
 /* A concrete shape asked for one input. */
@@ -146,16 +146,15 @@ FERRY_BACKEND_EXPORT uint64_t ferry_backend_model_input_bytes_read(const ferry_b
 FERRY_BACKEND_EXPORT ferry_backend_error* ferry_backend_model_run_host(const ferry_backend_model* model,
                                                                        const int64_t* dims, size_t dims_count,
                                                                        const void* const* inputs,
-                                                                       const size_t* input_bytes,
-                                                                       void* const* outputs,
+                                                                       const size_t* input_bytes, void* const* outputs,
                                                                        const size_t* output_bytes);
 
 /* ---- Contexts: one per slot ----------------------------------------------------------------- */
 
 /* A context for one concrete resolution (`dims` as resolve wrote them), on the model's device
  * (current when ferry calls). */
-FERRY_BACKEND_EXPORT ferry_backend_error* ferry_backend_context_create(ferry_backend_model* model,
-                                                                       const int64_t* dims, size_t dims_count,
+FERRY_BACKEND_EXPORT ferry_backend_error* ferry_backend_context_create(ferry_backend_model* model, const int64_t* dims,
+                                                                       size_t dims_count,
                                                                        ferry_backend_context** context);
 FERRY_BACKEND_EXPORT void ferry_backend_context_destroy(ferry_backend_context* context);
 /* Binds tensor `index` (declared order) to a device address, 256-byte aligned. ferry owns the
@@ -169,8 +168,9 @@ FERRY_BACKEND_EXPORT ferry_backend_error* ferry_backend_context_enqueue(ferry_ba
 /* Optional. Asks the context to record `consumed` (a cudaEvent_t) on the enqueue stream as soon
  * as it has read its inputs, earlier than the end of its work; *will_record says whether it will.
  * Left out or answering 0: ferry records the event right after enqueue. */
-FERRY_BACKEND_EXPORT ferry_backend_error* ferry_backend_context_signal_inputs_consumed(
-    ferry_backend_context* context, struct CUevent_st* consumed, int32_t* will_record);
+FERRY_BACKEND_EXPORT ferry_backend_error* ferry_backend_context_signal_inputs_consumed(ferry_backend_context* context,
+                                                                                       struct CUevent_st* consumed,
+                                                                                       int32_t* will_record);
 
 /* Optional. Why enqueue cannot be captured into a CUDA graph by a plain stream capture, or NULL
  * when it can (left out: it can). */

@@ -41,10 +41,8 @@ class io_buffer {
   // with cudaHostRegister. `strategy` must be registered or registered_mapped; request.bytes must
   // equal caller_memory.size(). The memory must outlive the buffer. Throws unsupported when the
   // memory cannot be registered, naming the CUDA error.
-  [[nodiscard]] static io_buffer wrap_registered(strategy_kind strategy,
-                                                 std::span<std::byte> caller_memory,
-                                                 const buffer_request& request,
-                                                 const device_caps& caps);
+  [[nodiscard]] static io_buffer wrap_registered(strategy_kind strategy, std::span<std::byte> caller_memory,
+                                                 const buffer_request& request, const device_caps& caps);
 
   io_buffer(io_buffer&&) noexcept;
   io_buffer& operator=(io_buffer&&) noexcept;

@@ -55,8 +55,8 @@ struct builtin_options {
 //                      Compare with |gpu - cpu| <= 2e-2 * max(|cpu|, rms(cpu)).
 // Throws invalid_argument naming the problem for an unknown or malformed spec or bad options.
 // Needs no GPU: device memory is made only by make_context.
-[[nodiscard]] std::unique_ptr<host_reference_engine> make_builtin_engine(
-    std::string_view spec, const builtin_options& options);
+[[nodiscard]] std::unique_ptr<host_reference_engine> make_builtin_engine(std::string_view spec,
+                                                                         const builtin_options& options);
 
 // Checks a built-in spec's grammar (the kind and its parameter) without making the engine, so a
 // typo is named before anything is built or measured. Throws invalid_argument as
@@ -66,7 +66,7 @@ void validate_builtin_spec(std::string_view spec);
 struct normalize_options {
   std::int64_t height = 224;
   std::int64_t width = 224;
-  std::array<float, 3> mean{0.485F, 0.456F, 0.406F};    // per channel (R, G, B), on [0, 1] values
+  std::array<float, 3> mean{0.485F, 0.456F, 0.406F};  // per channel (R, G, B), on [0, 1] values
   std::array<float, 3> stddev{0.229F, 0.224F, 0.225F};
 };
 
@@ -83,7 +83,7 @@ struct normalize_options {
 // The same, keeping the CPU reference: run_on_host normalises on the CPU, then runs the inner
 // engine's run_on_host. (The overload above also returns a host_reference_engine, behind an
 // engine pointer, when its inner engine is one.)
-[[nodiscard]] std::unique_ptr<host_reference_engine> with_u8_normalize(
-    std::unique_ptr<host_reference_engine> inner, const normalize_options& options);
+[[nodiscard]] std::unique_ptr<host_reference_engine> with_u8_normalize(std::unique_ptr<host_reference_engine> inner,
+                                                                       const normalize_options& options);
 
 }  // namespace ferry

@@ -38,8 +38,8 @@ struct in_place_refusal {
 
 struct slot_facts {
   strategy_kind strategy = strategy_kind::pinned;
-  int device = 0;              // the slot's GPU
-  bool graph_active = false;   // the slot runs as a captured CUDA graph (fixed addresses)
+  int device = 0;             // the slot's GPU
+  bool graph_active = false;  // the slot runs as a captured CUDA graph (fixed addresses)
 };
 
 // Input `spec` fed from `memory`: nullopt when the slot can read it without a staging copy:

@@ -14,13 +14,13 @@
 namespace ferry {
 
 struct cuda_platform_facts {
-  bool driver_library = false;   // libcuda.so.1 loads
-  bool device_nodes = false;     // /dev/nvidiactl or /dev/nvidia<N> exists
+  bool driver_library = false;                 // libcuda.so.1 loads
+  bool device_nodes = false;                   // /dev/nvidiactl or /dev/nvidia<N> exists
   std::optional<std::string> visible_devices;  // CUDA_VISIBLE_DEVICES, when set
-  int driver_cuda_version = 0;   // cudaDriverGetVersion: 13000 for 13.0; 0 without a driver
-  int runtime_cuda_version = 0;  // the CUDA runtime this build runs on
+  int driver_cuda_version = 0;                 // cudaDriverGetVersion: 13000 for 13.0; 0 without a driver
+  int runtime_cuda_version = 0;                // the CUDA runtime this build runs on
   int device_count = 0;
-  bool count_failed = false;     // cudaGetDeviceCount returned an error
+  bool count_failed = false;           // cudaGetDeviceCount returned an error
   std::string error_name, error_text;  // that error's name and text
 };
 

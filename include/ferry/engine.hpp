@@ -112,8 +112,7 @@ class engine {
   // cannot take.
   [[nodiscard]] virtual std::vector<tensor_spec> resolve(std::span<const shape_binding> inputs) const = 0;
   // One execution context for one slot, for the concrete I/O returned by resolve().
-  [[nodiscard]] virtual std::unique_ptr<engine_context> make_context(
-      const std::vector<tensor_spec>& concrete_io) = 0;
+  [[nodiscard]] virtual std::unique_ptr<engine_context> make_context(const std::vector<tensor_spec>& concrete_io) = 0;
   // How many bytes of a concrete input one request's kernels read: all of them, unless the engine
   // knows it reads fewer (a lookup that reads a few rows of a table). A strategy whose engine
   // reads host memory in place moves only these over the link; a copy moves the whole tensor.

@@ -73,18 +73,16 @@ void log_cuda_error(cudaError_t code, const char* call, const char* file, int li
 
 }  // namespace ferry
 
-#define FERRY_CUDA_TRY(call)                                                     \
-  do {                                                                           \
-    const cudaError_t ferry_status_ = (call);                                    \
-    if (ferry_status_ != cudaSuccess)                                            \
-      ::ferry::detail::throw_cuda_error(ferry_status_, #call, __FILE__, __LINE__); \
+#define FERRY_CUDA_TRY(call)                                                                                       \
+  do {                                                                                                             \
+    const cudaError_t ferry_status_ = (call);                                                                      \
+    if (ferry_status_ != cudaSuccess) ::ferry::detail::throw_cuda_error(ferry_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
-#define FERRY_CUDA_TRY_NOTHROW(call)                                             \
-  do {                                                                           \
-    const cudaError_t ferry_status_ = (call);                                    \
-    if (ferry_status_ != cudaSuccess)                                            \
-      ::ferry::detail::log_cuda_error(ferry_status_, #call, __FILE__, __LINE__); \
+#define FERRY_CUDA_TRY_NOTHROW(call)                                                                             \
+  do {                                                                                                           \
+    const cudaError_t ferry_status_ = (call);                                                                    \
+    if (ferry_status_ != cudaSuccess) ::ferry::detail::log_cuda_error(ferry_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
 // Checks the launch of the kernel that was just enqueued (invalid configuration and the like).

@@ -27,7 +27,6 @@ struct clock_record {
   bool changed = false;
 };
 
-
 struct clock_sample {
   unsigned sm_mhz = 0;
   unsigned mem_mhz = 0;
@@ -49,8 +48,7 @@ struct clock_sample {
 // core, and clocks change over milliseconds).
 class clock_monitor {
  public:
-  explicit clock_monitor(std::string pci_bus_id,
-                         std::chrono::milliseconds period = std::chrono::milliseconds(100));
+  explicit clock_monitor(std::string pci_bus_id, std::chrono::milliseconds period = std::chrono::milliseconds(100));
   ~clock_monitor();
   clock_monitor(const clock_monitor&) = delete;
   clock_monitor& operator=(const clock_monitor&) = delete;

@@ -29,7 +29,6 @@ struct link_bandwidth_options {
 // with CUDA events, one event pair per copy. Blocks until done (well under a second on PCIe).
 // Throws no_device/invalid_argument for a missing device, unsupported when too little device
 // memory is free to measure anything meaningful, and cuda_error/out_of_memory from CUDA.
-[[nodiscard]] link_bandwidth measure_link_bandwidth_blocking(
-    int ordinal, const link_bandwidth_options& options = {});
+[[nodiscard]] link_bandwidth measure_link_bandwidth_blocking(int ordinal, const link_bandwidth_options& options = {});
 
 }  // namespace ferry

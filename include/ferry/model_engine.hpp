@@ -38,8 +38,7 @@ struct model_engine_options {
 // API version (both numbers) or lacks a function (its name); the backend's own errors (a missing,
 // unreadable or corrupt file, a file built for another GPU or library version) come as the ferry
 // error of their kind, prefixed with the backend's name.
-[[nodiscard]] std::unique_ptr<engine> load_model_engine(std::string_view spec,
-                                                        const model_engine_options& options);
+[[nodiscard]] std::unique_ptr<engine> load_model_engine(std::string_view spec, const model_engine_options& options);
 
 // Loads the model for the CPU (device -1, whatever options.device says), for a server without a
 // GPU: its outputs come from run_on_host. Throws unsupported, saying so, when the backend cannot

@@ -23,9 +23,9 @@ struct peer_bandwidth {
 struct peer_link {
   int from = 0;
   int to = 0;
-  bool can_access = false;  // cudaDeviceCanAccessPeer(from, to)
-  bool enabled = false;     // peer access from `from` to `to` is on (enabled here or before)
-  std::string error;        // why enabling failed, where it did; empty otherwise
+  bool can_access = false;                  // cudaDeviceCanAccessPeer(from, to)
+  bool enabled = false;                     // peer access from `from` to `to` is on (enabled here or before)
+  std::string error;                        // why enabling failed, where it did; empty otherwise
   std::optional<peer_bandwidth> bandwidth;  // copies from `from` to `to`, when measured
 };
 

@@ -33,9 +33,9 @@ enum class transfer_use {
 inline constexpr transfer_use all_transfer_uses[] = {transfer_use::input_once, transfer_use::input_reread,
                                                      transfer_use::output};
 
-[[nodiscard]] std::string_view to_string(transfer_use use) noexcept;         // "input-once", ...
-[[nodiscard]] std::string_view describe(transfer_use use) noexcept;          // "input read once", ...
-[[nodiscard]] transfer_use parse_transfer_use(std::string_view name);        // throws invalid_argument
+[[nodiscard]] std::string_view to_string(transfer_use use) noexcept;   // "input-once", ...
+[[nodiscard]] std::string_view describe(transfer_use use) noexcept;    // "input read once", ...
+[[nodiscard]] transfer_use parse_transfer_use(std::string_view name);  // throws invalid_argument
 
 // One measured size: the median time of a whole request (write, transfer, kernel, read back).
 struct profile_point {
@@ -69,9 +69,9 @@ struct device_profile {
   int driver_version = 0;  // CUDA's encoding (13000 = 13.0)
   std::string link;        // describe_link
   platform_class platform = platform_class::discrete_pcie;
-  std::string date;        // ISO 8601, UTC
-  std::string host;        // the machine's host name
-  std::string mode;        // "quick", "default" or "thorough"
+  std::string date;  // ISO 8601, UTC
+  std::string host;  // the machine's host name
+  std::string mode;  // "quick", "default" or "thorough"
   std::vector<strategy_curve> curves;
   std::vector<inflight_finding> inflight;
 

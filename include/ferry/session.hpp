@@ -234,8 +234,7 @@ class session {
   // contexts on that GPU. Throws what check_session_options throws (an unknown or twice-named
   // tensor, a strategy that is not available), unsupported when a buffer cannot be made,
   // invalid_argument when the I/O is not concrete.
-  session(engine& eng, std::vector<tensor_spec> concrete_io, const session_options& options,
-          const device_caps& caps);
+  session(engine& eng, std::vector<tensor_spec> concrete_io, const session_options& options, const device_caps& caps);
   ~session();
   session(const session&) = delete;
   session& operator=(const session&) = delete;

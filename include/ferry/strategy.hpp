@@ -32,10 +32,10 @@ enum class strategy_kind {
 };
 
 inline constexpr std::array all_strategies{
-    strategy_kind::pageable,         strategy_kind::staged,           strategy_kind::pinned,
-    strategy_kind::mapped,           strategy_kind::registered,       strategy_kind::registered_mapped,
-    strategy_kind::managed,          strategy_kind::managed_prefetch, strategy_kind::managed_advise,
-    strategy_kind::system,           strategy_kind::device,
+    strategy_kind::pageable, strategy_kind::staged,           strategy_kind::pinned,
+    strategy_kind::mapped,   strategy_kind::registered,       strategy_kind::registered_mapped,
+    strategy_kind::managed,  strategy_kind::managed_prefetch, strategy_kind::managed_advise,
+    strategy_kind::system,   strategy_kind::device,
 };
 
 // How the bytes reach the memory the engine reads.
@@ -85,8 +85,7 @@ inline constexpr std::size_t managed_headroom_bytes = std::size_t{256} << 20;
 
 // Returns why a managed request of `bytes` is refused given `free_bytes` on the device, or
 // nullopt when it fits (or oversubscription is explicitly allowed).
-[[nodiscard]] std::optional<std::string> managed_request_refusal(std::size_t bytes,
-                                                                 std::size_t free_bytes,
+[[nodiscard]] std::optional<std::string> managed_request_refusal(std::size_t bytes, std::size_t free_bytes,
                                                                  oversubscription policy);
 
 }  // namespace ferry

@@ -43,7 +43,9 @@ class python_buffer {
                       allow_oversubscription) {}
 
   [[nodiscard]] std::uintptr_t host_address() { return reinterpret_cast<std::uintptr_t>(buffer_.host().data()); }
-  [[nodiscard]] std::uintptr_t device_address() const { return reinterpret_cast<std::uintptr_t>(buffer_.device_address()); }
+  [[nodiscard]] std::uintptr_t device_address() const {
+    return reinterpret_cast<std::uintptr_t>(buffer_.device_address());
+  }
   [[nodiscard]] std::size_t bytes() const { return buffer_.bytes(); }
   [[nodiscard]] std::string strategy() const { return std::string(to_string(buffer_.strategy())); }
   [[nodiscard]] int device() const { return buffer_.device_ordinal(); }
@@ -82,11 +84,12 @@ class python_buffer {
  private:
   python_buffer(std::size_t bytes, strategy_kind strategy, direction dir, const device_caps& caps,
                 bool allow_oversubscription)
-      : buffer_(io_buffer::allocate(strategy,
-                                    {.bytes = bytes, .dir = dir,
-                                     .managed_policy = allow_oversubscription ? oversubscription::allow
-                                                                              : oversubscription::refuse},
-                                    caps)),
+      : buffer_(io_buffer::allocate(
+            strategy,
+            {.bytes = bytes,
+             .dir = dir,
+             .managed_policy = allow_oversubscription ? oversubscription::allow : oversubscription::refuse},
+            caps)),
         stream_(on_device(caps.ordinal, [] { return ferry::stream(); })),
         ready_(on_device(caps.ordinal, [] { return ferry::event(); })) {
     core::scoped_device on_device(caps.ordinal);

@@ -12,9 +12,9 @@
 #include "../../apps/ferry/info_command.hpp"
 #include "bindings.hpp"
 #include "ferry/backend_api.h"
-#include "ferry/info/info_report.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/device_diagnosis.hpp"
+#include "ferry/info/info_report.hpp"
 #include "ferry/strategy.hpp"
 
 namespace nb = nanobind;

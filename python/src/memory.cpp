@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "bindings.hpp"
-#include "core/host_registration.hpp"        // the RAII owner of a registration (no public header offers one)
+#include "core/host_registration.hpp"  // the RAII owner of a registration (no public header offers one)
 #include "core/mapped_device_pointer.hpp"
 #include "core/scoped_device.hpp"
 #include "ferry/error.hpp"
@@ -36,10 +36,14 @@ nb::tuple memory_kind(std::uintptr_t address) {
     return nb::make_tuple("pageable", -1);
   }
   switch (attributes.type) {
-    case cudaMemoryTypeHost: return nb::make_tuple("host", -1);
-    case cudaMemoryTypeDevice: return nb::make_tuple("device", attributes.device);
-    case cudaMemoryTypeManaged: return nb::make_tuple("managed", attributes.device);
-    default: return nb::make_tuple("pageable", -1);
+    case cudaMemoryTypeHost:
+      return nb::make_tuple("host", -1);
+    case cudaMemoryTypeDevice:
+      return nb::make_tuple("device", attributes.device);
+    case cudaMemoryTypeManaged:
+      return nb::make_tuple("managed", attributes.device);
+    default:
+      return nb::make_tuple("pageable", -1);
   }
 }
 
@@ -56,10 +60,10 @@ nb::object dlpack_source(std::uintptr_t address, const std::vector<std::size_t>&
                          int device_type, int device_id, bool read_only, nb::handle owner) {
   const nb::dlpack::dtype type{static_cast<std::uint8_t>(code), static_cast<std::uint8_t>(bits), 1};
   if (read_only)
-    return nb::cast(nb::ndarray<nb::array_api, nb::ro>(as_pointer(address), shape.size(), shape.data(), owner, nullptr, type,
-                                        device_type, device_id));
-  return nb::cast(
-      nb::ndarray<nb::array_api>(as_pointer(address), shape.size(), shape.data(), owner, nullptr, type, device_type, device_id));
+    return nb::cast(nb::ndarray<nb::array_api, nb::ro>(as_pointer(address), shape.size(), shape.data(), owner, nullptr,
+                                                       type, device_type, device_id));
+  return nb::cast(nb::ndarray<nb::array_api>(as_pointer(address), shape.size(), shape.data(), owner, nullptr, type,
+                                             device_type, device_id));
 }
 
 // Makes `consumer` (a cudaStream_t as an integer; 1 the legacy default stream, 2 the per-thread
@@ -67,7 +71,7 @@ nb::object dlpack_source(std::uintptr_t address, const std::vector<std::size_t>&
 void stream_wait_event(std::uintptr_t consumer, std::uintptr_t event) {
   cudaStream_t stream = consumer == 1   ? cudaStreamLegacy
                         : consumer == 2 ? cudaStreamPerThread
-                                        : reinterpret_cast<cudaStream_t>(consumer);  // NOLINT
+                                        : reinterpret_cast<cudaStream_t>(consumer);      // NOLINT
   FERRY_CUDA_TRY(cudaStreamWaitEvent(stream, reinterpret_cast<cudaEvent_t>(event), 0));  // NOLINT
 }
 

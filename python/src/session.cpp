@@ -21,8 +21,8 @@
 
 #include "bindings.hpp"
 #include "ferry/backend.hpp"
-#include "ferry/builtin.hpp"
 #include "ferry/bench/workload_factory.hpp"
+#include "ferry/builtin.hpp"
 #include "ferry/byte_size.hpp"
 #include "ferry/error.hpp"
 #include "ferry/model_engine.hpp"
@@ -188,7 +188,7 @@ class python_session {
   }
 
  private:
-  std::unique_ptr<engine> engine_;    // made first, destroyed last: the session's contexts use it
+  std::unique_ptr<engine> engine_;  // made first, destroyed last: the session's contexts use it
   std::unique_ptr<session> session_;
 };
 

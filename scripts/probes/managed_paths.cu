@@ -22,13 +22,13 @@
 #include <string>
 #include <vector>
 
-#define CHECK(call)                                                                          \
-  do {                                                                                       \
-    cudaError_t e_ = (call);                                                                 \
-    if (e_ != cudaSuccess) {                                                                 \
+#define CHECK(call)                                                                            \
+  do {                                                                                         \
+    cudaError_t e_ = (call);                                                                   \
+    if (e_ != cudaSuccess) {                                                                   \
       std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorName(e_)); \
-      std::exit(1);                                                                          \
-    }                                                                                        \
+      std::exit(1);                                                                            \
+    }                                                                                          \
   } while (0)
 
 using clk = std::chrono::steady_clock;
@@ -94,8 +94,18 @@ static void fill(float* p, std::size_t n, unsigned salt, writes w) {
   _mm_sfence();
 }
 
-static cudaMemLocation gpu() { cudaMemLocation l{}; l.type = cudaMemLocationTypeDevice; l.id = 0; return l; }
-static cudaMemLocation cpu() { cudaMemLocation l{}; l.type = cudaMemLocationTypeHost; l.id = 0; return l; }
+static cudaMemLocation gpu() {
+  cudaMemLocation l{};
+  l.type = cudaMemLocationTypeDevice;
+  l.id = 0;
+  return l;
+}
+static cudaMemLocation cpu() {
+  cudaMemLocation l{};
+  l.type = cudaMemLocationTypeHost;
+  l.id = 0;
+  return l;
+}
 
 static double pct(std::vector<double> v, double f) {
   std::sort(v.begin(), v.end());
@@ -173,10 +183,11 @@ static void run(const variant& v, std::size_t bytes, int iters) {
   }
   const double mb = double(n4 * 16) / 1e6;
   const double pm = pct(pre, 0.5);
-  std::printf("%-38s %7.1f MB  request %8.1f us (p90 %8.1f)  fill %8.1f us  input prefetch %8.1f us = %5.1f GB/s"
-              "  (the call: %7.1f us)\n",
-              v.name, mb, pct(total, 0.5), pct(total, 0.9), pct(fills, 0.5), pm,
-              v.prefetch_input && pm > 0 ? mb * 1e3 / pm : 0.0, pct(calls, 0.5));
+  std::printf(
+      "%-38s %7.1f MB  request %8.1f us (p90 %8.1f)  fill %8.1f us  input prefetch %8.1f us = %5.1f GB/s"
+      "  (the call: %7.1f us)\n",
+      v.name, mb, pct(total, 0.5), pct(total, 0.9), pct(fills, 0.5), pm,
+      v.prefetch_input && pm > 0 ? mb * 1e3 / pm : 0.0, pct(calls, 0.5));
   std::fflush(stdout);
   CHECK(cudaFree(in));
   CHECK(cudaFree(out));
@@ -204,7 +215,8 @@ int main(int argc, char** argv) {
   CHECK(cudaFree(nullptr));
   // Outputs advised to host pages and never prefetched (ferry's managed-prefetch), a reduce-sized
   // output; what changes is whether an event sits on the stream right before the prefetch.
-  variant event_first{"event, then prefetch (1 stream)", false, writes::streaming, true, out_in::none, out_back::advise_host};
+  variant event_first{
+      "event, then prefetch (1 stream)", false, writes::streaming, true, out_in::none, out_back::advise_host};
   variant prefetch_first = event_first;
   prefetch_first.name = "prefetch, then event (1 stream)";
   prefetch_first.event_before = false;
@@ -222,10 +234,13 @@ int main(int argc, char** argv) {
       {"2 streams, streaming, out->gpu", true, writes::streaming, true, out_in::prefetch},
       {"1 stream, streaming, out->gpu", false, writes::streaming, true, out_in::prefetch},
       {"1 stream, streaming, discard in", false, writes::streaming, true, out_in::none, out_back::prefetch_cpu, true},
-      {"big out: prefetch out both ways", false, writes::streaming, true, out_in::prefetch, out_back::prefetch_cpu, false, true},
+      {"big out: prefetch out both ways", false, writes::streaming, true, out_in::prefetch, out_back::prefetch_cpu,
+       false, true},
       {"big out: out->cpu only", false, writes::streaming, true, out_in::none, out_back::prefetch_cpu, false, true},
-      {"big out: discard+prefetch, ->cpu", false, writes::streaming, true, out_in::discard_prefetch, out_back::prefetch_cpu, false, true},
-      {"big out: advise host, no prefetch", false, writes::streaming, true, out_in::none, out_back::advise_host, false, true},
+      {"big out: discard+prefetch, ->cpu", false, writes::streaming, true, out_in::discard_prefetch,
+       out_back::prefetch_cpu, false, true},
+      {"big out: advise host, no prefetch", false, writes::streaming, true, out_in::none, out_back::advise_host, false,
+       true},
       {"big out: left on gpu, cpu faults", false, writes::streaming, true, out_in::none, out_back::none, false, true},
   };
   // The tail (--tail): what else on the stream costs a small prefetch its fast path? ferry's

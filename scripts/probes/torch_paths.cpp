@@ -40,9 +40,9 @@ static double median(std::vector<double> v) {
 
 struct variant {
   const char* name;
-  bool copy;         // a pinned H2D copy of the input before the engine
-  bool two_streams;  // the copy on its own stream, the engine waiting on an event (ferry's layout)
-  bool fill;         // the CPU writes fresh input (streaming stores) before each request
+  bool copy;                     // a pinned H2D copy of the input before the engine
+  bool two_streams;              // the copy on its own stream, the engine waiting on an event (ferry's layout)
+  bool fill;                     // the CPU writes fresh input (streaming stores) before each request
   bool blocking_stream = false;  // streams created without cudaStreamNonBlocking
 };
 

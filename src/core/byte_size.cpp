@@ -19,24 +19,32 @@ std::size_t parse_byte_size(std::string_view text) {
   if (ec == std::errc() && !std::isfinite(value))
     throw invalid_argument("bad size '" + original + "': not a finite number");
   if (ec != std::errc() || value <= 0)
-    throw invalid_argument("bad size '" + original + "': expected a positive number with an optional unit (KB, MB, GB, KiB, MiB, GiB)");
+    throw invalid_argument("bad size '" + original +
+                           "': expected a positive number with an optional unit (KB, MB, GB, KiB, MiB, GiB)");
   std::string unit(end, text.data() + text.size());
   double scale = 1;
-  if (unit.empty() || unit == "B") scale = 1;
-  else if (unit == "KB" || unit == "kB") scale = 1e3;
-  else if (unit == "MB") scale = 1e6;
-  else if (unit == "GB") scale = 1e9;
-  else if (unit == "KiB") scale = 1024.0;
-  else if (unit == "MiB") scale = 1024.0 * 1024;
-  else if (unit == "GiB") scale = 1024.0 * 1024 * 1024;
-  else throw invalid_argument("bad size unit in '" + original + "': use B, KB, MB, GB, KiB, MiB or GiB");
+  if (unit.empty() || unit == "B")
+    scale = 1;
+  else if (unit == "KB" || unit == "kB")
+    scale = 1e3;
+  else if (unit == "MB")
+    scale = 1e6;
+  else if (unit == "GB")
+    scale = 1e9;
+  else if (unit == "KiB")
+    scale = 1024.0;
+  else if (unit == "MiB")
+    scale = 1024.0 * 1024;
+  else if (unit == "GiB")
+    scale = 1024.0 * 1024 * 1024;
+  else
+    throw invalid_argument("bad size unit in '" + original + "': use B, KB, MB, GB, KiB, MiB or GiB");
   const double bytes = std::round(value * scale);
   if (bytes < 1) throw invalid_argument("size '" + original + "' is less than one byte");
   // Converting a double at or past 2^64 to an integer is undefined (it came back as 0): refuse.
   constexpr double beyond = 18446744073709551616.0;  // 2^64
   static_assert(sizeof(std::size_t) == 8);
-  if (bytes >= beyond)
-    throw invalid_argument("size '" + original + "' is beyond what this machine can address");
+  if (bytes >= beyond) throw invalid_argument("size '" + original + "' is beyond what this machine can address");
   return static_cast<std::size_t>(bytes);
 }
 

@@ -41,8 +41,8 @@ void throw_cuda_error(cudaError_t code, const char* call, const char* file, int 
 
 void log_cuda_error(cudaError_t code, const char* call, const char* file, int line) noexcept {
   (void)cudaGetLastError();
-  std::fprintf(stderr, "ferry: %s failed: %s (%s) at %s:%d\n", call, cudaGetErrorName(code),
-               cudaGetErrorString(code), file, line);
+  std::fprintf(stderr, "ferry: %s failed: %s (%s) at %s:%d\n", call, cudaGetErrorName(code), cudaGetErrorString(code),
+               file, line);
 }
 
 }  // namespace detail

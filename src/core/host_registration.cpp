@@ -15,8 +15,8 @@ host_registration register_host(std::span<std::byte> memory, unsigned int flags)
   if (status != cudaSuccess) {
     (void)cudaGetLastError();
     throw unsupported("cannot register " + std::to_string(memory.size()) +
-                      " bytes of caller memory with cudaHostRegister: " +
-                      cudaGetErrorName(status) + " (" + cudaGetErrorString(status) +
+                      " bytes of caller memory with cudaHostRegister: " + cudaGetErrorName(status) + " (" +
+                      cudaGetErrorString(status) +
                       "); the memory must be writable, not already registered, and not device "
                       "or managed memory");
   }

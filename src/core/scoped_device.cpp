@@ -14,8 +14,7 @@ scoped_device::scoped_device(int ordinal) {
 scoped_device::~scoped_device() {
   int current = -1;
   // cudaGetDevice only reads the thread's state; the set is skipped when nothing changed.
-  if (cudaGetDevice(&current) != cudaSuccess || current != previous_)
-    FERRY_CUDA_TRY_NOTHROW(cudaSetDevice(previous_));
+  if (cudaGetDevice(&current) != cudaSuccess || current != previous_) FERRY_CUDA_TRY_NOTHROW(cudaSetDevice(previous_));
 }
 
 }  // namespace ferry::core

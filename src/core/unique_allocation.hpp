@@ -28,9 +28,7 @@ class unique_allocation {
 
   [[nodiscard]] void* get() const noexcept { return ptr_; }
   [[nodiscard]] std::size_t size() const noexcept { return bytes_; }
-  [[nodiscard]] std::span<std::byte> span() const noexcept {
-    return {static_cast<std::byte*>(ptr_), bytes_};
-  }
+  [[nodiscard]] std::span<std::byte> span() const noexcept { return {static_cast<std::byte*>(ptr_), bytes_}; }
 
  private:
   void* ptr_ = nullptr;

@@ -17,10 +17,14 @@ namespace ferry {
 
 std::string_view to_string(platform_class c) noexcept {
   switch (c) {
-    case platform_class::discrete_pcie: return "discrete-pcie";
-    case platform_class::integrated: return "integrated";
-    case platform_class::coherent_hmm: return "coherent-hmm";
-    case platform_class::coherent_ats: return "coherent-ats";
+    case platform_class::discrete_pcie:
+      return "discrete-pcie";
+    case platform_class::integrated:
+      return "integrated";
+    case platform_class::coherent_hmm:
+      return "coherent-hmm";
+    case platform_class::coherent_ats:
+      return "coherent-ats";
   }
   return "unknown";
 }
@@ -36,10 +40,13 @@ platform_class classify(const device_caps& caps) noexcept {
 
 std::string describe_link(const device_caps& caps) {
   switch (classify(caps)) {
-    case platform_class::integrated: return "integrated (shared DRAM)";
-    case platform_class::coherent_ats: return "NVLink-C2C (ATS)";
+    case platform_class::integrated:
+      return "integrated (shared DRAM)";
+    case platform_class::coherent_ats:
+      return "NVLink-C2C (ATS)";
     case platform_class::discrete_pcie:
-    case platform_class::coherent_hmm: break;
+    case platform_class::coherent_hmm:
+      break;
   }
   if (!caps.pcie) return "PCIe (generation and width not reported)";
   // The most the card and its slot can do, not the current state: an idle GPU drops its link to
@@ -108,8 +115,7 @@ device_caps query_device(int ordinal) {
   caps.pageable_memory_access = attribute(cudaDevAttrPageableMemoryAccess, ordinal);
   caps.pageable_memory_access_uses_host_page_tables =
       attribute(cudaDevAttrPageableMemoryAccessUsesHostPageTables, ordinal);
-  caps.direct_managed_mem_access_from_host =
-      attribute(cudaDevAttrDirectManagedMemAccessFromHost, ordinal);
+  caps.direct_managed_mem_access_from_host = attribute(cudaDevAttrDirectManagedMemAccessFromHost, ordinal);
 
   std::array<char, 32> bus_id{};
   FERRY_CUDA_TRY(cudaDeviceGetPCIBusId(bus_id.data(), static_cast<int>(bus_id.size()), ordinal));

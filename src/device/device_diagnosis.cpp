@@ -65,16 +65,19 @@ std::string explain_no_device(const cuda_platform_facts& f) {
            (f.device_nodes ? "" : " and there is no /dev/nvidia* device node") +
            "; in a container, start it with the GPU (e.g. docker run --gpus all)";
   if (f.driver_cuda_version > 0 && f.runtime_cuda_version > f.driver_cuda_version)
-    return prefix + fmt::format("the NVIDIA driver supports CUDA up to {} and this ferry was built with CUDA {}: "
-                                "install a newer driver (CUDA 13.0 needs driver 580 or newer)",
-                                version_text(f.driver_cuda_version), version_text(f.runtime_cuda_version));
+    return prefix + fmt::format(
+                        "the NVIDIA driver supports CUDA up to {} and this ferry was built with CUDA {}: "
+                        "install a newer driver (CUDA 13.0 needs driver 580 or newer)",
+                        version_text(f.driver_cuda_version), version_text(f.runtime_cuda_version));
   if (!f.device_nodes)
-    return prefix + "the NVIDIA driver is installed but there is no /dev/nvidia* device node: its kernel module "
-                    "is not loaded, or this container was started without the GPU";
+    return prefix +
+           "the NVIDIA driver is installed but there is no /dev/nvidia* device node: its kernel module "
+           "is not loaded, or this container was started without the GPU";
   if (f.visible_devices)
-    return prefix + fmt::format("CUDA_VISIBLE_DEVICES='{}' hides every GPU of this machine (unset it, or name a GPU "
-                                "that exists)",
-                                *f.visible_devices);
+    return prefix + fmt::format(
+                        "CUDA_VISIBLE_DEVICES='{}' hides every GPU of this machine (unset it, or name a GPU "
+                        "that exists)",
+                        *f.visible_devices);
   if (!f.count_failed) return prefix + "the driver reports 0 GPUs";
   return prefix + f.error_name + " (" + f.error_text + ")";
 }
@@ -83,10 +86,10 @@ std::string_view built_cuda_architectures() noexcept { return FERRY_CUDA_ARCHITE
 
 std::optional<std::string> missing_code_reason(const device_caps& caps, bool has_code, std::string_view built) {
   if (has_code) return std::nullopt;
-  return fmt::format("GPU {} ({}) is sm_{}{} and this build of ferry has no code for it (built for {}): rebuild "
-                     "with -DCMAKE_CUDA_ARCHITECTURES={}{}, or with the 'native' preset on this machine",
-                     caps.ordinal, caps.name, caps.compute_major, caps.compute_minor, built, caps.compute_major,
-                     caps.compute_minor);
+  return fmt::format(
+      "GPU {} ({}) is sm_{}{} and this build of ferry has no code for it (built for {}): rebuild "
+      "with -DCMAKE_CUDA_ARCHITECTURES={}{}, or with the 'native' preset on this machine",
+      caps.ordinal, caps.name, caps.compute_major, caps.compute_minor, built, caps.compute_major, caps.compute_minor);
 }
 
 void require_code_for(const device_caps& caps) {

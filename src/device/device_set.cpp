@@ -22,8 +22,8 @@ int parse_ordinal(std::string_view token, std::string_view text) {
 }  // namespace
 
 std::vector<int> parse_device_set(std::string_view text, int device_count) {
-  if (device_count <= 0) throw no_device("no CUDA device: --devices '" + std::string(text) +
-                                         "' names GPUs, but the driver reports none");
+  if (device_count <= 0)
+    throw no_device("no CUDA device: --devices '" + std::string(text) + "' names GPUs, but the driver reports none");
   if (text == "all") {
     std::vector<int> all(static_cast<std::size_t>(device_count));
     for (int i = 0; i < device_count; ++i) all[static_cast<std::size_t>(i)] = i;
@@ -38,8 +38,8 @@ std::vector<int> parse_device_set(std::string_view text, int device_count) {
     const int ordinal = parse_ordinal(token, text);
     if (ordinal >= device_count)
       throw invalid_argument("--devices: GPU " + std::string(token) + " does not exist (this machine has " +
-                             std::to_string(device_count) + (device_count == 1 ? " GPU: 0)" : " GPUs: 0-" +
-                             std::to_string(device_count - 1) + ")"));
+                             std::to_string(device_count) +
+                             (device_count == 1 ? " GPU: 0)" : " GPUs: 0-" + std::to_string(device_count - 1) + ")"));
     if (std::find(devices.begin(), devices.end(), ordinal) != devices.end())
       throw invalid_argument("--devices '" + std::string(text) + "': GPU " + std::to_string(ordinal) +
                              " is listed twice");

@@ -1,5 +1,5 @@
-#include "ferry/byte_size.hpp"
 #include "ferry/link_bandwidth.hpp"
+#include "ferry/byte_size.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -31,13 +31,11 @@ using series_summary = device::bandwidth_summary;
 // would see them.
 series_summary time_copies(copy_direction dir, void* host, void* device, std::size_t bytes,
                            const link_bandwidth_options& options, const stream& s) {
-  const cudaMemcpyKind kind =
-      dir == copy_direction::host_to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+  const cudaMemcpyKind kind = dir == copy_direction::host_to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
   void* dst = dir == copy_direction::host_to_device ? device : host;
   const void* src = dir == copy_direction::host_to_device ? host : device;
 
-  for (int i = 0; i < options.warmup_copies; ++i)
-    FERRY_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, kind, s.get()));
+  for (int i = 0; i < options.warmup_copies; ++i) FERRY_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, kind, s.get()));
   s.synchronize_blocking();
 
   event start(event_timing::enabled);
@@ -58,10 +56,8 @@ series_summary time_copies(copy_direction dir, void* host, void* device, std::si
 }  // namespace
 
 link_bandwidth measure_link_bandwidth_blocking(int ordinal, const link_bandwidth_options& options) {
-  if (options.repetitions < 1)
-    throw invalid_argument("link bandwidth: repetitions must be at least 1");
-  if (options.warmup_copies < 0)
-    throw invalid_argument("link bandwidth: warm-up copies must not be negative");
+  if (options.repetitions < 1) throw invalid_argument("link bandwidth: repetitions must be at least 1");
+  if (options.warmup_copies < 0) throw invalid_argument("link bandwidth: warm-up copies must not be negative");
   // query_device validates the ordinal and reports a missing GPU as no_device.
   const device_caps caps = query_device(ordinal);
 
@@ -69,8 +65,8 @@ link_bandwidth measure_link_bandwidth_blocking(int ordinal, const link_bandwidth
   const std::size_t free_bytes = query_free_memory(ordinal);
   const std::size_t bytes = std::min(options.bytes, free_bytes / 4);
   if (bytes < minimum_bytes)
-    throw unsupported("link bandwidth on GPU " + std::to_string(ordinal) + " (" + caps.name +
-                      "): only " + format_byte_size(free_bytes) +
+    throw unsupported("link bandwidth on GPU " + std::to_string(ordinal) + " (" + caps.name + "): only " +
+                      format_byte_size(free_bytes) +
                       " of device memory free; measuring needs a quarter of free memory to be at least " +
                       format_byte_size(minimum_bytes));
 
@@ -83,12 +79,9 @@ link_bandwidth measure_link_bandwidth_blocking(int ordinal, const link_bandwidth
   const stream s;
   FERRY_CUDA_TRY(cudaMemsetAsync(device.get(), 0, bytes, s.get()));
 
-  const series_summary h2d =
-      time_copies(copy_direction::host_to_device, host.get(), device.get(), bytes, options, s);
-  const series_summary d2h =
-      time_copies(copy_direction::device_to_host, host.get(), device.get(), bytes, options, s);
-  return {h2d.median_gbps, h2d.best_gbps, d2h.median_gbps, d2h.best_gbps, bytes,
-          options.repetitions};
+  const series_summary h2d = time_copies(copy_direction::host_to_device, host.get(), device.get(), bytes, options, s);
+  const series_summary d2h = time_copies(copy_direction::device_to_host, host.get(), device.get(), bytes, options, s);
+  return {h2d.median_gbps, h2d.best_gbps, d2h.median_gbps, d2h.best_gbps, bytes, options.repetitions};
 }
 
 }  // namespace ferry

@@ -19,7 +19,8 @@ const entry_points* api() noexcept {
     void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (lib == nullptr) return nullptr;
     result (*init)() = nullptr;
-    const bool ok = load(lib, "nvmlInit_v2", init) && load(lib, "nvmlDeviceGetHandleByPciBusId_v2", e.handle_by_bus_id) &&
+    const bool ok = load(lib, "nvmlInit_v2", init) &&
+                    load(lib, "nvmlDeviceGetHandleByPciBusId_v2", e.handle_by_bus_id) &&
                     load(lib, "nvmlDeviceGetCurrPcieLinkGeneration", e.curr_pcie_gen) &&
                     load(lib, "nvmlDeviceGetCurrPcieLinkWidth", e.curr_pcie_width) &&
                     load(lib, "nvmlDeviceGetMaxPcieLinkGeneration", e.max_pcie_gen) &&

@@ -1,5 +1,5 @@
-#include "ferry/byte_size.hpp"
 #include "ferry/peer_access.hpp"
+#include "ferry/byte_size.hpp"
 
 #include <algorithm>
 #include <string>
@@ -30,8 +30,8 @@ std::string enable_one(int from, int to) {
   if (status == cudaSuccess) return {};
   (void)cudaGetLastError();  // clear the sticky error so the next unrelated call does not see it
   if (status == cudaErrorPeerAccessAlreadyEnabled) return {};  // on already: what we want
-  return "cudaDeviceEnablePeerAccess(" + std::to_string(to) + ") on GPU " + std::to_string(from) +
-         ": " + describe(status);
+  return "cudaDeviceEnablePeerAccess(" + std::to_string(to) + ") on GPU " + std::to_string(from) + ": " +
+         describe(status);
 }
 
 }  // namespace
@@ -59,7 +59,8 @@ std::vector<peer_link> enable_peer_access(std::span<const int> devices) {
 }
 
 peer_bandwidth measure_peer_bandwidth_blocking(int from, int to, const peer_bandwidth_options& options) {
-  if (from == to) throw invalid_argument("peer bandwidth: GPU " + std::to_string(from) + " to itself is not a peer copy");
+  if (from == to)
+    throw invalid_argument("peer bandwidth: GPU " + std::to_string(from) + " to itself is not a peer copy");
   if (options.repetitions < 1) throw invalid_argument("peer bandwidth: repetitions must be at least 1");
   if (options.warmup_copies < 0) throw invalid_argument("peer bandwidth: warm-up copies must not be negative");
   (void)query_device(from);
@@ -68,8 +69,10 @@ peer_bandwidth measure_peer_bandwidth_blocking(int from, int to, const peer_band
   const std::size_t bytes = std::min(options.bytes, free_bytes / 4);
   if (bytes < minimum_bytes)
     throw unsupported("peer bandwidth GPU " + std::to_string(from) + " -> " + std::to_string(to) + ": only " +
-                      format_byte_size(free_bytes) + " free on one of them; measuring needs a quarter of free "
-                      "memory to be at least " + format_byte_size(minimum_bytes));
+                      format_byte_size(free_bytes) +
+                      " free on one of them; measuring needs a quarter of free "
+                      "memory to be at least " +
+                      format_byte_size(minimum_bytes));
 
   const core::device_memory destination = [&] {
     core::scoped_device on_device(to);

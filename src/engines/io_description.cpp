@@ -19,7 +19,8 @@ using nlohmann::json;
 
 std::string lower(std::string_view s) {
   std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
 }
 
@@ -138,7 +139,8 @@ std::vector<tensor_spec> resolve_io(const io_description& d, std::span<const sha
       std::vector<std::string> names;
       for (const auto& t : d.tensors)
         if (t.role == tensor_role::input) names.push_back(t.name);
-      throw invalid_argument(fmt::format("unknown input tensor '{}'; {} takes: {}", b.name, d.name, fmt::join(names, ", ")));
+      throw invalid_argument(
+          fmt::format("unknown input tensor '{}'; {} takes: {}", b.name, d.name, fmt::join(names, ", ")));
     }
   }
   std::map<std::string, std::int64_t> values;
@@ -146,10 +148,12 @@ std::vector<tensor_spec> resolve_io(const io_description& d, std::span<const sha
   for (std::size_t i = 0; i < out.size(); ++i) {
     auto& t = out[i];
     if (t.role != tensor_role::input) continue;
-    const auto bound = std::find_if(inputs.begin(), inputs.end(), [&](const shape_binding& b) { return b.name == t.name; });
+    const auto bound =
+        std::find_if(inputs.begin(), inputs.end(), [&](const shape_binding& b) { return b.name == t.name; });
     if (bound == inputs.end()) {
       if (t.is_dynamic())
-        throw invalid_argument(fmt::format("input '{}' has dynamic dims {}; give its shape", t.name, shape_text(t.shape)));
+        throw invalid_argument(
+            fmt::format("input '{}' has dynamic dims {}; give its shape", t.name, shape_text(t.shape)));
       continue;
     }
     if (bound->dims.size() != t.shape.size())
@@ -169,8 +173,8 @@ std::vector<tensor_spec> resolve_io(const io_description& d, std::span<const sha
                                            t.name, k, symbol, want, range.min, range.max));
       const auto [it, fresh] = values.emplace(symbol, want);
       if (!fresh && it->second != want)
-        throw invalid_argument(fmt::format("input '{}' dim {} ('{}') is {}, but another input set '{}' to {}",
-                                           t.name, k, symbol, want, symbol, it->second));
+        throw invalid_argument(fmt::format("input '{}' dim {} ('{}') is {}, but another input set '{}' to {}", t.name,
+                                           k, symbol, want, symbol, it->second));
       t.shape[k] = want;
     }
   }
@@ -182,7 +186,8 @@ std::vector<tensor_spec> resolve_io(const io_description& d, std::span<const sha
       if (symbol.empty()) continue;
       const auto it = values.find(symbol);
       if (it == values.end())
-        throw invalid_argument(fmt::format("output '{}' dim {} depends on '{}', which no input sets", t.name, k, symbol));
+        throw invalid_argument(
+            fmt::format("output '{}' dim {} depends on '{}', which no input sets", t.name, k, symbol));
       t.shape[k] = it->second;
     }
   }

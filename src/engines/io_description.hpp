@@ -34,7 +34,7 @@ struct io_description {
   std::string exported_with_torch;  // "" when not recorded
   std::string cuda_arch;            // "sm_90"; "" when not recorded
   std::map<std::string, symbol_range> symbols;
-  std::vector<tensor_spec> tensors;                  // inputs first; dynamic dims as dynamic_dim
+  std::vector<tensor_spec> tensors;                   // inputs first; dynamic dims as dynamic_dim
   std::vector<std::vector<std::string>> dim_symbols;  // per tensor, per dim: symbol or ""
 };
 
@@ -48,7 +48,6 @@ struct io_description {
 // Concrete I/O for the given input shapes: each input must be bound (or fully static), ranks must
 // match, static dims must equal, each symbol takes one value across all inputs inside its range.
 // Outputs get the symbols' values. Throws invalid_argument naming the tensor and the dim.
-[[nodiscard]] std::vector<tensor_spec> resolve_io(const io_description& d,
-                                                  std::span<const shape_binding> inputs);
+[[nodiscard]] std::vector<tensor_spec> resolve_io(const io_description& d, std::span<const shape_binding> inputs);
 
 }  // namespace ferry

@@ -28,9 +28,10 @@ struct backend_spec {
 
 backend_spec split(std::string_view spec) {
   if (!is_model_engine_spec(spec))
-    throw invalid_argument(fmt::format("engine '{}' is not a model file spec (expected BACKEND:PATH, e.g. "
-                                       "torch:model.pt2 or trt:model.plan)",
-                                       spec));
+    throw invalid_argument(
+        fmt::format("engine '{}' is not a model file spec (expected BACKEND:PATH, e.g. "
+                    "torch:model.pt2 or trt:model.plan)",
+                    spec));
   const auto colon = spec.find(':');
   backend_spec parts{std::string(spec.substr(0, colon)), std::string(spec.substr(colon + 1))};
   if (parts.path.empty())

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <iterator>
-#include <utility>
 #include <span>
 #include <string_view>
+#include <utility>
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
@@ -34,15 +34,11 @@ struct capability_flag {
 constexpr std::array capability_flags{
     capability_flag{"integrated", "integrated", &device_caps::integrated},
     capability_flag{"can_map_host_memory", "canMapHostMemory", &device_caps::can_map_host_memory},
-    capability_flag{"host_register_supported", "hostRegisterSupported",
-                    &device_caps::host_register_supported},
+    capability_flag{"host_register_supported", "hostRegisterSupported", &device_caps::host_register_supported},
     capability_flag{"managed_memory", "managedMemory", &device_caps::managed_memory},
-    capability_flag{"concurrent_managed_access", "concurrentManagedAccess",
-                    &device_caps::concurrent_managed_access},
-    capability_flag{"pageable_memory_access", "pageableMemoryAccess",
-                    &device_caps::pageable_memory_access},
-    capability_flag{"pageable_memory_access_uses_host_page_tables",
-                    "pageableMemoryAccessUsesHostPageTables",
+    capability_flag{"concurrent_managed_access", "concurrentManagedAccess", &device_caps::concurrent_managed_access},
+    capability_flag{"pageable_memory_access", "pageableMemoryAccess", &device_caps::pageable_memory_access},
+    capability_flag{"pageable_memory_access_uses_host_page_tables", "pageableMemoryAccessUsesHostPageTables",
                     &device_caps::pageable_memory_access_uses_host_page_tables},
     capability_flag{"direct_managed_mem_access_from_host", "directManagedMemAccessFromHost",
                     &device_caps::direct_managed_mem_access_from_host},
@@ -72,8 +68,10 @@ constexpr std::size_t advised_request_bytes = 4'000'000;
 // With this GPU's profile, its pick is the one recommendation (the platform rules are the fallback
 // without one, and shown only then): what ferry::choose picks for a typical request.
 json measured_recommendation_json(const device_profile& profile, const device_caps& caps) {
-  const io_traffic request{.input_bytes = advised_request_bytes, .output_bytes = advised_request_bytes,
-                           .input_reread = false, .input_bytes_read = 0};
+  const io_traffic request{.input_bytes = advised_request_bytes,
+                           .output_bytes = advised_request_bytes,
+                           .input_reread = false,
+                           .input_bytes_read = 0};
   const choice pick = choose(request, caps, &profile, objective::throughput);
   return {
       {"recommended", to_string(pick.strategy)},
@@ -115,8 +113,7 @@ json uses_json(const device_profile& p, const device_caps& caps) {
           if (pt.bytes == bytes) ranked.emplace_back(pt.median_us, c.strategy);
       }
       if (ranked.empty()) continue;
-      std::stable_sort(ranked.begin(), ranked.end(),
-                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
       const bool has_next = ranked.size() > 1;
       rows.push_back({{"bytes", bytes},
                       {"best", to_string(ranked[0].second)},
@@ -221,8 +218,8 @@ const std::string value_indent(2 + label_width + 1, ' ');
 
 // Appends "words" after `first_prefix`, wrapping at line_width onto lines that start with
 // value_indent. A single word longer than a line stays whole.
-void append_wrapped(std::string& out, const std::string& first_prefix,
-                    const std::vector<std::string>& words, std::string_view separator = " ") {
+void append_wrapped(std::string& out, const std::string& first_prefix, const std::vector<std::string>& words,
+                    std::string_view separator = " ") {
   std::string line = first_prefix;
   bool line_has_word = false;
   for (const auto& word : words) {
@@ -288,23 +285,27 @@ std::string link_text(const json& link) {
       link.at("repetitions").get<int>(), format_byte_size(link.at("bytes").get<std::size_t>()));
 }
 
-std::string us_text(double us) { return us >= 1000 ? fmt::format("{:.2f} ms", us / 1000) : fmt::format("{:.0f} us", us); }
+std::string us_text(double us) {
+  return us >= 1000 ? fmt::format("{:.2f} ms", us / 1000) : fmt::format("{:.0f} us", us);
+}
 
 std::string bytes_text(std::size_t bytes) { return format_byte_size(bytes); }
 
 // What `ferry calibrate` measured here: per use and size, the fastest strategy and the next.
 void append_measured(std::string& out, const json& profile) {
-  append_field(out, "measured", fmt::format("on this machine {} ({}, {}, CUDA driver {}, {} sweep)",
-                                            profile.at("date").get<std::string>(), profile.at("host").get<std::string>(),
-                                            profile.at("link").get<std::string>(),
-                                            profile.at("driver").get<std::string>(), profile.at("mode").get<std::string>()));
+  append_field(
+      out, "measured",
+      fmt::format("on this machine {} ({}, {}, CUDA driver {}, {} sweep)", profile.at("date").get<std::string>(),
+                  profile.at("host").get<std::string>(), profile.at("link").get<std::string>(),
+                  profile.at("driver").get<std::string>(), profile.at("mode").get<std::string>()));
   for (const auto& use : profile.at("uses")) {
     std::vector<std::string> rows;
     for (const auto& row : use.at("sizes")) {
       std::string text = fmt::format("{}: {} {}", bytes_text(row.at("bytes").get<std::size_t>()),
                                      row.at("best").get<std::string>(), us_text(row.at("best_us").get<double>()));
       if (!row.at("next").is_null())
-        text += fmt::format(" (next {} {})", row.at("next").get<std::string>(), us_text(row.at("next_us").get<double>()));
+        text +=
+            fmt::format(" (next {} {})", row.at("next").get<std::string>(), us_text(row.at("next_us").get<double>()));
       rows.push_back(text + ";");
     }
     if (rows.empty()) rows.emplace_back("not measured;");
@@ -313,21 +314,19 @@ void append_measured(std::string& out, const json& profile) {
   }
   for (const auto& f : profile.at("inflight")) {
     const int depth = f.at("depth").get<int>();
-    append_field(out, "  in-flight", fmt::format("{} slot{} for {} at {} (more did not raise throughput)", depth,
-                                                 depth == 1 ? "" : "s", f.at("strategy").get<std::string>(),
-                                                 bytes_text(f.at("bytes").get<std::size_t>())));
+    append_field(out, "  in-flight",
+                 fmt::format("{} slot{} for {} at {} (more did not raise throughput)", depth, depth == 1 ? "" : "s",
+                             f.at("strategy").get<std::string>(), bytes_text(f.at("bytes").get<std::size_t>())));
   }
   for (const auto& r : profile.at("refused"))
-    append_field(out, "  refused",
-                 r.at("strategy").get<std::string>() + ": " + r.at("reason").get<std::string>());
+    append_field(out, "  refused", r.at("strategy").get<std::string>() + ": " + r.at("reason").get<std::string>());
 }
 
 void append_device(std::string& out, const json& dev) {
-  out += fmt::format("GPU {}: {}\n", dev.at("ordinal").get<int>(),
-                     dev.at("name").get<std::string>());
-  append_field(out, "compute capability",
-               fmt::format("{}, {} SMs", dev.at("compute_capability").get<std::string>(),
-                           dev.at("multiprocessors").get<int>()));
+  out += fmt::format("GPU {}: {}\n", dev.at("ordinal").get<int>(), dev.at("name").get<std::string>());
+  append_field(
+      out, "compute capability",
+      fmt::format("{}, {} SMs", dev.at("compute_capability").get<std::string>(), dev.at("multiprocessors").get<int>()));
   append_field(out, "memory",
                fmt::format("{:.1f} GiB total, {:.1f} GiB free", gib(dev.at("total_memory_bytes")),
                            gib(dev.at("free_memory_bytes"))));
@@ -352,15 +351,16 @@ void append_device(std::string& out, const json& dev) {
     if (s.at("available").get<bool>()) {
       out += prefix + "available\n";
     } else {
-      append_wrapped(out, prefix,
-                     split_words("unavailable: " + s.at("reason").get<std::string>()));
+      append_wrapped(out, prefix, split_words("unavailable: " + s.at("reason").get<std::string>()));
     }
   }
 
   const json& profile = dev.at("profile");
   const bool measured_here = !profile.is_null() && profile.at("status") == "loaded";
-  if (measured_here) append_measured(out, profile);
-  else if (!profile.is_null()) append_field(out, "profile", profile.at("message").get<std::string>());
+  if (measured_here)
+    append_measured(out, profile);
+  else if (!profile.is_null())
+    append_field(out, "profile", profile.at("message").get<std::string>());
 
   // One answer: the profile's pick where this GPU was measured; the platform rules (per platform
   // class, so a device lacking the capability is named) only without one.
@@ -373,8 +373,7 @@ void append_device(std::string& out, const json& dev) {
     if (s.at("name") == recommended && !s.at("available").get<bool>())
       caveat = " (but unavailable on this device, see above)";
   append_field(out, "recommended",
-               fmt::format("{} with {} in-flight slots{}", recommended,
-                           rec.at("in_flight_slots").get<int>(), caveat));
+               fmt::format("{} with {} in-flight slots{}", recommended, rec.at("in_flight_slots").get<int>(), caveat));
   if (!rec.at("alternatives").empty()) append_field(out, "  as good", join_names(rec.at("alternatives")));
   if (!rec.at("avoid").empty()) append_field(out, "  avoid", join_names(rec.at("avoid")));
   append_field(out, "  why", rec.at("reasoning").get<std::string>());
@@ -427,9 +426,7 @@ json build_info_json(const cuda_versions& versions, const std::vector<device_cap
   json all_devices = json::array();
   for (const auto& caps : devices) all_devices.push_back(device_json(caps, measured, profiles));
   json info = {
-      {"cuda",
-       {{"driver", format_cuda_version(versions.driver)},
-        {"runtime", format_cuda_version(versions.runtime)}}},
+      {"cuda", {{"driver", format_cuda_version(versions.driver)}, {"runtime", format_cuda_version(versions.runtime)}}},
       {"devices", std::move(all_devices)},
   };
   // Peer access only means something between two GPUs or more; one-GPU reports stay as they were.
@@ -443,8 +440,7 @@ json build_info_json(const cuda_versions& versions, const std::vector<device_cap
 
 std::string render_info_text(const json& info) {
   const json& cuda = info.at("cuda");
-  std::string out = fmt::format("CUDA driver {}, runtime {}\n",
-                                cuda.at("driver").get<std::string>(),
+  std::string out = fmt::format("CUDA driver {}, runtime {}\n", cuda.at("driver").get<std::string>(),
                                 cuda.at("runtime").get<std::string>());
   for (const auto& dev : info.at("devices")) {
     out += '\n';

@@ -8,7 +8,8 @@ namespace ferry {
 
 std::optional<int> gpu_holding(const pointer_facts& facts) noexcept {
   switch (facts.memory) {
-    case pointer_facts::kind::host: return std::nullopt;
+    case pointer_facts::kind::host:
+      return std::nullopt;
     case pointer_facts::kind::device:
       if (facts.device >= 0) return facts.device;
       return std::nullopt;

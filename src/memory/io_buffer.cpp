@@ -10,8 +10,8 @@
 #include "core/pageable_memory.hpp"
 #include "core/pinned_memory.hpp"
 #include "core/scoped_device.hpp"
-#include "memory/copy_buffer.hpp"
 #include "memory/alignment_check.hpp"
+#include "memory/copy_buffer.hpp"
 #include "memory/managed_buffer.hpp"
 #include "memory/resident_buffer.hpp"
 #include "memory/staged_buffer.hpp"
@@ -47,8 +47,8 @@ constexpr unsigned int register_mapped_flags = cudaHostRegisterMapped | cudaHost
 
 void require_available(strategy_kind strategy, const device_caps& caps) {
   if (auto reason = unavailable_reason(strategy, caps))
-    throw unsupported("strategy '" + std::string(to_string(strategy)) + "' is not available on " +
-                      caps.name + " (GPU " + std::to_string(caps.ordinal) + "): " + *reason);
+    throw unsupported("strategy '" + std::string(to_string(strategy)) + "' is not available on " + caps.name +
+                      " (GPU " + std::to_string(caps.ordinal) + "): " + *reason);
 }
 
 void require_request(const buffer_request& request) {
@@ -57,32 +57,32 @@ void require_request(const buffer_request& request) {
 
 memory::managed_mode managed_mode_of(strategy_kind k) {
   switch (k) {
-    case strategy_kind::managed_prefetch: return memory::managed_mode::prefetch;
-    case strategy_kind::managed_advise: return memory::managed_mode::advise;
-    default: return memory::managed_mode::fault_driven;
+    case strategy_kind::managed_prefetch:
+      return memory::managed_mode::prefetch;
+    case strategy_kind::managed_advise:
+      return memory::managed_mode::advise;
+    default:
+      return memory::managed_mode::fault_driven;
   }
 }
 
 // Builds the registered kinds over `view`; `owned` holds the memory when ferry allocated it.
 decltype(io_buffer::impl::body) make_registered(strategy_kind strategy, std::span<std::byte> view,
-                                                core::pageable_memory owned,
-                                                const buffer_request& request) {
+                                                core::pageable_memory owned, const buffer_request& request) {
   if (strategy == strategy_kind::registered) {
     auto registration = core::register_host(view, register_flags);
-    return copy_buffer(copy_buffer::registered_host{std::move(owned), std::move(registration)},
-                       view, core::allocate_device(request.bytes), request.dir);
+    return copy_buffer(copy_buffer::registered_host{std::move(owned), std::move(registration)}, view,
+                       core::allocate_device(request.bytes), request.dir);
   }
   auto registration = core::register_host(view, register_mapped_flags);
   void* device_view = core::mapped_device_pointer(view.data());
   memory::require_device_alignment(device_view, "registered-mapped caller memory");
-  return zero_copy_buffer(copy_buffer::registered_host{std::move(owned), std::move(registration)},
-                          view, device_view);
+  return zero_copy_buffer(copy_buffer::registered_host{std::move(owned), std::move(registration)}, view, device_view);
 }
 
 }  // namespace
 
-io_buffer io_buffer::allocate(strategy_kind strategy, const buffer_request& request,
-                              const device_caps& caps) {
+io_buffer io_buffer::allocate(strategy_kind strategy, const buffer_request& request, const device_caps& caps) {
   require_request(request);
   require_available(strategy, caps);
   // Device memory (cudaMalloc) belongs to the current device: make it the buffer's own GPU.
@@ -102,8 +102,7 @@ io_buffer io_buffer::allocate(strategy_kind strategy, const buffer_request& requ
         return copy_buffer(std::move(host), view, core::allocate_device(n), request.dir);
       }
       case strategy_kind::staged:
-        return staged_buffer(core::allocate_pageable(n),
-                             core::allocate_pinned(n, pinned_flags),
+        return staged_buffer(core::allocate_pageable(n), core::allocate_pinned(n, pinned_flags),
                              core::allocate_device(n), request.dir);
       case strategy_kind::mapped: {
         auto host = core::allocate_pinned(n, mapped_flags);
@@ -122,13 +121,11 @@ io_buffer io_buffer::allocate(strategy_kind strategy, const buffer_request& requ
       case strategy_kind::managed:
       case strategy_kind::managed_prefetch:
       case strategy_kind::managed_advise: {
-        if (auto refusal = managed_request_refusal(n, query_free_memory(caps.ordinal),
-                                                   request.managed_policy))
+        if (auto refusal = managed_request_refusal(n, query_free_memory(caps.ordinal), request.managed_policy))
           throw unsupported("strategy '" + std::string(to_string(strategy)) + "': " + *refusal);
         // Prefetches and accessed-by advice target the buffer's own GPU (caps.ordinal), never
         // device 0: on a multi-GPU host each replica's pages must end up where it computes.
-        return managed_buffer(core::allocate_managed(n), managed_mode_of(strategy), request.dir,
-                              caps.ordinal);
+        return managed_buffer(core::allocate_managed(n), managed_mode_of(strategy), request.dir, caps.ordinal);
       }
       case strategy_kind::system: {
         auto host = core::allocate_pageable(n);
@@ -136,8 +133,7 @@ io_buffer io_buffer::allocate(strategy_kind strategy, const buffer_request& requ
         return zero_copy_buffer(std::move(host), view, view.data());
       }
       case strategy_kind::device:
-        return resident_buffer(core::allocate_pinned(n, pinned_flags),
-                               core::allocate_device(n));
+        return resident_buffer(core::allocate_pinned(n, pinned_flags), core::allocate_device(n));
     }
     throw invalid_argument("unknown strategy");
   }();
@@ -156,8 +152,7 @@ io_buffer io_buffer::wrap_registered(strategy_kind strategy, std::span<std::byte
   require_available(strategy, caps);
   core::scoped_device on_device(caps.ordinal);
   auto body = make_registered(strategy, caller_memory, {}, request);
-  return io_buffer(
-      std::make_unique<impl>(impl{std::move(body), strategy, request.dir, request.bytes, caps.ordinal}));
+  return io_buffer(std::make_unique<impl>(impl{std::move(body), strategy, request.dir, request.bytes, caps.ordinal}));
 }
 
 io_buffer::io_buffer(std::unique_ptr<impl> impl) : impl_(std::move(impl)) {}

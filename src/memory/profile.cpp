@@ -33,9 +33,7 @@ platform_class parse_platform(const std::string& name) {
   throw invalid_argument("unknown platform class '" + name + "'");
 }
 
-json point_json(const profile_point& p) {
-  return {{"bytes", p.bytes}, {"median_us", p.median_us}, {"noise", p.noise}};
-}
+json point_json(const profile_point& p) { return {{"bytes", p.bytes}, {"median_us", p.median_us}, {"noise", p.noise}}; }
 
 json curve_json(const strategy_curve& c) {
   json points = json::array();
@@ -47,8 +45,7 @@ json curve_json(const strategy_curve& c) {
 }
 
 json inflight_json(const inflight_finding& f) {
-  return {{"strategy", to_string(f.strategy)}, {"bytes", f.bytes}, {"depth", f.depth},
-          {"explanation", f.explanation}};
+  return {{"strategy", to_string(f.strategy)}, {"bytes", f.bytes}, {"depth", f.depth}, {"explanation", f.explanation}};
 }
 
 // nlohmann's own messages name the type but not the field; these name the field.
@@ -94,16 +91,11 @@ json to_json(const device_profile& profile) {
   for (const auto& c : profile.curves) curves.push_back(curve_json(c));
   json inflight = json::array();
   for (const auto& f : profile.inflight) inflight.push_back(inflight_json(f));
-  return {{"format", profile.format},
-          {"gpu_uuid", profile.gpu_uuid},
-          {"gpu_name", profile.gpu_name},
-          {"driver_version", profile.driver_version},
-          {"link", profile.link},
-          {"platform_class", to_string(profile.platform)},
-          {"date", profile.date},
-          {"host", profile.host},
-          {"mode", profile.mode},
-          {"curves", std::move(curves)},
+  return {{"format", profile.format},       {"gpu_uuid", profile.gpu_uuid},
+          {"gpu_name", profile.gpu_name},   {"driver_version", profile.driver_version},
+          {"link", profile.link},           {"platform_class", to_string(profile.platform)},
+          {"date", profile.date},           {"host", profile.host},
+          {"mode", profile.mode},           {"curves", std::move(curves)},
           {"inflight", std::move(inflight)}};
 }
 
@@ -112,8 +104,8 @@ device_profile profile_from_json(const json& doc) {
   device_profile p;
   p.format = field<int>(doc, "format");
   if (p.format != device_profile::current_format)
-    throw invalid_argument(fmt::format("format {} is not the format this ferry reads ({})", p.format,
-                                       device_profile::current_format));
+    throw invalid_argument(
+        fmt::format("format {} is not the format this ferry reads ({})", p.format, device_profile::current_format));
   p.gpu_uuid = field<std::string>(doc, "gpu_uuid");
   p.gpu_name = field<std::string>(doc, "gpu_name");
   p.driver_version = field<int>(doc, "driver_version");
@@ -129,8 +121,7 @@ device_profile profile_from_json(const json& doc) {
     const json refused = field<json>(c, "refused");
     if (!refused.is_null()) curve.refused = field<std::string>(c, "refused");
     for (const auto& pt : field<json>(c, "points")) {
-      profile_point point{field<std::size_t>(pt, "bytes"), field<double>(pt, "median_us"),
-                          field<double>(pt, "noise")};
+      profile_point point{field<std::size_t>(pt, "bytes"), field<double>(pt, "median_us"), field<double>(pt, "noise")};
       if (point.bytes == 0 || !(point.median_us > 0))
         throw invalid_argument("a point of " + std::string(to_string(curve.strategy)) + " has no size or no time");
       curve.points.push_back(point);
@@ -180,10 +171,14 @@ std::filesystem::path default_profile_path(const device_caps& caps) {
 
 std::string_view to_string(profile_status status) noexcept {
   switch (status) {
-    case profile_status::loaded: return "loaded";
-    case profile_status::missing: return "missing";
-    case profile_status::stale: return "stale";
-    case profile_status::corrupt: return "corrupt";
+    case profile_status::loaded:
+      return "loaded";
+    case profile_status::missing:
+      return "missing";
+    case profile_status::stale:
+      return "stale";
+    case profile_status::corrupt:
+      return "corrupt";
   }
   return "unknown";
 }
@@ -203,8 +198,8 @@ profile_lookup load_profile(const std::filesystem::path& path, const device_caps
     p = profile_from_json(json::parse(in));
   } catch (const std::exception& e) {  // parse errors and invalid_argument alike
     out.status = profile_status::corrupt;
-    out.message = fmt::format("profile {} is corrupt and was not used ({}); run `ferry calibrate` again",
-                              path.string(), e.what());
+    out.message = fmt::format("profile {} is corrupt and was not used ({}); run `ferry calibrate` again", path.string(),
+                              e.what());
     return out;
   }
   std::string changed;
@@ -217,8 +212,8 @@ profile_lookup load_profile(const std::filesystem::path& path, const device_caps
     changed = fmt::format("it was measured over {}, the link is now {}", p.link, describe_link(caps));
   if (!changed.empty()) {
     out.status = profile_status::stale;
-    out.message = fmt::format("profile {} is stale and was not used: {}; run `ferry calibrate` again",
-                              path.string(), changed);
+    out.message =
+        fmt::format("profile {} is stale and was not used: {}; run `ferry calibrate` again", path.string(), changed);
     return out;
   }
   out.status = profile_status::loaded;

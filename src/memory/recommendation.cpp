@@ -41,8 +41,8 @@ constexpr std::string_view integrated_reasoning =
 
 // Coherent HMM: a discrete GPU (pageableMemoryAccess=1 through the kernel's Heterogeneous Memory
 // Management, no hardware coherence). The GPU may touch malloc'd memory, but each touch faults
-// and migrates the page over PCIe, which is the fault-driven managed path again. The link is still PCIe, so pinned copies and the discrete
-// advice hold.
+// and migrates the page over PCIe, which is the fault-driven managed path again. The link is still PCIe, so pinned
+// copies and the discrete advice hold.
 constexpr std::array hmm_alternatives{mapped, managed_advise, registered};
 constexpr std::array hmm_avoid{pageable, system, managed, managed_prefetch};
 constexpr std::string_view hmm_reasoning =

@@ -20,12 +20,10 @@ class resident_buffer {
   void to_host(stream_ref /*unused*/) noexcept {}
 
   void upload(stream_ref s) {
-    FERRY_CUDA_TRY(cudaMemcpyAsync(device_.get(), shadow_.get(), shadow_.size(),
-                                   cudaMemcpyHostToDevice, s.get()));
+    FERRY_CUDA_TRY(cudaMemcpyAsync(device_.get(), shadow_.get(), shadow_.size(), cudaMemcpyHostToDevice, s.get()));
   }
   void download(stream_ref s) {
-    FERRY_CUDA_TRY(cudaMemcpyAsync(shadow_.get(), device_.get(), shadow_.size(),
-                                   cudaMemcpyDeviceToHost, s.get()));
+    FERRY_CUDA_TRY(cudaMemcpyAsync(shadow_.get(), device_.get(), shadow_.size(), cudaMemcpyDeviceToHost, s.get()));
   }
 
  private:

@@ -31,14 +31,12 @@ void staged_buffer::to_device(stream_ref s) {
     FERRY_CUDA_TRY(cudaLaunchHostFunc(s.get(), run_host_copy, in_.get()));
   else
     run_host_copy(in_.get());
-  FERRY_CUDA_TRY(cudaMemcpyAsync(device_.get(), staging_.get(), staging_.size(),
-                                 cudaMemcpyHostToDevice, s.get()));
+  FERRY_CUDA_TRY(cudaMemcpyAsync(device_.get(), staging_.get(), staging_.size(), cudaMemcpyHostToDevice, s.get()));
 }
 
 void staged_buffer::to_host(stream_ref s) {
   if (!moves_out(dir_)) return;
-  FERRY_CUDA_TRY(cudaMemcpyAsync(staging_.get(), device_.get(), staging_.size(),
-                                 cudaMemcpyDeviceToHost, s.get()));
+  FERRY_CUDA_TRY(cudaMemcpyAsync(staging_.get(), device_.get(), staging_.size(), cudaMemcpyDeviceToHost, s.get()));
   if (capturing(s))
     FERRY_CUDA_TRY(cudaLaunchHostFunc(s.get(), run_host_copy, out_.get()));
   else

@@ -1,5 +1,5 @@
-#include "ferry/byte_size.hpp"
 #include "ferry/strategy.hpp"
+#include "ferry/byte_size.hpp"
 
 #include <algorithm>
 
@@ -16,36 +16,41 @@ struct strategy_entry {
 
 // The single table behind names, properties and parsing, in docs/ARCHITECTURE.md §2 order.
 constexpr std::array<strategy_entry, all_strategies.size()> table{{
-    {strategy_kind::pageable, "pageable",
+    {strategy_kind::pageable,
+     "pageable",
      {data_path::copy, false, false, "malloc + cudaMalloc; cudaMemcpyAsync from pageable memory"}},
-    {strategy_kind::staged, "staged",
+    {strategy_kind::staged,
+     "staged",
      {data_path::copy, false, false,
       "malloc + pinned staging + cudaMalloc; memcpy to staging, then DMA (most servers)"}},
-    {strategy_kind::pinned, "pinned",
-     {data_path::copy, false, false, "cudaMallocHost + cudaMalloc; DMA both ways"}},
-    {strategy_kind::mapped, "mapped",
+    {strategy_kind::pinned, "pinned", {data_path::copy, false, false, "cudaMallocHost + cudaMalloc; DMA both ways"}},
+    {strategy_kind::mapped,
+     "mapped",
      {data_path::zero_copy, false, false,
       "cudaHostAlloc(Mapped); the device reads and writes host memory over the link"}},
-    {strategy_kind::registered, "registered",
+    {strategy_kind::registered,
+     "registered",
      {data_path::copy, false, true, "caller's memory + cudaHostRegister; DMA into device memory"}},
-    {strategy_kind::registered_mapped, "registered-mapped",
-     {data_path::zero_copy, false, true,
-      "caller's memory + cudaHostRegister(Mapped); the device reads it in place"}},
-    {strategy_kind::managed, "managed",
+    {strategy_kind::registered_mapped,
+     "registered-mapped",
+     {data_path::zero_copy, false, true, "caller's memory + cudaHostRegister(Mapped); the device reads it in place"}},
+    {strategy_kind::managed,
+     "managed",
      {data_path::migrate, true, false, "cudaMallocManaged, no hints; pages migrate on fault"}},
-    {strategy_kind::managed_prefetch, "managed-prefetch",
+    {strategy_kind::managed_prefetch,
+     "managed-prefetch",
      {data_path::migrate, true, false,
       "cudaMallocManaged; inputs cudaMemPrefetchAsync'd to the GPU before the engine, outputs "
       "advised to host pages the GPU writes over the link"}},
-    {strategy_kind::managed_advise, "managed-advise",
-     {data_path::migrate, true, false,
-      "cudaMallocManaged + preferred location host + accessed-by GPU"}},
-    {strategy_kind::system, "system",
-     {data_path::zero_copy, false, false,
-      "plain malloc read by the device through HMM/ATS (pageableMemoryAccess=1)"}},
-    {strategy_kind::device, "device",
-     {data_path::resident, false, false,
-      "device-resident data, copied outside timing: the floor to measure against"}},
+    {strategy_kind::managed_advise,
+     "managed-advise",
+     {data_path::migrate, true, false, "cudaMallocManaged + preferred location host + accessed-by GPU"}},
+    {strategy_kind::system,
+     "system",
+     {data_path::zero_copy, false, false, "plain malloc read by the device through HMM/ATS (pageableMemoryAccess=1)"}},
+    {strategy_kind::device,
+     "device",
+     {data_path::resident, false, false, "device-resident data, copied outside timing: the floor to measure against"}},
 }};
 
 const strategy_entry& entry(strategy_kind k) noexcept {
@@ -68,8 +73,7 @@ strategy_properties properties(strategy_kind k) noexcept { return entry(k).props
 strategy_kind parse_strategy(std::string_view name) {
   for (const auto& e : table)
     if (e.name == name) return e.kind;
-  throw invalid_argument("unknown strategy '" + std::string(name) + "'; valid: " + valid_names() +
-                         " (or 'all')");
+  throw invalid_argument("unknown strategy '" + std::string(name) + "'; valid: " + valid_names() + " (or 'all')");
 }
 
 std::vector<strategy_kind> parse_strategy_list(std::string_view text) {
@@ -97,8 +101,7 @@ std::optional<std::string> unavailable_reason(strategy_kind k, const device_caps
     case strategy_kind::device:
       return std::nullopt;
     case strategy_kind::mapped:
-      if (!caps.can_map_host_memory)
-        return "the device cannot map host memory (canMapHostMemory=0)";
+      if (!caps.can_map_host_memory) return "the device cannot map host memory (canMapHostMemory=0)";
       return std::nullopt;
     case strategy_kind::registered:
       if (!caps.host_register_supported)
@@ -107,8 +110,7 @@ std::optional<std::string> unavailable_reason(strategy_kind k, const device_caps
     case strategy_kind::registered_mapped:
       if (!caps.host_register_supported)
         return "the device does not support cudaHostRegister (hostRegisterSupported=0)";
-      if (!caps.can_map_host_memory)
-        return "the device cannot map host memory (canMapHostMemory=0)";
+      if (!caps.can_map_host_memory) return "the device cannot map host memory (canMapHostMemory=0)";
       return std::nullopt;
     case strategy_kind::managed:
     case strategy_kind::managed_prefetch:
@@ -129,8 +131,7 @@ std::optional<std::string> unavailable_reason(strategy_kind k, const device_caps
   return "unknown strategy";
 }
 
-std::optional<std::string> managed_request_refusal(std::size_t bytes, std::size_t free_bytes,
-                                                   oversubscription policy) {
+std::optional<std::string> managed_request_refusal(std::size_t bytes, std::size_t free_bytes, oversubscription policy) {
   if (policy == oversubscription::allow) return std::nullopt;
   if (bytes + managed_headroom_bytes <= free_bytes) return std::nullopt;
   return "managed request of " + format_byte_size(bytes) + " does not fit in the device's free memory (" +

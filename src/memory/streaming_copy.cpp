@@ -15,8 +15,8 @@ namespace ferry {
 
 void copy_streaming(std::span<std::byte> destination, std::span<const std::byte> source) {
   if (destination.size() != source.size())
-    throw invalid_argument("copy_streaming: destination has " + std::to_string(destination.size()) +
-                           " bytes, source " + std::to_string(source.size()));
+    throw invalid_argument("copy_streaming: destination has " + std::to_string(destination.size()) + " bytes, source " +
+                           std::to_string(source.size()));
   if (source.empty()) return;  // memcpy with a null pointer is undefined even for zero bytes
 #if defined(__x86_64__)
   std::byte* out = destination.data();

@@ -94,7 +94,8 @@ void scatter_outputs(std::span<batch_item> batch, const model_signature& signatu
     if (destination.cuda_device)
       throw invalid_argument("output '" + name + "' is asked into GPU " + std::to_string(*destination.cuda_device) +
                              "'s memory (a CUDA shared-memory region), which a copy on the host cannot write");
-    if (!copy_to_client_memory(destination.bytes.first(step.bytes), sources[step.output].subspan(step.offset, step.bytes)))
+    if (!copy_to_client_memory(destination.bytes.first(step.bytes),
+                               sources[step.output].subspan(step.offset, step.bytes)))
       throw invalid_argument("output '" + name +
                              "': its shared-memory region shrank (the client truncated its object) while the "
                              "output was written to it");

@@ -18,8 +18,7 @@ namespace ferry::serve {
 
 // The shapes the batch runs at: the first item's input shapes, leading dim = `rows` when batched.
 [[nodiscard]] std::vector<shape_binding> batch_shapes(std::span<const batch_item> batch,
-                                                      const model_signature& signature,
-                                                      std::int64_t rows);
+                                                      const model_signature& signature, std::int64_t rows);
 
 // Who reads a gathered input next, which decides how it is written: the CPU (the host executor's
 // engine) finds it in its caches after ordinary stores; a DMA or the GPU (a session slot's input)

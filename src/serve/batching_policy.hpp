@@ -28,11 +28,11 @@ struct batching_rules {
 };
 
 struct batch_decision {
-  std::size_t take = 0;                 // > 0: run the first `take` queued requests now
+  std::size_t take = 0;                   // > 0: run the first `take` queued requests now
   std::optional<steady_time> wait_until;  // take == 0: wait for a new request or this time
 };
 
-[[nodiscard]] batch_decision decide_batch(std::span<const queued_request> queue,
-                                          const batching_rules& rules, steady_time now) noexcept;
+[[nodiscard]] batch_decision decide_batch(std::span<const queued_request> queue, const batching_rules& rules,
+                                          steady_time now) noexcept;
 
 }  // namespace ferry::serve

@@ -80,8 +80,7 @@ json* json_document_builder::add(json&& value) {
 
 void json_document_builder::check_depth(std::size_t depth) const {
   if (depth > max_json_depth)
-    throw bad_request(what_ + ": arrays and objects nested deeper than " + std::to_string(max_json_depth) +
-                      " levels");
+    throw bad_request(what_ + ": arrays and objects nested deeper than " + std::to_string(max_json_depth) + " levels");
 }
 
 bool json_document_builder::open(json&& container) {

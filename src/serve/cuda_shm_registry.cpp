@@ -30,13 +30,14 @@ void cuda_shm_registry::register_region(const std::string& name, std::string_vie
                                         std::size_t byte_size) {
   const std::string who = "CUDA shared-memory region '" + name + "'";
   if (gpus_ == 0)
-    throw request_error(error_status::unavailable,
-                        who + ": CUDA shared memory needs a GPU and this server runs on the CPU (" + no_gpu_reason_ + ")");
+    throw request_error(
+        error_status::unavailable,
+        who + ": CUDA shared memory needs a GPU and this server runs on the CPU (" + no_gpu_reason_ + ")");
   if (name.empty()) throw bad_request("a CUDA shared-memory region needs a name");
   if (byte_size == 0) throw bad_request(who + ": byte_size is 0");
   if (raw_handle.size() != sizeof(cudaIpcMemHandle_t))
-    throw bad_request(who + ": raw_handle has " + std::to_string(raw_handle.size()) + " bytes, a cudaIpcMemHandle_t has " +
-                      std::to_string(sizeof(cudaIpcMemHandle_t)));
+    throw bad_request(who + ": raw_handle has " + std::to_string(raw_handle.size()) +
+                      " bytes, a cudaIpcMemHandle_t has " + std::to_string(sizeof(cudaIpcMemHandle_t)));
   if (device_id < 0 || device_id >= gpus_)
     throw bad_request(who + ": device_id " + std::to_string(device_id) + " is not one of this server's " +
                       std::to_string(gpus_) + " GPU(s)");
@@ -100,7 +101,8 @@ std::string decode_base64(std::string_view text) {
   for (const char c : text)
     if (c != '\n' && c != '\r' && c != ' ' && c != '\t') compact += c;
   text = compact;
-  if (text.size() % 4 != 0) throw bad_request("base64 text of " + std::to_string(text.size()) + " characters is not a multiple of 4");
+  if (text.size() % 4 != 0)
+    throw bad_request("base64 text of " + std::to_string(text.size()) + " characters is not a multiple of 4");
   std::string out;
   for (std::size_t i = 0; i < text.size(); i += 4) {
     int v[4];
@@ -114,7 +116,8 @@ std::string decode_base64(std::string_view text) {
         continue;
       }
       v[k] = value(c);
-      if (v[k] < 0 || pad > 0) throw bad_request("malformed base64 at character " + std::to_string(i + static_cast<std::size_t>(k)));
+      if (v[k] < 0 || pad > 0)
+        throw bad_request("malformed base64 at character " + std::to_string(i + static_cast<std::size_t>(k)));
     }
     const std::uint32_t bits = (static_cast<std::uint32_t>(v[0]) << 18) | (static_cast<std::uint32_t>(v[1]) << 12) |
                                (static_cast<std::uint32_t>(v[2]) << 6) | static_cast<std::uint32_t>(v[3]);

@@ -62,15 +62,14 @@ std::unique_ptr<executor> make_executor(const model_config& config, const execut
       throw unsupported(std::string(e.what()) + "; this server runs on the CPU (" + platform.no_gpu_reason + ")");
     }
   } else {
-    engine = make_builtin_engine(config.engine, {.input_bytes = config.input_bytes,
-                                                 .batch = std::max<std::int64_t>(1, config.max_batch)});
+    engine = make_builtin_engine(
+        config.engine, {.input_bytes = config.input_bytes, .batch = std::max<std::int64_t>(1, config.max_batch)});
   }
   // Nothing moves on the CPU, but a tensor_strategies entry naming no tensor is the same mistake
   // here as on a GPU, and is refused the same way when the model loads.
   check_tensor_strategies(engine->io(), config.tensor_strategies);
   auto signature = make_signature(engine->io(), config.max_batch, config.name);
-  return make_host_executor(std::move(engine), std::move(signature),
-                            config.inflight * config.instances_per_gpu);
+  return make_host_executor(std::move(engine), std::move(signature), config.inflight * config.instances_per_gpu);
 }
 
 }  // namespace ferry::serve

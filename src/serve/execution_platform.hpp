@@ -50,7 +50,6 @@ struct execution_platform {
 // The executor of one model on this platform. Throws invalid_argument / unsupported naming the
 // problem (a bad engine spec, a missing or broken backend, a model file whose backend cannot
 // compute on the CPU on a server without a GPU, a signature the server cannot batch).
-[[nodiscard]] std::unique_ptr<executor> make_executor(const model_config& config,
-                                                      const execution_platform& platform);
+[[nodiscard]] std::unique_ptr<executor> make_executor(const model_config& config, const execution_platform& platform);
 
 }  // namespace ferry::serve

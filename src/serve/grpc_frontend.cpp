@@ -13,9 +13,9 @@
 
 #include "kserve_v2.grpc.pb.h"
 #include "serve/client_json.hpp"
+#include "serve/cuda_shm_registry.hpp"
 #include "serve/grpc_infer_codec.hpp"
 #include "serve/request_error.hpp"
-#include "serve/cuda_shm_registry.hpp"
 #include "serve/shm_registry.hpp"
 #include "serve/work_pool.hpp"
 
@@ -28,15 +28,24 @@ using grpc::StatusCode;
 
 StatusCode grpc_code(error_status status) {
   switch (status) {
-    case error_status::bad_request: return StatusCode::INVALID_ARGUMENT;
-    case error_status::not_found: return StatusCode::NOT_FOUND;
-    case error_status::unavailable: return StatusCode::UNAVAILABLE;
-    case error_status::forbidden: return StatusCode::PERMISSION_DENIED;
-    case error_status::payload_too_large: return StatusCode::RESOURCE_EXHAUSTED;
-    case error_status::quota_exceeded: return StatusCode::RESOURCE_EXHAUSTED;
-    case error_status::timed_out: return StatusCode::DEADLINE_EXCEEDED;
-    case error_status::not_implemented: return StatusCode::UNIMPLEMENTED;
-    case error_status::internal: return StatusCode::INTERNAL;
+    case error_status::bad_request:
+      return StatusCode::INVALID_ARGUMENT;
+    case error_status::not_found:
+      return StatusCode::NOT_FOUND;
+    case error_status::unavailable:
+      return StatusCode::UNAVAILABLE;
+    case error_status::forbidden:
+      return StatusCode::PERMISSION_DENIED;
+    case error_status::payload_too_large:
+      return StatusCode::RESOURCE_EXHAUSTED;
+    case error_status::quota_exceeded:
+      return StatusCode::RESOURCE_EXHAUSTED;
+    case error_status::timed_out:
+      return StatusCode::DEADLINE_EXCEEDED;
+    case error_status::not_implemented:
+      return StatusCode::UNIMPLEMENTED;
+    case error_status::internal:
+      return StatusCode::INTERNAL;
   }
   return StatusCode::INTERNAL;
 }
@@ -71,8 +80,9 @@ Status guarded(F body) {
 // is shortened to it, so it leaves the queue instead of running for no one.
 void wait_no_longer_than_the_client(infer_request& request, std::chrono::system_clock::time_point deadline) {
   if (deadline == std::chrono::system_clock::time_point::max()) return;  // none set
-  const auto left = std::max(std::chrono::duration_cast<std::chrono::microseconds>(deadline - std::chrono::system_clock::now()),
-                             std::chrono::microseconds(1));
+  const auto left =
+      std::max(std::chrono::duration_cast<std::chrono::microseconds>(deadline - std::chrono::system_clock::now()),
+               std::chrono::microseconds(1));
   if (!request.timeout || request.timeout->count() == 0 || left < *request.timeout) request.timeout = left;
 }
 
@@ -86,14 +96,22 @@ bool uses_shared_memory(const inference::ModelInferRequest& message) {
 // Triton's TYPE_ enum for a tensor's dtype.
 inference::DataType config_data_type(dtype t) {
   switch (t) {
-    case dtype::f32: return inference::TYPE_FP32;
-    case dtype::f16: return inference::TYPE_FP16;
-    case dtype::bf16: return inference::TYPE_BF16;
-    case dtype::i8: return inference::TYPE_INT8;
-    case dtype::u8: return inference::TYPE_UINT8;
-    case dtype::i32: return inference::TYPE_INT32;
-    case dtype::i64: return inference::TYPE_INT64;
-    case dtype::boolean: return inference::TYPE_BOOL;
+    case dtype::f32:
+      return inference::TYPE_FP32;
+    case dtype::f16:
+      return inference::TYPE_FP16;
+    case dtype::bf16:
+      return inference::TYPE_BF16;
+    case dtype::i8:
+      return inference::TYPE_INT8;
+    case dtype::u8:
+      return inference::TYPE_UINT8;
+    case dtype::i32:
+      return inference::TYPE_INT32;
+    case dtype::i64:
+      return inference::TYPE_INT64;
+    case dtype::boolean:
+      return inference::TYPE_BOOL;
   }
   return inference::TYPE_INVALID;
 }
@@ -140,7 +158,8 @@ class call final : public grpc::ServerGenericBidiReactor {
 
   void reply(const google::protobuf::Message& response) {
     bool own = false;
-    const Status serialized = grpc::SerializationTraits<google::protobuf::Message>::Serialize(response, &response_, &own);
+    const Status serialized =
+        grpc::SerializationTraits<google::protobuf::Message>::Serialize(response, &response_, &own);
     if (!serialized.ok()) return fail(serialized);
     if (ticket.valid()) ticket.resize(response_.Length());
     StartWriteAndFinish(&response_, grpc::WriteOptions(), Status::OK);
@@ -159,8 +178,7 @@ class call final : public grpc::ServerGenericBidiReactor {
 // encodes their answers (gRPC's own threads only hand calls over), and the method table.
 class grpc_core final : public grpc::CallbackGenericService {
  public:
-  grpc_core(inference_service& service, int threads)
-      : service_(service), pool_(static_cast<std::size_t>(threads)) {
+  grpc_core(inference_service& service, int threads) : service_(service), pool_(static_cast<std::size_t>(threads)) {
     add_methods();
   }
 
@@ -221,8 +239,9 @@ class grpc_core final : public grpc::CallbackGenericService {
   void infer(call& c) {
     auto admitted = service_.intake().admit(c.request().Length());
     if (admitted.refusal)
-      return c.fail({*admitted.refusal == intake_refusal::draining ? StatusCode::UNAVAILABLE : StatusCode::RESOURCE_EXHAUSTED,
-                     admitted.message});
+      return c.fail(
+          {*admitted.refusal == intake_refusal::draining ? StatusCode::UNAVAILABLE : StatusCode::RESOURCE_EXHAUSTED,
+           admitted.message});
     c.ticket = std::move(admitted.ticket);
     pool_.post([this, &c] {
       // The request message outlives the inference: its raw_input_contents are the inputs' bytes.
@@ -290,12 +309,12 @@ void call::OnReadDone(bool ok) {
 
 void grpc_core::add_methods() {
   using namespace inference;
-  quick<ServerLiveRequest, ServerLiveResponse>("ServerLive", [this](const auto&, auto& r) { r.set_live(service_.live()); });
+  quick<ServerLiveRequest, ServerLiveResponse>("ServerLive",
+                                               [this](const auto&, auto& r) { r.set_live(service_.live()); });
   quick<ServerReadyRequest, ServerReadyResponse>("ServerReady",
                                                  [this](const auto&, auto& r) { r.set_ready(service_.ready()); });
-  quick<ModelReadyRequest, ModelReadyResponse>("ModelReady", [this](const auto& q, auto& r) {
-    r.set_ready(service_.find(q.name(), q.version())->ready());
-  });
+  quick<ModelReadyRequest, ModelReadyResponse>(
+      "ModelReady", [this](const auto& q, auto& r) { r.set_ready(service_.find(q.name(), q.version())->ready()); });
   quick<ServerMetadataRequest, ServerMetadataResponse>("ServerMetadata", [this](const auto&, auto& r) {
     r.set_name(std::string(server_name));
     r.set_version(FERRY_VERSION);
@@ -399,17 +418,16 @@ void grpc_core::add_methods() {
     }
   });
   // Load and unload wait for the model (its build, or its requests in flight): on the pool.
-  pooled<RepositoryModelLoadRequest, RepositoryModelLoadResponse>(
-      "RepositoryModelLoad", [this](const auto& q, auto&) {
-        // Triton's load may carry a config or model files inline; ferry loads what the repository
-        // holds, and says so rather than ignoring them.
-        for (const auto& [key, value] : q.parameters())
-          if (key == "config" || key.rfind("file:", 0) == 0)
-            throw request_error(error_status::not_implemented,
-                                "load parameter '" + quote_text(key) +
-                                    "' is not supported: ferry loads the model's folder as the repository holds it");
-        service_.load_model(q.model_name());
-      });
+  pooled<RepositoryModelLoadRequest, RepositoryModelLoadResponse>("RepositoryModelLoad", [this](const auto& q, auto&) {
+    // Triton's load may carry a config or model files inline; ferry loads what the repository
+    // holds, and says so rather than ignoring them.
+    for (const auto& [key, value] : q.parameters())
+      if (key == "config" || key.rfind("file:", 0) == 0)
+        throw request_error(error_status::not_implemented,
+                            "load parameter '" + quote_text(key) +
+                                "' is not supported: ferry loads the model's folder as the repository holds it");
+    service_.load_model(q.model_name());
+  });
   pooled<RepositoryModelUnloadRequest, RepositoryModelUnloadResponse>(
       "RepositoryModelUnload", [this](const auto& q, auto&) { service_.unload_model(q.model_name()); });
   add_shared_memory_methods();

@@ -24,7 +24,7 @@ struct grpc_options {
   std::string host = "0.0.0.0";
   int port = 8001;  // 0: any free port (start() returns it)
   std::size_t max_message_bytes = std::size_t{1} << 30;
-  int threads = 0;  // parse inference requests and encode their answers; 0: one per CPU core, at least 2
+  int threads = 0;       // parse inference requests and encode their answers; 0: one per CPU core, at least 2
   int max_threads = 64;  // gRPC's ResourceQuota: the threads its synchronous paths may start
 };
 

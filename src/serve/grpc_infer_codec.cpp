@@ -1,6 +1,5 @@
 #include "serve/grpc_infer_codec.hpp"
 
-
 #include <cstring>
 #include <limits>
 
@@ -42,8 +41,7 @@ std::optional<shm_ref> shm_parameters(const parameter_map& parameters, const std
 }
 
 template <typename T, typename Source>
-std::vector<std::byte> pack(const Source& values, std::size_t elements, const std::string& where,
-                            const char* field) {
+std::vector<std::byte> pack(const Source& values, std::size_t elements, const std::string& where, const char* field) {
   if (static_cast<std::size_t>(values.size()) != elements)
     throw bad_request(where + ": its shape has " + std::to_string(elements) + " elements but contents." + field +
                       " holds " + std::to_string(values.size()));
@@ -64,12 +62,18 @@ std::vector<std::byte> pack(const Source& values, std::size_t elements, const st
 std::vector<std::byte> from_contents(const inference::InferTensorContents& c, dtype type, std::size_t elements,
                                      const std::string& where) {
   switch (type) {
-    case dtype::boolean: return pack<std::uint8_t>(c.bool_contents(), elements, where, "bool_contents");
-    case dtype::i8: return pack<std::int8_t>(c.int_contents(), elements, where, "int_contents");
-    case dtype::i32: return pack<std::int32_t>(c.int_contents(), elements, where, "int_contents");
-    case dtype::u8: return pack<std::uint8_t>(c.uint_contents(), elements, where, "uint_contents");
-    case dtype::i64: return pack<std::int64_t>(c.int64_contents(), elements, where, "int64_contents");
-    case dtype::f32: return pack<float>(c.fp32_contents(), elements, where, "fp32_contents");
+    case dtype::boolean:
+      return pack<std::uint8_t>(c.bool_contents(), elements, where, "bool_contents");
+    case dtype::i8:
+      return pack<std::int8_t>(c.int_contents(), elements, where, "int_contents");
+    case dtype::i32:
+      return pack<std::int32_t>(c.int_contents(), elements, where, "int_contents");
+    case dtype::u8:
+      return pack<std::uint8_t>(c.uint_contents(), elements, where, "uint_contents");
+    case dtype::i64:
+      return pack<std::int64_t>(c.int64_contents(), elements, where, "int64_contents");
+    case dtype::f32:
+      return pack<float>(c.fp32_contents(), elements, where, "fp32_contents");
     case dtype::f16:
     case dtype::bf16:
       break;

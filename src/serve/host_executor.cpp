@@ -61,8 +61,8 @@ class host_executor final : public executor {
 
 }  // namespace
 
-std::unique_ptr<executor> make_host_executor(std::unique_ptr<host_reference_engine> engine,
-                                             model_signature signature, int workers) {
+std::unique_ptr<executor> make_host_executor(std::unique_ptr<host_reference_engine> engine, model_signature signature,
+                                             int workers) {
   return std::make_unique<host_executor>(std::move(engine), std::move(signature), workers);
 }
 

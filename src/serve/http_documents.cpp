@@ -70,7 +70,8 @@ json model_config_json(const served_model& model) {
 json repository_index_json(const model_repository& repository) {
   json list = json::array();
   for (const auto& m : repository.index())
-    list.push_back({{"name", m.name}, {"version", std::string(model_version)}, {"state", m.state}, {"reason", m.reason}});
+    list.push_back(
+        {{"name", m.name}, {"version", std::string(model_version)}, {"state", m.state}, {"reason", m.reason}});
   return list;
 }
 

@@ -9,12 +9,12 @@
 #include <nlohmann/json.hpp>
 
 #include "serve/client_json.hpp"
+#include "serve/cuda_shm_registry.hpp"
 #include "serve/http_documents.hpp"
 #include "serve/http_transport.hpp"
 #include "serve/metrics_text.hpp"
 #include "serve/request_error.hpp"
 #include "serve/route_pattern.hpp"
-#include "serve/cuda_shm_registry.hpp"
 #include "serve/shm_registry.hpp"
 #include "serve/work_pool.hpp"
 
@@ -46,7 +46,7 @@ enum class route_kind { quick, pooled, inference };
 struct route {
   std::string method;
   route_pattern path;
-  route_handler handler;  // unset for the inference routes
+  route_handler handler;       // unset for the inference routes
   std::size_t max_body_bytes;  // larger bodies are refused unread
   route_kind kind;
 };
@@ -132,8 +132,10 @@ std::optional<std::string> unsupported_body_type(const http_request& head) {
              "' is not an inference body: send application/json, or application/octet-stream with "
              "Inference-Header-Content-Length";
   }
-  if (const auto encoding = head.header("Content-Encoding"); encoding && !same_text_ignoring_case(*encoding, "identity"))
-    return "Content-Encoding '" + quote_text(*encoding) + "' is not supported by this server: send the body uncompressed";
+  if (const auto encoding = head.header("Content-Encoding");
+      encoding && !same_text_ignoring_case(*encoding, "identity"))
+    return "Content-Encoding '" + quote_text(*encoding) +
+           "' is not supported by this server: send the body uncompressed";
   return std::nullopt;
 }
 
@@ -198,16 +200,17 @@ struct http_frontend::state {
   inference_service& service;
   http_options options;
   std::vector<route> routes;  // tried in order, the first match answers
-  work_pool pool;  // decodes bodies and encodes answers
+  work_pool pool;             // decodes bodies and encodes answers
   http_transport transport;
 
   state(inference_service& s, const http_options& o)
       : service(s),
         options(o),
         pool(static_cast<std::size_t>(o.threads > 0 ? o.threads : default_threads())),
-        transport(with_intake(o, s), {[this](const http_request& head) { return admit(head); },
-                                      [this](http_request&& req, http_reply reply) { handle(std::move(req), reply); },
-                                      [this](int status, const std::string& message) { return refused(status, message); }}) {
+        transport(with_intake(o, s),
+                  {[this](const http_request& head) { return admit(head); },
+                   [this](http_request&& req, http_reply reply) { handle(std::move(req), reply); },
+                   [this](int status, const std::string& message) { return refused(status, message); }}) {
     add_routes();
   }
 
@@ -234,19 +237,19 @@ struct http_frontend::state {
   }
 
   // The largest inference body: the transport's limit, never more than the whole in-flight budget.
-  std::size_t inference_body_limit() const {
-    return std::min(options.max_body_bytes, service.intake().budget_bytes());
+  std::size_t inference_body_limit() const { return std::min(options.max_body_bytes, service.intake().budget_bytes()); }
+  std::size_t json_body_limit() const {
+    return std::min(inference_body_limit(), options.limits.max_inference_header_bytes);
   }
-  std::size_t json_body_limit() const { return std::min(inference_body_limit(), options.limits.max_inference_header_bytes); }
 
   // Decided from the headers, before any byte of the body is read: a request that cannot be
   // served is answered now, and its body never costs memory.
   http_admission admit(const http_request& head) const {
     http_admission a;
     if (head.path.size() > max_path_bytes) {
-      a.answer = error_response(414, "request path of " + std::to_string(head.path.size()) +
-                                         " bytes exceeds the server's limit of " + std::to_string(max_path_bytes) +
-                                         " bytes");
+      a.answer =
+          error_response(414, "request path of " + std::to_string(head.path.size()) +
+                                  " bytes exceeds the server's limit of " + std::to_string(max_path_bytes) + " bytes");
       return a;
     }
     const auto found = find_route(head);
@@ -392,40 +395,37 @@ struct http_frontend::state {
   }
 
   void add_routes() {
-    get("/v2/health/live", guarded([this](const auto&, auto& res) {
-      res.status = service.live() ? 200 : 503;
-    }));
+    get("/v2/health/live", guarded([this](const auto&, auto& res) { res.status = service.live() ? 200 : 503; }));
     get("/v2/health/ready", guarded([this](const auto&, auto& res) {
-      const std::string why = service.not_ready_reason();
-      res.status = why.empty() ? 200 : 503;
-      if (!why.empty()) send_error(res, 503, why);
-    }));
+          const std::string why = service.not_ready_reason();
+          res.status = why.empty() ? 200 : 503;
+          if (!why.empty()) send_error(res, 503, why);
+        }));
     get("/v2", guarded([this](const auto&, auto& res) { send_json(res, server_metadata_json(service)); }));
     get("/metrics", guarded([this](const auto&, auto& res) {
-      set_content(res, render_metrics(service), "text/plain; version=0.0.4");
-    }));
-    post("/v2/repository/index", guarded([this](const auto&, auto& res) {
-      send_json(res, repository_index_json(service.repository()));
-    }));
+          set_content(res, render_metrics(service), "text/plain; version=0.0.4");
+        }));
+    post("/v2/repository/index",
+         guarded([this](const auto&, auto& res) { send_json(res, repository_index_json(service.repository())); }));
 
     // Load and unload wait for the model (its build, or its requests in flight): on the pool.
     post("/v2/repository/models/{}/load", guarded([this](const route_request& req, auto& res) {
-      refuse_load_overrides(parse_json_body(req));
-      service.load_model(req.captures[0]);
-      res.status = 200;
-    }));
+           refuse_load_overrides(parse_json_body(req));
+           service.load_model(req.captures[0]);
+           res.status = 200;
+         }));
     post("/v2/repository/models/{}/unload", guarded([this](const route_request& req, auto& res) {
-      service.unload_model(req.captures[0]);
-      res.status = 200;
-    }));
+           service.unload_model(req.captures[0]);
+           res.status = 200;
+         }));
 
     // Statistics first: "/v2/models/stats" would otherwise read as metadata of a model "stats".
     get("/v2/models/stats", guarded([this](const auto&, auto& res) {
-      const auto models = service.repository().models();
-      std::vector<const served_model*> all;
-      for (const auto& m : models) all.push_back(m.get());
-      send_json(res, statistics_json(all));
-    }));
+          const auto models = service.repository().models();
+          std::vector<const served_model*> all;
+          for (const auto& m : models) all.push_back(m.get());
+          send_json(res, statistics_json(all));
+        }));
     const auto model_stats = guarded([this](const route_request& req, http_response& res) {
       const auto model = service.find(req.captures[0], version_of(req));
       send_json(res, statistics_json({model.get()}));
@@ -479,69 +479,72 @@ struct http_frontend::state {
         list.push_back({{"name", r.name}, {"device_id", r.device_id}, {"byte_size", r.byte_size}});
       return list;
     };
-    get("/v2/cudasharedmemory/status", guarded([this, status](const auto&, auto& res) {
-      send_json(res, status(cuda_shm().status()));
-    }), route_kind::pooled);
+    get("/v2/cudasharedmemory/status",
+        guarded([this, status](const auto&, auto& res) { send_json(res, status(cuda_shm().status())); }),
+        route_kind::pooled);
     get("/v2/cudasharedmemory/region/{}/status", guarded([this, status](const route_request& req, auto& res) {
-      send_json(res, status(cuda_shm().status(req.captures[0])));
-    }), route_kind::pooled);
-    post("/v2/cudasharedmemory/region/{}/register", guarded([this](const route_request& req, auto& res) {
-      cuda_shm_registry& registry = cuda_shm();
-      const json body = parse_json_body(req);
-      const auto handle = body.find("raw_handle");
-      if (handle == body.end() || !handle->is_object() || !handle->contains("b64") || !(*handle)["b64"].is_string())
-        throw bad_request("register: \"raw_handle\": {\"b64\": ...} is missing");
-      const auto device = body.find("device_id");
-      const auto byte_size = body.find("byte_size");
-      if (device == body.end() || !device->is_number_integer())
-        throw bad_request("register: \"device_id\" (an integer) is missing");
-      if (byte_size == body.end() || !byte_size->is_number_unsigned())
-        throw bad_request("register: \"byte_size\" (a non-negative integer) is missing");
-      registry.register_region(req.captures[0], decode_base64((*handle)["b64"].get<std::string>()),
-                               device->get<std::int64_t>(), byte_size->get<std::size_t>());
-      res.status = 200;
-    }));
+          send_json(res, status(cuda_shm().status(req.captures[0])));
+        }),
+        route_kind::pooled);
+    post(
+        "/v2/cudasharedmemory/region/{}/register", guarded([this](const route_request& req, auto& res) {
+          cuda_shm_registry& registry = cuda_shm();
+          const json body = parse_json_body(req);
+          const auto handle = body.find("raw_handle");
+          if (handle == body.end() || !handle->is_object() || !handle->contains("b64") || !(*handle)["b64"].is_string())
+            throw bad_request("register: \"raw_handle\": {\"b64\": ...} is missing");
+          const auto device = body.find("device_id");
+          const auto byte_size = body.find("byte_size");
+          if (device == body.end() || !device->is_number_integer())
+            throw bad_request("register: \"device_id\" (an integer) is missing");
+          if (byte_size == body.end() || !byte_size->is_number_unsigned())
+            throw bad_request("register: \"byte_size\" (a non-negative integer) is missing");
+          registry.register_region(req.captures[0], decode_base64((*handle)["b64"].get<std::string>()),
+                                   device->get<std::int64_t>(), byte_size->get<std::size_t>());
+          res.status = 200;
+        }));
     post("/v2/cudasharedmemory/region/{}/unregister", guarded([this](const route_request& req, auto& res) {
-      cuda_shm().unregister_region(req.captures[0]);
-      res.status = 200;
-    }));
+           cuda_shm().unregister_region(req.captures[0]);
+           res.status = 200;
+         }));
     post("/v2/cudasharedmemory/unregister", guarded([this](const auto&, auto& res) {
-      cuda_shm().unregister_all();
-      res.status = 200;
-    }));
+           cuda_shm().unregister_all();
+           res.status = 200;
+         }));
   }
 
   void add_shm_routes() {
-    get("/v2/systemsharedmemory/status", guarded([this](const auto&, auto& res) {
-      send_json(res, shm_status_json(system_shm().status()));
-    }), route_kind::pooled);
+    get("/v2/systemsharedmemory/status",
+        guarded([this](const auto&, auto& res) { send_json(res, shm_status_json(system_shm().status())); }),
+        route_kind::pooled);
     get("/v2/systemsharedmemory/region/{}/status", guarded([this](const route_request& req, auto& res) {
-      send_json(res, shm_status_json(system_shm().status(req.captures[0])));
-    }), route_kind::pooled);
+          send_json(res, shm_status_json(system_shm().status(req.captures[0])));
+        }),
+        route_kind::pooled);
     post("/v2/systemsharedmemory/region/{}/register", guarded([this](const route_request& req, auto& res) {
-      shm_registry& registry = system_shm();
-      const json body = parse_json_body(req);
-      const auto key = body.find("key");
-      const auto byte_size = body.find("byte_size");
-      if (key == body.end() || !key->is_string()) throw bad_request("register: \"key\" (a string) is missing");
-      if (byte_size == body.end() || !byte_size->is_number_unsigned())
-        throw bad_request("register: \"byte_size\" (a non-negative integer) is missing");
-      std::size_t offset = 0;
-      if (const auto o = body.find("offset"); o != body.end()) {
-        if (!o->is_number_unsigned()) throw bad_request("register: \"offset\" must be a non-negative integer");
-        offset = o->get<std::size_t>();
-      }
-      registry.register_region(req.captures[0], key->get<std::string>(), offset, byte_size->get<std::size_t>());
-      res.status = 200;
-    }));
+           shm_registry& registry = system_shm();
+           const json body = parse_json_body(req);
+           const auto key = body.find("key");
+           const auto byte_size = body.find("byte_size");
+           if (key == body.end() || !key->is_string()) throw bad_request("register: \"key\" (a string) is missing");
+           if (byte_size == body.end() || !byte_size->is_number_unsigned())
+             throw bad_request("register: \"byte_size\" (a non-negative integer) is missing");
+           std::size_t offset = 0;
+           if (const auto o = body.find("offset"); o != body.end()) {
+             if (!o->is_number_unsigned()) throw bad_request("register: \"offset\" must be a non-negative integer");
+             offset = o->get<std::size_t>();
+           }
+           registry.register_region(req.captures[0], key->get<std::string>(), offset, byte_size->get<std::size_t>());
+           res.status = 200;
+         }));
     post("/v2/systemsharedmemory/region/{}/unregister", guarded([this](const route_request& req, auto& res) {
-      system_shm().unregister_region(req.captures[0]);
-      res.status = 200;
-    }));
+           system_shm().unregister_region(req.captures[0]);
+           res.status = 200;
+         }));
     post("/v2/systemsharedmemory/unregister", guarded([this](const auto&, auto& res) {
-      system_shm().unregister_all();
-      res.status = 200;
-    }));
+           system_shm().unregister_all();
+           res.status = 200;
+         }));
     add_cuda_shm_routes();
   }
 };

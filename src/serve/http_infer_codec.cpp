@@ -132,17 +132,18 @@ http_infer_request parse_http_infer_request(std::string_view body, std::optional
   if (header_length) {
     json_bytes = parse_header_length(*header_length, body.size(), limits);
   } else if (body.size() > limits.max_inference_header_bytes) {
-    throw request_error(error_status::payload_too_large,
-                        "inference request JSON of " + std::to_string(body.size()) +
-                            " bytes exceeds the server's limit of " +
-                            std::to_string(limits.max_inference_header_bytes) + " bytes");
+    throw request_error(error_status::payload_too_large, "inference request JSON of " + std::to_string(body.size()) +
+                                                             " bytes exceeds the server's limit of " +
+                                                             std::to_string(limits.max_inference_header_bytes) +
+                                                             " bytes");
   }
   const std::string_view header = body.substr(0, json_bytes);
   // nlohmann's parser stops at a NUL byte, which would let binary data pass for the end of the
   // JSON; refuse it by name instead.
   if (const auto nul = header.find('\0'); nul != std::string_view::npos)
-    throw bad_request("malformed JSON in the inference request: a NUL byte at offset " + std::to_string(nul) +
-                      (header_length ? std::string() : " (binary data without an Inference-Header-Content-Length header?)"));
+    throw bad_request(
+        "malformed JSON in the inference request: a NUL byte at offset " + std::to_string(nul) +
+        (header_length ? std::string() : " (binary data without an Inference-Header-Content-Length header?)"));
   // JSON data is decoded as the parser meets it, by decoders made once an input's datatype and
   // shape are known and checked (usually before its "data"; otherwise in a second pass).
   // Every element takes two bytes of text at least ("1,"): room for more than that is never
@@ -151,8 +152,8 @@ http_infer_request parse_http_infer_request(std::string_view body, std::optional
   std::vector<std::unique_ptr<json_tensor_decoder>> decoders;  // by input index, once made
   const auto make_decoder = [&](std::size_t index, const input_header& h) {
     if (decoders.size() <= index) decoders.resize(index + 1);
-    decoders[index] = std::make_unique<json_tensor_decoder>(h.tensor.type, h.elements, most_elements,
-                                                            quote_text(h.tensor.name));
+    decoders[index] =
+        std::make_unique<json_tensor_decoder>(h.tensor.type, h.elements, most_elements, quote_text(h.tensor.name));
     return decoders[index].get();
   };
   const auto decoder_once_known = [&](std::size_t index, const json& in) -> json_tensor_decoder* {
@@ -180,7 +181,7 @@ http_infer_request parse_http_infer_request(std::string_view body, std::optional
   const json* inputs = member(doc, "inputs");
   if (inputs == nullptr || !inputs->is_array() || inputs->empty())
     throw bad_request("the inference request needs a non-empty \"inputs\" array");
-  std::size_t cursor = json_bytes;  // binary data starts right after the JSON header
+  std::size_t cursor = json_bytes;       // binary data starts right after the JSON header
   std::vector<std::size_t> data_unread;  // inputs whose "data" came before their datatype or shape
   for (const auto& in : *inputs) {
     if (!in.is_object()) throw bad_request("every entry of \"inputs\" must be an object");
@@ -188,9 +189,9 @@ http_infer_request parse_http_infer_request(std::string_view body, std::optional
     auto [tensor, where, elements] = parse_input_header(in);
     if (check) check(tensor);
     const json* in_parameters = member(in, "parameters");
-    refuse_unknown_parameters(in_parameters, where,
-                              {"binary_data_size", "shared_memory_region", "shared_memory_offset",
-                               "shared_memory_byte_size"});
+    refuse_unknown_parameters(
+        in_parameters, where,
+        {"binary_data_size", "shared_memory_region", "shared_memory_offset", "shared_memory_byte_size"});
     const bool has_binary = in_parameters != nullptr && member(*in_parameters, "binary_data_size") != nullptr;
     tensor.shared_memory = parse_shm(in_parameters, where);
     const json* data = member(in, "data");
@@ -200,12 +201,12 @@ http_infer_request parse_http_infer_request(std::string_view body, std::optional
     if (sources > 1) throw bad_request(where + " has more than one source of data");
     if (has_binary) {
       if (!header_length)
-        throw bad_request(where + " has binary_data_size but the request has no Inference-Header-Content-Length header");
+        throw bad_request(where +
+                          " has binary_data_size but the request has no Inference-Header-Content-Length header");
       const std::size_t size = size_member(*in_parameters, "binary_data_size", where);
       if (size > body.size() - cursor)
-        throw bad_request("truncated binary data: " + where + " needs " + std::to_string(size) +
-                          " bytes at offset " + std::to_string(cursor) + " but the body ends at " +
-                          std::to_string(body.size()));
+        throw bad_request("truncated binary data: " + where + " needs " + std::to_string(size) + " bytes at offset " +
+                          std::to_string(cursor) + " but the body ends at " + std::to_string(body.size()));
       tensor.data = std::as_bytes(std::span(body.data() + cursor, size));
       cursor += size;
     } else if (data != nullptr && index < decoders.size() && decoders[index] != nullptr) {
@@ -239,9 +240,9 @@ http_infer_request parse_http_infer_request(std::string_view body, std::optional
       requested.name = string_member(out, "name", "output");
       const std::string where = "output '" + quote_text(requested.name) + "'";
       const json* out_parameters = member(out, "parameters");
-      refuse_unknown_parameters(out_parameters, where,
-                                {"binary_data", "shared_memory_region", "shared_memory_offset",
-                                 "shared_memory_byte_size"});
+      refuse_unknown_parameters(
+          out_parameters, where,
+          {"binary_data", "shared_memory_region", "shared_memory_offset", "shared_memory_byte_size"});
       bool binary = parsed.binary_by_default;
       if (out_parameters != nullptr && member(*out_parameters, "binary_data") != nullptr)
         binary = bool_member(*out_parameters, "binary_data", where);

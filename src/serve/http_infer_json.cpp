@@ -21,7 +21,9 @@ class infer_json_handler {
   infer_json_handler(json& root, std::string what, const data_decoder_lookup& decoder_for)
       : document_(root, std::move(what)), decoder_for_(decoder_for) {}
 
-  bool null() { return scalar([&] { element_other("null"); }, [&] { return document_.null(); }); }
+  bool null() {
+    return scalar([&] { element_other("null"); }, [&] { return document_.null(); });
+  }
   bool boolean(bool v) {
     return scalar([&] { decoder_->boolean(v); }, [&] { return document_.boolean(v); });
   }
@@ -136,12 +138,12 @@ class infer_json_handler {
 
   json_document_builder document_;
   const data_decoder_lookup& decoder_for_;
-  std::string root_key_;            // the request object's member being read
-  bool inputs_open_ = false;        // within the request's "inputs" array
-  std::size_t inputs_begun_ = 0;    // entries of "inputs" begun
-  bool data_next_ = false;          // the next value is an input's "data"
-  bool in_data_ = false;            // within an input's "data" array
-  std::size_t data_depth_ = 0;      // arrays (and objects) open within it
+  std::string root_key_;                    // the request object's member being read
+  bool inputs_open_ = false;                // within the request's "inputs" array
+  std::size_t inputs_begun_ = 0;            // entries of "inputs" begun
+  bool data_next_ = false;                  // the next value is an input's "data"
+  bool in_data_ = false;                    // within an input's "data" array
+  std::size_t data_depth_ = 0;              // arrays (and objects) open within it
   json_tensor_decoder* decoder_ = nullptr;  // where its elements go; null: skipped
 };
 

@@ -81,9 +81,10 @@ http_request to_head(const http::request<http::string_body>& message, const requ
   return request;
 }
 
-std::unique_ptr<http::response<http::string_body>> to_message(http_response&& answer, unsigned version,
-                                                              bool keep_alive, bool head_only) {
-  auto response = std::make_unique<http::response<http::string_body>>(static_cast<http::status>(answer.status), version);
+std::unique_ptr<http::response<http::string_body>> to_message(http_response&& answer, unsigned version, bool keep_alive,
+                                                              bool head_only) {
+  auto response =
+      std::make_unique<http::response<http::string_body>>(static_cast<http::status>(answer.status), version);
   if (!answer.content_type.empty()) response->set(http::field::content_type, answer.content_type);
   for (auto& [name, value] : answer.headers) response->set(name, value);
   response->body() = std::move(answer.body);
@@ -150,10 +151,10 @@ class server_core {
   std::size_t serving_ = 0;   // connections counted against max_connections
   std::size_t refusing_ = 0;  // connections being answered 503 for being over a limit
   std::unordered_map<std::string, std::size_t> serving_by_peer_;  // against max_connections_per_peer
-  std::vector<std::unique_ptr<asio::io_context>> contexts_;  // one per I/O thread
+  std::vector<std::unique_ptr<asio::io_context>> contexts_;       // one per I/O thread
   // Keep each context running while it has no connection, until stop().
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> keep_running_;
-  std::size_t next_context_ = 0;  // the context of the next connection (on the acceptor's strand)
+  std::size_t next_context_ = 0;           // the context of the next connection (on the acceptor's strand)
   std::optional<tcp::acceptor> acceptor_;  // on the first context
   std::optional<asio::steady_timer> accept_retry_;
 };
@@ -220,13 +221,14 @@ class connection : public std::enable_shared_from_this<connection> {
     phase_ = phase::idle;
     buffer_.shrink_to_fit();
     arm(server_.options().idle_timeout);
-    socket_.async_read_some(buffer_.prepare(first_read_bytes), [self = shared_from_this()](error_code ec, std::size_t n) {
-      self->buffer_.commit(n);
-      // Closed, reset, idle too long (the deadline cancelled the read) or stopped. A request
-      // whose first bytes came just as the deadline passed is served: start_request re-arms.
-      if (ec) return self->close();
-      self->start_request();
-    });
+    socket_.async_read_some(buffer_.prepare(first_read_bytes),
+                            [self = shared_from_this()](error_code ec, std::size_t n) {
+                              self->buffer_.commit(n);
+                              // Closed, reset, idle too long (the deadline cancelled the read) or stopped. A request
+                              // whose first bytes came just as the deadline passed is served: start_request re-arms.
+                              if (ec) return self->close();
+                              self->start_request();
+                            });
   }
 
   // A request has begun: its headers must arrive within header_timeout, and all of it within
@@ -275,8 +277,7 @@ class connection : public std::enable_shared_from_this<connection> {
     parser_->body_limit(body_limit_);
     if (admission.counted && server_.options().intake != nullptr) {
       auto granted = server_.options().intake->admit(static_cast<std::size_t>(request_.content_length.value_or(0)));
-      if (granted.refusal)
-        return refuse(*granted.refusal == intake_refusal::too_large ? 413 : 503, granted.message);
+      if (granted.refusal) return refuse(*granted.refusal == intake_refusal::too_large ? 413 : 503, granted.message);
       ticket_ = std::move(granted.ticket);
     }
     arm_rest_of(server_.options().request_timeout);
@@ -335,14 +336,15 @@ class connection : public std::enable_shared_from_this<connection> {
     if (ec == http::error::body_limit)
       return refuse(413, "request body exceeds the server's limit of " + std::to_string(body_limit_) + " bytes");
     if (ec == http::error::header_limit)
-      return refuse(400, "request line and headers exceed the server's limit of " +
-                             std::to_string(o.max_header_bytes) + " bytes");
+      return refuse(400, "request line and headers exceed the server's limit of " + std::to_string(o.max_header_bytes) +
+                             " bytes");
     refuse(400, "malformed HTTP request: " + ec.message());
   }
 
   // Routes a reply's answer back to this connection's strand.
   struct reply_target final : http_reply::target {
-    explicit reply_target(std::shared_ptr<connection> c) : to(std::move(c)), busy(asio::make_work_guard(to->context_)) {}
+    explicit reply_target(std::shared_ptr<connection> c)
+        : to(std::move(c)), busy(asio::make_work_guard(to->context_)) {}
     void deliver(http_response&& answer) override {
       asio::post(to->executor(), [c = to, answer = std::move(answer)]() mutable { c->answered(std::move(answer)); });
     }
@@ -428,7 +430,8 @@ class connection : public std::enable_shared_from_this<connection> {
 
   // The deadline `timeout` after the request's first byte.
   void arm_rest_of(std::chrono::steady_clock::duration timeout) {
-    arm(std::max(std::chrono::steady_clock::duration::zero(), first_byte_ + timeout - std::chrono::steady_clock::now()));
+    arm(std::max(std::chrono::steady_clock::duration::zero(),
+                 first_byte_ + timeout - std::chrono::steady_clock::now()));
   }
 
   void disarm() {
@@ -558,8 +561,7 @@ void server_core::stop() {
     accept_retry_->cancel();
   });
   // Each context's thread lets go of its own: then it runs until its connections are done.
-  for (std::size_t i = 0; i < contexts_.size(); ++i)
-    asio::post(*contexts_[i], [this, i] { keep_running_[i].reset(); });
+  for (std::size_t i = 0; i < contexts_.size(); ++i) asio::post(*contexts_[i], [this, i] { keep_running_[i].reset(); });
   std::vector<std::shared_ptr<connection>> open;
   {
     const std::lock_guard lock(table_mutex_);

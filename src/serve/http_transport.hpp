@@ -55,7 +55,7 @@ struct http_request {
   std::vector<std::pair<std::string, std::string>> headers;
   std::optional<std::uint64_t> content_length;  // as announced; none for a chunked body or none
   bool chunked = false;                         // Transfer-Encoding: chunked
-  std::string body;  // empty while admit() looks at the request
+  std::string body;                             // empty while admit() looks at the request
 
   // Whether a body follows the headers.
   [[nodiscard]] bool has_body() const noexcept { return chunked || content_length.value_or(0) > 0; }
@@ -75,7 +75,7 @@ class request_intake;
 
 struct http_transport_options {
   std::string host = "0.0.0.0";
-  int port = 8000;    // 0: any free port
+  int port = 8000;  // 0: any free port
   // Threads running the sockets (they never block); 0: a quarter of the CPU cores, 2 to 8
   // (default_io_threads). They also decode small inference bodies (http_frontend).
   int io_threads = 0;

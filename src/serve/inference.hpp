@@ -75,7 +75,7 @@ struct output_tensor {
   std::string name;
   dtype type = dtype::f32;
   std::vector<std::int64_t> shape;
-  std::vector<std::byte> data;  // empty when written to shared memory
+  std::vector<std::byte> data;           // empty when written to shared memory
   std::optional<shm_ref> shared_memory;  // where the output was written instead
 };
 

@@ -57,9 +57,7 @@ json_tensor_decoder::json_tensor_decoder(dtype type, std::size_t elements, std::
   bytes_.reserve(std::min(elements, most_elements) * size_of(type));
 }
 
-std::string json_tensor_decoder::out_of_range() const {
-  return "is out of range for " + std::string(to_string(type_));
-}
+std::string json_tensor_decoder::out_of_range() const { return "is out of range for " + std::string(to_string(type_)); }
 
 void json_tensor_decoder::refuse(const std::string& quoted, const std::string& why) const {
   throw bad_request("input '" + tensor_ + "': element " + std::to_string(count_) + " (" + quoted + ") " + why);
@@ -78,14 +76,25 @@ void json_tensor_decoder::append(const T& value) {
 void json_tensor_decoder::integer(std::int64_t value) {
   const auto range = [&] { refuse(std::to_string(value), out_of_range()); };
   switch (type_) {
-    case dtype::i8: fits<std::int8_t>(value) ? append(static_cast<std::int8_t>(value)) : range(); break;
-    case dtype::u8: fits<std::uint8_t>(value) ? append(static_cast<std::uint8_t>(value)) : range(); break;
-    case dtype::i32: fits<std::int32_t>(value) ? append(static_cast<std::int32_t>(value)) : range(); break;
-    case dtype::i64: append(value); break;
-    case dtype::boolean: refuse(std::to_string(value), "is not true or false");
+    case dtype::i8:
+      fits<std::int8_t>(value) ? append(static_cast<std::int8_t>(value)) : range();
+      break;
+    case dtype::u8:
+      fits<std::uint8_t>(value) ? append(static_cast<std::uint8_t>(value)) : range();
+      break;
+    case dtype::i32:
+      fits<std::int32_t>(value) ? append(static_cast<std::int32_t>(value)) : range();
+      break;
+    case dtype::i64:
+      append(value);
+      break;
+    case dtype::boolean:
+      refuse(std::to_string(value), "is not true or false");
     case dtype::f32:
     case dtype::f16:
-    case dtype::bf16: floating(static_cast<double>(value), std::to_string(value)); break;
+    case dtype::bf16:
+      floating(static_cast<double>(value), std::to_string(value));
+      break;
   }
 }
 
@@ -142,14 +151,30 @@ json encode_json_data(std::span<const std::byte> bytes, dtype type) {
   array.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
     switch (type) {
-      case dtype::boolean: array.emplace_back(get<std::uint8_t>(bytes, i) != 0); break;
-      case dtype::i8: array.emplace_back(get<std::int8_t>(bytes, i)); break;
-      case dtype::u8: array.emplace_back(get<std::uint8_t>(bytes, i)); break;
-      case dtype::i32: array.emplace_back(get<std::int32_t>(bytes, i)); break;
-      case dtype::i64: array.emplace_back(get<std::int64_t>(bytes, i)); break;
-      case dtype::f32: array.emplace_back(get<float>(bytes, i)); break;
-      case dtype::f16: array.emplace_back(__half2float(get<__half>(bytes, i))); break;
-      case dtype::bf16: array.emplace_back(__bfloat162float(get<__nv_bfloat16>(bytes, i))); break;
+      case dtype::boolean:
+        array.emplace_back(get<std::uint8_t>(bytes, i) != 0);
+        break;
+      case dtype::i8:
+        array.emplace_back(get<std::int8_t>(bytes, i));
+        break;
+      case dtype::u8:
+        array.emplace_back(get<std::uint8_t>(bytes, i));
+        break;
+      case dtype::i32:
+        array.emplace_back(get<std::int32_t>(bytes, i));
+        break;
+      case dtype::i64:
+        array.emplace_back(get<std::int64_t>(bytes, i));
+        break;
+      case dtype::f32:
+        array.emplace_back(get<float>(bytes, i));
+        break;
+      case dtype::f16:
+        array.emplace_back(__half2float(get<__half>(bytes, i)));
+        break;
+      case dtype::bf16:
+        array.emplace_back(__bfloat162float(get<__nv_bfloat16>(bytes, i)));
+        break;
     }
   }
   return out;

@@ -24,12 +24,14 @@ std::string render_region_usage(const inference_service& service) {
   if (service.system_shm() == nullptr) return {};
   std::vector<std::pair<const char*, region_usage>> kinds{{"system", service.system_shm()->usage()}};
   if (service.cuda_shm() != nullptr) kinds.emplace_back("cuda", service.cuda_shm()->usage());
-  std::string text =
-      "# HELP ferry_shm_regions Shared-memory regions registered\n# TYPE ferry_shm_regions gauge\n";
-  for (const auto& [kind, usage] : kinds) text += fmt::format("ferry_shm_regions{{kind=\"{}\"}} {}\n", kind, usage.registered);
-  text += "# HELP ferry_shm_region_limit Shared-memory regions that may be registered at once\n"
-          "# TYPE ferry_shm_region_limit gauge\n";
-  for (const auto& [kind, usage] : kinds) text += fmt::format("ferry_shm_region_limit{{kind=\"{}\"}} {}\n", kind, usage.limit);
+  std::string text = "# HELP ferry_shm_regions Shared-memory regions registered\n# TYPE ferry_shm_regions gauge\n";
+  for (const auto& [kind, usage] : kinds)
+    text += fmt::format("ferry_shm_regions{{kind=\"{}\"}} {}\n", kind, usage.registered);
+  text +=
+      "# HELP ferry_shm_region_limit Shared-memory regions that may be registered at once\n"
+      "# TYPE ferry_shm_region_limit gauge\n";
+  for (const auto& [kind, usage] : kinds)
+    text += fmt::format("ferry_shm_region_limit{{kind=\"{}\"}} {}\n", kind, usage.limit);
   return text;
 }
 
@@ -60,11 +62,13 @@ std::string render_histogram(const char* name, const char* help,
   std::string text = fmt::format("# HELP {} {}\n# TYPE {} histogram\n", name, help, name);
   for (std::size_t i = 0; i < models.size(); ++i) {
     const duration_histogram& h = snapshots[i].*which;
-    const std::string labels = fmt::format("model=\"{}\",version=\"{}\"", label_value(models[i]->config.name), model_version);
+    const std::string labels =
+        fmt::format("model=\"{}\",version=\"{}\"", label_value(models[i]->config.name), model_version);
     std::uint64_t cumulative = 0;
     for (std::size_t b = 0; b < h.counts.size(); ++b) {
       cumulative += h.counts[b];
-      const std::string le = b < duration_bucket_bounds_us.size() ? std::to_string(duration_bucket_bounds_us[b]) : "+Inf";
+      const std::string le =
+          b < duration_bucket_bounds_us.size() ? std::to_string(duration_bucket_bounds_us[b]) : "+Inf";
       text += fmt::format("{}_bucket{{{},le=\"{}\"}} {}\n", name, labels, le, cumulative);
     }
     text += fmt::format("{}_sum{{{}}} {}\n", name, labels, static_cast<double>(h.sum_ns) / 1e3);
@@ -114,7 +118,8 @@ std::string render_metrics(const inference_service& service) {
        [](const served_model&, const statistics_snapshot& s) { return double(s.compute_input.ns) / 1e3; }},
       {"nv_inference_compute_infer_duration_us", "counter", "Cumulative compute inference duration in microseconds",
        [](const served_model&, const statistics_snapshot& s) { return double(s.compute_infer.ns) / 1e3; }},
-      {"nv_inference_compute_output_duration_us", "counter", "Cumulative inference compute output duration in microseconds",
+      {"nv_inference_compute_output_duration_us", "counter",
+       "Cumulative inference compute output duration in microseconds",
        [](const served_model&, const statistics_snapshot& s) { return double(s.compute_output.ns) / 1e3; }},
       {"nv_inference_pending_request_count", "gauge", "Instantaneous number of pending requests awaiting execution",
        [](const served_model& m, const statistics_snapshot&) {

@@ -21,8 +21,9 @@ std::unique_ptr<host_reference_engine> builtin_engine(const model_config& config
 // their pick is made for `input_size` in and out, and the reason says so.
 io_traffic traffic_of(const model_config& config, std::string& sizing_note) {
   if (is_model_engine_spec(config.engine)) {
-    sizing_note = std::string(" (a model file's sizes are known only once it is loaded: chosen for input_size in and "
-                              "out") +
+    sizing_note = std::string(
+                      " (a model file's sizes are known only once it is loaded: chosen for input_size in and "
+                      "out") +
                   (config.strategy_auto ? ", one strategy for every tensor)" : ")");
     return {.input_bytes = config.input_bytes, .output_bytes = config.input_bytes};
   }

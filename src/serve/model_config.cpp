@@ -36,16 +36,15 @@ class config_reader {
 
   [[nodiscard]] std::int64_t integer(const char* key, std::int64_t lo, std::int64_t hi) const {
     const json& v = *find(key);
-    if (!v.is_number_integer())
-      fail(std::string("'") + key + "' must be an integer, got " + quote_json(v));
+    if (!v.is_number_integer()) fail(std::string("'") + key + "' must be an integer, got " + quote_json(v));
     // An unsigned value past int64's range would read back negative: name it as written.
     if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi))
       fail(std::string("'") + key + "' must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
            quote_json(v));
     const auto n = v.get<std::int64_t>();
     if (n < lo || n > hi)
-      fail(std::string("'") + key + "' must be in [" + std::to_string(lo) + ", " +
-           std::to_string(hi) + "], got " + std::to_string(n));
+      fail(std::string("'") + key + "' must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
+           std::to_string(n));
     return n;
   }
 
@@ -63,8 +62,9 @@ class config_document_builder : public json_document_builder {
 
   [[noreturn]] bool parse_error(std::size_t position, const std::string&, const json::exception& problem) {
     const bool number = dynamic_cast<const json::out_of_range*>(&problem) != nullptr;
-    throw invalid_argument("model '" + model_ + "': " + std::string(model_config_file) + " is not valid JSON: " +
-                           (number ? "a number out of range" : "a syntax error") + " at byte " + std::to_string(position));
+    throw invalid_argument("model '" + model_ + "': " + std::string(model_config_file) +
+                           " is not valid JSON: " + (number ? "a number out of range" : "a syntax error") +
+                           " at byte " + std::to_string(position));
   }
 
  private:
@@ -104,9 +104,8 @@ model_config parse_model_config(std::string_view json_text, std::string model_na
   const config_reader read(doc, config.name);
   if (!doc.is_object()) read.fail("expected a JSON object");
   for (const auto& [key, value] : doc.items()) {
-    if (key != "engine" && key != "strategy" && key != "inflight" && key != "instances_per_gpu" &&
-        key != "max_batch" && key != "batch_delay_us" && key != "max_queue_size" && key != "input_size" &&
-        key != "tensor_strategies")
+    if (key != "engine" && key != "strategy" && key != "inflight" && key != "instances_per_gpu" && key != "max_batch" &&
+        key != "batch_delay_us" && key != "max_queue_size" && key != "input_size" && key != "tensor_strategies")
       read.fail("unknown key '" + quote_text(key) +
                 "' (known: engine, strategy, inflight, instances_per_gpu, max_batch, "
                 "batch_delay_us, max_queue_size, input_size, tensor_strategies)");
@@ -125,8 +124,10 @@ model_config parse_model_config(std::string_view json_text, std::string model_na
   }
   if (const json* overrides = read.find("tensor_strategies")) {
     if (!overrides->is_object())
-      read.fail("'tensor_strategies' must be an object of tensor names to strategies (e.g. {\"indices\": "
-                "\"mapped\"}), got " + quote_json(*overrides));
+      read.fail(
+          "'tensor_strategies' must be an object of tensor names to strategies (e.g. {\"indices\": "
+          "\"mapped\"}), got " +
+          quote_json(*overrides));
     for (const auto& [tensor, value] : overrides->items()) {
       const std::string key = "'tensor_strategies': '" + quote_text(tensor) + "'";
       if (!value.is_string()) read.fail(key + " must be a strategy name, got " + quote_json(value));
@@ -154,8 +155,8 @@ model_config parse_model_config(std::string_view json_text, std::string model_na
     config.max_queue_size = static_cast<std::size_t>(read.integer("max_queue_size", 0, int_max));
   if (const json* size = read.find("input_size")) {
     if (size->is_number_integer()) {
-      config.input_bytes = static_cast<std::size_t>(
-          read.integer("input_size", 1, std::numeric_limits<std::int64_t>::max()));
+      config.input_bytes =
+          static_cast<std::size_t>(read.integer("input_size", 1, std::numeric_limits<std::int64_t>::max()));
     } else {
       try {
         config.input_bytes = parse_byte_size(read.text("input_size"));

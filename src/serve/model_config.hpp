@@ -29,14 +29,14 @@ inline constexpr std::string_view model_config_file = "config.json";
 inline constexpr std::size_t max_model_config_bytes = std::size_t{1} << 20;
 
 struct model_config {
-  std::string name;                                  // the model's folder name
-  std::string engine;                                // built-in spec or "trt:"/"torch:" model file
-  strategy_kind strategy = strategy_kind::pinned;    // host<->device path on a GPU
-  int inflight = 2;                                  // slots per instance (requests in flight)
+  std::string name;                                // the model's folder name
+  std::string engine;                              // built-in spec or "trt:"/"torch:" model file
+  strategy_kind strategy = strategy_kind::pinned;  // host<->device path on a GPU
+  int inflight = 2;                                // slots per instance (requests in flight)
   // "auto": chosen when the model loads (choose_automatic), from the GPU's profile or the rules.
   bool strategy_auto = false;
   bool inflight_auto = false;
-  int instances_per_gpu = 1;                         // sessions per GPU, each with its own slots
+  int instances_per_gpu = 1;  // sessions per GPU, each with its own slots
   // Largest batch (leading dim) one engine run takes; 0 for engines without a batch dim.
   // Requests are merged along the leading dim up to this many rows.
   std::int64_t max_batch = 0;
@@ -45,7 +45,7 @@ struct model_config {
   // Requests that may wait for a worker at once; more are refused as unavailable (0 for no
   // limit, as in Triton). Unset: default_max_queue_size of the model's slots.
   std::optional<std::size_t> max_queue_size;
-  std::size_t input_bytes = std::size_t{1} << 20;   // touch, reduce, sparse: f32 input size
+  std::size_t input_bytes = std::size_t{1} << 20;  // touch, reduce, sparse: f32 input size
   // Tensors that go another way than `strategy` ("tensor_strategies": {"indices": "mapped"}), by
   // tensor name. Whether each names a tensor of the engine is checked when the model loads.
   // With "strategy": "auto", these stay as written and the pick fills in the other tensors.

@@ -34,9 +34,10 @@ std::string read_config(const served_model& model, const fs::path& file) {
   const std::string where = "model '" + model.config.name + "': " + std::string(model_config_file);
   std::error_code ec;
   if (!fs::is_regular_file(file, ec))
-    throw invalid_argument(where + (fs::exists(file, ec)                                ? " is not a regular file"
-                                    : fs::exists(file.parent_path() / "config.pbtxt", ec) ? triton_layout_hint
-                                                                                          : " is missing from its folder"));
+    throw invalid_argument(where + (fs::exists(file, ec) ? " is not a regular file"
+                                    : fs::exists(file.parent_path() / "config.pbtxt", ec)
+                                        ? triton_layout_hint
+                                        : " is missing from its folder"));
   const auto size = fs::file_size(file, ec);
   if (ec) throw invalid_argument(where + " cannot be read: " + ec.message());
   if (size > max_model_config_bytes)
@@ -68,7 +69,7 @@ std::string in_model_folder(const served_model& model, const fs::path& folder, c
 }
 
 void build(served_model& model, const fs::path& folder, const fs::path& root, const execution_platform& platform,
-          bool follow_outside_links) {
+           bool follow_outside_links) {
   const auto file = folder / model_config_file;
   if (!follow_outside_links) {
     if (!inside(folder, root))
@@ -88,8 +89,7 @@ void build(served_model& model, const fs::path& folder, const fs::path& root, co
   model.platform = exec->platform();
   // Bounded by default (Triton's is not): an unbounded queue is the one place a flood of
   // requests would wait in memory without limit. 0 in the config keeps it unbounded.
-  if (!model.config.max_queue_size)
-    model.config.max_queue_size = default_max_queue_size(exec->workers());
+  if (!model.config.max_queue_size) model.config.max_queue_size = default_max_queue_size(exec->workers());
   model.scheduler = std::make_unique<model_scheduler>(
       model.config.name, std::string(model_version), exec, model.signature,
       batching_rules{model.config.max_batch, model.config.batch_delay}, *model.stats, *model.config.max_queue_size);
@@ -197,7 +197,8 @@ model_repository::model_repository(const std::filesystem::path& directory, const
   if (options_.mode == model_control_mode::explicit_load) {
     for (const auto& name : options_.startup_models)
       if (entries_.find(name) == entries_.end())
-        throw invalid_argument("--load-model '" + quote_text(name) + "': the model repository has no such model folder");
+        throw invalid_argument("--load-model '" + quote_text(name) +
+                               "': the model repository has no such model folder");
     startup = options_.startup_models;
     std::sort(startup.begin(), startup.end());
     startup.erase(std::unique(startup.begin(), startup.end()), startup.end());
@@ -337,8 +338,8 @@ void model_repository::load(std::string_view name) {
   const std::string key(name);
   // Only a folder of the repository itself: a name that is not one plain path component never
   // reaches the file system.
-  const bool plain = !key.empty() && key != "." && key != ".." && key.find('/') == std::string::npos &&
-                     !has_control_character(key);
+  const bool plain =
+      !key.empty() && key != "." && key != ".." && key.find('/') == std::string::npos && !has_control_character(key);
   std::error_code ec;
   const fs::path folder = directory_ / key;
   if (!plain || !fs::is_directory(folder, ec)) {

@@ -137,8 +137,8 @@ class model_repository {
   std::ostream& log_;
   repository_options options_;
   mutable std::mutex log_mutex_;
-  std::mutex control_mutex_;          // one load, unload or rescan at a time
-  mutable std::shared_mutex mutex_;   // the table below
+  std::mutex control_mutex_;         // one load, unload or rescan at a time
+  mutable std::shared_mutex mutex_;  // the table below
   std::map<std::string, entry, std::less<>> entries_;
 };
 

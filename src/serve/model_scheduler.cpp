@@ -75,7 +75,8 @@ model_scheduler::~model_scheduler() {
   left.swap(queue_);
   deadlines_.clear();
   for (auto& j : left) {
-    auto why = std::make_exception_ptr(request_error(error_status::unavailable, "model '" + model_ + "' is shutting down"));
+    auto why =
+        std::make_exception_ptr(request_error(error_status::unavailable, "model '" + model_ + "' is shutting down"));
     fail(std::move(j), std::move(why));
   }
 }
@@ -89,8 +90,9 @@ void model_scheduler::submit(submission work, infer_callback done) {
   j->arrived = std::chrono::steady_clock::now();
   std::optional<steady_time> deadline;
   // A timeout so long that the deadline would overflow the clock is no deadline.
-  if (j->work.timeout && j->work.timeout->count() <
-                             std::chrono::duration_cast<std::chrono::microseconds>(steady_time::max() - j->arrived).count())
+  if (j->work.timeout &&
+      j->work.timeout->count() <
+          std::chrono::duration_cast<std::chrono::microseconds>(steady_time::max() - j->arrived).count())
     deadline = j->arrived + *j->work.timeout;
   std::unique_lock lock(mutex_);
   if (unloading_) throw request_error(error_status::unavailable, "model '" + model_ + "' is being unloaded");
@@ -152,7 +154,9 @@ void model_scheduler::expire() {
     // Outside the lock: dropping a request may unmap its shared-memory regions, and its callback
     // hands the answer to its front end.
     lock.unlock();
-    const auto ms = [](auto d) { return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()); };
+    const auto ms = [](auto d) {
+      return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
+    };
     for (auto& j : late) {
       stats_.record_failure(ns_between(j->arrived, now));
       const auto waited = now - j->arrived;

@@ -6,10 +6,10 @@
 //
 // Workers are grouped by the GPU they run on (executor::worker_device). A request whose inputs
 // are in a CUDA region is only seen by its GPU's workers; one without may run anywhere and is
-// seen by the group the library's placement_policy picks to spread load (request_placement.hpp). A worker forms its batch with
-// decide_batch over the requests it sees, in arrival order, so batching works as before within
-// each GPU. Each group has its own condition variable, woken when it has something to take, so
-// a request is never left waiting while a worker that may run it sleeps.
+// seen by the group the library's placement_policy picks to spread load (request_placement.hpp). A worker forms its
+// batch with decide_batch over the requests it sees, in arrival order, so batching works as before within each GPU.
+// Each group has its own condition variable, woken when it has something to take, so a request is never left waiting
+// while a worker that may run it sleeps.
 //
 // Back-pressure: at most max_queue_size requests wait (0 for no limit); one more is refused at
 // once as unavailable. A request may have a timeout: still queued when it passes, it is taken out
@@ -98,9 +98,8 @@ class model_scheduler {
  public:
   // Returns once every worker waits for work, so placement counts them all from the first request.
   // At most `max_queue_size` requests wait for a worker (0: no limit).
-  model_scheduler(std::string model, std::string version, std::shared_ptr<executor> exec,
-                  model_signature signature, batching_rules rules, model_statistics& stats,
-                  std::size_t max_queue_size = 0);
+  model_scheduler(std::string model, std::string version, std::shared_ptr<executor> exec, model_signature signature,
+                  batching_rules rules, model_statistics& stats, std::size_t max_queue_size = 0);
   // Stops the workers after their current batch; requests still queued fail as unavailable.
   ~model_scheduler();
   model_scheduler(const model_scheduler&) = delete;
@@ -172,10 +171,10 @@ class model_scheduler {
   std::vector<std::size_t> group_of_;  // per worker
   placement_policy placement_;         // the spreading rule and its turn for ties
   [[nodiscard]] std::optional<std::size_t> group_for_unplaced() const;
-  std::vector<std::size_t> running_;   // per group: requests of the batches its workers run
-  std::condition_variable idle_;       // a batch was answered (stop() waits for none left)
-  bool unloading_ = false;             // stop() began: submit refuses
-  bool stopped_ = false;               // workers joined, executor released
+  std::vector<std::size_t> running_;  // per group: requests of the batches its workers run
+  std::condition_variable idle_;      // a batch was answered (stop() waits for none left)
+  bool unloading_ = false;            // stop() began: submit refuses
+  bool stopped_ = false;              // workers joined, executor released
   bool stopping_ = false;
   std::latch up_;  // counts workers down as they first wait for work
   std::vector<std::thread> workers_;

@@ -17,24 +17,21 @@ std::string names_of(const std::vector<tensor_spec>& specs) {
 
 }  // namespace
 
-model_signature make_signature(const std::vector<tensor_spec>& io, std::int64_t max_batch,
-                               const std::string& model) {
+model_signature make_signature(const std::vector<tensor_spec>& io, std::int64_t max_batch, const std::string& model) {
   model_signature sig;
   sig.max_batch = max_batch;
   for (const auto& t : io) (t.role == tensor_role::input ? sig.inputs : sig.outputs).push_back(t);
   for (const auto& t : io) {
     const bool leading_dynamic = !t.shape.empty() && t.shape.front() == dynamic_dim;
-    const bool other_dynamic =
-        std::any_of(t.shape.begin() + (t.shape.empty() ? 0 : 1), t.shape.end(),
-                    [](std::int64_t d) { return d == dynamic_dim; });
+    const bool other_dynamic = std::any_of(t.shape.begin() + (t.shape.empty() ? 0 : 1), t.shape.end(),
+                                           [](std::int64_t d) { return d == dynamic_dim; });
     if (other_dynamic)
-      throw invalid_argument("model '" + model + "': tensor '" + t.name + "' has shape " +
-                             shape_text(t.shape) +
+      throw invalid_argument("model '" + model + "': tensor '" + t.name + "' has shape " + shape_text(t.shape) +
                              "; only a leading batch dim may be dynamic when serving");
     if (max_batch > 0 && !leading_dynamic)
-      throw invalid_argument("model '" + model + "': max_batch is " + std::to_string(max_batch) +
-                             " but tensor '" + t.name + "' has no dynamic leading dim (shape " +
-                             shape_text(t.shape) + "); set max_batch to 0");
+      throw invalid_argument("model '" + model + "': max_batch is " + std::to_string(max_batch) + " but tensor '" +
+                             t.name + "' has no dynamic leading dim (shape " + shape_text(t.shape) +
+                             "); set max_batch to 0");
     if (max_batch == 0 && leading_dynamic)
       throw invalid_argument("model '" + model + "': tensor '" + t.name + "' has a dynamic batch dim (shape " +
                              shape_text(t.shape) + "); set max_batch in config.json");
@@ -44,8 +41,8 @@ model_signature make_signature(const std::vector<tensor_spec>& io, std::int64_t 
 
 void check_input(const model_signature& sig, const std::string& model, const input_tensor& in) {
   const std::string who = "model '" + model + "'";
-  const auto spec_it = std::find_if(sig.inputs.begin(), sig.inputs.end(),
-                                    [&](const tensor_spec& t) { return t.name == in.name; });
+  const auto spec_it =
+      std::find_if(sig.inputs.begin(), sig.inputs.end(), [&](const tensor_spec& t) { return t.name == in.name; });
   if (spec_it == sig.inputs.end())
     throw bad_request(who + " has no input '" + quote_text(in.name) + "'; its inputs are " + names_of(sig.inputs));
   const tensor_spec& spec = *spec_it;
@@ -54,8 +51,8 @@ void check_input(const model_signature& sig, const std::string& model, const inp
                       ", the request gives " + std::string(to_string(in.type)));
   // A wrong rank may be any length: quote the request's shape briefly.
   if (in.shape.size() != spec.shape.size())
-    throw bad_request(who + ": input '" + spec.name + "' has shape " + shape_text(spec.shape) +
-                      ", the request gives " + quote_text(shape_text(in.shape)) + " (wrong rank)");
+    throw bad_request(who + ": input '" + spec.name + "' has shape " + shape_text(spec.shape) + ", the request gives " +
+                      quote_text(shape_text(in.shape)) + " (wrong rank)");
   for (std::size_t d = 0; d < spec.shape.size(); ++d) {
     if (in.shape[d] < 0)
       throw bad_request(who + ": input '" + spec.name + "': negative dim in shape " + shape_text(in.shape));
@@ -89,8 +86,8 @@ request_plan plan_request(const model_signature& sig, infer_request& request) {
     if (sig.max_batch > 0) {
       const std::int64_t rows = in.shape.front();
       if (i > 0 && rows != plan.rows)
-        throw bad_request(who + ": input '" + spec.name + "' has batch " + std::to_string(rows) +
-                          " but input '" + sig.inputs[0].name + "' has " + std::to_string(plan.rows));
+        throw bad_request(who + ": input '" + spec.name + "' has batch " + std::to_string(rows) + " but input '" +
+                          sig.inputs[0].name + "' has " + std::to_string(plan.rows));
       plan.rows = rows;
     }
     const std::size_t expected = element_count(in.shape) * size_of(in.type);
@@ -107,8 +104,8 @@ request_plan plan_request(const model_signature& sig, infer_request& request) {
   } else {
     for (const auto& requested : request.outputs) {
       const std::string& name = requested.name;
-      const auto it = std::find_if(sig.outputs.begin(), sig.outputs.end(),
-                                   [&](const tensor_spec& t) { return t.name == name; });
+      const auto it =
+          std::find_if(sig.outputs.begin(), sig.outputs.end(), [&](const tensor_spec& t) { return t.name == name; });
       if (it == sig.outputs.end())
         throw bad_request(who + " has no output '" + name + "'; its outputs are " + names_of(sig.outputs));
       const auto index = static_cast<std::size_t>(it - sig.outputs.begin());

@@ -25,8 +25,8 @@ struct model_signature {
 // Builds the signature of an engine's declared I/O. Throws invalid_argument when max_batch > 0
 // but some tensor has no dynamic leading dim, or when max_batch == 0 and the engine still has
 // dynamic dims (nothing would say what extent to run).
-[[nodiscard]] model_signature make_signature(const std::vector<tensor_spec>& io,
-                                             std::int64_t max_batch, const std::string& model);
+[[nodiscard]] model_signature make_signature(const std::vector<tensor_spec>& io, std::int64_t max_batch,
+                                             const std::string& model);
 
 // A request checked against a signature.
 struct request_plan {

@@ -17,8 +17,8 @@ std::uint64_t duration_histogram::count() const noexcept {
 
 void model_statistics::touch_last_inference() {
   using namespace std::chrono;
-  stats_.last_inference_ms = static_cast<std::uint64_t>(
-      duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count());
+  stats_.last_inference_ms =
+      static_cast<std::uint64_t>(duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count());
 }
 
 void model_statistics::record_execution(std::int64_t rows, std::size_t requests, const batch_timing& t) {

@@ -33,8 +33,8 @@ struct duration_stat {
 
 // Upper bounds of the duration histograms' buckets, microseconds (+Inf follows): 100 us to 10 s.
 inline constexpr std::array<std::uint64_t, 16> duration_bucket_bounds_us{
-    100, 250, 500, 1'000, 2'500, 5'000, 10'000, 25'000, 50'000, 100'000, 250'000, 500'000, 1'000'000, 2'500'000,
-    5'000'000, 10'000'000};
+    100,    250,     500,     1'000,   2'500,     5'000,     10'000,    25'000,
+    50'000, 100'000, 250'000, 500'000, 1'000'000, 2'500'000, 5'000'000, 10'000'000};
 
 // Counts per bucket (not cumulative; the last is +Inf) and the sum, in nanoseconds.
 struct duration_histogram {

@@ -43,8 +43,8 @@ struct output_step {
 };
 
 struct output_plan {
-  std::vector<output_step> steps;       // batch order, each item's outputs in its plan's order
-  std::vector<bool> host_view_needed;   // per engine output: some step reads it into a response
+  std::vector<output_step> steps;      // batch order, each item's outputs in its plan's order
+  std::vector<bool> host_view_needed;  // per engine output: some step reads it into a response
 };
 
 // What caller memory an output destination is, as the session's rule sees it (a system region is

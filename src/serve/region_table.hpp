@@ -91,12 +91,13 @@ class region_table {
  private:
   // Under the lock.
   void check_room(const std::string& name) const {
-    if (regions_.count(name) != 0) throw bad_request(kind_ + " '" + name + "' is already registered; unregister it first");
+    if (regions_.count(name) != 0)
+      throw bad_request(kind_ + " '" + name + "' is already registered; unregister it first");
     if (regions_.size() >= max_regions_)
-      throw request_error(error_status::quota_exceeded,
-                          "cannot register " + kind_ + " '" + name + "': " + std::to_string(regions_.size()) + " " +
-                              kind_ + "s are registered, this server's limit (" + limit_option_ +
-                              "); unregister one first");
+      throw request_error(error_status::quota_exceeded, "cannot register " + kind_ + " '" + name +
+                                                            "': " + std::to_string(regions_.size()) + " " + kind_ +
+                                                            "s are registered, this server's limit (" + limit_option_ +
+                                                            "); unregister one first");
   }
   [[nodiscard]] std::string unknown(const std::string& name) const {
     return "no " + kind_ + " '" + name + "' is registered";

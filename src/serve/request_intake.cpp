@@ -52,8 +52,8 @@ request_intake::admission request_intake::admit(std::size_t bytes) {
   } else if (bytes > budget_ - std::min(in_use_, budget_)) {
     a.refusal = intake_refusal::over_budget;
     a.message = "the server's in-flight memory budget of " + std::to_string(budget_) + " bytes holds " +
-                std::to_string(in_use_) + " bytes of " + std::to_string(requests_) +
-                " requests; this one of " + std::to_string(bytes) + " bytes does not fit: try again shortly";
+                std::to_string(in_use_) + " bytes of " + std::to_string(requests_) + " requests; this one of " +
+                std::to_string(bytes) + " bytes does not fit: try again shortly";
   } else {
     in_use_ += bytes;
     ++requests_;
@@ -132,8 +132,9 @@ std::optional<std::size_t> cgroup_memory_limit() {
 std::size_t default_inflight_budget() {
   const long pages = ::sysconf(_SC_PHYS_PAGES);
   const long page_bytes = ::sysconf(_SC_PAGESIZE);
-  std::size_t memory = pages > 0 && page_bytes > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page_bytes)
-                                                   : std::size_t{4} << 30;
+  std::size_t memory = pages > 0 && page_bytes > 0
+                           ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page_bytes)
+                           : std::size_t{4} << 30;
   if (const auto limit = cgroup_memory_limit()) memory = std::min(memory, *limit);
   return std::max<std::size_t>(memory / 8, std::size_t{256} << 20);
 }

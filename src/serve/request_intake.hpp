@@ -68,9 +68,9 @@ class request_intake {
   request_intake& operator=(const request_intake&) = delete;
 
   struct admission {
-    intake_ticket ticket;                  // valid when admitted
+    intake_ticket ticket;                   // valid when admitted
     std::optional<intake_refusal> refusal;  // set when not
-    std::string message;                   // why not, naming the figures
+    std::string message;                    // why not, naming the figures
   };
   // Admits a request announcing `bytes` (0 when it announces none: a chunked body grows its
   // ticket as it arrives).
@@ -92,9 +92,9 @@ class request_intake {
 
  private:
   friend class intake_ticket;
-  bool take(std::size_t bytes);          // under no lock; false when it does not fit
+  bool take(std::size_t bytes);                   // under no lock; false when it does not fit
   void adjust(std::size_t from, std::size_t to);  // resize: may exceed the budget
-  void end(std::size_t bytes);           // a ticket released
+  void end(std::size_t bytes);                    // a ticket released
 
   const std::size_t budget_;
   mutable std::mutex mutex_;

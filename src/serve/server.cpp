@@ -2,21 +2,21 @@
 
 #include <condition_variable>
 #include <csignal>
-#include <mutex>
-#include <optional>
 #include <cstdlib>
 #include <ctime>
 #include <future>
 #include <iostream>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "serve/cuda_shm_registry.hpp"
 #include "serve/execution_platform.hpp"
 #include "serve/inference_service.hpp"
 #include "serve/memory_release.hpp"
 #include "serve/model_repository.hpp"
-#include "serve/cuda_shm_registry.hpp"
 #include "serve/shm_registry.hpp"
 
 namespace ferry::serve {
@@ -96,9 +96,8 @@ void run_server(const server_options& options) {
                               {.follow_outside_links = options.allow_repository_symlinks,
                                .mode = options.model_control,
                                .startup_models = options.load_models});
-  repository_poller poller(repository, options.model_control == model_control_mode::poll
-                                           ? options.repository_poll
-                                           : std::chrono::seconds(0));
+  repository_poller poller(repository, options.model_control == model_control_mode::poll ? options.repository_poll
+                                                                                         : std::chrono::seconds(0));
   std::unique_ptr<shm_registry> shm;
   std::unique_ptr<cuda_shm_registry> cuda_shm;
   if (options.allow_client_shm) {
@@ -116,7 +115,8 @@ void run_server(const server_options& options) {
   // Memory freed by requests is kept for the next one while load lasts, and given back once the
   // server has been idle a moment.
   request_intake& intake = service.intake();
-  idle_memory_release memory_release(options.memory_release_delay, [&intake] { return intake.requests_in_flight() == 0; });
+  idle_memory_release memory_release(options.memory_release_delay,
+                                     [&intake] { return intake.requests_in_flight() == 0; });
   intake.on_idle([&memory_release] { memory_release.became_idle(); });
 
   // Both ports are bound before anything serves, so a port in use fails the start cleanly.
@@ -160,8 +160,8 @@ void run_server(const server_options& options) {
   if (const int again = wait_for_signal_or(signals, drained_future, deadline); again != 0) {
     if (again < 0) {
       std::cout << "ferry serve: the drain timeout of " << options.drain_timeout.count()
-                << " s passed: exiting without finishing the " << intake.requests_in_flight()
-                << " requests in flight" << std::endl;
+                << " s passed: exiting without finishing the " << intake.requests_in_flight() << " requests in flight"
+                << std::endl;
       std::_Exit(1);
     }
     std::cout << "ferry serve: " << signal_name(again) << " again: exiting without finishing the "

@@ -150,8 +150,8 @@ class session_executor final : public executor {
       if (step.route == output_route::bind_in_place) {
         slot.bind_caller_output(step.output, range);
       } else {
-        const auto view = plan.host_view_needed[step.output] ? filling_slot::host_view::fetched
-                                                             : filling_slot::host_view::skipped;
+        const auto view =
+            plan.host_view_needed[step.output] ? filling_slot::host_view::fetched : filling_slot::host_view::skipped;
         slot.deliver_output(step.output, {step.offset, range}, view);
       }
     }

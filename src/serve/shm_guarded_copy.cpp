@@ -46,8 +46,7 @@ void forward_to_previous(int signal, siginfo_t* info, void* context) {
 void on_sigbus(int signal, siginfo_t* info, void* context) {
   copy_guard* guard = active_guard;
   const auto* address = static_cast<const std::byte*>(info->si_addr);
-  if (guard != nullptr && address >= guard->client_begin && address < guard->client_end)
-    siglongjmp(guard->resume, 1);
+  if (guard != nullptr && address >= guard->client_begin && address < guard->client_end) siglongjmp(guard->resume, 1);
   forward_to_previous(signal, info, context);
 }
 
@@ -90,8 +89,7 @@ bool guarded_copy(std::span<std::byte> destination, std::span<const std::byte> s
 
 }  // namespace
 
-bool copy_from_client_memory(std::span<std::byte> destination, std::span<const std::byte> source,
-                             copy_method method) {
+bool copy_from_client_memory(std::span<std::byte> destination, std::span<const std::byte> source, copy_method method) {
   return guarded_copy(destination, source, source, method);
 }
 

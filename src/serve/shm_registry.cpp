@@ -14,8 +14,8 @@
 #include <span>
 #include <utility>
 
-#include "ferry/error.hpp"
 #include "core/host_registration.hpp"
+#include "ferry/error.hpp"
 #include "serve/request_error.hpp"
 #include "serve/shm_range.hpp"
 
@@ -114,8 +114,8 @@ void shm_registry::register_region(const std::string& name, const std::string& k
   const auto object_bytes = static_cast<std::size_t>(info.st_size);
   if (offset > object_bytes || byte_size > object_bytes - offset) {
     throw bad_request("shared-memory region '" + name + "': offset " + std::to_string(offset) + " + byte_size " +
-                      std::to_string(byte_size) + " exceeds the " + std::to_string(object_bytes) + " bytes of '" +
-                      key + "'");
+                      std::to_string(byte_size) + " exceeds the " + std::to_string(object_bytes) + " bytes of '" + key +
+                      "'");
   }
   r->view = make_view(r->fd, offset, byte_size, cuda_ == cuda_registration::on,
                       [&](bool cuda_failed, const std::string& what) {
@@ -145,12 +145,13 @@ std::span<std::byte> shm_registry::lookup(const shm_ref& ref, const std::string&
   // (shm_guarded_copy.hpp); this check answers every earlier one before the request is queued.
   struct stat info {};
   if (fstat(r->fd, &info) != 0)
-    throw request_error(error_status::internal, tensor + ": shared-memory region '" + ref.region + "': " + os_error("fstat"));
+    throw request_error(error_status::internal,
+                        tensor + ": shared-memory region '" + ref.region + "': " + os_error("fstat"));
   const auto object_bytes = static_cast<std::size_t>(info.st_size);
   const std::size_t needed = r->status.offset + ref.offset + ref.byte_size;  // all within the registered range
   if (object_bytes < needed)
-    throw bad_request(tensor + ": shared-memory region '" + ref.region + "' has shrunk: its object '" +
-                      r->status.key + "' is now " + std::to_string(object_bytes) +
+    throw bad_request(tensor + ": shared-memory region '" + ref.region + "' has shrunk: its object '" + r->status.key +
+                      "' is now " + std::to_string(object_bytes) +
                       " bytes, smaller than the region's offset + the range's offset + byte_size = " +
                       std::to_string(r->status.offset) + " + " + std::to_string(ref.offset) + " + " +
                       std::to_string(ref.byte_size) + " = " + std::to_string(needed));

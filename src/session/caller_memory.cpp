@@ -37,7 +37,8 @@ std::optional<in_place_refusal> caller_input_refusal(const tensor_spec& spec, co
     return cannot("input '" + spec.name + "': strategy '" + std::string(to_string(slot.strategy)) +
                   "' reads managed pages, which caller memory is not; use pinned, registered or mapped");
   if (memory.kind == caller_memory_kind::pageable_host)
-    return wrong("input '" + spec.name + "': caller memory is neither device memory nor page-locked by "
+    return wrong("input '" + spec.name +
+                 "': caller memory is neither device memory nor page-locked by "
                  "cudaHostRegister or cudaMallocHost, so the GPU cannot read it without a staging copy");
   return common_refusal(spec, "input", slot, memory, path == data_path::zero_copy);
 }

@@ -48,7 +48,8 @@ std::size_t input_bytes_moved(const io_traffic& io, strategy_kind k) {
 }
 
 // The request's cost under one strategy, or nullopt when a curve it needs is missing or refused.
-std::optional<double> request_us(const device_profile& p, strategy_kind k, const io_traffic& io, transfer_use input_use) {
+std::optional<double> request_us(const device_profile& p, strategy_kind k, const io_traffic& io,
+                                 transfer_use input_use) {
   double total = 0;
   // A request that moves nothing still pays each strategy's fixed costs: the smallest size's time.
   if (io.input_bytes > 0 || io.output_bytes == 0) {
@@ -105,8 +106,8 @@ choice from_rules(choice c, const device_caps& caps, choice_basis basis) {
   c.strategy = r.recommended;
   if (!offered(r.recommended, caps)) {
     // The rules speak for the class; this device may lack the capability they assume.
-    auto it = std::find_if(r.alternatives.begin(), r.alternatives.end(),
-                           [&](strategy_kind k) { return offered(k, caps); });
+    auto it =
+        std::find_if(r.alternatives.begin(), r.alternatives.end(), [&](strategy_kind k) { return offered(k, caps); });
     c.strategy = it != r.alternatives.end() ? *it : strategy_kind::pinned;
     c.rules_pick_unavailable =
         unavailable_strategy{r.recommended, unavailable_reason(r.recommended, caps).value_or("")};

@@ -41,8 +41,7 @@ std::optional<std::size_t> placement_policy::peek(std::span<const replica_load> 
     for (std::size_t i = 0; i < n; ++i)
       if (loads[i].device == *preferred_device) preferred = i;
     if (!preferred)
-      throw invalid_argument("placement: GPU " + std::to_string(*preferred_device) +
-                             " has no replica in this set");
+      throw invalid_argument("placement: GPU " + std::to_string(*preferred_device) + " has no replica in this set");
     if (has_free_slot(loads[*preferred])) return preferred;  // rule 1
     only_idle = true;                                        // rule 2
   }

@@ -104,7 +104,8 @@ filling_slot replica_set::acquire_on(int device) {
 
 filling_slot replica_set::acquire_for(const void* data, std::size_t bytes) {
   const auto holder = gpu_holding(data, bytes);
-  const bool in_set = holder && std::find(state_->devices.begin(), state_->devices.end(), *holder) != state_->devices.end();
+  const bool in_set =
+      holder && std::find(state_->devices.begin(), state_->devices.end(), *holder) != state_->devices.end();
   return acquire_with(in_set ? holder : std::nullopt);
 }
 

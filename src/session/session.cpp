@@ -34,13 +34,13 @@ std::size_t find_index(const Tensors& tensors, std::string_view name, const char
     if (tensors[i].spec.name == name) return i;
   std::string names;
   for (const auto& t : tensors) names += (names.empty() ? "" : ", ") + t.spec.name;
-  throw invalid_argument("unknown " + std::string(role) + " tensor '" + std::string(name) +
-                         "'; the engine's " + role + "s are: " + names);
+  throw invalid_argument("unknown " + std::string(role) + " tensor '" + std::string(name) + "'; the engine's " + role +
+                         "s are: " + names);
 }
 void check_index(std::size_t index, std::size_t count, const char* role) {
   if (index >= count)
-    throw invalid_argument(std::string(role) + " index " + std::to_string(index) +
-                           " out of range (" + std::to_string(count) + " " + role + "s)");
+    throw invalid_argument(std::string(role) + " index " + std::to_string(index) + " out of range (" +
+                           std::to_string(count) + " " + role + "s)");
 }
 // Reads every output byte, as a client reading its results does, so managed pages make the
 // same trip back to the CPU, and the CPU's caches and TLBs end up as on real requests.
@@ -146,8 +146,7 @@ filling_slot session::acquire() {
 
 std::optional<filling_slot> session::try_acquire(std::chrono::milliseconds timeout) {
   std::unique_lock lock(state_->mutex);
-  if (!state_->freed.wait_for(lock, timeout, [this] { return !state_->free_slots.empty(); }))
-    return std::nullopt;
+  if (!state_->freed.wait_for(lock, timeout, [this] { return !state_->free_slots.empty(); })) return std::nullopt;
   detail::slot* s = state_->free_slots.back();
   state_->free_slots.pop_back();
   s->reset_tensors();  // the last request's caller memory is not this one's
@@ -173,9 +172,7 @@ int session::slots_in_use() const {
   return static_cast<int>(state_->slots.size() - state_->free_slots.size());
 }
 
-void session::set_release_listener(std::function<void()> listener) {
-  state_->release_listener = std::move(listener);
-}
+void session::set_release_listener(std::function<void()> listener) { state_->release_listener = std::move(listener); }
 
 void session::warmup(int rounds) {
   nvtx3::scoped_range r{"ferry.warmup"};
@@ -203,8 +200,8 @@ void session::warmup(int rounds) {
 const session_options& session::options() const noexcept { return state_->options; }
 strategy_kind session::strategy_of(std::string_view tensor) const {
   if (std::none_of(state_->io.begin(), state_->io.end(), [&](const tensor_spec& t) { return t.name == tensor; }))
-    throw invalid_argument("unknown tensor '" + std::string(tensor) + "'; the engine's tensors are: " +
-                           tensor_list(state_->io));
+    throw invalid_argument("unknown tensor '" + std::string(tensor) +
+                           "'; the engine's tensors are: " + tensor_list(state_->io));
   return strategy_for(state_->options, tensor);
 }
 const std::vector<tensor_spec>& session::io() const noexcept { return state_->io; }
@@ -308,7 +305,8 @@ std::span<const std::byte> completed_slot::output(std::size_t index) const {
   check_index(index, slot_->outputs.size(), "output");
   const auto& t = slot_->outputs[index];
   if (!t.host_view_valid)
-    throw unsupported("output '" + t.spec.name + "' went to caller memory only for this request; its host view was not fetched");
+    throw unsupported("output '" + t.spec.name +
+                      "' went to caller memory only for this request; its host view was not fetched");
   return t.buffer.host();
 }
 std::size_t completed_slot::output_count() const noexcept { return slot_->outputs.size(); }

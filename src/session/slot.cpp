@@ -38,10 +38,11 @@ slot::slot(int slot_index, engine& eng, const std::vector<tensor_spec>& io, cons
   }
   const auto copy_path = [](const auto& t) { return properties(t.buffer.strategy()).path == data_path::copy; };
   const auto prefetched = [](const auto& t) { return t.buffer.strategy() == strategy_kind::managed_prefetch; };
-  copies_ = std::any_of(inputs.begin(), inputs.end(), copy_path) || std::any_of(outputs.begin(), outputs.end(), copy_path);
+  copies_ =
+      std::any_of(inputs.begin(), inputs.end(), copy_path) || std::any_of(outputs.begin(), outputs.end(), copy_path);
   inputs_copied_ = std::all_of(inputs.begin(), inputs.end(), copy_path);
-  prefetches_ = std::any_of(inputs.begin(), inputs.end(), prefetched) ||
-                std::any_of(outputs.begin(), outputs.end(), prefetched);
+  prefetches_ =
+      std::any_of(inputs.begin(), inputs.end(), prefetched) || std::any_of(outputs.begin(), outputs.end(), prefetched);
   context = eng.make_context(io);
   for (auto& t : inputs) context->bind(t.spec.name, t.buffer.device_address());
   for (auto& t : outputs) context->bind(t.spec.name, t.buffer.device_address());
@@ -131,10 +132,13 @@ void slot::mark_consumed(stream_ref s) {
 
 const event& slot::consumed_marker() const noexcept {
   switch (consumed_) {
-    case consumed_mark::h2d_event: return after_h2d_;
-    case consumed_mark::compute_event: return after_compute_;
+    case consumed_mark::h2d_event:
+      return after_h2d_;
+    case consumed_mark::compute_event:
+      return after_compute_;
     case consumed_mark::own_event:
-    case consumed_mark::engine_event: break;
+    case consumed_mark::engine_event:
+      break;
   }
   return inputs_consumed_;
 }
@@ -185,8 +189,7 @@ std::optional<std::string> slot::capture_graph() {
   const cudaError_t ended = cudaStreamEndCapture(work.ref().get(), &g);
   (void)cudaGetLastError();
   if (!failure && ended != cudaSuccess)
-    failure = std::string("cudaStreamEndCapture: ") + cudaGetErrorName(ended) + " (" +
-              cudaGetErrorString(ended) + ")";
+    failure = std::string("cudaStreamEndCapture: ") + cudaGetErrorName(ended) + " (" + cudaGetErrorString(ended) + ")";
   if (!failure) {
     cudaGraphExec_t exec = nullptr;
     const cudaError_t inst = cudaGraphInstantiate(&exec, g, 0);

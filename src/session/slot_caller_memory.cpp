@@ -142,7 +142,8 @@ void slot::deliver_output(std::size_t i, const output_delivery& d, bool host_vie
   if (!d.destination.empty()) {
     const caller_memory m = describe(d.destination.data(), d.destination.size(), t.buffer.strategy(), true);
     if (m.kind == caller_memory_kind::pageable_host)
-      throw invalid_argument("output '" + t.spec.name + "': the destination is neither device memory nor "
+      throw invalid_argument("output '" + t.spec.name +
+                             "': the destination is neither device memory nor "
                              "page-locked host memory, so the GPU cannot copy into it");
     if (m.kind == caller_memory_kind::device && m.device != ordinal())
       throw invalid_argument(other_gpu("output", t.spec, "the destination", m.device, ordinal()));
@@ -153,4 +154,3 @@ void slot::deliver_output(std::size_t i, const output_delivery& d, bool host_vie
 }
 
 }  // namespace ferry::detail
-

@@ -19,7 +19,8 @@ void slot_input::to_device(stream_ref s) {
   } else if (bound_address != nullptr) {
     // The engine reads the caller's memory where it is.
   } else if (dma_source != nullptr) {
-    FERRY_CUDA_TRY(cudaMemcpyAsync(buffer.device_address(), dma_source, buffer.bytes(), cudaMemcpyHostToDevice, s.get()));
+    FERRY_CUDA_TRY(
+        cudaMemcpyAsync(buffer.device_address(), dma_source, buffer.bytes(), cudaMemcpyHostToDevice, s.get()));
   } else {
     buffer.to_device(s);
   }
@@ -41,8 +42,8 @@ void slot_output::to_host(stream_ref s) {
   // device -> device one copy on the GPU; a zero-copy or managed output is read where it lives).
   const auto* source = static_cast<const std::byte*>(buffer.device_address());
   for (const auto& d : deliveries)
-    FERRY_CUDA_TRY(cudaMemcpyAsync(d.destination.data(), source + d.offset, d.destination.size(), cudaMemcpyDefault,
-                                   s.get()));
+    FERRY_CUDA_TRY(
+        cudaMemcpyAsync(d.destination.data(), source + d.offset, d.destination.size(), cudaMemcpyDefault, s.get()));
   const bool fetch = deliveries.empty() || host_view_wanted;
   if (fetch) buffer.to_host(s);
   host_view_valid = fetch;

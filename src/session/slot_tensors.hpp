@@ -55,9 +55,9 @@ struct slot_output {
   tensor_spec spec;
   io_buffer buffer;
   // For the current request only (forgotten by reset()):
-  void* bound_address = nullptr;               // caller memory the engine writes in place
-  std::vector<output_delivery> deliveries;     // ranges copied to caller memory after the engine
-  bool host_view_wanted = true;                // to_host still runs beside the deliveries
+  void* bound_address = nullptr;            // caller memory the engine writes in place
+  std::vector<output_delivery> deliveries;  // ranges copied to caller memory after the engine
+  bool host_view_wanted = true;             // to_host still runs beside the deliveries
   // Whether the host view holds the last request's result (completed_slot::output).
   bool host_view_valid = false;
 

@@ -16,7 +16,8 @@ const exported_backend& backend_to_export() {
       .name = "seam",
       .version = "test (ferry's C++ engine seam)",
       .load = [](const std::string& spec, const model_engine_options&) -> std::unique_ptr<engine> {
-        return make_builtin_engine(std::filesystem::path(spec).filename().string(), {.input_bytes = std::size_t{1} << 20, .batch = 16});
+        return make_builtin_engine(std::filesystem::path(spec).filename().string(),
+                                   {.input_bytes = std::size_t{1} << 20, .batch = 16});
       }};
   return backend;
 }

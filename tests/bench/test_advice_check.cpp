@@ -110,7 +110,7 @@ TEST(AdviceCheck, APickWithinTheNoiseBetweenTrialsOfTheBestIsRight) {
   EXPECT_FALSE(tight.within());
 
   for (auto& c : cells) {
-    c.noise = 0.005;  // quiet within each trial
+    c.noise = 0.005;       // quiet within each trial
     c.trial_noise = 0.06;  // but the trials drifted apart
     c.trials.resize(4);
   }
@@ -151,15 +151,17 @@ TEST(AdviceCheck, TheReportCarriesAndRendersTheChecks) {
   EXPECT_EQ(back.advice_checks[1].note, unrun.note);
 
   const std::string table = fb::render_table(report);
-  EXPECT_NE(table.find("advice: touch 19 MB: the profile picks mapped, 460.0 µs; best measured pinned, 400.0 µs: +15.0% ✗"),
-            std::string::npos)
+  EXPECT_NE(
+      table.find("advice: touch 19 MB: the profile picks mapped, 460.0 µs; best measured pinned, 400.0 µs: +15.0% ✗"),
+      std::string::npos)
       << table;
   EXPECT_NE(table.find("within 5% of the best measured, or the same within their noise, in 0 of 2 cells"),
             std::string::npos)
       << table;
   const std::string markdown = fb::render_markdown(report);
   EXPECT_NE(markdown.find("## The profile's advice against this run"), std::string::npos) << markdown;
-  EXPECT_NE(markdown.find("- reduce 600 KB: the profile picks managed-advise: the pick was not among"), std::string::npos)
+  EXPECT_NE(markdown.find("- reduce 600 KB: the profile picks managed-advise: the pick was not among"),
+            std::string::npos)
       << markdown;
 }
 

@@ -53,8 +53,8 @@ TEST(BenchCompare, DifferencesBeyondTheCombinedNoiseCount) {
   b.results = {cell("pinned", 410, 0.01), cell("mapped", 420, 0.01), cell("managed", 380, 0.01)};
   const auto c = fb::compare_reports(a, b);
   ASSERT_EQ(c.cells.size(), 3u);
-  EXPECT_EQ(find(c, "pinned").verdict, fb::cell_change::same);  // +2.5%: within noise
-  EXPECT_EQ(find(c, "mapped").verdict, fb::cell_change::worse);  // +5%: B slower
+  EXPECT_EQ(find(c, "pinned").verdict, fb::cell_change::same);     // +2.5%: within noise
+  EXPECT_EQ(find(c, "mapped").verdict, fb::cell_change::worse);    // +5%: B slower
   EXPECT_EQ(find(c, "managed").verdict, fb::cell_change::better);  // -5%: B faster
   EXPECT_NEAR(find(c, "pinned").threshold, 2.3263 * std::sqrt(2.0) * 0.01, 1e-12);
   EXPECT_NEAR(find(c, "mapped").change, 0.05, 1e-12);
@@ -182,8 +182,7 @@ fb::strategy_result measure(const synthetic_cell& cell, std::size_t index, doubl
     fb::trial_record t;
     t.paired = true;
     t.wall_seconds = 0.6;  // quiet trials stop before their 1.33 s cap
-    const double level =
-        cell.level_us * factor * (shift ? 1 + shift(trials.size()) : 1 + cell.drift * random());
+    const double level = cell.level_us * factor * (shift ? 1 + shift(trials.size()) : 1 + cell.drift * random());
     for (int i = 0; i < 30; ++i) t.strategy.latency.push_back(level * std::exp(cell.spread * random()));
     t.strategy.requests = 31;
     t.strategy.busy_seconds = 31 * level * 1e-6;
@@ -214,7 +213,8 @@ std::vector<synthetic_cell> drifting_cells() {
   std::vector<synthetic_cell> cells;
   for (const double spread : {0.004, 0.01, 0.02})
     for (const double drift : {0.0, 0.005, 0.01, 0.02, 0.03})
-      for (int copy = 0; copy < 14; ++copy) cells.push_back({.level_us = 400.0 + 100 * copy, .spread = spread, .drift = drift});
+      for (int copy = 0; copy < 14; ++copy)
+        cells.push_back({.level_us = 400.0 + 100 * copy, .spread = spread, .drift = drift});
   return cells;  // 210 cells
 }
 
@@ -230,10 +230,10 @@ TEST(BenchCompareCalibration, TheTwoNoisesSeeTheDriftBetweenTrials) {
     return levels[k % 6];
   });
   EXPECT_LT(quiet.noise, 0.01);
-  EXPECT_LT(drifting.noise, 0.01);            // each trial's samples are as quiet
-  EXPECT_GT(drifting.trial_noise, 0.01);      // but the trials drifted apart
+  EXPECT_LT(drifting.noise, 0.01);        // each trial's samples are as quiet
+  EXPECT_GT(drifting.trial_noise, 0.01);  // but the trials drifted apart
   EXPECT_EQ(quiet.trials.size(), 3U);
-  EXPECT_EQ(drifting.trials.size(), 6U);      // so it took trials up to the cap
+  EXPECT_EQ(drifting.trials.size(), 6U);  // so it took trials up to the cap
   EXPECT_GT(drifting.trial_noise, 3 * quiet.trial_noise);
   EXPECT_TRUE(drifting.noisy);
   EXPECT_FALSE(quiet.noisy);
@@ -256,8 +256,8 @@ TEST(BenchCompareCalibration, AAandABVerdictsOnDriftingTrials) {
   ASSERT_EQ(aa.cells.size(), cells.size());
   const double false_rate = static_cast<double>(aa.differing) / static_cast<double>(cells.size());
   const double true_rate = static_cast<double>(ab.differing) / static_cast<double>(cells.size());
-  std::cout << "A/A: " << aa.differing << " of " << cells.size() << " cells called different; A/B (+10%): "
-            << ab.differing << " found\n";
+  std::cout << "A/A: " << aa.differing << " of " << cells.size()
+            << " cells called different; A/B (+10%): " << ab.differing << " found\n";
   EXPECT_LE(false_rate, 0.05) << aa.differing << " of " << cells.size();
   EXPECT_GE(true_rate, 0.95) << ab.differing << " of " << cells.size();
   for (const auto& c : ab.cells)
@@ -276,8 +276,8 @@ TEST(BenchCompareCalibration, AAandABVerdictsOnDriftingTrials) {
 #include <filesystem>
 #include <fstream>
 
-#include "support/cli_runner.hpp"
 #include "ferry/bench/report.hpp"
+#include "support/cli_runner.hpp"
 
 namespace {
 
@@ -305,9 +305,12 @@ std::string written(const std::string& name, const fb::bench_report& r) { return
 
 TEST(BenchCompareCli, FailAboveGatesARegressionBeyondTheNoise) {
   if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
-  const auto a = written("gate_a", report_on("NVIDIA H200", 13000, {cell("pinned", 400, 0.01), cell("mapped", 400, 0.01)}));
-  const auto same = written("gate_same", report_on("NVIDIA H200", 13000, {cell("pinned", 402, 0.01), cell("mapped", 399, 0.01)}));
-  const auto slower = written("gate_slower", report_on("NVIDIA H200", 13000, {cell("pinned", 480, 0.01), cell("mapped", 412, 0.01)}));
+  const auto a =
+      written("gate_a", report_on("NVIDIA H200", 13000, {cell("pinned", 400, 0.01), cell("mapped", 400, 0.01)}));
+  const auto same =
+      written("gate_same", report_on("NVIDIA H200", 13000, {cell("pinned", 402, 0.01), cell("mapped", 399, 0.01)}));
+  const auto slower =
+      written("gate_slower", report_on("NVIDIA H200", 13000, {cell("pinned", 480, 0.01), cell("mapped", 412, 0.01)}));
   EXPECT_EQ(run_cli("bench compare " + a + " " + same + " --fail-above 5", captured::both).exit_code, 0);
   const auto gated = run_cli("bench compare " + a + " " + slower + " --fail-above 5", captured::stderr_only);
   EXPECT_EQ(gated.exit_code, 1) << gated.output;
@@ -326,7 +329,8 @@ TEST(BenchCompareCli, ReportsOfAnotherMachineAreRefusedUnlessAllowed) {
   EXPECT_EQ(refused.exit_code, 2) << refused.output;
   EXPECT_NE(refused.output.find("GPU: NVIDIA H200 against NVIDIA A100-SXM4-80GB"), std::string::npos) << refused.output;
   EXPECT_NE(refused.output.find("CUDA driver: 13.0 against 12.8"), std::string::npos) << refused.output;
-  const auto allowed = run_cli("bench compare " + h200 + " " + a100 + " --allow-different-hosts", captured::stdout_only);
+  const auto allowed =
+      run_cli("bench compare " + h200 + " " + a100 + " --allow-different-hosts", captured::stdout_only);
   EXPECT_EQ(allowed.exit_code, 0) << allowed.output;
   EXPECT_NE(allowed.output.find("note: different machines"), std::string::npos) << allowed.output;
 }
@@ -336,8 +340,9 @@ TEST(BenchCompareCli, FilesThatAreNoBenchReportAreRefused) {
   const auto report = written("real", report_on("NVIDIA H200", 13000, {cell("pinned", 400, 0.01)}));
   const auto empty = written("empty", "{}");
   const auto profile = written("profile", R"({"curves": [], "uuid": "GPU-1"})");
-  for (const auto& [file, says] : {std::pair{empty, std::string("not a ferry bench report: it has no \"results\"")},
-                                   std::pair{profile, std::string("a calibration profile (ferry calibrate), not a bench report")}}) {
+  for (const auto& [file, says] :
+       {std::pair{empty, std::string("not a ferry bench report: it has no \"results\"")},
+        std::pair{profile, std::string("a calibration profile (ferry calibrate), not a bench report")}}) {
     const auto result = run_cli("bench compare " + report + " " + file, captured::stderr_only);
     EXPECT_EQ(result.exit_code, 2) << result.output;
     EXPECT_NE(result.output.find(says), std::string::npos) << result.output;

@@ -23,7 +23,8 @@ using ferry::parse_byte_size;
 // A model config once said "nanKiB" and was served with a tensor of 2^61 elements; "infKiB",
 // "1e30" and "17179869188GiB" came back as 0 bytes.
 TEST(ByteSize, RefusesWhatIsNotAFiniteAddressableSize) {
-  for (const char* text : {"nanKiB", "nan", "infKiB", "inf", "-inf", "1e30", "17179869188GiB", "18446744073709551616"}) {
+  for (const char* text :
+       {"nanKiB", "nan", "infKiB", "inf", "-inf", "1e30", "17179869188GiB", "18446744073709551616"}) {
     try {
       (void)parse_byte_size(text);
       ADD_FAILURE() << text << " was taken";
@@ -81,8 +82,7 @@ TEST(Workloads, UnknownEnginesAndStagesAreNamed) {
     EXPECT_NE(std::string(e.what()).find("resnet"), std::string::npos) << e.what();
   }
   EXPECT_THROW((void)ferry::bench::make_workload({.engine = "trt:model.plan"}), ferry::unsupported);
-  EXPECT_THROW((void)ferry::bench::make_workload({.engine = "reduce", .preprocess = "jpeg"}),
-               ferry::invalid_argument);
+  EXPECT_THROW((void)ferry::bench::make_workload({.engine = "reduce", .preprocess = "jpeg"}), ferry::invalid_argument);
   const auto w = ferry::bench::make_workload({.engine = "reduce", .preprocess = "u8-normalize"});
   EXPECT_EQ(w.label, "u8-normalize+reduce");
   auto eng = w.make_engine(0);
@@ -126,15 +126,15 @@ TEST(InputFill, IndicesStayInsideTheBound) {
 TEST(InputFill, StreamingWritesTheSameBytesAsCached) {
   using ferry::dtype;
   std::vector<ferry::tensor_spec> specs;
-  for (const dtype type : {dtype::f32, dtype::f16, dtype::bf16, dtype::u8, dtype::i8, dtype::i32, dtype::i64,
-                           dtype::boolean})
+  for (const dtype type :
+       {dtype::f32, dtype::f16, dtype::bf16, dtype::u8, dtype::i8, dtype::i32, dtype::i64, dtype::boolean})
     specs.push_back({.name = "x", .type = type, .shape = {1}});
   specs.push_back({.name = "indices", .type = dtype::i32, .shape = {1}, .index_bound = 1000});
   specs.push_back({.name = "indices", .type = dtype::i64, .shape = {1}, .index_bound = 1000});
   constexpr std::size_t chunk = 64 * 1024;
   for (const auto& spec : specs) {
-    for (const std::size_t bytes : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{4098}, chunk,
-                                    3 * chunk + 7, 3 * chunk + 8}) {
+    for (const std::size_t bytes :
+         {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{4098}, chunk, 3 * chunk + 7, 3 * chunk + 8}) {
       // Different starting bytes, so a byte either mode leaves unwritten shows (bar a coincidence).
       std::vector<std::byte> cached(bytes, std::byte{0x00}), streamed(bytes, std::byte{0xA5});
       ferry::bench::fill_fresh(cached, spec, 77, ferry::bench::input_writes::cached);

@@ -118,7 +118,8 @@ TEST(StopWhenQuiet, EverySeriesMustBeQuiet) {
   EXPECT_EQ(rule.decide(both, 1.0), fb::stop_decision::keep_going);
   EXPECT_EQ(rule.decide(quiet_only, 1.0), fb::stop_decision::settled);
   // The minimum count applies to the shortest series.
-  const std::span<const double> short_one[] = {std::span<const double>(quiet), std::span<const double>(quiet).first(10)};
+  const std::span<const double> short_one[] = {std::span<const double>(quiet),
+                                               std::span<const double>(quiet).first(10)};
   EXPECT_EQ(rule.decide(short_one, 1.0), fb::stop_decision::keep_going);
 }
 

@@ -43,8 +43,7 @@ fb::sample_stats stats(double median, double scale = 1.0) {
   return s;
 }
 
-fb::strategy_result measured(std::string strategy, std::string engine, std::size_t input_bytes,
-                             double latency_us) {
+fb::strategy_result measured(std::string strategy, std::string engine, std::size_t input_bytes, double latency_us) {
   fb::strategy_result r;
   r.strategy = ferry::parse_strategy(strategy);
   r.engine = std::move(engine);
@@ -76,12 +75,27 @@ fb::strategy_result measured(std::string strategy, std::string engine, std::size
   r.output_matches = true;
   r.check_detail = "compared 4096 elements";
   r.um_note = "not a managed strategy";
-  r.trials = {{.started_seconds = 0.5, .wall_seconds = 0.25, .iterations = 70, .median_us = latency_us * 0.99,
-               .noise = 0.006, .throughput_per_s = 1e6 / latency_us, .throughput_noise = 0.006},
-              {.started_seconds = 30.25, .wall_seconds = 0.25, .iterations = 65, .median_us = latency_us * 1.01,
-               .noise = 0.007, .throughput_per_s = 0.99e6 / latency_us, .throughput_noise = 0.007},
-              {.started_seconds = 61.0, .wall_seconds = 0.25, .iterations = 65, .median_us = latency_us,
-               .noise = 0.005, .throughput_per_s = 1.01e6 / latency_us, .throughput_noise = 0.005}};
+  r.trials = {{.started_seconds = 0.5,
+               .wall_seconds = 0.25,
+               .iterations = 70,
+               .median_us = latency_us * 0.99,
+               .noise = 0.006,
+               .throughput_per_s = 1e6 / latency_us,
+               .throughput_noise = 0.006},
+              {.started_seconds = 30.25,
+               .wall_seconds = 0.25,
+               .iterations = 65,
+               .median_us = latency_us * 1.01,
+               .noise = 0.007,
+               .throughput_per_s = 0.99e6 / latency_us,
+               .throughput_noise = 0.007},
+              {.started_seconds = 61.0,
+               .wall_seconds = 0.25,
+               .iterations = 65,
+               .median_us = latency_us,
+               .noise = 0.005,
+               .throughput_per_s = 1.01e6 / latency_us,
+               .throughput_noise = 0.005}};
   r.trial_noise = 0.0058;
   r.throughput_trial_noise = 0.0061;
   r.schedule = "interleaved";
@@ -114,8 +128,13 @@ fb::bench_report full_report() {
                               .output_checked = true,
                               .output_matches = false,
                               .check_detail = "floor mismatch at [3]"};
-  pinned.clocks = ferry::clock_record{.sm_mhz_min = 1755, .sm_mhz_max = 1980, .mem_mhz_min = 3201, .mem_mhz_max = 3201,
-                                      .throttle_reasons = {"sw-power-cap"}, .samples = 12, .changed = true};
+  pinned.clocks = ferry::clock_record{.sm_mhz_min = 1755,
+                                      .sm_mhz_max = 1980,
+                                      .mem_mhz_min = 3201,
+                                      .mem_mhz_max = 3201,
+                                      .throttle_reasons = {"sw-power-cap"},
+                                      .samples = 12,
+                                      .changed = true};
   report.results.push_back(pinned);
 
   auto managed = measured("managed", "reduce", 19'000'000, 3120.0);
@@ -367,8 +386,8 @@ TEST(BenchReportJson, OptionalsAreNullWhenAbsent) {
 }
 
 TEST(BenchReportJson, MissingFieldsTakeTheirDefaults) {
-  const auto report = fb::report_from_json(
-      nlohmann::json::parse(R"({"winner": "pinned", "results": [{"strategy": "mapped"}]})"));
+  const auto report =
+      fb::report_from_json(nlohmann::json::parse(R"({"winner": "pinned", "results": [{"strategy": "mapped"}]})"));
   EXPECT_EQ(report.winner, "pinned");
   ASSERT_EQ(report.results.size(), 1u);
   EXPECT_EQ(report.results[0].strategy, ferry::strategy_kind::mapped);
@@ -395,8 +414,7 @@ TEST(BenchReportJson, NanSurvivesAsNull) {
 
 TEST(BenchReportJson, MalformedInputThrowsInvalidArgument) {
   EXPECT_THROW((void)fb::report_from_json(nlohmann::json::parse("[1, 2]")), ferry::invalid_argument);
-  EXPECT_THROW((void)fb::report_from_json(nlohmann::json::parse(R"({"results": {}})")),
-               ferry::invalid_argument);
+  EXPECT_THROW((void)fb::report_from_json(nlohmann::json::parse(R"({"results": {}})")), ferry::invalid_argument);
   EXPECT_THROW((void)fb::report_from_json(nlohmann::json::parse(R"({"results": [{"inflight": "two"}]})")),
                ferry::invalid_argument);
   EXPECT_THROW((void)fb::report_from_json(nlohmann::json::parse(R"({"schema_version": 999})")),
@@ -410,18 +428,21 @@ TEST(BenchReportJson, MalformedInputThrowsInvalidArgument) {
 TEST(BenchReportTable, ShowsEveryStrategyTheRefusalAndTheWinner) {
   const auto report = full_report();
   const std::string table = fb::render_table(report);
-  for (const auto& r : report.results) EXPECT_NE(table.find(fb::strategy_name(r.strategy)), std::string::npos) << fb::strategy_name(r.strategy);
+  for (const auto& r : report.results)
+    EXPECT_NE(table.find(fb::strategy_name(r.strategy)), std::string::npos) << fb::strategy_name(r.strategy);
   EXPECT_NE(table.find("refused: " + refusal_reason), std::string::npos);
   EXPECT_NE(table.find("failed: " + oom_reason), std::string::npos) << table;
   EXPECT_NE(table.find("failed: 1 of 5 cells failed, each with its reason; the run went on without them"),
-            std::string::npos) << table;
+            std::string::npos)
+      << table;
   // The two noises side by side: within (0.4%) and between trials (0.6% over 3 trials).
   EXPECT_NE(table.find("± trials"), std::string::npos) << table;
   EXPECT_NE(table.find("0.6% (3)"), std::string::npos) << table;
   // How each group's trials ran.
   EXPECT_NE(table.find("schedule: reduce 19 MB: 2 cells interleaved: trials in rounds with the run's other cells, in a "
                        "changing order; 3 trials each, started 0.5-61.0 s into the run"),
-            std::string::npos) << table;
+            std::string::npos)
+      << table;
   EXPECT_NE(table.find("winner (latency): pinned"), std::string::npos);
   EXPECT_NE(table.find(report.recommendation), std::string::npos);
   EXPECT_NE(table.find("19 MB"), std::string::npos);
@@ -437,29 +458,33 @@ TEST(BenchReportTable, ShowsEveryStrategyTheRefusalAndTheWinner) {
   EXPECT_NE(table.find("noisy"), std::string::npos);
   EXPECT_NE(table.find("✓"), std::string::npos);
   EXPECT_NE(table.find("✗"), std::string::npos);
-  EXPECT_NE(table.find(comma_detail), std::string::npos);       // the failed check explains itself
-  EXPECT_NE(table.find("4864/1216"), std::string::npos);        // UM faults gpu/cpu
-  EXPECT_NE(table.find("19.0/5.0"), std::string::npos);         // UM migrated MB in/out
+  EXPECT_NE(table.find(comma_detail), std::string::npos);  // the failed check explains itself
+  EXPECT_NE(table.find("4864/1216"), std::string::npos);   // UM faults gpu/cpu
+  EXPECT_NE(table.find("19.0/5.0"), std::string::npos);    // UM migrated MB in/out
   EXPECT_NE(table.find("[inflight 2, clients 3, graph, no warm-up, cached writes]"), std::string::npos);
   EXPECT_NE(table.find("graph capture failed: ran without a graph"), std::string::npos);
   // Noise, the recipe beside the strategy, the floor and what they say.
-  EXPECT_NE(table.find("0.4%"), std::string::npos);                   // pinned's noise
+  EXPECT_NE(table.find("0.4%"), std::string::npos);                     // pinned's noise
   EXPECT_NE(table.find("+6.2% / +6.2%!"), std::string::npos) << table;  // 425 vs 400: past 5%
   EXPECT_NE(table.find("recipe gap: reduce / 19 MB / pinned: 6.2% slower than its recipe at the median"),
-            std::string::npos) << table;
+            std::string::npos)
+      << table;
   EXPECT_NE(table.find("the floor's output differs from the device-resident reference: floor mismatch at [3]"),
             std::string::npos);
   EXPECT_NE(table.find("stopped at the 4.0 s cap with median noise 3.10%"), std::string::npos);
   EXPECT_NE(table.find("launch-bound: mlp:4x4096 / 1 MB / mapped"), std::string::npos) << table;
   EXPECT_NE(table.find("clocks: reduce / 19 MB / pinned: SM 1755-1980 MHz, memory 3201-3201 MHz over 12 samples; "
                        "throttled: sw-power-cap"),
-            std::string::npos) << table;
+            std::string::npos)
+      << table;
   EXPECT_NE(table.find("recipes: no recipe or floor"), std::string::npos);
   EXPECT_NE(table.find("where the time goes:"), std::string::npos);
   // The run's typical cell (the median of 20.5, 31 and 20.5) is the yardstick.
-  EXPECT_NE(table.find("host: reduce / 19 MB / managed [inflight 2, clients 3, graph, no warm-up, cached writes]: "
-                       "against the run's typical cell, the CPU took 1.51x as long for the same work (31.0 vs 20.5 µs)"),
-            std::string::npos) << table;
+  EXPECT_NE(
+      table.find("host: reduce / 19 MB / managed [inflight 2, clients 3, graph, no warm-up, cached writes]: "
+                 "against the run's typical cell, the CPU took 1.51x as long for the same work (31.0 vs 20.5 µs)"),
+      std::string::npos)
+      << table;
   EXPECT_EQ(table.find("host: reduce / 19 MB / pinned"), std::string::npos);  // 20.5 vs 20: the same host
 }
 
@@ -498,7 +523,8 @@ TEST(BenchReportMarkdown, HasHeaderTableRefusalsAndWinner) {
   EXPECT_NE(md.find("`" + report.command + "`"), std::string::npos);
   EXPECT_NE(md.find("NVIDIA H200"), std::string::npos);
   EXPECT_NE(md.find("CUDA driver 13.0"), std::string::npos);
-  for (const auto& r : report.results) EXPECT_NE(md.find(fb::strategy_name(r.strategy)), std::string::npos) << fb::strategy_name(r.strategy);
+  for (const auto& r : report.results)
+    EXPECT_NE(md.find(fb::strategy_name(r.strategy)), std::string::npos) << fb::strategy_name(r.strategy);
   EXPECT_NE(md.find(refusal_reason), std::string::npos);
   EXPECT_NE(md.find("## Failed\n\n- **reduce / 19 MB / registered**: " + oom_reason), std::string::npos) << md;
   EXPECT_NE(md.find("## Refused\n\n- **reduce / 19 MB / system**: " + refusal_reason), std::string::npos) << md;
@@ -625,10 +651,10 @@ fb::bench_report plot_report() {
     report.results.push_back(measured("managed", "reduce", mb << 20, 60.0 + 150.0 * mb));
   }
   for (const double fraction : {0.01, 0.1, 0.5}) {
-    report.results.push_back(measured("managed", "sparse:" + std::to_string(fraction), 64u << 20,
-                                      100.0 + 9000.0 * fraction));
-    report.results.push_back(measured("mapped", "sparse:" + std::to_string(fraction), 64u << 20,
-                                      50.0 + 1400.0 * fraction));
+    report.results.push_back(
+        measured("managed", "sparse:" + std::to_string(fraction), 64u << 20, 100.0 + 9000.0 * fraction));
+    report.results.push_back(
+        measured("mapped", "sparse:" + std::to_string(fraction), 64u << 20, 50.0 + 1400.0 * fraction));
   }
   report.results[1].noisy = true;
   fb::strategy_result refused;
@@ -652,8 +678,8 @@ TEST(PlotBench, WritesANonEmptyPng) {
   std::ofstream(json_path) << fb::to_json(plot_report()).dump(2);
   fs::remove(png_path);
 
-  const std::string command = python + " '" + plot_script.string() + "' '" + json_path.string() + "' '" +
-                              png_path.string() + "'";
+  const std::string command =
+      python + " '" + plot_script.string() + "' '" + json_path.string() + "' '" + png_path.string() + "'";
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
   ASSERT_TRUE(fs::exists(png_path));
   EXPECT_GT(fs::file_size(png_path), 1000u);

@@ -28,8 +28,8 @@ TEST(BenchStats, OneToHundred) {
   const auto s = fb::summarize(one_to(100));
   EXPECT_EQ(s.count, 100u);
   EXPECT_NEAR(s.median, 50.5, eps);
-  EXPECT_NEAR(s.p90, 90.1, eps);  // 1 + 0.9 * 99
-  EXPECT_NEAR(s.p99, 99.01, eps);  // 1 + 0.99 * 99
+  EXPECT_NEAR(s.p90, 90.1, eps);     // 1 + 0.9 * 99
+  EXPECT_NEAR(s.p99, 99.01, eps);    // 1 + 0.99 * 99
   EXPECT_NEAR(s.p999, 99.901, eps);  // 1 + 0.999 * 99
   EXPECT_NEAR(s.min, 1, eps);
   EXPECT_NEAR(s.max, 100, eps);
@@ -52,7 +52,7 @@ TEST(BenchStats, EvenCount) {
   const std::vector<double> v{4, 1, 3, 2};  // sorted 1 2 3 4
   const auto s = fb::summarize(v);
   EXPECT_NEAR(s.median, 2.5, eps);
-  EXPECT_NEAR(s.iqr, 1.5, eps);  // p75 at 2.25 -> 3.25, p25 at 0.75 -> 1.75
+  EXPECT_NEAR(s.iqr, 1.5, eps);   // p75 at 2.25 -> 3.25, p25 at 0.75 -> 1.75
   EXPECT_NEAR(s.p99, 3.97, eps);  // position 2.97: 3 + 0.97
   EXPECT_NEAR(s.min, 1, eps);
   EXPECT_NEAR(s.max, 4, eps);
@@ -129,8 +129,8 @@ TEST(SettlingRule, ConstantSeriesStopsRightAfterTheMinimums) {
   const auto rule = test_rule();
   const std::vector<double> constant(10, 42.0);
   const std::span<const double> all(constant);
-  EXPECT_EQ(rule.decide(all.first(9), 1.0), fb::stop_decision::keep_going);   // too few samples
-  EXPECT_EQ(rule.decide(all, 0.1), fb::stop_decision::keep_going);            // too little time
+  EXPECT_EQ(rule.decide(all.first(9), 1.0), fb::stop_decision::keep_going);  // too few samples
+  EXPECT_EQ(rule.decide(all, 0.1), fb::stop_decision::keep_going);           // too little time
   EXPECT_EQ(rule.decide(all, 0.5), fb::stop_decision::settled);
   EXPECT_TRUE(rule.should_stop(all, 0.5));
   EXPECT_FALSE(rule.hit_cap(all, 0.5));

@@ -99,7 +99,8 @@ TEST(TrialSchedule, InterleavedSpreadsEachCellsTrialsOverTheRun) {
   }
   EXPECT_EQ(std::vector<std::string>(log.begin() + 9, log.end()), (std::vector<std::string>{"c", "c"}));
   // The order changes from round to round.
-  EXPECT_NE(std::vector<std::string>(log.begin(), log.begin() + 3), std::vector<std::string>(log.begin() + 3, log.begin() + 6));
+  EXPECT_NE(std::vector<std::string>(log.begin(), log.begin() + 3),
+            std::vector<std::string>(log.begin() + 3, log.begin() + 6));
 }
 
 TEST(TrialSchedule, SequentialRunsEachCellsTrialsBackToBack) {
@@ -174,23 +175,27 @@ TEST(TrialSchedule, ACellThatCannotRunComesBackFailed) {
 }
 
 TEST(TrialLimits, ATrialGetsItsShareOfTheCell) {
-  const fb::sampling_limits cell{.max_noise = 0.01, .min_samples = 40, .min_seconds = 0.1, .max_seconds = 4.0,
-                                 .min_trials = 3, .max_trials = 6};
+  const fb::sampling_limits cell{
+      .max_noise = 0.01, .min_samples = 40, .min_seconds = 0.1, .max_seconds = 4.0, .min_trials = 3, .max_trials = 6};
   const auto trial = fb::trial_limits(cell);
   EXPECT_NEAR(trial.max_noise, 0.01 * std::sqrt(1.5), 1e-12);  // three trials pooled reach 0.71%
   EXPECT_EQ(trial.min_samples, 14U);
   EXPECT_NEAR(trial.min_seconds, 0.1 / 3, 1e-12);
   EXPECT_NEAR(trial.max_seconds, 4.0 / 3, 1e-12);  // three capped trials fill the cell's time
-  const auto alone = fb::trial_limits({.max_noise = 0.02, .min_samples = 20, .min_seconds = 0.05, .max_seconds = 0.4,
-                                       .min_trials = 1, .max_trials = 1});
+  const auto alone = fb::trial_limits({.max_noise = 0.02,
+                                       .min_samples = 20,
+                                       .min_seconds = 0.05,
+                                       .max_seconds = 0.4,
+                                       .min_trials = 1,
+                                       .max_trials = 1});
   EXPECT_EQ(alone.max_noise, 0.02);
   EXPECT_EQ(alone.min_samples, 20U);
   EXPECT_EQ(alone.max_seconds, 0.4);
 }
 
 TEST(TrialLimits, MoreTrialsWhileNoisyUntilACap) {
-  const fb::sampling_limits limits{.max_noise = 0.01, .min_samples = 40, .min_seconds = 0.1, .max_seconds = 4.0,
-                                   .min_trials = 3, .max_trials = 6};
+  const fb::sampling_limits limits{
+      .max_noise = 0.01, .min_samples = 40, .min_seconds = 0.1, .max_seconds = 4.0, .min_trials = 3, .max_trials = 6};
   using d = fb::trials_decision;
   EXPECT_EQ(fb::decide_trials(limits, 0, 0, 1.0), d::more);
   EXPECT_EQ(fb::decide_trials(limits, 2, 0.2, 0.001), d::more);  // quiet, but fewer than three

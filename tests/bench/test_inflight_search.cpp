@@ -40,7 +40,7 @@ TEST(InflightSearch, FindsTheKneeAndStopsTwoStepsPastIt) {
   fb::run_options options;
   options.inflight_auto = true;
   const auto choice = fb::search_inflight_depth(any, ferry::strategy_kind::pinned, options,
-                                          model([](int d) { return 100.0 * std::min(d, 4); }, &tried));
+                                                model([](int d) { return 100.0 * std::min(d, 4); }, &tried));
   ASSERT_TRUE(choice.depth.has_value());
   EXPECT_EQ(*choice.depth, 4);
   EXPECT_EQ(tried, (std::vector<int>{1, 2, 3, 4, 6, 8}));
@@ -50,8 +50,8 @@ TEST(InflightSearch, FindsTheKneeAndStopsTwoStepsPastIt) {
 
 TEST(InflightSearch, PicksTheSmallestCountWithinNoiseOfTheBest) {
   const std::map<int, double> rates{{1, 100}, {2, 180}, {3, 199}, {4, 200}, {6, 200}, {8, 201}};
-  const auto choice = fb::search_inflight_depth(any, ferry::strategy_kind::pinned, {},
-                                          model([&](int d) { return rates.at(d); }));
+  const auto choice =
+      fb::search_inflight_depth(any, ferry::strategy_kind::pinned, {}, model([&](int d) { return rates.at(d); }));
   ASSERT_TRUE(choice.depth.has_value());
   EXPECT_EQ(*choice.depth, 3);  // 4 and up add less than their noise
 }
@@ -71,7 +71,7 @@ TEST(InflightSearch, LargeRequestsStopBeforeTheirSlotsOutgrowMemory) {
   std::vector<int> tried;
   // 2 GiB a request: 4 slots hold 8 GiB, the cap; 6 would not be tried.
   (void)fb::search_inflight_depth(any, ferry::strategy_kind::pinned, {},
-                            model([](int d) { return 10.0 * d; }, &tried, std::size_t{2} << 30));
+                                  model([](int d) { return 10.0 * d; }, &tried, std::size_t{2} << 30));
   EXPECT_EQ(tried, (std::vector<int>{1, 2, 3, 4}));
 }
 

@@ -23,9 +23,16 @@ fb::sample_stats median(double us) {
 }
 
 std::vector<fb::placement_cost> two_gpu_results() {
-  fb::placement_cost local{.engine = "touch", .input_bytes = std::size_t{64} << 20, .output_bytes = std::size_t{64} << 20,
-                           .data_device = 1, .run_device = 1, .total_us = median(100), .peer_in_us = std::nullopt,
-                           .peer_out_us = std::nullopt, .compute_us = median(100), .outputs_match = true,
+  fb::placement_cost local{.engine = "touch",
+                           .input_bytes = std::size_t{64} << 20,
+                           .output_bytes = std::size_t{64} << 20,
+                           .data_device = 1,
+                           .run_device = 1,
+                           .total_us = median(100),
+                           .peer_in_us = std::nullopt,
+                           .peer_out_us = std::nullopt,
+                           .compute_us = median(100),
+                           .outputs_match = true,
                            .check_detail = ""};
   fb::placement_cost away = local;
   away.run_device = 0;
@@ -42,7 +49,8 @@ TEST(PlacementReport, TableShowsStagesAndTheCostOfRunningAway) {
   EXPECT_NE(table.find("1300"), std::string::npos) << table;
   EXPECT_NE(table.find("67.1 MB"), std::string::npos) << table;  // 64 MiB, in decimal units
   // The local row has no peer stages and no cost.
-  const auto first_row = table.substr(table.find('\n') + 1, table.find('\n', table.find('\n') + 1) - table.find('\n') - 1);
+  const auto first_row =
+      table.substr(table.find('\n') + 1, table.find('\n', table.find('\n') + 1) - table.find('\n') - 1);
   EXPECT_NE(first_row.find("GPU 1  GPU 1"), std::string::npos) << first_row;
   EXPECT_EQ(first_row.find("+"), std::string::npos) << first_row;
 }

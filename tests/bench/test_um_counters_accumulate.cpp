@@ -18,8 +18,7 @@ using ferry::bench::accumulate_um_record;
 using ferry::bench::copy_traffic;
 using ferry::bench::um_traffic;
 
-CUpti_ActivityUnifiedMemoryCounter3 um_record(CUpti_ActivityUnifiedMemoryCounterKind counter,
-                                              std::uint64_t value) {
+CUpti_ActivityUnifiedMemoryCounter3 um_record(CUpti_ActivityUnifiedMemoryCounterKind counter, std::uint64_t value) {
   CUpti_ActivityUnifiedMemoryCounter3 record{};
   record.kind = CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER;
   record.counterKind = counter;
@@ -60,8 +59,7 @@ TEST(UmCounterAccumulate, GpuFaultRecordsAddTheirFaultGroups) {
 TEST(UmCounterAccumulate, CpuFaultRecordsCountOneEachWhateverTheirValue) {
   um_traffic t;
   // For CPU faults, value is the program counter of the faulting instruction.
-  EXPECT_TRUE(feed(t, um_record(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT,
-                                0x7f3a12345678)));
+  EXPECT_TRUE(feed(t, um_record(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT, 0x7f3a12345678)));
   EXPECT_TRUE(feed(t, um_record(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT, 0)));
   EXPECT_EQ(t.cpu_page_faults, 2U);
   EXPECT_EQ(t.gpu_page_faults, 0U);
@@ -85,10 +83,9 @@ TEST(UmCounterAccumulate, OtherCountersAndOtherRecordKindsAreIgnored) {
 }
 
 TEST(UmCounterAccumulate, TotalsAddFieldByField) {
-  um_traffic total{.bytes_host_to_device = 1, .bytes_device_to_host = 2, .gpu_page_faults = 3,
-                   .cpu_page_faults = 4};
-  total += um_traffic{.bytes_host_to_device = 10, .bytes_device_to_host = 20,
-                      .gpu_page_faults = 30, .cpu_page_faults = 40};
+  um_traffic total{.bytes_host_to_device = 1, .bytes_device_to_host = 2, .gpu_page_faults = 3, .cpu_page_faults = 4};
+  total +=
+      um_traffic{.bytes_host_to_device = 10, .bytes_device_to_host = 20, .gpu_page_faults = 30, .cpu_page_faults = 40};
   EXPECT_EQ(total.bytes_host_to_device, 11U);
   EXPECT_EQ(total.bytes_device_to_host, 22U);
   EXPECT_EQ(total.gpu_page_faults, 33U);

@@ -20,8 +20,7 @@ TEST(CudaError, MessageCarriesCallNameStringAndLocation) {
 }
 
 TEST(CudaError, OutOfMemoryHasItsOwnType) {
-  EXPECT_THROW(ferry::detail::throw_cuda_error(cudaErrorMemoryAllocation, "cudaMalloc(&p, n)",
-                                               "a.cpp", 1),
+  EXPECT_THROW(ferry::detail::throw_cuda_error(cudaErrorMemoryAllocation, "cudaMalloc(&p, n)", "a.cpp", 1),
                ferry::out_of_memory);
   try {
     ferry::detail::throw_cuda_error(cudaErrorInvalidDevice, "cudaSetDevice(9)", "a.cpp", 2);

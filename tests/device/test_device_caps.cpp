@@ -13,7 +13,6 @@ namespace {
 
 using ferry::testing::h200_like;
 
-
 TEST(PlatformClass, DiscreteWithoutPageableAccessIsDiscretePcie) {
   EXPECT_EQ(ferry::classify(h200_like()), ferry::platform_class::discrete_pcie);
 }
@@ -94,8 +93,8 @@ TEST(StrategyAvailability, RegisteredNeedsHostRegisterSupported) {
 TEST(StrategyAvailability, ManagedKindsNeedConcurrentManagedAccess) {
   auto caps = h200_like();
   caps.concurrent_managed_access = false;  // as on Jetson
-  for (const auto k : {ferry::strategy_kind::managed, ferry::strategy_kind::managed_prefetch,
-                       ferry::strategy_kind::managed_advise}) {
+  for (const auto k :
+       {ferry::strategy_kind::managed, ferry::strategy_kind::managed_prefetch, ferry::strategy_kind::managed_advise}) {
     const auto reason = ferry::unavailable_reason(k, caps);
     ASSERT_TRUE(reason.has_value()) << ferry::to_string(k);
     EXPECT_NE(reason->find("concurrentManagedAccess"), std::string::npos) << *reason;
@@ -104,8 +103,8 @@ TEST(StrategyAvailability, ManagedKindsNeedConcurrentManagedAccess) {
 
 TEST(StrategyAvailability, CopiesAndDeviceNeedNoCapability) {
   ferry::device_caps nothing;  // every flag false
-  for (const auto k : {ferry::strategy_kind::pageable, ferry::strategy_kind::staged,
-                       ferry::strategy_kind::pinned, ferry::strategy_kind::device})
+  for (const auto k : {ferry::strategy_kind::pageable, ferry::strategy_kind::staged, ferry::strategy_kind::pinned,
+                       ferry::strategy_kind::device})
     EXPECT_FALSE(ferry::unavailable_reason(k, nothing).has_value()) << ferry::to_string(k);
 }
 

@@ -12,9 +12,15 @@ namespace {
 
 // A machine with a working driver for CUDA 13.0 and one GPU; each test takes one thing away.
 ferry::cuda_platform_facts working() {
-  return {.driver_library = true, .device_nodes = true, .visible_devices = std::nullopt,
-          .driver_cuda_version = 13000, .runtime_cuda_version = 13000, .device_count = 1, .count_failed = false,
-          .error_name = {}, .error_text = {}};
+  return {.driver_library = true,
+          .device_nodes = true,
+          .visible_devices = std::nullopt,
+          .driver_cuda_version = 13000,
+          .runtime_cuda_version = 13000,
+          .device_count = 1,
+          .count_failed = false,
+          .error_name = {},
+          .error_text = {}};
 }
 
 ferry::cuda_platform_facts failing(ferry::cuda_platform_facts f, const char* name, const char* text) {

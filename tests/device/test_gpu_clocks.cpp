@@ -5,7 +5,8 @@
 
 TEST(GpuClocks, ReasonBitsHaveNamesAndIdleIsNotOne) {
   EXPECT_TRUE(ferry::throttle_reason_names(0x1).empty());  // idle between requests is expected
-  EXPECT_EQ(ferry::throttle_reason_names(0x4 | 0x40), (std::vector<std::string>{"sw-power-cap", "hw-thermal-slowdown"}));
+  EXPECT_EQ(ferry::throttle_reason_names(0x4 | 0x40),
+            (std::vector<std::string>{"sw-power-cap", "hw-thermal-slowdown"}));
   EXPECT_TRUE(ferry::throttle_reason_names(0).empty());
 }
 

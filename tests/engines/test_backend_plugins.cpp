@@ -13,11 +13,11 @@
 #include <thread>
 #include <vector>
 
-#include "support/backend_test_paths.hpp"
 #include "ferry/backend.hpp"
 #include "ferry/builtin.hpp"
 #include "ferry/error.hpp"
 #include "ferry/model_engine.hpp"
+#include "support/backend_test_paths.hpp"
 
 namespace {
 
@@ -59,7 +59,8 @@ bool loaded_now(const fs::path& file) {
   return true;
 }
 
-std::vector<float> compute_on_host(const ferry::host_reference_engine& e, const std::vector<float>& x, std::size_t out) {
+std::vector<float> compute_on_host(const ferry::host_reference_engine& e, const std::vector<float>& x,
+                                   std::size_t out) {
   std::vector<float> y(out);
   const std::span<const std::byte> in[] = {std::as_bytes(std::span(x))};
   const std::span<std::byte> outs[] = {std::as_writable_bytes(std::span(y))};
@@ -191,10 +192,12 @@ TEST(BackendPlugins, TheCxxSeamExportsAnEngineAndItsErrors) {
   }
   EXPECT_EQ(e->resolve({})[1].shape, reference->resolve({})[1].shape);
   // An error thrown inside the backend crosses as its kind and first line.
-  const auto text = message_of<ferry::invalid_argument>([] { (void)ferry::load_model_engine("seam:nonsense", on_host()); });
+  const auto text =
+      message_of<ferry::invalid_argument>([] { (void)ferry::load_model_engine("seam:nonsense", on_host()); });
   EXPECT_NE(text.find("backend 'seam': loading 'nonsense': builtin workload 'nonsense'"), std::string::npos) << text;
   // Engines exported from C++ compute on a GPU only.
-  const auto host = message_of<ferry::unsupported>([] { (void)ferry::load_model_engine_on_host("seam:touch", on_host()); });
+  const auto host =
+      message_of<ferry::unsupported>([] { (void)ferry::load_model_engine_on_host("seam:touch", on_host()); });
   EXPECT_NE(host.find("backend 'seam' cannot compute on the CPU"), std::string::npos) << host;
 }
 

@@ -40,8 +40,7 @@ std::string invalid_argument_message(const std::function<void()>& call) {
   return "no exception";
 }
 
-#define EXPECT_MESSAGE_HAS(message, part) \
-  EXPECT_NE((message).find(part), std::string::npos) << (message)
+#define EXPECT_MESSAGE_HAS(message, part) EXPECT_NE((message).find(part), std::string::npos) << (message)
 
 builtin_options bytes(std::size_t input_bytes, std::int64_t batch = 16) {
   builtin_options options;
@@ -107,21 +106,18 @@ TEST(BuiltinSpec, BadSpecsSayWhatIsWrong) {
 }
 
 TEST(BuiltinSpec, BadOptionsAreRefused) {
-  EXPECT_MESSAGE_HAS(invalid_argument_message(
-                         [] { (void)ferry::make_builtin_engine("touch", bytes(3)); }),
+  EXPECT_MESSAGE_HAS(invalid_argument_message([] { (void)ferry::make_builtin_engine("touch", bytes(3)); }),
                      "input_bytes");
-  EXPECT_MESSAGE_HAS(invalid_argument_message(
-                         [] { (void)ferry::make_builtin_engine("sparse:0.5", bytes(4095)); }),
+  EXPECT_MESSAGE_HAS(invalid_argument_message([] { (void)ferry::make_builtin_engine("sparse:0.5", bytes(4095)); }),
                      "input_bytes >= 4096");
-  EXPECT_MESSAGE_HAS(invalid_argument_message(
-                         [] { (void)ferry::make_builtin_engine("mlp:1x8", bytes(4096, 0)); }),
+  EXPECT_MESSAGE_HAS(invalid_argument_message([] { (void)ferry::make_builtin_engine("mlp:1x8", bytes(4096, 0)); }),
                      "batch");
 }
 
 // ---- declared and resolved I/O ---------------------------------------------------------------
 
-void expect_tensor(const tensor_spec& t, const char* name, dtype type,
-                   std::vector<std::int64_t> shape, tensor_role role) {
+void expect_tensor(const tensor_spec& t, const char* name, dtype type, std::vector<std::int64_t> shape,
+                   tensor_role role) {
   EXPECT_EQ(t.name, name);
   EXPECT_EQ(t.type, type) << name;
   EXPECT_EQ(t.shape, shape) << name;
@@ -226,8 +222,7 @@ TEST(BuiltinHost, ReduceSumsContiguousChunks) {
   for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i);
   std::vector<float> sums(1000);
   run_one(*reduce, in, sums);
-  for (std::size_t b = 0; b < sums.size(); ++b)
-    ASSERT_EQ(sums[b], static_cast<float>(4 * b + 1)) << "bucket " << b;
+  for (std::size_t b = 0; b < sums.size(); ++b) ASSERT_EQ(sums[b], static_cast<float>(4 * b + 1)) << "bucket " << b;
 
   // Fewer elements than buckets: each element lands in exactly one bucket, the rest are 0.
   const auto small = ferry::make_builtin_engine("reduce", bytes(3 * 4));
@@ -236,9 +231,9 @@ TEST(BuiltinHost, ReduceSumsContiguousChunks) {
   float total = 0.0F;
   for (float s : sums) total += s;
   EXPECT_EQ(total, 111.0F);
-  EXPECT_EQ(sums[333], 1.0F);   // [333*3/1000, 334*3/1000) = [0, 1)
-  EXPECT_EQ(sums[666], 10.0F);  // [1, 2)
-  EXPECT_EQ(sums[999], 100.0F); // [2, 3)
+  EXPECT_EQ(sums[333], 1.0F);    // [333*3/1000, 334*3/1000) = [0, 1)
+  EXPECT_EQ(sums[666], 10.0F);   // [1, 2)
+  EXPECT_EQ(sums[999], 100.0F);  // [2, 3)
 }
 
 TEST(BuiltinHost, SparseSumsPagesAndMarksBadIndicesNaN) {
@@ -266,10 +261,7 @@ TEST(BuiltinHost, RunOnHostRefusesWrongSpans) {
   const std::span<const std::byte> no_inputs[1] = {};
   std::vector<float> out(4);
   const std::span<std::byte> outputs[] = {out_bytes(out)};
-  EXPECT_MESSAGE_HAS(invalid_argument_message([&] {
-                       touch->run_on_host(std::span(no_inputs, 0), outputs);
-                     }),
-                     "spans");
+  EXPECT_MESSAGE_HAS(invalid_argument_message([&] { touch->run_on_host(std::span(no_inputs, 0), outputs); }), "spans");
 }
 
 TEST(BuiltinHost, MlpWeightsAreDeterministicAndScaled) {
@@ -346,8 +338,7 @@ float normalized(std::uint8_t v, int c) {
 
 TEST(BuiltinNormalize, OneTwoByTwoImageMatchesHandComputation) {
   // touch over 12 floats = one 3x2x2 image; its output is 2 * normalized + 1, in CHW order.
-  auto engine = ferry::with_u8_normalize(ferry::make_builtin_engine("touch", bytes(12 * 4)),
-                                         tiny_images());
+  auto engine = ferry::with_u8_normalize(ferry::make_builtin_engine("touch", bytes(12 * 4)), tiny_images());
   EXPECT_EQ(engine->name(), "u8-normalize+touch");
   ASSERT_EQ(engine->io().size(), 2U);
   expect_tensor(engine->io()[0], "input", dtype::u8, {1, 2, 2, 3}, tensor_role::input);
@@ -356,8 +347,7 @@ TEST(BuiltinNormalize, OneTwoByTwoImageMatchesHandComputation) {
   EXPECT_EQ(engine->resolve(image)[0].shape, (std::vector<std::int64_t>{1, 2, 2, 3}));
 
   // HWC: pixel (y, x) holds R, G, B.
-  const std::vector<std::uint8_t> hwc = {0, 128, 255,   10, 20, 30,
-                                         255, 0, 1,     77, 200, 133};
+  const std::vector<std::uint8_t> hwc = {0, 128, 255, 10, 20, 30, 255, 0, 1, 77, 200, 133};
   std::vector<float> out(12);
   run_one(*engine, hwc, out);
   for (int c = 0; c < 3; ++c) {
@@ -390,13 +380,11 @@ TEST(BuiltinNormalize, FeedsFp16BatchMajorInputsAndKeepsOtherTensors) {
   std::vector<__half> chw(3 * 12);
   for (int b = 0; b < 3; ++b)
     for (int p = 0; p < 4; ++p)
-      for (int c = 0; c < 3; ++c)
-        chw[b * 12 + c * 4 + p] = __float2half(normalized(hwc[(b * 4 + p) * 3 + c], c));
+      for (int c = 0; c < 3; ++c) chw[b * 12 + c * 4 + p] = __float2half(normalized(hwc[(b * 4 + p) * 3 + c], c));
   std::vector<__half> expected(3 * 12);
   run_one(*inner, chw, expected);
   for (std::size_t i = 0; i < out.size(); ++i)
-    EXPECT_NEAR(__half2float(out[i]), __half2float(expected[i]),
-                2e-2F * (1.0F + std::fabs(__half2float(expected[i]))))
+    EXPECT_NEAR(__half2float(out[i]), __half2float(expected[i]), 2e-2F * (1.0F + std::fabs(__half2float(expected[i]))))
         << "element " << i;
 }
 
@@ -409,10 +397,8 @@ TEST(BuiltinNormalize, KeepsTheCpuReferenceBehindAnEnginePointer) {
 
 TEST(BuiltinNormalize, RefusesInnerInputsThatCannotTakeImages) {
   const auto wrap_message = [](const char* spec, std::size_t input_bytes) {
-    return invalid_argument_message([&] {
-      (void)ferry::with_u8_normalize(ferry::make_builtin_engine(spec, bytes(input_bytes)),
-                                     tiny_images());
-    });
+    return invalid_argument_message(
+        [&] { (void)ferry::with_u8_normalize(ferry::make_builtin_engine(spec, bytes(input_bytes)), tiny_images()); });
   };
   EXPECT_MESSAGE_HAS(wrap_message("touch", 13 * 4), "whole number");
   EXPECT_MESSAGE_HAS(wrap_message("mlp:1x10", 4096), "cannot take");
@@ -421,16 +407,12 @@ TEST(BuiltinNormalize, RefusesInnerInputsThatCannotTakeImages) {
 
   ferry::normalize_options bad = tiny_images();
   bad.stddev[1] = 0.0F;
-  EXPECT_MESSAGE_HAS(invalid_argument_message([&] {
-                       (void)ferry::with_u8_normalize(
-                           ferry::make_builtin_engine("touch", bytes(48)), bad);
-                     }),
+  EXPECT_MESSAGE_HAS(invalid_argument_message(
+                         [&] { (void)ferry::with_u8_normalize(ferry::make_builtin_engine("touch", bytes(48)), bad); }),
                      "stddev");
-  EXPECT_MESSAGE_HAS(invalid_argument_message([] {
-                       (void)ferry::with_u8_normalize(std::unique_ptr<ferry::engine>(),
-                                                      tiny_images());
-                     }),
-                     "null");
+  EXPECT_MESSAGE_HAS(
+      invalid_argument_message([] { (void)ferry::with_u8_normalize(std::unique_ptr<ferry::engine>(), tiny_images()); }),
+      "null");
 }
 
 }  // namespace

@@ -66,28 +66,40 @@ TEST(IoDescription, OutputsTakeTheInputsSymbols) {
 TEST(IoDescription, BadShapesNameTheTensorAndTheDim) {
   const auto d = ferry::parse_io_description(encoder, "enc");
   const std::vector<shape_binding> disagree{{"tokens", {4, 128}}, {"mask", {4, 64}}};
-  EXPECT_NE(message_of([&] { (void)ferry::resolve_io(d, disagree); }).find("'mask' dim 1 ('seq') is 64"), std::string::npos);
+  EXPECT_NE(message_of([&] { (void)ferry::resolve_io(d, disagree); }).find("'mask' dim 1 ('seq') is 64"),
+            std::string::npos);
   const std::vector<shape_binding> too_long{{"tokens", {4, 1024}}, {"mask", {4, 1024}}};
-  EXPECT_NE(message_of([&] { (void)ferry::resolve_io(d, too_long); }).find("outside the exported range [8, 512]"), std::string::npos);
+  EXPECT_NE(message_of([&] { (void)ferry::resolve_io(d, too_long); }).find("outside the exported range [8, 512]"),
+            std::string::npos);
   const std::vector<shape_binding> rank{{"tokens", {4}}, {"mask", {4, 64}}};
   EXPECT_NE(message_of([&] { (void)ferry::resolve_io(d, rank); }).find("input 'tokens' has rank 2"), std::string::npos);
   const std::vector<shape_binding> unknown{{"token", {4, 64}}};
-  EXPECT_NE(message_of([&] { (void)ferry::resolve_io(d, unknown); }).find("unknown input tensor 'token'"), std::string::npos);
+  EXPECT_NE(message_of([&] { (void)ferry::resolve_io(d, unknown); }).find("unknown input tensor 'token'"),
+            std::string::npos);
   const std::vector<shape_binding> missing{{"tokens", {4, 64}}};
-  EXPECT_NE(message_of([&] { (void)ferry::resolve_io(d, missing); }).find("input 'mask' has dynamic dims"), std::string::npos);
+  EXPECT_NE(message_of([&] { (void)ferry::resolve_io(d, missing); }).find("input 'mask' has dynamic dims"),
+            std::string::npos);
   const auto r = ferry::parse_io_description(resnet, "r");
   const std::vector<shape_binding> fixed{{"images", {2, 3, 256, 224}}};
-  EXPECT_NE(message_of([&] { (void)ferry::resolve_io(r, fixed); }).find("'images' dim 2 is fixed at 224, not 256"), std::string::npos);
+  EXPECT_NE(message_of([&] { (void)ferry::resolve_io(r, fixed); }).find("'images' dim 2 is fixed at 224, not 256"),
+            std::string::npos);
 }
 
 TEST(IoDescription, MalformedDescriptionsSayWhere) {
-  EXPECT_NE(message_of([] { (void)ferry::parse_io_description("{", "x.io.json"); }).find("x.io.json: not valid JSON"), std::string::npos);
-  EXPECT_NE(message_of([] { (void)ferry::parse_io_description(R"({"format":"other"})", "x"); }).find("not a ferry.io/1"), std::string::npos);
-  EXPECT_NE(message_of([] {
-              (void)ferry::parse_io_description(
-                  R"({"format":"ferry.io/1","inputs":[{"name":"a","dtype":"float16","shape":["n"]}],"outputs":[{"name":"b","dtype":"float16","shape":[1]}]})", "x");
-            }).find("uses symbol 'n'"), std::string::npos);
-  EXPECT_NE(message_of([] { (void)ferry::parse_dtype_name("complex64"); }).find("unsupported dtype 'complex64'"), std::string::npos);
+  EXPECT_NE(message_of([] { (void)ferry::parse_io_description("{", "x.io.json"); }).find("x.io.json: not valid JSON"),
+            std::string::npos);
+  EXPECT_NE(
+      message_of([] { (void)ferry::parse_io_description(R"({"format":"other"})", "x"); }).find("not a ferry.io/1"),
+      std::string::npos);
+  EXPECT_NE(
+      message_of([] {
+        (void)ferry::parse_io_description(
+            R"({"format":"ferry.io/1","inputs":[{"name":"a","dtype":"float16","shape":["n"]}],"outputs":[{"name":"b","dtype":"float16","shape":[1]}]})",
+            "x");
+      }).find("uses symbol 'n'"),
+      std::string::npos);
+  EXPECT_NE(message_of([] { (void)ferry::parse_dtype_name("complex64"); }).find("unsupported dtype 'complex64'"),
+            std::string::npos);
   EXPECT_EQ(ferry::parse_dtype_name("torch.bfloat16"), ferry::dtype::bf16);
 }
 
@@ -103,8 +115,9 @@ TEST(IoDescription, IntegerFieldsAreTakenOnlyAsWritten) {
   };
   const std::string a = R"({"name":"a","dtype":"int64","shape":)";
   for (const std::string dim : {"1e30", "2.5", "18446744073709551615", "true"})
-    EXPECT_NE(described("", a + "[" + dim + "]}").find("x.io.json: tensor 'a': dim 0 must be an integer in int64's range"),
-              std::string::npos)
+    EXPECT_NE(
+        described("", a + "[" + dim + "]}").find("x.io.json: tensor 'a': dim 0 must be an integer in int64's range"),
+        std::string::npos)
         << dim;
   EXPECT_NE(described("", a + R"([1], "index_bound": 1e30})").find("tensor 'a': index_bound must be an integer"),
             std::string::npos);
@@ -132,17 +145,24 @@ class PackageFiles : public ::testing::Test {
 };
 
 TEST_F(PackageFiles, EveryBadFileGetsItsOwnMessage) {
-  EXPECT_NE(message_of([&] { ferry::aoti::check_package_file(dir_ / "absent.pt2"); }).find("does not exist"), std::string::npos);
-  EXPECT_NE(message_of([&] { ferry::aoti::check_package_file(dir_); }).find("is not a regular file"), std::string::npos);
-  EXPECT_NE(message_of([&] { ferry::aoti::check_package_file(write("empty.pt2", "")); }).find("is empty"), std::string::npos);
-  EXPECT_NE(message_of([&] { ferry::aoti::check_package_file(write("text.pt2", "not a model at all")); })
-                .find("not a .pt2 package (not a zip archive)"), std::string::npos);
+  EXPECT_NE(message_of([&] { ferry::aoti::check_package_file(dir_ / "absent.pt2"); }).find("does not exist"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] { ferry::aoti::check_package_file(dir_); }).find("is not a regular file"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] { ferry::aoti::check_package_file(write("empty.pt2", "")); }).find("is empty"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] {
+              ferry::aoti::check_package_file(write("text.pt2", "not a model at all"));
+            }).find("not a .pt2 package (not a zip archive)"),
+            std::string::npos);
   EXPECT_NO_THROW(ferry::aoti::check_package_file(write("zip.pt2", std::string("PK\x03\x04rest", 8))));
 }
 
 TEST_F(PackageFiles, DescriptionComesFromMetadataElseTheSidecar) {
   const auto package = write("m.pt2", std::string("PK\x03\x04", 4));
-  EXPECT_NE(message_of([&] { (void)ferry::aoti::find_io_description(package, std::nullopt); }).find("has no I/O description"), std::string::npos);
+  EXPECT_NE(
+      message_of([&] { (void)ferry::aoti::find_io_description(package, std::nullopt); }).find("has no I/O description"),
+      std::string::npos);
   write("m.pt2.io.json", resnet);
   EXPECT_EQ(ferry::aoti::find_io_description(package, std::nullopt).name, "resnet50");
   EXPECT_EQ(ferry::aoti::find_io_description(package, std::string(encoder)).name, "encoder");

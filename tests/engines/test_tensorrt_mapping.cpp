@@ -68,8 +68,7 @@ TEST(TrtMapping, EveryDtypeCodeMapsOrIsRefusedNamingTheTensor) {
       EXPECT_GT(size_of(*entry.ferry), 0U);
       continue;
     }
-    const std::string msg =
-        message_of<unsupported>([&] { (void)to_ferry_dtype(engine_name, "logits", entry.code); });
+    const std::string msg = message_of<unsupported>([&] { (void)to_ferry_dtype(engine_name, "logits", entry.code); });
     EXPECT_TRUE(contains(msg, "'logits'")) << msg;
     EXPECT_TRUE(contains(msg, entry.trt_name)) << msg;
     EXPECT_TRUE(contains(msg, engine_name)) << msg;
@@ -128,18 +127,15 @@ TEST(TrtMapping, ShapeTensorDeclarationsAreIntegerVectorsOfFixedLength) {
   const auto decl = make_shape_tensor_decl(engine_name, "target", dtype::i64, {3});
   EXPECT_EQ(decl.name, "target");
   EXPECT_NO_THROW((void)make_shape_tensor_decl(engine_name, "scalar", dtype::i32, {}));
-  EXPECT_TRUE(contains(message_of<unsupported>([] {
-                         (void)make_shape_tensor_decl(engine_name, "f", dtype::f32, {2});
-                       }),
+  EXPECT_TRUE(contains(message_of<unsupported>([] { (void)make_shape_tensor_decl(engine_name, "f", dtype::f32, {2}); }),
                        "'f'"));
   EXPECT_TRUE(contains(message_of<unsupported>([] {
                          (void)make_shape_tensor_decl(engine_name, "m", dtype::i32, {2, 2});
                        }),
                        "'m'"));
-  EXPECT_TRUE(contains(message_of<unsupported>([] {
-                         (void)make_shape_tensor_decl(engine_name, "n", dtype::i32, {dynamic_dim});
-                       }),
-                       "'n'"));
+  EXPECT_TRUE(contains(
+      message_of<unsupported>([] { (void)make_shape_tensor_decl(engine_name, "n", dtype::i32, {dynamic_dim}); }),
+      "'n'"));
 }
 
 // ---- resolve()'s checks ----------------------------------------------------------------------
@@ -194,7 +190,8 @@ TEST_F(TrtResolveChecks, UnknownNameIsRefusedListingTheValidOnes) {
 }
 
 TEST_F(TrtResolveChecks, DuplicateWrongRankAndStaticMismatchNameTheTensor) {
-  EXPECT_TRUE(contains(refusal({{"images", {1, 3, 224, 224}}, {"images", {2, 3, 224, 224}}}), "'images' is given twice"));
+  EXPECT_TRUE(
+      contains(refusal({{"images", {1, 3, 224, 224}}, {"images", {2, 3, 224, 224}}}), "'images' is given twice"));
   const std::string rank = refusal({{"images", {1, 3, 224}}, {"reshape_to", {1, 1}}});
   EXPECT_TRUE(contains(rank, "'images' has rank 4")) << rank;
   const std::string fixed = refusal({{"images", {1, 4, 224, 224}}, {"reshape_to", {1, 1}}});
@@ -229,8 +226,9 @@ TEST_F(TrtResolveChecks, HostShapeTensorValuesMustBeGivenInTheRightCountAndWidth
 
 TEST(TrtMapping, DataDependentOutputShapesAreUnsupported) {
   EXPECT_NO_THROW(require_static_output(engine_name, "boxes", std::vector<std::int64_t>{16, 4}));
-  const std::string msg = message_of<unsupported>(
-      [] { require_static_output(engine_name, "boxes", std::vector<std::int64_t>{dynamic_dim, 4}); });
+  const std::string msg = message_of<unsupported>([] {
+    require_static_output(engine_name, "boxes", std::vector<std::int64_t>{dynamic_dim, 4});
+  });
   EXPECT_TRUE(contains(msg, "'boxes'")) << msg;
 }
 
@@ -239,9 +237,8 @@ TEST(TrtMapping, DataDependentOutputShapesAreUnsupported) {
 struct TrtPlanFile : ::testing::Test {
   std::filesystem::path dir;
   void SetUp() override {
-    dir = std::filesystem::temp_directory_path() /
-          ("ferry_trt_test_" + std::to_string(::getpid()) + "_" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir = std::filesystem::temp_directory_path() / ("ferry_trt_test_" + std::to_string(::getpid()) + "_" +
+                                                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir);
   }
   void TearDown() override { std::filesystem::remove_all(dir); }

@@ -7,9 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "support/synthetic_caps.hpp"
 #include "ferry/info/info_report.hpp"
 #include "ferry/peer_access.hpp"
+#include "support/synthetic_caps.hpp"
 
 namespace {
 
@@ -33,8 +33,8 @@ ferry::peer_link link(int from, int to, bool can_access, bool enabled, std::stri
 
 std::vector<ferry::peer_link> measured_pair() {
   auto forward = link(0, 1, true, true);
-  forward.bandwidth = ferry::peer_bandwidth{.gbps_median = 51.25, .gbps_best = 52.5,
-                                            .bytes = std::size_t{256} << 20, .repetitions = 10};
+  forward.bandwidth = ferry::peer_bandwidth{
+      .gbps_median = 51.25, .gbps_best = 52.5, .bytes = std::size_t{256} << 20, .repetitions = 10};
   auto back = link(1, 0, true, false, "cudaDeviceEnablePeerAccess(0) on GPU 1: cudaErrorTooManyPeers (x)");
   return {forward, back};
 }
@@ -72,8 +72,8 @@ TEST(InfoPeers, TextShowsEachDirectionWithItsRateOrWhyNot) {
   const std::string peers = text.substr(section);
   EXPECT_NE(peers.find("GPU 0 -> GPU 1"), std::string::npos) << peers;
   // Long values wrap onto the next line, so look for pieces that stay on one.
-  EXPECT_NE(peers.find("peer access enabled; cudaMemcpyPeerAsync 51.2 GB/s median, 52.5 best"),
-            std::string::npos) << peers;
+  EXPECT_NE(peers.find("peer access enabled; cudaMemcpyPeerAsync 51.2 GB/s median, 52.5 best"), std::string::npos)
+      << peers;
   EXPECT_NE(peers.find("copies of 268 MB)"), std::string::npos) << peers;
   EXPECT_NE(peers.find("GPU 1 -> GPU 0"), std::string::npos) << peers;
   EXPECT_NE(peers.find("possible but not enabled"), std::string::npos) << peers;

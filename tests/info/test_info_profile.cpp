@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "support/synthetic_profile.hpp"
 #include "ferry/info/info_report.hpp"
+#include "support/synthetic_profile.hpp"
 
 namespace {
 
@@ -25,8 +25,10 @@ std::string collapse(const std::string& text) {
 }
 
 ferry::profile_lookup loaded(const ferry::device_caps& caps, const t::cost_model& model) {
-  return {.status = ferry::profile_status::loaded, .path = "/cache/p.json",
-          .profile = t::synthetic_profile(caps, model), .message = "profile /cache/p.json measured ..."};
+  return {.status = ferry::profile_status::loaded,
+          .path = "/cache/p.json",
+          .profile = t::synthetic_profile(caps, model),
+          .message = "profile /cache/p.json measured ..."};
 }
 
 TEST(InfoProfile, JsonCarriesTheMeasuredFiguresAndTheRulesSource) {
@@ -58,13 +60,15 @@ TEST(InfoProfile, JsonCarriesTheMeasuredFiguresAndTheRulesSource) {
 
 TEST(InfoProfile, TextShowsWhatWasMeasuredHereAndOneRecommendation) {
   const auto caps = t::discrete_pcie_caps();
-  const std::string raw = ferry::render_info_text(
-      ferry::build_info_json(cuda13, {caps}, {}, {}, {{0, loaded(caps, t::discrete_model)}}));
+  const std::string raw =
+      ferry::render_info_text(ferry::build_info_json(cuda13, {caps}, {}, {}, {{0, loaded(caps, t::discrete_model)}}));
   const std::string text = collapse(raw);
   for (const char* phrase :
        {"measured on this machine 2026-11-30T12:00:00Z (testhost, PCIe Gen5 x16, CUDA driver 13.0, quick sweep)",
-        "input-once 65.5 KB: mapped 19 us (next managed-advise 19 us);", "268 MB: pinned 5.39 ms (next registered 5.39 ms)",
-        "in-flight 3 slots for pinned at 1.05 MB (more did not raise throughput)", "refused system: the device cannot access pageable host memory",
+        "input-once 65.5 KB: mapped 19 us (next managed-advise 19 us);",
+        "268 MB: pinned 5.39 ms (next registered 5.39 ms)",
+        "in-flight 3 slots for pinned at 1.05 MB (more did not raise throughput)",
+        "refused system: the device cannot access pageable host memory",
         "advice (measured on this machine, for a request of 4 MB in and out)", "recommended pinned with"})
     EXPECT_NE(text.find(phrase), std::string::npos) << phrase << "\n" << raw;
   // One answer: no platform rules beside the measured pick.
@@ -75,8 +79,10 @@ TEST(InfoProfile, TextShowsWhatWasMeasuredHereAndOneRecommendation) {
 
 TEST(InfoProfile, WithoutAProfileTheRulesAreLabelledAndTheReasonShown) {
   const auto caps = t::integrated_caps();
-  const ferry::profile_lookup missing{.status = ferry::profile_status::missing, .path = "/cache/x.json",
-                                      .profile = {}, .message = "no profile for GPU 1 at /cache/x.json"};
+  const ferry::profile_lookup missing{.status = ferry::profile_status::missing,
+                                      .path = "/cache/x.json",
+                                      .profile = {},
+                                      .message = "no profile for GPU 1 at /cache/x.json"};
   const auto info = ferry::build_info_json(cuda13, {caps}, {}, {}, {{1, missing}});
   EXPECT_EQ(info.at("devices").at(0).at("profile").at("status"), "missing");
   EXPECT_FALSE(info.at("devices").at(0).at("profile").contains("uses"));

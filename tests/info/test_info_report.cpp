@@ -2,13 +2,13 @@
 // built from synthetic device_caps records, and the CLI's behaviour on a machine with no GPU.
 #include <gtest/gtest.h>
 
-#include "support/synthetic_caps.hpp"
 #include <sys/wait.h>
+#include "support/synthetic_caps.hpp"
 
 #include <algorithm>
 #include <array>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <span>
 #include <sstream>
@@ -17,13 +17,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "support/backend_test_paths.hpp"
-#include "support/cli_runner.hpp"
-#include "ferry/info/info_report.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/device_diagnosis.hpp"
+#include "ferry/info/info_report.hpp"
 #include "ferry/recommendation.hpp"
 #include "ferry/strategy.hpp"
+#include "support/backend_test_paths.hpp"
+#include "support/cli_runner.hpp"
 
 namespace {
 
@@ -35,15 +35,18 @@ using ferry::testing::orin_like;
 constexpr std::array all_platforms{platform_class::discrete_pcie, platform_class::integrated,
                                    platform_class::coherent_hmm, platform_class::coherent_ats};
 
-
-
 // One representative record per platform class.
 ferry::device_caps record_of(platform_class platform) {
   auto caps = h200_like();
   switch (platform) {
-    case platform_class::discrete_pcie: break;
-    case platform_class::integrated: caps = orin_like(); break;
-    case platform_class::coherent_hmm: caps.pageable_memory_access = true; break;
+    case platform_class::discrete_pcie:
+      break;
+    case platform_class::integrated:
+      caps = orin_like();
+      break;
+    case platform_class::coherent_hmm:
+      caps.pageable_memory_access = true;
+      break;
     case platform_class::coherent_ats:
       caps.pageable_memory_access = true;
       caps.pageable_memory_access_uses_host_page_tables = true;
@@ -124,22 +127,18 @@ TEST(Recommendation, ListsAreConsistentAndTheChoiceIsAvailableOnItsPlatform) {
 
 const ferry::cuda_versions cuda13{13000, 13000};
 
-ferry::link_bandwidth measured_link() {
-  return {52.9, 53.4, 53.8, 54.1, std::size_t{256} << 20, 20};
-}
+ferry::link_bandwidth measured_link() { return {52.9, 53.4, 53.8, 54.1, std::size_t{256} << 20, 20}; }
 
 TEST(InfoJson, HasVersionsAndEveryDeviceField) {
-  const auto info = ferry::build_info_json(cuda13, {h200_like(), orin_like()},
-                                           {{0, measured_link()}});
+  const auto info = ferry::build_info_json(cuda13, {h200_like(), orin_like()}, {{0, measured_link()}});
   EXPECT_EQ(info.at("cuda").at("driver"), "13.0");
   EXPECT_EQ(info.at("cuda").at("runtime"), "13.0");
   ASSERT_EQ(info.at("devices").size(), 2U);
 
   const auto& h200 = info.at("devices").at(0);
-  for (const char* key : {"ordinal", "name", "compute_capability", "multiprocessors",
-                          "total_memory_bytes", "free_memory_bytes", "pci_bus_id", "capabilities",
-                          "pcie", "platform_class", "strategies", "recommendation",
-                          "link_bandwidth"})
+  for (const char* key :
+       {"ordinal", "name", "compute_capability", "multiprocessors", "total_memory_bytes", "free_memory_bytes",
+        "pci_bus_id", "capabilities", "pcie", "platform_class", "strategies", "recommendation", "link_bandwidth"})
     EXPECT_TRUE(h200.contains(key)) << key;
   EXPECT_EQ(h200.at("name"), "NVIDIA H200");
   EXPECT_EQ(h200.at("compute_capability"), "9.0");
@@ -231,8 +230,7 @@ TEST(InfoText, NamesEachUnavailableStrategyWithItsReason) {
   caps.can_map_host_memory = false;
   caps.host_register_supported = false;
   caps.concurrent_managed_access = false;
-  const std::string text =
-      collapse_whitespace(ferry::render_info_text(ferry::build_info_json(cuda13, {caps})));
+  const std::string text = collapse_whitespace(ferry::render_info_text(ferry::build_info_json(cuda13, {caps})));
   int unavailable = 0;
   for (const auto k : ferry::all_strategies) {
     const auto reason = ferry::unavailable_reason(k, caps);
@@ -248,14 +246,13 @@ TEST(InfoText, NamesEachUnavailableStrategyWithItsReason) {
 }
 
 TEST(InfoText, ShowsDeviceFactsRecommendationAndLink) {
-  const std::string raw = ferry::render_info_text(
-      ferry::build_info_json(cuda13, {h200_like(), orin_like()}, {{0, measured_link()}}));
+  const std::string raw =
+      ferry::render_info_text(ferry::build_info_json(cuda13, {h200_like(), orin_like()}, {{0, measured_link()}}));
   const std::string text = collapse_whitespace(raw);
-  for (const char* phrase :
-       {"CUDA driver 13.0, runtime 13.0", "GPU 0: NVIDIA H200", "9.0, 132 SMs", "0000:41:00.0",
-        "Gen5 x16 (max Gen5 x16)", "discrete-pcie", "canMapHostMemory=1", "pageableMemoryAccess=0",
-        "recommended pinned with 2 in-flight slots", "H2D 52.9 GB/s median, 53.4 best",
-        "D2H 53.8 median, 54.1 best", "GPU 1: Orin", "integrated", "not measured"})
+  for (const char* phrase : {"CUDA driver 13.0, runtime 13.0", "GPU 0: NVIDIA H200", "9.0, 132 SMs", "0000:41:00.0",
+                             "Gen5 x16 (max Gen5 x16)", "discrete-pcie", "canMapHostMemory=1", "pageableMemoryAccess=0",
+                             "recommended pinned with 2 in-flight slots", "H2D 52.9 GB/s median, 53.4 best",
+                             "D2H 53.8 median, 54.1 best", "GPU 1: Orin", "integrated", "not measured"})
     EXPECT_NE(text.find(phrase), std::string::npos) << phrase << "\n" << raw;
   // Compact: no line of the rendering runs past 100 columns unless one word is that long.
   std::istringstream lines(raw);
@@ -267,9 +264,9 @@ TEST(InfoText, ShowsDeviceFactsRecommendationAndLink) {
 TEST(CliInfo, WithoutAGpuPrintsOneNoDeviceLineAndExitsThree) {
   if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
   if (ferry::cuda_device_count() > 0) GTEST_SKIP() << "this machine has a GPU";
-  for (const char* args : {"info", "info --json", "info --measure --device 0", "calibrate", "calibrate --quick",
-                           "calibrate --thorough --device 0 --profile /tmp/p.json",
-                           "bench --strategy auto --engine reduce"}) {
+  for (const char* args :
+       {"info", "info --json", "info --measure --device 0", "calibrate", "calibrate --quick",
+        "calibrate --thorough --device 0 --profile /tmp/p.json", "bench --strategy auto --engine reduce"}) {
     const auto result = run_cli(args, captured::stderr_only);
     EXPECT_EQ(result.exit_code, 3) << args << ": " << result.output;
     EXPECT_EQ(result.output.rfind("ferry: no CUDA device", 0), 0U) << args << ": " << result.output;

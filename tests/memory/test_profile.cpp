@@ -10,9 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "support/synthetic_profile.hpp"
 #include "ferry/error.hpp"
 #include "ferry/profile.hpp"
+#include "support/synthetic_profile.hpp"
 
 namespace {
 
@@ -41,11 +41,20 @@ class scoped_env {
  public:
   scoped_env(const char* name, const char* value) : name_(name) {
     if (const char* old = std::getenv(name)) old_ = old;
-    if (value != nullptr) ::setenv(name, value, 1); else ::unsetenv(name);
+    if (value != nullptr)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
   }
-  ~scoped_env() { if (old_) ::setenv(name_, old_->c_str(), 1); else ::unsetenv(name_); }
+  ~scoped_env() {
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
+  }
   scoped_env(const scoped_env&) = delete;
   scoped_env& operator=(const scoped_env&) = delete;
+
  private:
   const char* name_;
   std::optional<std::string> old_;
@@ -73,12 +82,14 @@ TEST(Profile, RefusedStrategiesKeepTheirReason) {
 }
 
 TEST(Profile, EstimatesInterpolateAndHoldTheSmallestSizesCost) {
-  ferry::strategy_curve c{.strategy = strategy_kind::pinned, .use = transfer_use::input_once, .refused = {},
+  ferry::strategy_curve c{.strategy = strategy_kind::pinned,
+                          .use = transfer_use::input_once,
+                          .refused = {},
                           .points = {{1000, 10, 0}, {3000, 30, 0}, {5000, 40, 0}}};
   EXPECT_DOUBLE_EQ(*ferry::estimate_us(c, 2000), 20);
   EXPECT_DOUBLE_EQ(*ferry::estimate_us(c, 4000), 35);
-  EXPECT_DOUBLE_EQ(*ferry::estimate_us(c, 10), 10);     // below the sweep: the fixed cost
-  EXPECT_DOUBLE_EQ(*ferry::estimate_us(c, 7000), 50);   // beyond: the last segment's slope
+  EXPECT_DOUBLE_EQ(*ferry::estimate_us(c, 10), 10);    // below the sweep: the fixed cost
+  EXPECT_DOUBLE_EQ(*ferry::estimate_us(c, 7000), 50);  // beyond: the last segment's slope
 }
 
 TEST(Profile, LinkNamesThePlatformsConnection) {
@@ -132,8 +143,10 @@ TEST_F(ProfileFiles, AnotherDriverMakesItStale) {
   const auto found = ferry::load_profile(path, caps);
   EXPECT_EQ(found.status, profile_status::stale);
   EXPECT_FALSE(found.profile.has_value());
-  EXPECT_NE(found.message.find("is stale and was not used: it was measured under CUDA driver 13.0, this machine runs 13.1"),
-            std::string::npos) << found.message;
+  EXPECT_NE(
+      found.message.find("is stale and was not used: it was measured under CUDA driver 13.0, this machine runs 13.1"),
+      std::string::npos)
+      << found.message;
 }
 
 TEST_F(ProfileFiles, AnotherGpuMakesItStale) {
@@ -142,7 +155,8 @@ TEST_F(ProfileFiles, AnotherGpuMakesItStale) {
   const auto found = ferry::load_profile(path, t::hmm_caps());
   EXPECT_EQ(found.status, profile_status::stale);
   EXPECT_NE(found.message.find("it was measured on GPU GPU-00000000-0000-0000-0000-000000000001 (NVIDIA H200)"),
-            std::string::npos) << found.message;
+            std::string::npos)
+      << found.message;
 }
 
 TEST_F(ProfileFiles, AnotherLinkMakesItStale) {

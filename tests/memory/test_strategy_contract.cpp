@@ -13,7 +13,6 @@ namespace {
 
 using ferry::strategy_kind;
 
-
 std::string message_of(const std::function<void()>& f) {
   try {
     f();
@@ -92,28 +91,23 @@ TEST(StrategyAvailability, EachMissingCapabilityRefusesItsStrategies) {
 TEST(StrategyAvailability, RefusalHappensBeforeAnyCudaCallAndNamesTheDevice) {
   const auto caps = ferry::testing::h200_like();
   const ferry::buffer_request request{.bytes = 4096};
-  EXPECT_THROW((void)ferry::io_buffer::allocate(strategy_kind::system, request, caps),
-               ferry::unsupported);
-  const auto msg = message_of(
-      [&] { (void)ferry::io_buffer::allocate(strategy_kind::system, request, caps); });
-  EXPECT_NE(msg.find("strategy 'system' is not available on NVIDIA H200"),
-            std::string::npos)
-      << msg;
+  EXPECT_THROW((void)ferry::io_buffer::allocate(strategy_kind::system, request, caps), ferry::unsupported);
+  const auto msg = message_of([&] { (void)ferry::io_buffer::allocate(strategy_kind::system, request, caps); });
+  EXPECT_NE(msg.find("strategy 'system' is not available on NVIDIA H200"), std::string::npos) << msg;
 }
 
 TEST(BufferRequest, ZeroBytesIsInvalid) {
-  EXPECT_THROW((void)ferry::io_buffer::allocate(strategy_kind::pinned, {.bytes = 0},
-                                                ferry::testing::h200_like()),
+  EXPECT_THROW((void)ferry::io_buffer::allocate(strategy_kind::pinned, {.bytes = 0}, ferry::testing::h200_like()),
                ferry::invalid_argument);
 }
 
 TEST(BufferRequest, WrappingNeedsARegisteredStrategyAndMatchingSize) {
   std::vector<std::byte> memory(8192);
-  EXPECT_THROW((void)ferry::io_buffer::wrap_registered(strategy_kind::pinned, memory,
-                                                       {.bytes = 8192}, ferry::testing::h200_like()),
+  EXPECT_THROW((void)ferry::io_buffer::wrap_registered(strategy_kind::pinned, memory, {.bytes = 8192},
+                                                       ferry::testing::h200_like()),
                ferry::invalid_argument);
-  EXPECT_THROW((void)ferry::io_buffer::wrap_registered(strategy_kind::registered, memory,
-                                                       {.bytes = 4096}, ferry::testing::h200_like()),
+  EXPECT_THROW((void)ferry::io_buffer::wrap_registered(strategy_kind::registered, memory, {.bytes = 4096},
+                                                       ferry::testing::h200_like()),
                ferry::invalid_argument);
 }
 
@@ -141,8 +135,7 @@ TEST(StrategyProperties, PathsMatchTheDesignTable) {
   EXPECT_EQ(ferry::properties(strategy_kind::managed_prefetch).path, data_path::migrate);
   EXPECT_EQ(ferry::properties(strategy_kind::device).path, data_path::resident);
   for (auto k : ferry::all_strategies) {
-    EXPECT_EQ(ferry::properties(k).uses_managed_memory,
-              ferry::properties(k).path == data_path::migrate);
+    EXPECT_EQ(ferry::properties(k).uses_managed_memory, ferry::properties(k).path == data_path::migrate);
     EXPECT_FALSE(ferry::properties(k).summary.empty());
   }
 }

@@ -40,9 +40,8 @@ void check_copy(std::size_t size, std::size_t destination_skew, std::size_t sour
   for (std::size_t i = 0; i < destination_storage.size(); ++i) {
     const bool inside = i >= to && i < to + size;
     const std::byte expected = inside ? source[i - to] : sentinel;
-    ASSERT_EQ(destination_storage[i], expected)
-        << "byte " << i << " (destination at " << to << ", " << size << " bytes, skews " << destination_skew
-        << "/" << source_skew << ")";
+    ASSERT_EQ(destination_storage[i], expected) << "byte " << i << " (destination at " << to << ", " << size
+                                                << " bytes, skews " << destination_skew << "/" << source_skew << ")";
   }
 }
 

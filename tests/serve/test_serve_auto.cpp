@@ -12,20 +12,20 @@
 
 #include <nlohmann/json.hpp>
 
-#include "support/synthetic_profile.hpp"
 #include "ferry/error.hpp"
 #include "serve/execution_platform.hpp"
 #include "serve/http_documents.hpp"
 #include "serve/model_choice.hpp"
 #include "serve/model_config.hpp"
 #include "serve/model_repository.hpp"
+#include "support/synthetic_profile.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 namespace t = ferry::testing;
-using ferry::serve::parse_model_config;
 using ferry::strategy_kind;
+using ferry::serve::parse_model_config;
 
 // A model repository in a fresh temporary folder: one folder per model with its config.json.
 fs::path write_repository(const std::string& folder, const std::map<std::string, std::string>& configs) {
@@ -72,15 +72,17 @@ TEST(ServeAuto, OtherWordsForInflightAreRefusedByName) {
     FAIL() << "accepted";
   } catch (const ferry::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("'inflight' must be a count in [1, 64] or \"auto\", got \"many\""),
-              std::string::npos) << e.what();
+              std::string::npos)
+        << e.what();
   }
 }
 
 TEST(ServeAuto, PicksFromTheGpusProfile) {
-  auto c = parse_model_config(R"({"engine": "reduce", "strategy": "auto", "inflight": "auto", "input_size": "16MB"})",
-                              "m");
+  auto c =
+      parse_model_config(R"({"engine": "reduce", "strategy": "auto", "inflight": "auto", "input_size": "16MB"})", "m");
   const auto caps = t::discrete_pcie_caps();
-  const std::string why = ferry::serve::choose_automatic(c, one_gpu(caps, t::synthetic_profile(caps, t::discrete_model)));
+  const std::string why =
+      ferry::serve::choose_automatic(c, one_gpu(caps, t::synthetic_profile(caps, t::discrete_model)));
   EXPECT_EQ(c.strategy, strategy_kind::pinned);
   EXPECT_EQ(c.inflight, 3);  // serving is throughput: the measured depth
   EXPECT_EQ(why.rfind("auto: pinned with 3 in-flight slots on GPU 0: measured on this machine", 0), 0U) << why;
@@ -130,7 +132,8 @@ TEST(ServeAuto, RepositoryWithAnAutoModelLoadsOnTheCpu) {
   ASSERT_NE(model, nullptr);
   EXPECT_TRUE(model->ready()) << model->failure;
   EXPECT_NE(log.str().find("model 'reduce_auto' auto: no GPU (no CUDA device: none in this test), the CPU reference"),
-            std::string::npos) << log.str();
+            std::string::npos)
+      << log.str();
   const auto config = ferry::serve::model_config_json(*model);
   EXPECT_EQ(config.at("parameters").at("strategy_choice").at("string_value"), model->automatic);
   EXPECT_EQ(config.at("parameters").at("inflight").at("string_value"), "2");
@@ -220,7 +223,7 @@ TEST(ServeAuto, TensorsTheConfigNamesKeepWhatItSays) {
       ferry::serve::choose_automatic(c, one_gpu(caps, t::synthetic_profile(caps, copy_has_a_fixed_cost)));
   EXPECT_EQ(c.strategy, strategy_kind::pinned);
   EXPECT_EQ(c.tensor_strategies, (std::vector<ferry::tensor_strategy>{{"indices", strategy_kind::registered},
-                                                                       {"rows", strategy_kind::mapped}}));
+                                                                      {"rows", strategy_kind::mapped}}));
   EXPECT_NE(why.find("'indices': as tensor_strategies sets it (the pick would be mapped)"), std::string::npos) << why;
 }
 

@@ -18,7 +18,8 @@ using ferry::serve::testing::error_of;
 std::string nested_arrays(std::size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
 
 TEST(ServeClientJson, ParsesADocument) {
-  const json doc = parse_client_json(R"({"a": [1, -2, 3.5, true, null, "x"], "b": {"c": 18446744073709551615}})", "body");
+  const json doc =
+      parse_client_json(R"({"a": [1, -2, 3.5, true, null, "x"], "b": {"c": 18446744073709551615}})", "body");
   EXPECT_EQ(doc["a"], json({1, -2, 3.5, true, nullptr, "x"}));
   EXPECT_EQ(doc["b"]["c"].get<std::uint64_t>(), 18446744073709551615ULL);
   EXPECT_EQ(parse_client_json("7", "body"), json(7));
@@ -26,8 +27,9 @@ TEST(ServeClientJson, ParsesADocument) {
 
 TEST(ServeClientJson, RefusesNestingBeyondTheLimitWithoutRecursing) {
   EXPECT_NO_THROW((void)parse_client_json(nested_arrays(max_json_depth), "body"));
-  EXPECT_NE(error_of([] { (void)parse_client_json(nested_arrays(max_json_depth + 1), "body"); })
-                .find("body: arrays and objects nested deeper than 64 levels"),
+  EXPECT_NE(error_of([] {
+              (void)parse_client_json(nested_arrays(max_json_depth + 1), "body");
+            }).find("body: arrays and objects nested deeper than 64 levels"),
             std::string::npos);
   // Deep enough to overflow any stack were it parsed, dumped or compared recursively.
   EXPECT_NE(error_of([] { (void)parse_client_json(nested_arrays(1'000'000), "body"); }).find("deeper than 64"),
@@ -45,8 +47,9 @@ TEST(ServeClientJson, RefusesMoreValuesThanAnyRequestHolds) {
     return text + "]";
   };
   EXPECT_NO_THROW((void)parse_client_json(array_of(max_json_values - 1), "body"));
-  EXPECT_NE(error_of([&] { (void)parse_client_json(array_of(max_json_values), "body"); })
-                .find("body: more than 65536 values"),
+  EXPECT_NE(error_of([&] {
+              (void)parse_client_json(array_of(max_json_values), "body");
+            }).find("body: more than 65536 values"),
             std::string::npos);
 }
 
@@ -60,7 +63,8 @@ TEST(ServeClientJson, RefusesNumbersBeyondADoubleAsBadRequests) {
 }
 
 TEST(ServeClientJson, RefusesMalformedTextRepeatedKeysAndNulBytes) {
-  EXPECT_NE(error_of([] { (void)parse_client_json(R"({"a": )", "body"); }).find("body: malformed JSON"), std::string::npos);
+  EXPECT_NE(error_of([] { (void)parse_client_json(R"({"a": )", "body"); }).find("body: malformed JSON"),
+            std::string::npos);
   EXPECT_NE(error_of([] { (void)parse_client_json(R"({"a": 1, "a": 2})", "body"); }).find("\"a\" appears twice"),
             std::string::npos);
   EXPECT_NE(error_of([] { (void)parse_client_json(std::string("{}\0{}", 5), "body"); }).find("NUL byte at offset 2"),

@@ -106,8 +106,8 @@ TEST(ServeConfig, TensorStrategiesMistakesAreNamedByKey) {
 // start (its error message dumped the value recursively); sizes that are not finite or overflow
 // loaded, or were misreported as 0 bytes; a file that is not JSON was quoted.
 TEST(ServeConfig, UntrustedConfigsAreRefusedNamingTheProblemOnly) {
-  const std::string deep = failure(R"({"engine": "touch", "input_size": )" + std::string(100'000, '[') +
-                                   std::string(100'000, ']') + "}");
+  const std::string deep =
+      failure(R"({"engine": "touch", "input_size": )" + std::string(100'000, '[') + std::string(100'000, ']') + "}");
   EXPECT_EQ(deep, "model 'm': config.json: arrays and objects nested deeper than 64 levels");
   for (const char* size : {"nanKiB", "infKiB", "17179869188GiB", "1e30"}) {
     const std::string refused = failure(std::string(R"({"engine": "touch", "input_size": ")") + size + "\"}");

@@ -97,7 +97,11 @@ TEST(ServeGrpcCodec, RefusesBadRequests) {
     spoil(m);
     return error_of([&] { (void)from_grpc(m); });
   };
-  EXPECT_NE(refused([](auto& m) { m.clear_inputs(); m.clear_raw_input_contents(); }).find("no inputs"), std::string::npos);
+  EXPECT_NE(refused([](auto& m) {
+              m.clear_inputs();
+              m.clear_raw_input_contents();
+            }).find("no inputs"),
+            std::string::npos);
   EXPECT_NE(refused([](auto& m) { m.mutable_inputs(0)->set_datatype("FP64"); }).find("'FP64'"), std::string::npos);
   EXPECT_NE(refused([](auto& m) { m.mutable_inputs(0)->set_shape(0, -2); }).find("negative"), std::string::npos);
   EXPECT_NE(refused([](auto& m) { m.clear_raw_input_contents(); }).find("no data"), std::string::npos);

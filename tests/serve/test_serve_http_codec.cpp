@@ -61,11 +61,12 @@ TEST(ServeHttpCodec, ParsesJsonData) {
 
 TEST(ServeHttpCodec, ParsesBinaryDataInInputOrder) {
   std::string length;
-  const json header = {{"inputs",
-                        {{{"name", "a"}, {"shape", {2}}, {"datatype", "FP32"}, {"parameters", {{"binary_data_size", 8}}}},
-                         {{"name", "b"}, {"shape", {1}}, {"datatype", "FP32"}, {"data", {5}}},
-                         {{"name", "c"}, {"shape", {1}}, {"datatype", "FP32"}, {"parameters", {{"binary_data_size", 4}}}}}},
-                       {"parameters", {{"binary_data_output", true}}}};
+  const json header = {
+      {"inputs",
+       {{{"name", "a"}, {"shape", {2}}, {"datatype", "FP32"}, {"parameters", {{"binary_data_size", 8}}}},
+        {{"name", "b"}, {"shape", {1}}, {"datatype", "FP32"}, {"data", {5}}},
+        {{"name", "c"}, {"shape", {1}}, {"datatype", "FP32"}, {"parameters", {{"binary_data_size", 4}}}}}},
+      {"parameters", {{"binary_data_output", true}}}};
   const std::string body = with_binary(header, floats({1, 2}) + floats({3}), length);
   const auto parsed = parse_http_infer_request(body, length, {});
   const auto& in = parsed.request.inputs;
@@ -81,8 +82,8 @@ TEST(ServeHttpCodec, ParsesBinaryDataInInputOrder) {
 
 TEST(ServeHttpCodec, RefusesBadBodies) {
   std::string length;
-  const json one_binary = {{"inputs", {{{"name", "a"}, {"shape", {2}}, {"datatype", "FP32"},
-                                        {"parameters", {{"binary_data_size", 8}}}}}}};
+  const json one_binary = {
+      {"inputs", {{{"name", "a"}, {"shape", {2}}, {"datatype", "FP32"}, {"parameters", {{"binary_data_size", 8}}}}}}};
   const auto parse = [](const std::string& body, std::optional<std::string> len, http_limits limits = {}) {
     return [=] {
       (void)parse_http_infer_request(body, len ? std::optional<std::string_view>(*len) : std::nullopt, limits);
@@ -90,46 +91,63 @@ TEST(ServeHttpCodec, RefusesBadBodies) {
   };
   const auto bad = error_status::bad_request;
   std::string body = with_binary(one_binary, floats({1}), length);
-  EXPECT_NE(error_of(parse(body, length), bad).find("truncated binary data: input 'a' needs 8 bytes"), std::string::npos);
+  EXPECT_NE(error_of(parse(body, length), bad).find("truncated binary data: input 'a' needs 8 bytes"),
+            std::string::npos);
   body = with_binary(one_binary, floats({1, 2, 3}), length);
   EXPECT_NE(error_of(parse(body, length), bad).find("4 bytes after"), std::string::npos);
   EXPECT_NE(error_of(parse(body, "x12"), bad).find("not a byte count"), std::string::npos);
   EXPECT_NE(error_of(parse(body, std::to_string(body.size() + 1)), bad).find("the body has only"), std::string::npos);
-  EXPECT_NE(error_of(parse(body, length, http_limits{.max_inference_header_bytes = 10}), error_status::payload_too_large)
-                .find("exceeds the server's limit of 10"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(parse(body, length, http_limits{.max_inference_header_bytes = 10}), error_status::payload_too_large)
+          .find("exceeds the server's limit of 10"),
+      std::string::npos);
   EXPECT_NE(error_of(parse(body, std::nullopt), bad).find("malformed JSON"), std::string::npos);
   EXPECT_NE(error_of(parse(one_binary.dump(), std::nullopt), bad).find("no Inference-Header-Content-Length"),
             std::string::npos);
   EXPECT_NE(error_of(parse(R"({"inputs": []})", std::nullopt), bad).find("non-empty \"inputs\""), std::string::npos);
-  EXPECT_NE(error_of(parse(R"({"inputs": [{"name": "a", "shape": [1], "datatype": "BYTES", "data": ["x"]}]})", std::nullopt), bad)
-                .find("datatype 'BYTES'"),
-            std::string::npos);
-  EXPECT_NE(error_of(parse(R"({"inputs": [{"name": "a", "shape": [-1], "datatype": "FP32", "data": [1]}]})", std::nullopt), bad)
-                .find("non-negative"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(parse(R"({"inputs": [{"name": "a", "shape": [1], "datatype": "BYTES", "data": ["x"]}]})", std::nullopt),
+               bad)
+          .find("datatype 'BYTES'"),
+      std::string::npos);
+  EXPECT_NE(
+      error_of(parse(R"({"inputs": [{"name": "a", "shape": [-1], "datatype": "FP32", "data": [1]}]})", std::nullopt),
+               bad)
+          .find("non-negative"),
+      std::string::npos);
   EXPECT_NE(error_of(parse(R"({"inputs": [{"name": "a", "shape": [1], "datatype": "FP32"}]})", std::nullopt), bad)
                 .find("input 'a' has no data"),
             std::string::npos);
-  EXPECT_NE(error_of(parse(R"({"inputs": [{"name": "a", "shape": [2], "datatype": "INT8", "data": [1, 300]}]})", std::nullopt), bad)
+  EXPECT_NE(error_of(parse(R"({"inputs": [{"name": "a", "shape": [2], "datatype": "INT8", "data": [1, 300]}]})",
+                           std::nullopt),
+                     bad)
                 .find("element 1 (300) is out of range"),
             std::string::npos);
-  EXPECT_NE(error_of(parse(R"({"inputs": [{"name": "a", "shape": [1], "datatype": "INT32", "data": [1.5]}]})", std::nullopt), bad)
-                .find("not an integer"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(parse(R"({"inputs": [{"name": "a", "shape": [1], "datatype": "INT32", "data": [1.5]}]})", std::nullopt),
+               bad)
+          .find("not an integer"),
+      std::string::npos);
   EXPECT_NE(error_of(parse(R"({"inputs": [{"name": "a", "shape": [1], "datatype": "FP32", "data": [1],
-                                "parameters": {"unknown": 1}}]})", std::nullopt), bad)
+                                "parameters": {"unknown": 1}}]})",
+                           std::nullopt),
+                     bad)
                 .find("parameter \"unknown\""),
             std::string::npos);
-  EXPECT_NE(error_of(parse(R"({"inputs": [{"name": "a", "shape": [4294967296, 4294967296, 4294967296], "datatype": "FP32",
-                                "data": [1]}]})", std::nullopt), bad)
-                .find("too many elements"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(parse(R"({"inputs": [{"name": "a", "shape": [4294967296, 4294967296, 4294967296], "datatype": "FP32",
+                                "data": [1]}]})",
+                     std::nullopt),
+               bad)
+          .find("too many elements"),
+      std::string::npos);
 }
 
 TEST(ServeHttpCodec, RefusesDeepNestingAnywhereWithoutRecursing) {
   const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
-  const auto parse = [](std::string body) { return [body] { (void)parse_http_infer_request(body, std::nullopt, {}); }; };
+  const auto parse = [](std::string body) {
+    return [body] { (void)parse_http_infer_request(body, std::nullopt, {}); };
+  };
   EXPECT_NE(error_of(parse(R"({"inputs": [{"name": "a", "shape": [1], "datatype": "FP32", "data": )" + deep + "}]}"))
                 .find("nested deeper than 64 levels"),
             std::string::npos);
@@ -155,7 +173,8 @@ TEST(ServeHttpCodec, BoundsTheDocumentButNotTheTensorData) {
   EXPECT_EQ(parsed.request.inputs[0].data.size(), 200'000U);
   EXPECT_NE(error_of([&] {
               (void)parse_http_infer_request(R"({"id": )" + many + R"(, "inputs": [{"name": "a", "shape": [1],
-                                             "datatype": "INT8", "data": [1]}]})", std::nullopt, {});
+                                             "datatype": "INT8", "data": [1]}]})",
+                                             std::nullopt, {});
             }).find("more than 65536 values"),
             std::string::npos);
 }
@@ -168,14 +187,17 @@ TEST(ServeHttpCodec, RefusesNumbersBeyondADoubleAsBadRequests) {
 
 TEST(ServeHttpCodec, RefusesFloatsBeyondTheirTypeInsteadOfStoringInfinity) {
   const auto body = [](const char* type, const std::string& data) {
-    return R"({"inputs": [{"name": "a", "shape": [2], "datatype": ")" + std::string(type) + R"(", "data": [0, )" + data +
-           "]}]}";
+    return R"({"inputs": [{"name": "a", "shape": [2], "datatype": ")" + std::string(type) + R"(", "data": [0, )" +
+           data + "]}]}";
   };
-  const auto parse = [](const std::string& text) { return [text] { (void)parse_http_infer_request(text, std::nullopt, {}); }; };
+  const auto parse = [](const std::string& text) {
+    return [text] { (void)parse_http_infer_request(text, std::nullopt, {}); };
+  };
   EXPECT_NE(error_of(parse(body("FP32", "1e300"))).find("input 'a': element 1 (1e300) is out of range for FP32"),
             std::string::npos);
   EXPECT_NE(error_of(parse(body("FP32", "-3.5e38"))).find("out of range for FP32"), std::string::npos);
-  EXPECT_NE(error_of(parse(body("FP16", "65520"))).find("element 1 (65520) is out of range for FP16"), std::string::npos);
+  EXPECT_NE(error_of(parse(body("FP16", "65520"))).find("element 1 (65520) is out of range for FP16"),
+            std::string::npos);
   EXPECT_NE(error_of(parse(body("BF16", "3.4e38"))).find("out of range for BF16"), std::string::npos);
 
   // The largest finite values as printed (they round to the type's maximum) are taken.
@@ -214,8 +236,9 @@ TEST(ServeHttpCodec, ChecksEachInputBeforeDecodingItsData) {
   // read in a second pass, still after the check.
   checked.clear();
   const std::string data_first = R"({"inputs": [{"data": ["x"], "datatype": "FP32", "name": "b", "shape": [1]}]})";
-  EXPECT_NE(error_of([&] { (void)parse_http_infer_request(data_first, std::nullopt, {}, refuse_b); }).find("no input 'b'"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { (void)parse_http_infer_request(data_first, std::nullopt, {}, refuse_b); }).find("no input 'b'"),
+      std::string::npos);
   EXPECT_EQ(checked, (std::vector<std::string>{"b FP32 [1]"}));
 }
 
@@ -239,7 +262,9 @@ TEST(ServeHttpCodec, DecodesDataWhereverItStandsInTheInput) {
 }
 
 TEST(ServeHttpCodec, RefusesDataThatDoesNotFitItsShapeWithoutAllocatingTheShape) {
-  const auto parse = [](std::string body) { return [body] { (void)parse_http_infer_request(body, std::nullopt, {}); }; };
+  const auto parse = [](std::string body) {
+    return [body] { (void)parse_http_infer_request(body, std::nullopt, {}); };
+  };
   // 2^40 elements claimed by a request of a hundred bytes: room for them is never reserved.
   EXPECT_NE(error_of(parse(R"({"inputs": [{"name": "a", "shape": [1099511627776], "datatype": "FP32", "data": [1]}]})"))
                 .find("its shape has 1099511627776 elements but \"data\" holds 1"),
@@ -262,15 +287,17 @@ TEST(ServeHttpCodec, RefusesDataThatDoesNotFitItsShapeWithoutAllocatingTheShape)
   EXPECT_NE(error_of(parse(R"({"inputs": [{"name": "a", "shape": [1], "datatype": "FP32", "data": [null]}]})"))
                 .find("element 0 (null) is not a number"),
             std::string::npos);
-  EXPECT_NE(error_of(parse(R"({"inputs": [{"name": "a", "shape": [1], "datatype": "INT64", "data": [99999999999999999999]}]})"))
-                .find("element 0 (99999999999999999999) is out of range for INT64"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(
+          parse(R"({"inputs": [{"name": "a", "shape": [1], "datatype": "INT64", "data": [99999999999999999999]}]})"))
+          .find("element 0 (99999999999999999999) is out of range for INT64"),
+      std::string::npos);
   EXPECT_NE(error_of(parse(R"({"inputs": [{"name": "a", "shape": [1], "datatype": "BOOL", "data": [1]}]})"))
                 .find("element 0 (1) is not true or false"),
             std::string::npos);
   const std::string long_name(10'000, 'n');
-  const std::string message = error_of(parse(R"({"inputs": [{"name": ")" + long_name +
-                                             R"(", "shape": [1], "datatype": "FP32", "data": ["x"]}]})"));
+  const std::string message = error_of(
+      parse(R"({"inputs": [{"name": ")" + long_name + R"(", "shape": [1], "datatype": "FP32", "data": ["x"]}]})"));
   EXPECT_NE(message.find("is not a number"), std::string::npos);
   EXPECT_LT(message.size(), 200U);
 }
@@ -334,8 +361,8 @@ TEST(ServeHttpCodec, EncodesJsonAndBinaryOutputs) {
 // KServe's "timeout" request parameter (microseconds, as Triton's client sends it).
 TEST(ServeHttpCodec, ReadsTheTimeoutParameter) {
   const auto with = [](const std::string& parameters) {
-    return R"({"inputs": [{"name": "a", "shape": [1], "datatype": "FP32", "data": [1]}], "parameters": )" +
-           parameters + "}";
+    return R"({"inputs": [{"name": "a", "shape": [1], "datatype": "FP32", "data": [1]}], "parameters": )" + parameters +
+           "}";
   };
   EXPECT_FALSE(parse_http_infer_request(with("{}"), std::nullopt, {}).request.timeout.has_value());
   EXPECT_EQ(parse_http_infer_request(with(R"({"timeout": 1500})"), std::nullopt, {}).request.timeout,
@@ -343,8 +370,9 @@ TEST(ServeHttpCodec, ReadsTheTimeoutParameter) {
   // More than a duration holds: the longest one, never a negative overflow.
   EXPECT_EQ(parse_http_infer_request(with(R"({"timeout": 18446744073709551615})"), std::nullopt, {}).request.timeout,
             std::chrono::microseconds::max());
-  EXPECT_NE(error_of([&] { (void)parse_http_infer_request(with(R"({"timeout": -5})"), std::nullopt, {}); })
-                .find("\"timeout\" must be a non-negative integer"),
+  EXPECT_NE(error_of([&] {
+              (void)parse_http_infer_request(with(R"({"timeout": -5})"), std::nullopt, {});
+            }).find("\"timeout\" must be a non-negative integer"),
             std::string::npos);
 }
 

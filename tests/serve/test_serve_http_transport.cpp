@@ -25,10 +25,10 @@
 #include <thread>
 #include <vector>
 
-#include "support/test_gate.hpp"
 #include "ferry/error.hpp"
 #include "serve/http_transport.hpp"
 #include "serve/request_intake.hpp"
+#include "support/test_gate.hpp"
 
 namespace {
 
@@ -40,7 +40,7 @@ TEST(HttpTransport, DecodesThePathOfATarget) {
   EXPECT_EQ(decode_target_path("/v2/health/live?verbose=1&x=%20"), "/v2/health/live");
   EXPECT_EQ(decode_target_path("/v2/models/my%20model/ready"), "/v2/models/my model/ready");
   EXPECT_EQ(decode_target_path("/a%2Fb%2fc"), "/a/b/c");
-  EXPECT_EQ(decode_target_path("/100%"), "/100%");       // too short for an escape
+  EXPECT_EQ(decode_target_path("/100%"), "/100%");        // too short for an escape
   EXPECT_EQ(decode_target_path("/x%zzy%4"), "/x%zzy%4");  // not hex
   EXPECT_EQ(decode_target_path("/a+b"), "/a+b");          // '+' is a space only in queries
 }
@@ -201,8 +201,8 @@ class HttpTransportServer : public ::testing::Test {
   }
 
   static std::string post(const std::string& path, const std::string& body, const std::string& extra = "") {
-    return "POST " + path + " HTTP/1.1\r\nHost: t\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" +
-           extra + "\r\n" + body;
+    return "POST " + path + " HTTP/1.1\r\nHost: t\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" + extra +
+           "\r\n" + body;
   }
 
   std::function<http_admission(const http_request&)> admit_;  // set before start()
@@ -334,7 +334,8 @@ TEST_F(HttpTransportServer, RefusesABodyOverItsAdmissionsOwnLimitWithoutReadingI
 
   // Chunked bodies, whose size no header announces, are stopped at the route's limit too.
   raw_client chunked(port_);
-  chunked.send("POST /small HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nabcdef\r\n6\r\nghijkl\r\n0\r\n\r\n");
+  chunked.send(
+      "POST /small HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nabcdef\r\n6\r\nghijkl\r\n0\r\n\r\n");
   EXPECT_EQ(chunked.receive().head.substr(0, 12), "HTTP/1.1 413");
 
   // Within the route's limit; and the transport's own limit still holds above a larger one.
@@ -505,8 +506,10 @@ TEST_F(HttpTransportServer, RefusesConnectionsOverTheLimitWith503) {
   for (const auto until = std::chrono::steady_clock::now() + 2s;
        answered.empty() && std::chrono::steady_clock::now() < until;) {
     const auto [again, took] = probe();
-    if (again.head.substr(0, 12) == "HTTP/1.1 200") answered = again.body;
-    else std::this_thread::sleep_for(10ms);  // the server has not seen the close yet
+    if (again.head.substr(0, 12) == "HTTP/1.1 200")
+      answered = again.body;
+    else
+      std::this_thread::sleep_for(10ms);  // the server has not seen the close yet
   }
   EXPECT_EQ(answered, "POST /probe 1 112");
 }
@@ -680,8 +683,9 @@ TEST_F(HttpTransportServer, CapsTheConnectionsOfOneAddress) {
   const auto r = fourth.receive();
   EXPECT_EQ(r.head.substr(0, 12), "HTTP/1.1 503") << r.head;
   EXPECT_NE(r.head.find("Retry-After: 1"), std::string::npos) << r.head;
-  EXPECT_EQ(r.body, "refused 503: this client address (127.0.0.1) has the limit of 3 HTTP connections open at "
-                    "once; try again later");
+  EXPECT_EQ(r.body,
+            "refused 503: this client address (127.0.0.1) has the limit of 3 HTTP connections open at "
+            "once; try again later");
   const auto [other, took] = probe("/probe", "127.0.0.2");
   EXPECT_EQ(other.body, "POST /probe 1 112") << other.head;
 }

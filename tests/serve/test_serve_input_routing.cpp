@@ -35,8 +35,9 @@ struct one_request {
   request_plan plan;
   infer_response response;
   one_request(std::byte* data, std::size_t bytes, bool shm, std::optional<int> cuda_device) {
-    input_tensor in{"x", ferry::dtype::u8, {static_cast<std::int64_t>(bytes)}, std::span<const std::byte>(data, bytes),
-                    std::nullopt, cuda_device};
+    input_tensor in{
+        "x",          ferry::dtype::u8, {static_cast<std::int64_t>(bytes)}, std::span<const std::byte>(data, bytes),
+        std::nullopt, cuda_device};
     if (shm || cuda_device) in.shared_memory = shm_ref{"r", 0, bytes};
     request.inputs.push_back(std::move(in));
   }
@@ -84,8 +85,8 @@ TEST(ServeInputRouting, AskingTheSessionsRuleGivesTheSameAnswerAndWhy) {
   EXPECT_FALSE(refusal->unsupported);
   EXPECT_NE(refusal->reason.find("256-byte aligned"), std::string::npos) << refusal->reason;
   one_request managed(memory.data, 64, true, std::nullopt);
-  const auto managed_refusal = ferry::caller_input_refusal(
-      spec, {.strategy = strategy_kind::managed, .device = 0}, input_memory(managed.item(), 0));
+  const auto managed_refusal = ferry::caller_input_refusal(spec, {.strategy = strategy_kind::managed, .device = 0},
+                                                           input_memory(managed.item(), 0));
   ASSERT_TRUE(managed_refusal.has_value());
   EXPECT_TRUE(managed_refusal->unsupported);
   one_request graph(memory.data, 64, true, 0);
@@ -106,9 +107,9 @@ TEST(ServeInputRouting, CudaShmInputThatIsMergedPaddedOrMisalignedIsGatheredOnTh
   aligned_bytes memory;
   one_request cuda(memory.data, 64, true, 0);
   one_request body(memory.data + 1024, 64, false, std::nullopt);
-  EXPECT_EQ(route({&cuda}, 128), input_route::gather_on_device);          // padded rows
-  EXPECT_EQ(route({&cuda, &body}, 128), input_route::gather_on_device);   // merged, CUDA first
-  EXPECT_EQ(route({&body, &cuda}, 128), input_route::gather_on_device);   // merged, CUDA second
+  EXPECT_EQ(route({&cuda}, 128), input_route::gather_on_device);         // padded rows
+  EXPECT_EQ(route({&cuda, &body}, 128), input_route::gather_on_device);  // merged, CUDA first
+  EXPECT_EQ(route({&body, &cuda}, 128), input_route::gather_on_device);  // merged, CUDA second
   one_request misaligned(memory.data + 16, 64, true, 0);
   EXPECT_EQ(route({&misaligned}, 64), input_route::gather_on_device);
 }
@@ -149,8 +150,8 @@ TEST(ServeShmRange, ChecksEveryRangeWithoutOverflow) {
   EXPECT_EQ(range.data(), memory.data + 100);
   EXPECT_EQ(range.size(), 24U);
   EXPECT_EQ(checked_range({"r", 1000, 0}, region, "input 'x'").size(), 0U);
-  for (const shm_ref bad : {shm_ref{"r", 990, 11}, shm_ref{"r", 1001, 0}, shm_ref{"r", SIZE_MAX, 2},
-                            shm_ref{"r", 2, SIZE_MAX}}) {
+  for (const shm_ref bad :
+       {shm_ref{"r", 990, 11}, shm_ref{"r", 1001, 0}, shm_ref{"r", SIZE_MAX, 2}, shm_ref{"r", 2, SIZE_MAX}}) {
     try {
       (void)checked_range(bad, region, "output 'y'");
       ADD_FAILURE() << "no exception for offset " << bad.offset;

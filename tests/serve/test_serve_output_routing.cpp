@@ -100,10 +100,11 @@ TEST(ServeOutputRouting, EachOutputIsPlannedByItsOwnStrategy) {
   request.outputs = {{"y", shm_ref{"r", 0, 64}}, {"z", shm_ref{"r", 1024, 64}}};
   request_plan plan{.rows = 1, .outputs = {0, 1}};
   infer_response response;
-  const std::vector<batch_item> batch{
-      {&request, &plan, &response,
-       {output_destination{std::span(memory.data, 64), std::nullopt},
-        output_destination{std::span(memory.data + 1024, 64), std::nullopt}}}};
+  const std::vector<batch_item> batch{{&request,
+                                       &plan,
+                                       &response,
+                                       {output_destination{std::span(memory.data, 64), std::nullopt},
+                                        output_destination{std::span(memory.data + 1024, 64), std::nullopt}}}};
   std::vector<ferry::tensor_spec> outputs{output_of(1), output_of(1)};
   outputs[1].name = "z";
   const std::vector<ferry::slot_facts> facts{{.strategy = strategy_kind::mapped, .device = 0, .graph_active = false},
@@ -118,10 +119,10 @@ TEST(ServeOutputRouting, EachOutputIsPlannedByItsOwnStrategy) {
 
 TEST(ServeOutputRouting, BatchedRequestsAreScatteredOneCopyPerRequestRange) {
   aligned_bytes memory;
-  one_request first(2, std::span(memory.data, 128), 0);                 // rows 0-1
+  one_request first(2, std::span(memory.data, 128), 0);                    // rows 0-1
   one_request second(1, std::span(memory.data + 1024, 64), std::nullopt);  // row 2
-  one_request third(1, {}, std::nullopt);                                // row 3, in the response
-  const auto p = plan({&first, &second, &third}, 8, 8);  // padded to the engine's 8 rows
+  one_request third(1, {}, std::nullopt);                                  // row 3, in the response
+  const auto p = plan({&first, &second, &third}, 8, 8);                    // padded to the engine's 8 rows
   ASSERT_EQ(p.steps.size(), 3U);
   EXPECT_EQ(p.steps[0].route, output_route::deliver);
   EXPECT_EQ(p.steps[0].offset, 0U);

@@ -3,7 +3,8 @@
 // reads. A request pinned to a GPU runs only there (mixed with free ones, under concurrency,
 // every request answered once with its own rows); one needing a GPU the model lacks, or two GPUs,
 // is refused at submit; free requests are spread over both GPUs. Also the pure rules behind it
-// (required_gpu, and the library's placement rule as the scheduler uses it) and `ferry serve --devices` (serve_devices).
+// (required_gpu, and the library's placement rule as the scheduler uses it) and `ferry serve --devices`
+// (serve_devices).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -105,11 +106,11 @@ class fake_gpu_executor final : public executor {
 
 // Queues request `id` with input x; `gpu` set: x is "in a CUDA region on that GPU".
 pending_response send(model_scheduler& s, const model_signature& sig, const std::string& id,
-                                 const std::vector<float>& x, std::optional<int> gpu = std::nullopt) {
+                      const std::vector<float>& x, std::optional<int> gpu = std::nullopt) {
   submission work;
   work.request.model = "m";
   work.request.id = id;
-  input_tensor in{"x", dtype::f32, {static_cast<std::int64_t>(x.size())}, std::as_bytes(std::span(x)),
+  input_tensor in{"x",          dtype::f32, {static_cast<std::int64_t>(x.size())}, std::as_bytes(std::span(x)),
                   std::nullopt, gpu};
   if (gpu) in.shared_memory = shm_ref{"region-gpu" + std::to_string(*gpu), 0, x.size() * sizeof(float)};
   work.request.inputs.push_back(std::move(in));

@@ -32,7 +32,8 @@ struct owned_request {
   infer_request request;
   std::vector<float> x;
   std::vector<std::int32_t> k;
-  owned_request(std::int64_t rows, float base) : x(static_cast<std::size_t>(rows) * 2), k(static_cast<std::size_t>(rows)) {
+  owned_request(std::int64_t rows, float base)
+      : x(static_cast<std::size_t>(rows) * 2), k(static_cast<std::size_t>(rows)) {
     for (std::size_t i = 0; i < x.size(); ++i) x[i] = base + static_cast<float>(i);
     request.model = "m";
     // Given in the other order: planning sorts inputs into engine order.
@@ -73,11 +74,15 @@ TEST(ServeSignature, RefusesBadRequestsNamingTheTensor) {
   };
   EXPECT_NE(error_of(plan([](auto& q) { q.inputs[0].name = "q"; })).find("no input 'q'"), std::string::npos);
   EXPECT_NE(error_of(plan([](auto& q) { q.inputs.pop_back(); })).find("input 'x' is missing"), std::string::npos);
-  EXPECT_NE(error_of(plan([](auto& q) { q.inputs.push_back(q.inputs[0]); })).find("'k' is given 2 times"), std::string::npos);
-  EXPECT_NE(error_of(plan([](auto& q) { q.inputs[1].type = dtype::f16; })).find("datatype FP32, the request gives FP16"),
+  EXPECT_NE(error_of(plan([](auto& q) { q.inputs.push_back(q.inputs[0]); })).find("'k' is given 2 times"),
             std::string::npos);
+  EXPECT_NE(
+      error_of(plan([](auto& q) { q.inputs[1].type = dtype::f16; })).find("datatype FP32, the request gives FP16"),
+      std::string::npos);
   EXPECT_NE(error_of(plan([](auto& q) { q.inputs[1].shape = {2, 2, 1}; })).find("wrong rank"), std::string::npos);
-  EXPECT_NE(error_of(plan([](auto& q) { q.inputs[1].shape = {1, 4}; })).find("[-1,2], the request gives [1,4]"),
+  EXPECT_NE(error_of(plan([](auto& q) {
+              q.inputs[1].shape = {1, 4};
+            })).find("[-1,2], the request gives [1,4]"),
             std::string::npos);
   EXPECT_NE(error_of(plan([](auto& q) { q.inputs[1].shape = {9, 2}; })).find("batch 9"), std::string::npos);
   EXPECT_NE(error_of(plan([](auto& q) {
@@ -87,9 +92,13 @@ TEST(ServeSignature, RefusesBadRequestsNamingTheTensor) {
             std::string::npos);
   EXPECT_NE(error_of(plan([](auto& q) { q.inputs[1].data = q.inputs[1].data.first(4); })).find("needs 16 bytes"),
             std::string::npos);
-  EXPECT_NE(error_of(plan([](auto& q) { q.outputs.push_back({"nope", std::nullopt}); })).find("no output 'nope'"),
+  EXPECT_NE(error_of(plan([](auto& q) {
+              q.outputs.push_back({"nope", std::nullopt});
+            })).find("no output 'nope'"),
             std::string::npos);
-  EXPECT_NE(error_of(plan([](auto& q) { q.outputs = {{"y", std::nullopt}, {"y", std::nullopt}}; })).find("twice"),
+  EXPECT_NE(error_of(plan([](auto& q) {
+              q.outputs = {{"y", std::nullopt}, {"y", std::nullopt}};
+            })).find("twice"),
             std::string::npos);
 }
 

@@ -8,18 +8,18 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <mutex>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
 
-#include "support/test_gate.hpp"
 #include "serve/batch_io.hpp"
 #include "serve/model_scheduler.hpp"
 #include "serve/request_error.hpp"
 #include "support/serve_errors.hpp"
+#include "support/test_gate.hpp"
 
 namespace {
 
@@ -83,8 +83,8 @@ pending_response send(model_scheduler& s, const model_signature& sig, std::vecto
   submission work;
   work.timeout = timeout;
   work.request.model = "m";
-  work.request.inputs.push_back({"x", dtype::f32, {static_cast<std::int64_t>(x.size())},
-                                 std::as_bytes(std::span(x)), std::nullopt});
+  work.request.inputs.push_back(
+      {"x", dtype::f32, {static_cast<std::int64_t>(x.size())}, std::as_bytes(std::span(x)), std::nullopt});
   work.plan = plan_request(sig, work.request);
   return s.submit(std::move(work));
 }
@@ -189,8 +189,7 @@ TEST(ServeScheduler, ARequestStillQueuedAtItsTimeoutIsWithdrawnAndNeverRun) {
   const auto start = std::chrono::steady_clock::now();
   const std::string message = ferry::serve::testing::error_of([&] { (void)b.get(); }, error_status::timed_out);
   EXPECT_GE(std::chrono::steady_clock::now() - start, 25ms);
-  EXPECT_EQ(message.rfind("model 'm': the request timed out: no worker started it within its timeout of 30 ms", 0),
-            0U)
+  EXPECT_EQ(message.rfind("model 'm': the request timed out: no worker started it within its timeout of 30 ms", 0), 0U)
       << message;
   // Its place in the queue is free again (max_queue_size 1), and only the right requests run.
   EXPECT_EQ(scheduler.pending(), 0U);
@@ -232,13 +231,14 @@ TEST(ServeScheduler, AnswersThroughTheCallbackAndTimesOutWithNobodyWaiting) {
     submission work;
     work.timeout = timeout;
     work.request.model = "m";
-    work.request.inputs.push_back({"x", dtype::f32, {static_cast<std::int64_t>(x.size())},
-                                   std::as_bytes(std::span(x)), std::nullopt});
+    work.request.inputs.push_back(
+        {"x", dtype::f32, {static_cast<std::int64_t>(x.size())}, std::as_bytes(std::span(x)), std::nullopt});
     work.plan = plan_request(sig, work.request);
     scheduler.submit(std::move(work), [&](infer_result result) {
       std::string what;
       if (result.failure) {
-        what = ferry::serve::testing::error_of([&] { std::rethrow_exception(result.failure); }, error_status::timed_out);
+        what =
+            ferry::serve::testing::error_of([&] { std::rethrow_exception(result.failure); }, error_status::timed_out);
       } else {
         what = std::to_string(static_cast<int>(values(result.response).at(0)));
       }
@@ -307,9 +307,9 @@ TEST(ServeScheduler, StopAnswersEveryRequestItHadThenReleasesTheExecutor) {
 
 TEST(ServeStatistics, DurationHistogramsCountEachRequestInItsBucket) {
   model_statistics stats;
-  stats.record_success(1, 50'000, 80'000);          // 50 us queued, 80 us in all
-  stats.record_success(1, 3'000'000, 20'000'000);   // 3 ms, 20 ms
-  stats.record_success(1, 0, 60'000'000'000);       // a minute: past the last bound
+  stats.record_success(1, 50'000, 80'000);                        // 50 us queued, 80 us in all
+  stats.record_success(1, 3'000'000, 20'000'000);                 // 3 ms, 20 ms
+  stats.record_success(1, 0, 60'000'000'000);                     // a minute: past the last bound
   stats.record_execution(4, 2, {.compute_infer_ns = 1'000'000});  // exactly 1 ms, twice
   const auto s = stats.snapshot();
   const auto bucket_of = [](std::uint64_t us) {

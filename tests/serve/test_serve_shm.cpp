@@ -17,10 +17,10 @@
 #include "serve/batch_io.hpp"
 #include "serve/cuda_shm_registry.hpp"
 #include "serve/request_error.hpp"
-#include "support/serve_errors.hpp"
 #include "serve/shm_guarded_copy.hpp"
 #include "serve/shm_registry.hpp"
 #include "serve/shm_resolution.hpp"
+#include "support/serve_errors.hpp"
 
 namespace {
 
@@ -102,8 +102,9 @@ TEST(ServeSystemShm, RegistersResolvesAndChecksRanges) {
 
   EXPECT_NE(error_of([&] { registry.register_region("r", object.key(), 0, 16); }, bad).find("already registered"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { registry.register_region("s", object.key(), 8000, 512); }, bad).find("exceeds the 8192 bytes"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { registry.register_region("s", object.key(), 8000, 512); }, bad).find("exceeds the 8192 bytes"),
+      std::string::npos);
   EXPECT_NE(error_of([&] { registry.register_region("s", "/ferry_no_such_key", 0, 16); }, bad).find("cannot open key"),
             std::string::npos);
   EXPECT_NE(error_of([&] { registry.register_region("s", object.key(), 0, 0); }, bad).find("byte_size is 0"),
@@ -113,8 +114,9 @@ TEST(ServeSystemShm, RegistersResolvesAndChecksRanges) {
   EXPECT_TRUE(registry.status().empty());
   // The pinned request still reads its (still mapped) bytes after the unregister.
   EXPECT_EQ(std::memcmp(request.inputs[0].data.data(), "ferry", 5), 0);
-  EXPECT_NE(error_of([&] { registry.unregister_region("r"); }, error_status::not_found).find("no shared-memory region 'r'"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { registry.unregister_region("r"); }, error_status::not_found).find("no shared-memory region 'r'"),
+      std::string::npos);
 }
 
 TEST(ServeSystemShm, RefusesAKeyWithANulByte) {
@@ -122,8 +124,9 @@ TEST(ServeSystemShm, RefusesAKeyWithANulByte) {
   const posix_object object(4096);
   shm_registry registry(cuda_registration::off);
   const std::string key = object.key() + std::string("\0other", 6);
-  EXPECT_NE(error_of([&] { registry.register_region("r", key, 0, 16); }).find("region 'r': the key contains a NUL byte"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { registry.register_region("r", key, 0, 16); }).find("region 'r': the key contains a NUL byte"),
+      std::string::npos);
   EXPECT_TRUE(registry.status().empty());
   registry.register_region("r", object.key(), 0, 16);
   EXPECT_EQ(registry.status().size(), 1U);
@@ -188,9 +191,8 @@ TEST(ServeSystemShm, CopiesRacingATruncationFailInsteadOfCrashing) {
   }
   const std::vector<ferry::tensor_spec> outputs{{"y", ferry::dtype::u8, {5}, ferry::tensor_role::output, std::nullopt}};
   const std::vector<std::span<const std::byte>> sources{std::as_bytes(std::span("12345", 5))};
-  const auto signature = make_signature({{"x", ferry::dtype::u8, {5}, ferry::tensor_role::input, std::nullopt},
-                                         outputs[0]},
-                                        0, "m");
+  const auto signature =
+      make_signature({{"x", ferry::dtype::u8, {5}, ferry::tensor_role::input, std::nullopt}, outputs[0]}, 0, "m");
   plan.outputs = {0};
   EXPECT_THROW(scatter_outputs(batch, signature, outputs, sources), ferry::invalid_argument);
   std::vector<std::byte> into(5);

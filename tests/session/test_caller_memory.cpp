@@ -31,34 +31,36 @@ TEST(CallerMemory, DeviceMemoryOnTheSlotsGpuIsUsedInPlaceUnderEveryStrategy) {
 }
 
 TEST(CallerMemory, RefusalsSayWhatIsWrong) {
-  const auto other_gpu = ferry::caller_output_refusal(spec, on(strategy_kind::pinned),
-                                                      memory(caller_memory_kind::device, 4096, 1024, 1));
+  const auto other_gpu =
+      ferry::caller_output_refusal(spec, on(strategy_kind::pinned), memory(caller_memory_kind::device, 4096, 1024, 1));
   ASSERT_TRUE(other_gpu);
   EXPECT_FALSE(other_gpu->unsupported);
   EXPECT_NE(other_gpu->reason.find("on GPU 1, this slot runs on GPU 0"), std::string::npos) << other_gpu->reason;
-  const auto size = ferry::caller_input_refusal(spec, on(strategy_kind::pinned),
-                                                memory(caller_memory_kind::device, 4096, 2048));
+  const auto size =
+      ferry::caller_input_refusal(spec, on(strategy_kind::pinned), memory(caller_memory_kind::device, 4096, 2048));
   ASSERT_TRUE(size);
   EXPECT_NE(size->reason.find("caller memory is 2048 bytes, the tensor is 1024"), std::string::npos) << size->reason;
-  const auto misaligned = ferry::caller_output_refusal(spec, on(strategy_kind::device),
-                                                       memory(caller_memory_kind::device, 4096 + 16));
+  const auto misaligned =
+      ferry::caller_output_refusal(spec, on(strategy_kind::device), memory(caller_memory_kind::device, 4096 + 16));
   ASSERT_TRUE(misaligned);
   EXPECT_NE(misaligned->reason.find("256-byte aligned"), std::string::npos) << misaligned->reason;
-  const auto graph = ferry::caller_input_refusal(spec, on(strategy_kind::pinned, true), memory(caller_memory_kind::device));
+  const auto graph =
+      ferry::caller_input_refusal(spec, on(strategy_kind::pinned, true), memory(caller_memory_kind::device));
   ASSERT_TRUE(graph);
   EXPECT_TRUE(graph->unsupported);
-  const auto pageable = ferry::caller_input_refusal(spec, on(strategy_kind::pinned),
-                                                    memory(caller_memory_kind::pageable_host));
+  const auto pageable =
+      ferry::caller_input_refusal(spec, on(strategy_kind::pinned), memory(caller_memory_kind::pageable_host));
   ASSERT_TRUE(pageable);
   EXPECT_NE(pageable->reason.find("staging copy"), std::string::npos) << pageable->reason;
 }
 
 TEST(CallerMemory, RegisteredHostInputsAreDmaedUnderCopiesBoundUnderZeroCopyNeverUnderManaged) {
-  const auto registered = memory(caller_memory_kind::registered_host, 4096 + 16);  // misaligned
+  const auto registered = memory(caller_memory_kind::registered_host, 4096 + 16);          // misaligned
   EXPECT_FALSE(ferry::caller_input_refusal(spec, on(strategy_kind::pinned), registered));  // a DMA reads any address
   EXPECT_FALSE(ferry::caller_input_refusal(spec, on(strategy_kind::device), registered));
   EXPECT_TRUE(ferry::caller_input_refusal(spec, on(strategy_kind::mapped), registered));  // bound: must be aligned
-  EXPECT_FALSE(ferry::caller_input_refusal(spec, on(strategy_kind::mapped), memory(caller_memory_kind::registered_host)));
+  EXPECT_FALSE(
+      ferry::caller_input_refusal(spec, on(strategy_kind::mapped), memory(caller_memory_kind::registered_host)));
   const auto managed = ferry::caller_input_refusal(spec, on(strategy_kind::managed_prefetch),
                                                    memory(caller_memory_kind::registered_host));
   ASSERT_TRUE(managed);

@@ -5,10 +5,10 @@
 
 #include <string>
 
-#include "support/synthetic_profile.hpp"
 #include "ferry/builtin.hpp"
 #include "ferry/choose.hpp"
 #include "ferry/recommendation.hpp"
+#include "support/synthetic_profile.hpp"
 
 namespace {
 
@@ -261,8 +261,8 @@ TEST(ChooseReads, AFewBytesReadOfALargeInputAreReadInPlace) {
   EXPECT_EQ(every.strategy, copied.strategy);
   EXPECT_DOUBLE_EQ(every.estimated_us, copied.estimated_us);
   // A hundredth of it read: in place, only those bytes cross.
-  const auto sparse = ferry::choose({.input_bytes = table, .output_bytes = 4000, .input_bytes_read = table / 100},
-                                    caps, profile, objective::latency);
+  const auto sparse = ferry::choose({.input_bytes = table, .output_bytes = 4000, .input_bytes_read = table / 100}, caps,
+                                    profile, objective::latency);
   EXPECT_TRUE(ferry::properties(sparse.strategy).path == ferry::data_path::zero_copy ||
               sparse.strategy == strategy_kind::managed_advise)
       << ferry::describe(sparse);

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "support/synthetic_profile.hpp"
 #include "ferry/builtin.hpp"
 #include "ferry/choose.hpp"
+#include "support/synthetic_profile.hpp"
 
 namespace {
 
@@ -101,8 +101,8 @@ TEST(ChoosePerTensor, WithoutAProfileEveryTensorGoesByTheRules) {
   const auto io = sparse_io();
   for (const auto& caps : {t::discrete_pcie_caps(), t::integrated_caps(), t::ats_caps()}) {
     const auto c = ferry::choose_per_tensor(io, caps, nullptr, objective::latency);
-    const auto rules = ferry::choose({.input_bytes = (std::size_t{16} << 20) + 164, .output_bytes = 164}, caps,
-                                     nullptr, objective::latency);
+    const auto rules = ferry::choose({.input_bytes = (std::size_t{16} << 20) + 164, .output_bytes = 164}, caps, nullptr,
+                                     objective::latency);
     EXPECT_EQ(c.request.basis, ferry::choice_basis::rules_without_profile);
     EXPECT_EQ(c.request.strategy, rules.strategy) << caps.name;
     EXPECT_EQ(c.request.inflight, rules.inflight);

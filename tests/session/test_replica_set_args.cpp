@@ -3,9 +3,9 @@
 
 #include <string>
 
-#include "support/synthetic_caps.hpp"
 #include "ferry/error.hpp"
 #include "ferry/replica_set.hpp"
+#include "support/synthetic_caps.hpp"
 
 namespace {
 

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "support/synthetic_caps.hpp"
 #include "ferry/builtin.hpp"
 #include "ferry/error.hpp"
 #include "ferry/session.hpp"
+#include "support/synthetic_caps.hpp"
 
 namespace {
 
@@ -31,9 +31,9 @@ std::string refusal(const session_options& options, const ferry::device_caps& ca
 }
 
 TEST(SessionOptions, EachTensorMayGoItsOwnWay) {
-  const session_options options{.strategy = strategy_kind::pinned,
-                                .tensor_strategies = {{"indices", strategy_kind::mapped},
-                                                      {"rows", strategy_kind::managed_advise}}};
+  const session_options options{
+      .strategy = strategy_kind::pinned,
+      .tensor_strategies = {{"indices", strategy_kind::mapped}, {"rows", strategy_kind::managed_advise}}};
   EXPECT_NO_THROW(ferry::check_session_options(sparse_io(), options, ferry::testing::h200_like()));
   EXPECT_EQ(ferry::strategy_for(options, "table"), strategy_kind::pinned);
   EXPECT_EQ(ferry::strategy_for(options, "indices"), strategy_kind::mapped);
@@ -41,8 +41,7 @@ TEST(SessionOptions, EachTensorMayGoItsOwnWay) {
 }
 
 TEST(SessionOptions, AnUnknownTensorIsRefusedNamingItAndTheKnownOnes) {
-  const std::string why =
-      refusal<ferry::invalid_argument>({.tensor_strategies = {{"indexes", strategy_kind::mapped}}});
+  const std::string why = refusal<ferry::invalid_argument>({.tensor_strategies = {{"indexes", strategy_kind::mapped}}});
   EXPECT_EQ(why,
             "tensor_strategies names 'indexes', which is not a tensor of the engine; its tensors are: table (input), "
             "indices (input), rows (output)");
@@ -56,9 +55,8 @@ TEST(SessionOptions, ATensorNamedTwiceIsRefused) {
 
 TEST(SessionOptions, AnUnavailableStrategyIsRefusedNamingTheTensorsThatUseIt) {
   // No HMM/ATS on the H200 host: `system` is unavailable, for the one tensor that asks for it.
-  const std::string for_one =
-      refusal<ferry::unsupported>({.strategy = strategy_kind::pinned,
-                                   .tensor_strategies = {{"indices", strategy_kind::system}}});
+  const std::string for_one = refusal<ferry::unsupported>(
+      {.strategy = strategy_kind::pinned, .tensor_strategies = {{"indices", strategy_kind::system}}});
   EXPECT_EQ(for_one.rfind("strategy 'system' (for 'indices') is not available on NVIDIA H200: ", 0), 0U) << for_one;
   // The default is checked for the tensors that go by it.
   const std::string for_default = refusal<ferry::unsupported>(

@@ -13,13 +13,21 @@ using ferry::filling_slot;
 using ferry::pending_slot;
 
 template <class T>
-concept can_write_inputs = requires(T& s) { s.input(std::size_t{0}); };
+concept can_write_inputs = requires(T& s) {
+  s.input(std::size_t{0});
+};
 template <class T>
-concept can_read_outputs = requires(const T& s) { s.output(std::size_t{0}); };
+concept can_read_outputs = requires(const T& s) {
+  s.output(std::size_t{0});
+};
 template <class T>
-concept can_submit_lvalue = requires(T& s) { s.submit(); };
+concept can_submit_lvalue = requires(T& s) {
+  s.submit();
+};
 template <class T>
-concept can_wait_lvalue = requires(T& s) { s.wait(); };
+concept can_wait_lvalue = requires(T& s) {
+  s.wait();
+};
 
 TEST(SessionTypes, InputsAreWritableOnlyWhileFilling) {
   static_assert(can_write_inputs<filling_slot>);

@@ -20,6 +20,8 @@ inline std::filesystem::path example_backend_dir() {
 // examples/backend/model.affine: y = 2x + 1 on rows of 1024 floats, batch 1 to 64.
 inline std::filesystem::path example_model() { return from_environment("FERRY_EXAMPLE_MODEL", FERRY_EXAMPLE_MODEL); }
 // tests/backends: broken backends and `seam`.
-inline std::filesystem::path test_backend_dir() { return from_environment("FERRY_TEST_BACKEND_DIR", FERRY_TEST_BACKEND_DIR); }
+inline std::filesystem::path test_backend_dir() {
+  return from_environment("FERRY_TEST_BACKEND_DIR", FERRY_TEST_BACKEND_DIR);
+}
 
 }  // namespace ferry::test

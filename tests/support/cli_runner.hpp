@@ -30,8 +30,7 @@ cli_result run_cli([[maybe_unused]] const std::string& args, [[maybe_unused]] ca
   if (pipe == nullptr) return {-1, "popen failed"};
   std::string output;
   std::array<char, 4096> chunk{};
-  while (const std::size_t n = std::fread(chunk.data(), 1, chunk.size(), pipe))
-    output.append(chunk.data(), n);
+  while (const std::size_t n = std::fread(chunk.data(), 1, chunk.size(), pipe)) output.append(chunk.data(), n);
   const int status = pclose(pipe);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
 #else

@@ -20,7 +20,9 @@ inline device_caps with_identity(device_caps caps, std::string uuid) {
   return caps;
 }
 
-inline device_caps discrete_pcie_caps() { return with_identity(h200_like(), "GPU-00000000-0000-0000-0000-000000000001"); }
+inline device_caps discrete_pcie_caps() {
+  return with_identity(h200_like(), "GPU-00000000-0000-0000-0000-000000000001");
+}
 
 // Jetson-like: shared DRAM, integrated=1, concurrentManagedAccess=0.
 inline device_caps integrated_caps() { return with_identity(orin_like(), "GPU-00000000-0000-0000-0000-000000000002"); }
@@ -70,8 +72,8 @@ inline device_profile synthetic_profile(const device_caps& caps, const cost_mode
         curve.refused = *why;
       } else {
         const cost c = model(k, use);
-        for (const std::size_t bytes : {std::size_t{64} << 10, std::size_t{1} << 20, std::size_t{16} << 20,
-                                        std::size_t{256} << 20})
+        for (const std::size_t bytes :
+             {std::size_t{64} << 10, std::size_t{1} << 20, std::size_t{16} << 20, std::size_t{256} << 20})
           curve.points.push_back({bytes, c.at(bytes), 0.01});
       }
       p.curves.push_back(std::move(curve));
@@ -86,17 +88,27 @@ inline device_profile synthetic_profile(const device_caps& caps, const cost_mode
 inline cost discrete_model(strategy_kind k, transfer_use use) {
   using enum strategy_kind;
   switch (k) {
-    case pinned: return {20, 50};
-    case registered: return {22, 50};
-    case staged: return {25, 20};
-    case pageable: return {30, 8};
-    case mapped: case managed_advise:
+    case pinned:
+      return {20, 50};
+    case registered:
+      return {22, 50};
+    case staged:
+      return {25, 20};
+    case pageable:
+      return {30, 8};
+    case mapped:
+    case managed_advise:
       return use == transfer_use::input_reread ? cost{18, 12} : cost{18, 48};
-    case registered_mapped: return use == transfer_use::input_reread ? cost{19, 12} : cost{19, 48};
-    case managed: return {60, 7};
-    case managed_prefetch: return use == transfer_use::output ? cost{40, 6} : cost{30, 40};
-    case system: return {80, 5};
-    case device: break;
+    case registered_mapped:
+      return use == transfer_use::input_reread ? cost{19, 12} : cost{19, 48};
+    case managed:
+      return {60, 7};
+    case managed_prefetch:
+      return use == transfer_use::output ? cost{40, 6} : cost{30, 40};
+    case system:
+      return {80, 5};
+    case device:
+      break;
   }
   return {0, 1};
 }
@@ -105,12 +117,19 @@ inline cost discrete_model(strategy_kind k, transfer_use use) {
 inline cost integrated_model(strategy_kind k, transfer_use) {
   using enum strategy_kind;
   switch (k) {
-    case mapped: return {10, 100};
-    case registered_mapped: return {11, 100};
-    case pinned: case registered: return {15, 30};
-    case staged: return {20, 15};
-    case pageable: return {25, 10};
-    default: return {50, 5};
+    case mapped:
+      return {10, 100};
+    case registered_mapped:
+      return {11, 100};
+    case pinned:
+    case registered:
+      return {15, 30};
+    case staged:
+      return {20, 15};
+    case pageable:
+      return {25, 10};
+    default:
+      return {50, 5};
   }
 }
 
@@ -118,14 +137,25 @@ inline cost integrated_model(strategy_kind k, transfer_use) {
 inline cost ats_model(strategy_kind k, transfer_use use) {
   using enum strategy_kind;
   switch (k) {
-    case system: return {8, use == transfer_use::input_reread ? 300.0 : 400.0};
-    case managed_advise: return {9, 380};
-    case mapped: case registered_mapped: return {10, 300};
-    case pinned: case registered: return {15, 200};
-    case staged: return {20, 60};
-    case pageable: return {20, 50};
-    case managed: case managed_prefetch: return {25, 150};
-    case device: break;
+    case system:
+      return {8, use == transfer_use::input_reread ? 300.0 : 400.0};
+    case managed_advise:
+      return {9, 380};
+    case mapped:
+    case registered_mapped:
+      return {10, 300};
+    case pinned:
+    case registered:
+      return {15, 200};
+    case staged:
+      return {20, 60};
+    case pageable:
+      return {20, 50};
+    case managed:
+    case managed_prefetch:
+      return {25, 150};
+    case device:
+      break;
   }
   return {0, 1};
 }

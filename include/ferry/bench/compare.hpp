@@ -32,16 +32,16 @@ enum class cell_change {
 };
 
 struct cell_comparison {
-  std::string label;         // "reduce / 18.1 MB / pinned"
+  std::string label;  // "reduce / 18.1 MB / pinned"
   std::size_t input_bytes = 0;
-  std::string metric;        // "median µs" or "req/s"
+  std::string metric;  // "median µs" or "req/s"
   double a = 0;
   double b = 0;
-  double noise_a = 0;        // relative: each figure's judged noise
+  double noise_a = 0;  // relative: each figure's judged noise
   double noise_b = 0;
-  bool between_trials = false;  // either noise is its trials' spread (the threshold uses t for their count)
-  double change = 0;         // b / a - 1
-  double threshold = 0;      // |change| beyond this is a difference
+  bool between_trials = false;   // either noise is its trials' spread (the threshold uses t for their count)
+  double change = 0;             // b / a - 1
+  double threshold = 0;          // |change| beyond this is a difference
   bool noise_estimated = false;  // at least one report had no noise figure for this cell
   // B's host probe over A's (1.4: the host CPU took 1.4x as long for the same work in B's cell);
   // 0 where a report has no probe. A difference with a host ratio far from 1 may be the host's.

@@ -22,13 +22,13 @@ template <class Owner, class Member>
 struct field {
   std::string_view key;
   Member Owner::*member;
-  std::string_view unit;         // "µs", "bytes", "s", "1/s", "GB/s", "fraction", "" (counts, text)
+  std::string_view unit;  // "µs", "bytes", "s", "1/s", "GB/s", "fraction", "" (counts, text)
   std::string_view description;
   // What a report that predates the field meant by it, where that differs from the member's
   // default (text fields only); empty: the default.
   std::string_view if_absent{};
-  std::string_view csv_key{};    // the CSV column's name where it differs from key
-  std::string_view column{};     // the terminal and markdown column title; empty: not shown there
+  std::string_view csv_key{};  // the CSV column's name where it differs from key
+  std::string_view column{};   // the terminal and markdown column title; empty: not shown there
 
   [[nodiscard]] constexpr field when_absent(std::string_view text) const {
     field f = *this;
@@ -60,7 +60,9 @@ template <class T>
 struct field_table;
 
 template <class T>
-concept described = requires { std::tuple_size<decltype(field_table<T>::fields)>::value; };
+concept described = requires {
+  std::tuple_size<decltype(field_table<T>::fields)>::value;
+};
 
 // What the renderers ask of a member's type.
 template <class T>

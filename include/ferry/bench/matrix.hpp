@@ -45,7 +45,7 @@ struct matrix_request {
   std::optional<device_profile> profile;
   std::string profile_note;
   objective goal = objective::latency;
-  bool measure_link = true;                         // the pinned link peak, for % of peak
+  bool measure_link = true;  // the pinned link peak, for % of peak
   // Where model files' backends are looked for; empty: ferry::backend_directories().
   std::vector<std::filesystem::path> backend_directories;
 };

@@ -22,11 +22,11 @@ struct placement_cost {
   std::string engine;
   std::size_t input_bytes = 0;
   std::size_t output_bytes = 0;
-  int data_device = 0;  // where the inputs and the output buffers live
-  int run_device = 0;   // where the engine ran
-  sample_stats total_us;                   // inputs on data_device -> outputs on data_device
-  std::optional<sample_stats> peer_in_us;  // the input copies (remote runs only)
-  std::optional<sample_stats> peer_out_us; // the output copies back (remote runs only)
+  int data_device = 0;                      // where the inputs and the output buffers live
+  int run_device = 0;                       // where the engine ran
+  sample_stats total_us;                    // inputs on data_device -> outputs on data_device
+  std::optional<sample_stats> peer_in_us;   // the input copies (remote runs only)
+  std::optional<sample_stats> peer_out_us;  // the output copies back (remote runs only)
   sample_stats compute_us;
   bool outputs_match = false;  // the remote run's outputs equal the local run's
   std::string check_detail;

@@ -24,7 +24,7 @@ struct sample_stats {
   double p999 = 0;  // the tail a server's SLO is often set on; known only with thousands of samples
   double min = 0;
   double max = 0;
-  double iqr = 0;   // p75 - p25
+  double iqr = 0;  // p75 - p25
   double mean = 0;
 };
 
@@ -69,10 +69,10 @@ struct field_table<um_traffic> {
 //    session, no slots, one stream); the gap between the two is ferry's cost, not the platform's;
 //  - the floor: the engine alone on device-resident inputs, what no strategy can beat.
 struct side_run {
-  std::string steps;           // what it runs, in words
+  std::string steps;  // what it runs, in words
   std::size_t iterations = 0;
-  sample_stats latency_us;     // measured as the strategy's latency: after the fill, to outputs read
-  double noise = 0;            // median_noise of latency_us
+  sample_stats latency_us;  // measured as the strategy's latency: after the fill, to outputs read
+  double noise = 0;         // median_noise of latency_us
   bool output_checked = false;
   bool output_matches = false;
   std::string check_detail;
@@ -139,9 +139,9 @@ struct field_table<trial_figures> {
 struct strategy_result {
   // nullopt: `--strategy auto` whose pick never ran (its group failed first); reports write it "auto".
   std::optional<strategy_kind> strategy;
-  std::string engine;             // "reduce", "mlp:4x4096", "u8-normalize+reduce", ...
-  std::size_t input_bytes = 0;    // per request, all inputs together
-  std::size_t output_bytes = 0;   // per request, all outputs together
+  std::string engine;            // "reduce", "mlp:4x4096", "u8-normalize+reduce", ...
+  std::size_t input_bytes = 0;   // per request, all inputs together
+  std::size_t output_bytes = 0;  // per request, all outputs together
   int inflight = 1;
   int clients = 1;
   // GPUs the requests were spread over, one replica of `inflight` slots on each. Empty or one
@@ -162,21 +162,21 @@ struct strategy_result {
 
   std::size_t iterations = 0;
   double wall_seconds = 0;
-  sample_stats latency_us;    // end to end on the host: input written -> output readable
-  sample_stats fill_us;       // CPU writing the fresh input (not part of latency; faults show here)
-  sample_stats h2d_us;        // CUDA-event breakdown of the device side
+  sample_stats latency_us;  // end to end on the host: input written -> output readable
+  sample_stats fill_us;     // CPU writing the fresh input (not part of latency; faults show here)
+  sample_stats h2d_us;      // CUDA-event breakdown of the device side
   sample_stats compute_us;
   sample_stats d2h_us;
   // Host time spent enqueueing one request's work (the engine's launches included). As large as
   // compute_us, the engine is launch-bound: the GPU waits on the CPU, and the CPU's speed is in
   // every figure of the cell.
   sample_stats enqueue_us;
-  double cold_first_us = 0;   // the first request, kept out of the statistics
+  double cold_first_us = 0;          // the first request, kept out of the statistics
   double cold_first_percentile = 0;  // percent of timed requests no faster than the first one
   double throughput_per_s = 0;
-  double h2d_gbps = 0;        // input_bytes / median h2d time (0 where nothing is copied)
+  double h2d_gbps = 0;  // input_bytes / median h2d time (0 where nothing is copied)
   double d2h_gbps = 0;
-  double relative_iqr = 0;    // iqr / median of latency: the spread of requests
+  double relative_iqr = 0;  // iqr / median of latency: the spread of requests
   // How well the cell's figures are known: median_noise of latency (the relative standard error
   // of the median), and rate_noise of throughput.
   // Both pool the samples of every trial: the noise within trials.
@@ -193,11 +193,11 @@ struct strategy_result {
   // every cell per round in a changing order, so a drift moves every cell alike) or "sequential"
   // (each cell's trials back to back); empty in older reports.
   std::string schedule;
-  double max_noise = 0;       // the limit asked for (--max-noise)
+  double max_noise = 0;  // the limit asked for (--max-noise)
   // The figure the cell is judged on (latency, or throughput for throughput cells) is noisier
   // than max_noise: sampling stopped at its cap first.
   bool noisy = false;
-  std::string stopped;        // how sampling ended, in words
+  std::string stopped;  // how sampling ended, in words
   // Device memory the cell held at the end of a trial's measurement (free memory before the trial
   // less free memory then, on its first GPU; the most over its trials): what `--inflight auto`
   // extrapolates the next depth's need from.
@@ -220,7 +220,7 @@ struct strategy_result {
 
   bool output_checked = false;
   bool output_matches = false;
-  std::string check_detail;   // first mismatch, or how many elements were compared
+  std::string check_detail;  // first mismatch, or how many elements were compared
 
   std::vector<std::string> notes;  // visible fallbacks and caveats (e.g. graph capture failed)
 
@@ -297,8 +297,8 @@ struct field_table<strategy_result> {
 
 struct machine_info {
   std::string gpu_name;
-  std::string platform;          // to_string(platform_class)
-  std::string pcie;              // "Gen5 x16" or ""
+  std::string platform;  // to_string(platform_class)
+  std::string pcie;      // "Gen5 x16" or ""
   int driver_version = 0;
   int runtime_version = 0;
   double link_peak_h2d_gbps = 0;  // measured pinned peak (0 when not measured)
@@ -333,9 +333,9 @@ inline constexpr double advice_tolerance = 0.05;
 struct advice_check {
   std::string engine;
   std::size_t input_bytes = 0;
-  std::string picked;         // the profile's pick
-  std::string best;           // the best strategy measured (empty when none ran with checked outputs)
-  double picked_value = 0;    // median µs (latency) or req/s (throughput); 0 when the pick did not run
+  std::string picked;       // the profile's pick
+  std::string best;         // the best strategy measured (empty when none ran with checked outputs)
+  double picked_value = 0;  // median µs (latency) or req/s (throughput); 0 when the pick did not run
   double best_value = 0;
   // How much worse the pick is than the best (0.03: 3% slower, or 3% fewer requests per second);
   // nullopt when the pick was not measured or its outputs did not match.
@@ -343,7 +343,7 @@ struct advice_check {
   // The shortfall the two figures' noise could make on its own: the threshold compare uses for
   // them (difference_threshold of both judged noises); 0 where they carry no noise.
   double noise = 0;
-  std::string note;           // why there is no shortfall, when there is none
+  std::string note;  // why there is no shortfall, when there is none
   [[nodiscard]] bool within(double tolerance = advice_tolerance) const noexcept {
     return shortfall && *shortfall <= std::max(tolerance, noise) + 1e-9;  // 420 / 400 - 1 is 0.05 and a bit
   }
@@ -370,9 +370,9 @@ struct bench_report {
   std::string command;  // the command line that produced it
   machine_info machine;
   std::vector<strategy_result> results;
-  std::string objective;       // "latency" or "throughput"
-  std::string winner;          // best strategy for the objective across the matrix
-  std::string recommendation;  // one paragraph: what to use and why
+  std::string objective;                    // "latency" or "throughput"
+  std::string winner;                       // best strategy for the objective across the matrix
+  std::string recommendation;               // one paragraph: what to use and why
   std::vector<advice_check> advice_checks;  // with a profile and several strategies per cell
 };
 

@@ -37,11 +37,11 @@ enum class input_writes {
 
 // What one measured cell runs: an engine and the concrete shapes to feed it.
 struct workload {
-  std::string label;                      // as shown in reports ("reduce", "u8-normalize+reduce")
+  std::string label;  // as shown in reports ("reduce", "u8-normalize+reduce")
   // The engine for one GPU, called with that GPU current (an engine's contexts live on one
   // device, so a multi-GPU run makes one replica per GPU).
   std::function<std::unique_ptr<engine>(int ordinal)> make_engine;
-  std::vector<shape_binding> shapes;      // empty: the engine's defaults
+  std::vector<shape_binding> shapes;  // empty: the engine's defaults
 };
 
 struct run_options {
@@ -59,15 +59,15 @@ struct run_options {
   bool warmup = true;
   // When the warm-up has done its job: the latency has stopped moving (see client_loop.cpp for
   // why one request is not enough). A paired cell allows max_seconds per series it runs.
-  settling_rule warmup_rule{.min_iterations = 6, .max_iterations = 64, .min_seconds = 0.02, .max_seconds = 0.5,
-                            .tolerance = 0.05};
+  settling_rule warmup_rule{
+      .min_iterations = 6, .max_iterations = 64, .min_seconds = 0.02, .max_seconds = 0.5, .tolerance = 0.05};
   std::optional<std::size_t> iterations;  // a fixed count instead of sampling until quiet
-  sampling_limits limits;                  // when a cell's median is known well enough
+  sampling_limits limits;                 // when a cell's median is known well enough
   // Throughput cells: requests over a window of at least this long, until the rate's noise is
   // at most limits.max_noise (or limits.max_seconds have passed), whatever the latency's noise.
   std::optional<double> window_seconds;
-  std::size_t check_every = 64;           // compare outputs with the reference every N requests
-  bool um_counters = true;                // CUPTI unified-memory counters for managed strategies
+  std::size_t check_every = 64;  // compare outputs with the reference every N requests
+  bool um_counters = true;       // CUPTI unified-memory counters for managed strategies
   // Each strategy's recipe and the floor, timed beside it where the cell runs one request at a
   // time (one client, one slot, one GPU).
   bool recipes = true;

@@ -20,10 +20,10 @@ namespace ferry::bench {
 // A cell's limits, over all its trials together (ferry/bench/trials.hpp says how a trial gets
 // its share).
 struct sampling_limits {
-  double max_noise = 0.01;      // relative standard error of the median (0.01 = 1%)
+  double max_noise = 0.01;  // relative standard error of the median (0.01 = 1%)
   std::size_t min_samples = 40;
   double min_seconds = 0.1;
-  double max_seconds = 4.0;     // the cell's measuring time, all trials together
+  double max_seconds = 4.0;  // the cell's measuring time, all trials together
   // Trials: at least min_trials, more while the judged noise (the larger of within and between
   // trials) is above max_noise and time is left, at most max_trials.
   std::size_t min_trials = 3;

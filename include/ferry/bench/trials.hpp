@@ -40,10 +40,10 @@ enum class trial_schedule {
 // One trial's share of a cell's limits: the noise target max_noise * sqrt(min_trials / 2) (the
 // min_trials trials pooled then reach max_noise / sqrt(2), so that the noise between them, as large
 // when nothing drifts and known only roughly, stays under max_noise too), and min_samples,
-// min_seconds and max_seconds shared among min_trials. A cell noisy within its trials runs min_trials long ones to its time
-// cap: more, shorter trials would add warm-ups, not samples, and its noise is the within noise,
-// known as good as exactly. A cell quiet within but drifting between trials stops each trial
-// early and gets more of them (up to max_trials), which is what a spread between trials needs.
+// min_seconds and max_seconds shared among min_trials. A cell noisy within its trials runs min_trials long ones to its
+// time cap: more, shorter trials would add warm-ups, not samples, and its noise is the within noise, known as good as
+// exactly. A cell quiet within but drifting between trials stops each trial early and gets more of them (up to
+// max_trials), which is what a spread between trials needs.
 [[nodiscard]] sampling_limits trial_limits(const sampling_limits& cell) noexcept;
 
 enum class trials_decision {

@@ -14,15 +14,15 @@
 namespace ferry::bench {
 
 struct workload_request {
-  std::string engine;                       // "reduce", "mlp:4x4096", "sparse:0.1", ...
+  std::string engine;                               // "reduce", "mlp:4x4096", "sparse:0.1", ...
   std::size_t input_bytes = std::size_t{19} << 20;  // built-ins sized by bytes (touch/reduce/sparse)
-  std::int64_t batch = 16;                  // mlp, and images with --preprocess u8-normalize
-  std::string preprocess;                   // "" or "u8-normalize"
+  std::int64_t batch = 16;                          // mlp, and images with --preprocess u8-normalize
+  std::string preprocess;                           // "" or "u8-normalize"
   std::int64_t image_height = 224;
   std::int64_t image_width = 224;
-  std::vector<shape_binding> shapes;        // --shape overrides
-  std::vector<int> devices{0};              // model files load onto each of these GPUs
-  int max_concurrency = 1;                  // model files: contexts that run at once (slots)
+  std::vector<shape_binding> shapes;                       // --shape overrides
+  std::vector<int> devices{0};                             // model files load onto each of these GPUs
+  int max_concurrency = 1;                                 // model files: contexts that run at once (slots)
   std::vector<std::filesystem::path> backend_directories;  // model files: where backends are; empty: the default
 };
 

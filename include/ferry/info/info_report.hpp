@@ -64,8 +64,7 @@ using profile_lookups = std::map<int, profile_lookup>;
 //                    "bandwidth": {"bytes", "repetitions", "gbps_median", "gbps_best"} | null}]
 // }
 // "peer_access" (every ordered pair, from enable_peer_access) is present only with 2+ devices.
-[[nodiscard]] nlohmann::json build_info_json(const cuda_versions& versions,
-                                             const std::vector<device_caps>& devices,
+[[nodiscard]] nlohmann::json build_info_json(const cuda_versions& versions, const std::vector<device_caps>& devices,
                                              const link_measurements& measured = {},
                                              const std::vector<peer_link>& peers = {},
                                              const profile_lookups& profiles = {});

@@ -124,9 +124,12 @@ side_run assemble_side_run(const std::vector<trial_record>& trials, bool recipe,
 std::string decision_text(trials_decision how, std::size_t trials, const sampling_limits& limits) {
   switch (how) {
     case trials_decision::more:
-    case trials_decision::settled: return "settled";
-    case trials_decision::trial_cap: return fmt::format("stopped at the {}-trial cap", trials);
-    case trials_decision::time_cap: return fmt::format("stopped at the {:.1f} s cap", limits.max_seconds);
+    case trials_decision::settled:
+      return "settled";
+    case trials_decision::trial_cap:
+      return fmt::format("stopped at the {}-trial cap", trials);
+    case trials_decision::time_cap:
+      return fmt::format("stopped at the {:.1f} s cap", limits.max_seconds);
   }
   return "";
 }
@@ -222,8 +225,8 @@ strategy_result assemble_result(const std::vector<trial_record>& trials, const r
   const noises n = noises_of(trials, r.trials, s.latency);
   r.noise = n.within;
   r.trial_noise = n.between;
-  r.throughput_per_s = paired ? throughput_per_second(s.requests, s.busy_seconds)
-                              : throughput_per_second(s.requests, r.wall_seconds);
+  r.throughput_per_s =
+      paired ? throughput_per_second(s.requests, s.busy_seconds) : throughput_per_second(s.requests, r.wall_seconds);
   r.throughput_noise = n.rate_within;
   r.throughput_trial_noise = n.rate_between;
   r.max_noise = options.limits.max_noise;
@@ -236,11 +239,10 @@ strategy_result assemble_result(const std::vector<trial_record>& trials, const r
   const bool host_changed = r.host_probe_spread > host_change_limit || r.cuda_probe_spread > cuda_change_limit;
   const bool judged_on_rate = options.window_seconds.has_value();
   r.noisy = judged_noise(r, judged_on_rate).relative > r.max_noise || host_changed;
-  const std::string noise_text =
-      judged_on_rate ? fmt::format("throughput noise {:.2f}% within trials, {:.2f}% between", 100 * r.throughput_noise,
-                                   100 * r.throughput_trial_noise)
-                     : fmt::format("median noise {:.2f}% within trials, {:.2f}% between", 100 * r.noise,
-                                   100 * r.trial_noise);
+  const std::string noise_text = judged_on_rate ? fmt::format("throughput noise {:.2f}% within trials, {:.2f}% between",
+                                                              100 * r.throughput_noise, 100 * r.throughput_trial_noise)
+                                                : fmt::format("median noise {:.2f}% within trials, {:.2f}% between",
+                                                              100 * r.noise, 100 * r.trial_noise);
   r.stopped = fmt::format("{} trial{} ({}), {} requests in {:.2f} s, {}: {} (each trial {})", trials.size(),
                           trials.size() == 1 ? "" : "s", r.schedule.empty() ? "alone" : r.schedule, r.iterations,
                           r.wall_seconds, noise_text, decision_text(how, trials.size(), options.limits), stop);
@@ -248,9 +250,10 @@ strategy_result assemble_result(const std::vector<trial_record>& trials, const r
     r.stopped += fmt::format("; the host CPU's speed changed during the cell: the host probe took {:.1f} to {:.1f} µs",
                              probe.min, probe.max);
   if (r.cuda_probe_spread > cuda_change_limit)
-    r.stopped += fmt::format("; the CUDA driver's calls changed speed during the cell: the CUDA probe took {:.1f} to "
-                             "{:.1f} µs",
-                             cuda.min, cuda.max);
+    r.stopped += fmt::format(
+        "; the CUDA driver's calls changed speed during the cell: the CUDA probe took {:.1f} to "
+        "{:.1f} µs",
+        cuda.min, cuda.max);
   const auto path = properties(strategy).path;
   if (path == data_path::copy || strategy == strategy_kind::managed_prefetch) {
     r.h2d_gbps = gbps(r.input_bytes, r.h2d_us);
@@ -275,7 +278,8 @@ strategy_result assemble_result(const std::vector<trial_record>& trials, const r
     // How the load was spread: each GPU's share of the requests (warm-ups and checks excluded).
     std::vector<std::size_t> shares(trials.front().requests_per_gpu.size(), 0);
     for (const auto& t : trials)
-      for (std::size_t i = 0; i < shares.size() && i < t.requests_per_gpu.size(); ++i) shares[i] += t.requests_per_gpu[i];
+      for (std::size_t i = 0; i < shares.size() && i < t.requests_per_gpu.size(); ++i)
+        shares[i] += t.requests_per_gpu[i];
     std::string text;
     for (std::size_t i = 0; i < shares.size(); ++i)
       text += fmt::format("{}GPU {}: {}", i ? ", " : "", i < r.devices.size() ? r.devices[i] : static_cast<int>(i),

@@ -13,11 +13,11 @@
 
 #include "bench/measure/cell_target.hpp"
 #include "bench/measure/client_loop.hpp"
+#include "bench/measure/inflight_search.hpp"
 #include "bench/measure/output_checks.hpp"
 #include "bench/measure/paired_loop.hpp"
 #include "bench/measure/recipes/recipe.hpp"
 #include "bench/measure/um_count.hpp"
-#include "bench/measure/inflight_search.hpp"
 #include "core/scoped_device.hpp"
 #include "ferry/bench/run_options.hpp"
 #include "ferry/bench/stopping.hpp"
@@ -56,7 +56,7 @@ struct trial_outcome {
   std::string recipe_note;                   // why no recipe or floor ran
   std::string recipe_steps;                  // the recipe's and the floor's steps, where they ran
   std::string floor_steps;
-  std::optional<um_reading> um;              // counted after the cell's first trial
+  std::optional<um_reading> um;  // counted after the cell's first trial
 };
 
 void set_io_bytes(const std::vector<tensor_spec>& io, trial_outcome& out) {
@@ -129,7 +129,8 @@ side_recipes make_side_recipes(strategy_kind strategy, engine& eng, const std::v
   side_recipes out;
   try {
     out.own = make_recipe(strategy, eng, io, caps, options.session.managed_policy);
-    if (strategy != strategy_kind::device) out.floor = make_recipe(strategy_kind::device, eng, io, caps, oversubscription::refuse);
+    if (strategy != strategy_kind::device)
+      out.floor = make_recipe(strategy_kind::device, eng, io, caps, oversubscription::refuse);
   } catch (const unsupported& e) {
     outcome.recipe_note = std::string("no recipe: ") + e.what();
   } catch (const out_of_memory& e) {
@@ -232,9 +233,9 @@ trial_outcome trial_on_replicas(const workload& w, strategy_kind strategy, const
                      .references = {},
                      .request_bytes = io_bytes(measured.io())};
   for (std::size_t i = 0; i < measured.size(); ++i) {
-    references.push_back(std::make_unique<session>(
-        measured.engine_of(i), measured.io(),
-        session_options{.strategy = strategy_kind::device, .inflight = 1}, caps[i]));
+    references.push_back(std::make_unique<session>(measured.engine_of(i), measured.io(),
+                                                   session_options{.strategy = strategy_kind::device, .inflight = 1},
+                                                   caps[i]));
     target.references.emplace(caps[i].ordinal, references.back().get());
   }
   clock_monitor clocks(caps.front().pci_bus_id);
@@ -262,8 +263,8 @@ strategy_result run_one_depth(const workload& w, strategy_kind strategy, const r
 
 }  // namespace
 
-cell_trials::cell_trials(const workload& w, strategy_kind strategy, const run_options& options,
-                         trial_schedule schedule, bench_clock::time_point run_start, std::string name)
+cell_trials::cell_trials(const workload& w, strategy_kind strategy, const run_options& options, trial_schedule schedule,
+                         bench_clock::time_point run_start, std::string name)
     : workload_(w),
       strategy_(strategy),
       options_(options),
@@ -271,13 +272,15 @@ cell_trials::cell_trials(const workload& w, strategy_kind strategy, const run_op
       name_(std::move(name)),
       result_(cell_identity(w.label, strategy, options, schedule)) {
   if (options.slowdown > 0)
-    result_.notes.push_back(fmt::format("slowed down on purpose: every timed request waited {:g}% of its latency "
-                                        "more before its clock stopped (--slowdown, a test hook)",
-                                        100 * options.slowdown));
+    result_.notes.push_back(
+        fmt::format("slowed down on purpose: every timed request waited {:g}% of its latency "
+                    "more before its clock stopped (--slowdown, a test hook)",
+                    100 * options.slowdown));
   if (options.iterations) {
     // A fixed count is shared among the trials (the first ones take the remainder), so the cell
     // has exactly that many samples.
-    planned_trials_ = std::clamp<std::size_t>(options.limits.min_trials, 1, std::max<std::size_t>(1, *options.iterations));
+    planned_trials_ =
+        std::clamp<std::size_t>(options.limits.min_trials, 1, std::max<std::size_t>(1, *options.iterations));
   }
 }
 

@@ -15,8 +15,7 @@ namespace ferry::bench {
 // while noisy, each with fresh buffers). Never throws for a strategy the platform refuses, a buffer
 // that cannot be made or any other error of the cell: the result carries the reason in `refused`
 // (and `failed` for errors).
-[[nodiscard]] strategy_result run_cell(const workload& w, strategy_kind strategy,
-                                       const run_options& options);
+[[nodiscard]] strategy_result run_cell(const workload& w, strategy_kind strategy, const run_options& options);
 
 // The least free memory over `devices` (each GPU holds a replica's slots) and the card's total.
 [[nodiscard]] memory_reader device_memory_reader(const std::vector<int>& devices);

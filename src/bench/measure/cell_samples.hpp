@@ -43,8 +43,8 @@ struct cell_samples {
   double busy_seconds = 0;
   bench_clock::time_point start{};
   bench_clock::time_point last_done{};
-  std::vector<double> host_probe;    // µs of the host probe, timed beside the requests
-  std::vector<double> cuda_probe;    // µs of the CUDA-call probe, likewise
+  std::vector<double> host_probe;  // µs of the host probe, timed beside the requests
+  std::vector<double> cuda_probe;  // µs of the CUDA-call probe, likewise
   check_tally checks;
   stop_decision stopped = stop_decision::keep_going;
 };

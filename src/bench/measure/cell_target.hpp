@@ -15,13 +15,13 @@ namespace ferry::bench {
 // One session, or a replica_set over several GPUs. Each GPU has its own device-strategy reference
 // session, on that GPU's engine replica, so every output is checked on the GPU that produced it.
 struct cell_target {
-  std::function<filling_slot()> acquire;              // the slot for the next request
+  std::function<filling_slot()> acquire;               // the slot for the next request
   std::function<filling_slot(int device)> acquire_on;  // a slot on that GPU (per-thread warm-up)
   std::vector<int> devices;
   int total_slots = 1;
   strategy_kind strategy = strategy_kind::pinned;
-  std::map<int, session*> references;                 // by GPU
-  std::size_t request_bytes = 0;                      // inputs + outputs: what one check keeps
+  std::map<int, session*> references;  // by GPU
+  std::size_t request_bytes = 0;       // inputs + outputs: what one check keeps
 };
 
 [[nodiscard]] std::size_t io_bytes(const std::vector<tensor_spec>& io);

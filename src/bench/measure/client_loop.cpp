@@ -45,7 +45,12 @@ void client_loop::run() {
 // A client inside the cell's boundary: an exception on a client thread would end the process.
 void client_loop::run_client(const start_line& start) {
   bool started = false;
-  const start_line marked{.wait = [&] { started = true; start.wait(); }, .leave = start.leave};
+  const start_line marked{.wait =
+                              [&] {
+                                started = true;
+                                start.wait();
+                              },
+                          .leave = start.leave};
   try {
     client(marked);
   } catch (...) {
@@ -135,7 +140,8 @@ double client_loop::finish_request(in_flight r) {
   byte_copies outputs;
   if (check) {
     done.download_resident_outputs();
-    for (std::size_t i = 0; i < done.output_count(); ++i) outputs.emplace_back(done.output(i).begin(), done.output(i).end());
+    for (std::size_t i = 0; i < done.output_count(); ++i)
+      outputs.emplace_back(done.output(i).begin(), done.output(i).end());
   }
   { auto release = std::move(done); }  // the slot goes back before anything else happens
   const double latency_us = micros(readable - r.submitted);

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <deque>
 #include <exception>
-#include <mutex>
 #include <functional>
+#include <mutex>
 #include <optional>
 
 #include "bench/measure/cell_samples.hpp"

@@ -31,14 +31,14 @@ int max_slots(const run_options& options) noexcept {
 }
 
 depth_search search_inflight_depth(const workload& w, strategy_kind strategy, const run_options& options,
-                                const cell_function& run, const memory_reader& memory) {
+                                   const cell_function& run, const memory_reader& memory) {
   run_options step = options;
   step.inflight_auto = false;
   step.iterations.reset();
   step.recipes = false;
   step.um_counters = false;
   step.window_seconds = std::max(0.3, options.window_seconds.value_or(1.2) / 4);
-  step.limits.max_seconds = *step.window_seconds;  // a fixed window: the steps compare, not report
+  step.limits.max_seconds = *step.window_seconds;       // a fixed window: the steps compare, not report
   step.limits.min_trials = step.limits.max_trials = 1;  // one trial per count: the search is a pass
   depth_search out;
   out.steps.reserve(std::size(depths));  // `best` points into it
@@ -59,10 +59,10 @@ depth_search search_inflight_depth(const workload& w, strategy_kind strategy, co
       const double keep = options.memory_margin * static_cast<double>(now.total_bytes);
       const double need = per_slot_bytes * depth;
       if (need + keep > static_cast<double>(now.free_bytes)) {
-        stopped_by = fmt::format("; not tried at {}: {} slots would need about {:.1f} GiB of the {:.1f} GiB free, "
-                                 "which must keep {:.1f} GiB ({:g}% of the card) free",
-                                 depth, depth, gib(need), gib(static_cast<double>(now.free_bytes)), gib(keep),
-                                 100 * options.memory_margin);
+        stopped_by = fmt::format(
+            "; not tried at {}: {} slots would need about {:.1f} GiB of the {:.1f} GiB free, "
+            "which must keep {:.1f} GiB ({:g}% of the card) free",
+            depth, depth, gib(need), gib(static_cast<double>(now.free_bytes)), gib(keep), 100 * options.memory_margin);
         break;
       }
     }
@@ -82,8 +82,9 @@ depth_search search_inflight_depth(const workload& w, strategy_kind strategy, co
     }
   }
   if (best == nullptr) {
-    out.explanation = "inflight auto: not even one slot ran" +
-                      (out.steps.empty() || !out.steps.front().refused ? std::string() : ": " + *out.steps.front().refused);
+    out.explanation =
+        "inflight auto: not even one slot ran" +
+        (out.steps.empty() || !out.steps.front().refused ? std::string() : ": " + *out.steps.front().refused);
     return out;
   }
   // The smallest count whose rate is within noise of the best: slots beyond it only add latency.

@@ -24,9 +24,9 @@ namespace ferry::bench {
 // more than the GPU's free memory less options.memory_margin of the card, at the most one slot
 // cost so far (each step's device_bytes_used over its slots).
 struct depth_search {
-  std::optional<int> depth;              // nullopt: not even one slot ran (steps say why)
-  std::vector<strategy_result> steps;    // one per count tried, in order
-  std::string explanation;               // "inflight auto: 4 slots (req/s at 1: 790, ...)"
+  std::optional<int> depth;            // nullopt: not even one slot ran (steps say why)
+  std::vector<strategy_result> steps;  // one per count tried, in order
+  std::string explanation;             // "inflight auto: 4 slots (req/s at 1: 790, ...)"
 };
 using cell_function = std::function<strategy_result(const workload&, strategy_kind, const run_options&)>;
 
@@ -40,6 +40,6 @@ using memory_reader = std::function<gpu_memory()>;
 // `run` measures one count (one trial of run_cell's path; tests pass a model of it). Without a
 // `memory` reader, only the 8 GiB cap on the requests' own bytes limits the depth.
 [[nodiscard]] depth_search search_inflight_depth(const workload& w, strategy_kind strategy, const run_options& options,
-                                              const cell_function& run, const memory_reader& memory = {});
+                                                 const cell_function& run, const memory_reader& memory = {});
 
 }  // namespace ferry::bench

@@ -31,8 +31,7 @@ void fill_words(std::span<std::byte> piece, splitmix64& rng, Make make) {
   auto* out = reinterpret_cast<T*>(piece.data());  // pieces are 8-byte aligned
   for (std::size_t i = 0; i < n; ++i) out[i] = make(rng.next());
   // A trailing partial element (odd byte sizes) still gets fresh bytes.
-  for (std::size_t i = n * sizeof(T); i < piece.size(); ++i)
-    piece[i] = static_cast<std::byte>(rng.next());
+  for (std::size_t i = n * sizeof(T); i < piece.size(); ++i) piece[i] = static_cast<std::byte>(rng.next());
 }
 
 // One input's values, written piece by piece in order: write(piece, first_byte) fills bytes
@@ -42,8 +41,7 @@ void fill_words(std::span<std::byte> piece, splitmix64& rng, Make make) {
 // the bytes are the same.
 class input_generator {
  public:
-  input_generator(const tensor_spec& spec, std::uint64_t seed)
-      : spec_(spec), rng_{seed * 0x2545F4914F6CDD1DULL + 1} {
+  input_generator(const tensor_spec& spec, std::uint64_t seed) : spec_(spec), rng_{seed * 0x2545F4914F6CDD1DULL + 1} {
     if (!spec.index_bound && spec.type != dtype::boolean) salt_ = static_cast<std::uint32_t>(rng_.next());
   }
 
@@ -51,9 +49,11 @@ class input_generator {
     if (spec_.index_bound) {
       const auto bound = static_cast<std::uint64_t>(*spec_.index_bound > 0 ? *spec_.index_bound : 1);
       if (spec_.type == dtype::i64) {
-        fill_words<std::int64_t>(piece, rng_, [bound](std::uint64_t r) { return static_cast<std::int64_t>(r % bound); });
+        fill_words<std::int64_t>(piece, rng_,
+                                 [bound](std::uint64_t r) { return static_cast<std::int64_t>(r % bound); });
       } else {
-        fill_words<std::int32_t>(piece, rng_, [bound](std::uint64_t r) { return static_cast<std::int32_t>(r % bound); });
+        fill_words<std::int32_t>(piece, rng_,
+                                 [bound](std::uint64_t r) { return static_cast<std::int32_t>(r % bound); });
       }
       return;
     }

@@ -19,8 +19,7 @@ struct check_outcome {
 // The reference ran the same engine on the same input with device-resident buffers, so a
 // correct transfer strategy reproduces it: exactly for integers, within a few ulps for floats
 // (libraries may pick other kernels per context), NaN where the reference has NaN.
-[[nodiscard]] check_outcome compare_output(std::span<const std::byte> got,
-                                           std::span<const std::byte> reference,
+[[nodiscard]] check_outcome compare_output(std::span<const std::byte> got, std::span<const std::byte> reference,
                                            const tensor_spec& spec);
 
 }  // namespace ferry::bench

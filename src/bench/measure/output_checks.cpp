@@ -9,7 +9,8 @@
 namespace ferry::bench {
 
 output_checks::output_checks(std::map<int, session*> references, std::size_t request_bytes, std::size_t check_every)
-    : references_(std::move(references)), request_bytes_(std::max<std::size_t>(request_bytes, 1)),
+    : references_(std::move(references)),
+      request_bytes_(std::max<std::size_t>(request_bytes, 1)),
       check_every_(check_every) {
   for (const auto& [device, reference] : references_) (void)reference_mutex_[device];
 }

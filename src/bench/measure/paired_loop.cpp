@@ -12,7 +12,8 @@ paired_loop::paired_loop(session& measured, recipe* own, recipe* floor, output_c
     : measured_(measured), own_(own), floor_recipe_(floor), checks_(checks), options_(options), stop_rule_(stop) {
   series_.emplace_back([this](auto seq) { return strategy_request(seq); }, &strategy_);
   // Distinct salts: every request of every series gets inputs of its own.
-  if (own_ != nullptr) series_.emplace_back([this](auto seq) { return recipe_request(*own_, recipe_, 7919, seq); }, &recipe_);
+  if (own_ != nullptr)
+    series_.emplace_back([this](auto seq) { return recipe_request(*own_, recipe_, 7919, seq); }, &recipe_);
   if (floor_recipe_ != nullptr)
     series_.emplace_back([this](auto seq) { return recipe_request(*floor_recipe_, floor_, 104729, seq); }, &floor_);
 }
@@ -70,7 +71,8 @@ double paired_loop::strategy_request(std::optional<std::uint64_t> seq) {
   byte_copies inputs;
   const bool check = checks_.reserve(seq);
   if (check)
-    for (std::size_t i = 0; i < filling.input_count(); ++i) inputs.emplace_back(filling.input(i).begin(), filling.input(i).end());
+    for (std::size_t i = 0; i < filling.input_count(); ++i)
+      inputs.emplace_back(filling.input(i).begin(), filling.input(i).end());
   // Every other request is timed with CUDA events for the stage breakdown, and the others give
   // the latency: the recipe records no events, and ferry's requests need none either, so the
   // latency compares like with like (four events cost 4-7 µs on the H200 host).
@@ -84,7 +86,8 @@ double paired_loop::strategy_request(std::optional<std::uint64_t> seq) {
   if (check) {
     done.download_resident_outputs();
     byte_copies outputs;
-    for (std::size_t i = 0; i < done.output_count(); ++i) outputs.emplace_back(done.output(i).begin(), done.output(i).end());
+    for (std::size_t i = 0; i < done.output_count(); ++i)
+      outputs.emplace_back(done.output(i).begin(), done.output(i).end());
     checks_.keep(done.ordinal(), std::move(inputs), std::move(outputs), strategy_.checks);
   }
   if (seq) record(strategy_, *seq, latency_us, fill_us, timed ? &times : nullptr, !timed);

@@ -49,11 +49,21 @@ bool accumulate_copy_record(copy_traffic& totals, const CUpti_Activity& record) 
   // Read through the struct of the headers this was built with, whose libcupti travels with it.
   const auto& copy = reinterpret_cast<const CUpti_ActivityMemcpy6&>(record);
   switch (copy.copyKind) {
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: totals.host_to_device += copy.bytes; break;
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: totals.device_to_host += copy.bytes; break;
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: totals.device_to_device += copy.bytes; break;
-    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: totals.peer += copy.bytes; break;
-    default: totals.other += copy.bytes; break;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+      totals.host_to_device += copy.bytes;
+      break;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+      totals.device_to_host += copy.bytes;
+      break;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+      totals.device_to_device += copy.bytes;
+      break;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+      totals.peer += copy.bytes;
+      break;
+    default:
+      totals.other += copy.bytes;
+      break;
   }
   return true;
 }
@@ -122,17 +132,15 @@ std::uint64_t dropped_since_last_ask() noexcept {
   return dropped;
 }
 
-void CUPTIAPI on_buffer_requested(std::uint8_t** buffer, std::size_t* size,
-                                  std::size_t* max_records) noexcept {
+void CUPTIAPI on_buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) noexcept {
   // aligned_alloc needs a size that is a multiple of the alignment; buffer_bytes is.
   *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(buffer_alignment, buffer_bytes));
   *size = *buffer != nullptr ? buffer_bytes : 0;  // no buffer: CUPTI drops and counts records
   *max_records = 0;                               // fill the whole buffer
 }
 
-void CUPTIAPI on_buffer_completed(CUcontext /*deprecated, always null*/, std::uint32_t /*stream*/,
-                                  std::uint8_t* buffer, std::size_t /*size*/,
-                                  std::size_t valid_size) noexcept {
+void CUPTIAPI on_buffer_completed(CUcontext /*deprecated, always null*/, std::uint32_t /*stream*/, std::uint8_t* buffer,
+                                  std::size_t /*size*/, std::size_t valid_size) noexcept {
   um_traffic traffic;
   copy_traffic copies;
   if (buffer != nullptr) {
@@ -187,8 +195,7 @@ const char* hint(CUptiResult result) noexcept {
 
 const char* result_name(CUptiResult result) noexcept {
   const char* name = nullptr;
-  if (cuptiGetResultString(result, &name) != CUPTI_SUCCESS || name == nullptr)
-    return "an unknown CUPTI result";
+  if (cuptiGetResultString(result, &name) != CUPTI_SUCCESS || name == nullptr) return "an unknown CUPTI result";
   return name;
 }
 
@@ -198,8 +205,7 @@ std::string describe(const char* call, CUptiResult result) {
   text += " failed: ";
   text += result_name(result);
   const char* message = nullptr;
-  if (cuptiGetErrorMessage(result, &message) == CUPTI_SUCCESS && message != nullptr &&
-      *message != '\0') {
+  if (cuptiGetErrorMessage(result, &message) == CUPTI_SUCCESS && message != nullptr && *message != '\0') {
     text += " (";
     text += message;
     text += ')';
@@ -213,8 +219,7 @@ std::string describe(const char* call, CUptiResult result) {
 
 // For destructors: no allocation, no throw.
 void log_failure(const char* call, CUptiResult result) noexcept {
-  if (result != CUPTI_SUCCESS)
-    std::fprintf(stderr, "ferry: %s failed: %s\n", call, result_name(result));
+  if (result != CUPTI_SUCCESS) std::fprintf(stderr, "ferry: %s failed: %s\n", call, result_name(result));
 }
 
 // The four counters um_traffic reports. The scope and device fields are deprecated since
@@ -233,15 +238,13 @@ CUptiResult configure_counters(int device, bool enable) noexcept {
     config[i].deviceId = static_cast<std::uint32_t>(device);
     config[i].enable = enable ? 1 : 0;
   }
-  return cuptiActivityConfigureUnifiedMemoryCounter(config,
-                                                    static_cast<std::uint32_t>(std::size(kinds)));
+  return cuptiActivityConfigureUnifiedMemoryCounter(config, static_cast<std::uint32_t>(std::size(kinds)));
 }
 
 // Turns the counters on; the caller holds session_active. Returns why not, or nullopt.
 std::optional<std::string> enable_counters(int device, bool copies) {
   if (!callbacks_registered.load()) {
-    if (const CUptiResult r = cuptiActivityRegisterCallbacks(on_buffer_requested,
-                                                             on_buffer_completed);
+    if (const CUptiResult r = cuptiActivityRegisterCallbacks(on_buffer_requested, on_buffer_completed);
         r != CUPTI_SUCCESS)
       return describe("cuptiActivityRegisterCallbacks", r);
     callbacks_registered.store(true);
@@ -253,10 +256,8 @@ std::optional<std::string> enable_counters(int device, bool copies) {
   // The configuration must be in place before the activity kind is enabled.
   if (const CUptiResult r = configure_counters(device, true); r != CUPTI_SUCCESS)
     return describe("cuptiActivityConfigureUnifiedMemoryCounter", r);
-  if (const CUptiResult r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
-      r != CUPTI_SUCCESS) {
-    log_failure("cuptiActivityConfigureUnifiedMemoryCounter(disable)",
-                configure_counters(device, false));
+  if (const CUptiResult r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER); r != CUPTI_SUCCESS) {
+    log_failure("cuptiActivityConfigureUnifiedMemoryCounter(disable)", configure_counters(device, false));
     return describe("cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER)", r);
   }
   if (copies) {
@@ -346,8 +347,7 @@ std::optional<um_traffic> um_counter_session::take() {
   if (!active_) return std::nullopt;
   // Forced: also hand over buffers that are not full. Blocks until the callbacks have run;
   // the totals' mutex is not held here, since the callback may run on this very thread.
-  if (const CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-      r != CUPTI_SUCCESS) {
+  if (const CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); r != CUPTI_SUCCESS) {
     reason_ = describe("cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)", r);
     return std::nullopt;
   }

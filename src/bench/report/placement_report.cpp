@@ -27,21 +27,21 @@ const placement_cost* local_of(std::span<const placement_cost> results, const pl
 }  // namespace
 
 std::string render_placement_table(std::span<const placement_cost> results) {
-  std::string out = fmt::format("{:<16} {:>8} {:>6} {:>6} {:>11} {:>11} {:>11} {:>11} {:>13}  {}\n", "engine", "input",
-                                "data", "run", "total µs", "peer in µs", "compute µs", "peer out µs",
-                                "away costs", "check");
+  std::string out =
+      fmt::format("{:<16} {:>8} {:>6} {:>6} {:>11} {:>11} {:>11} {:>11} {:>13}  {}\n", "engine", "input", "data", "run",
+                  "total µs", "peer in µs", "compute µs", "peer out µs", "away costs", "check");
   for (const auto& r : results) {
     const auto* local = local_of(results, r);
     std::string away = "-";
     if (r.run_device != r.data_device && local != nullptr && local->total_us.median > 0)
       away = fmt::format("+{} µs ({:.1f}x)", cells::format_us(r.total_us.median - local->total_us.median),
                          r.total_us.median / local->total_us.median);
-    out += fmt::format("{:<16} {:>8} {:>6} {:>6} {:>11} {:>11} {:>11} {:>11} {:>13}  {}\n", r.engine,
-                       cells::human_bytes(r.input_bytes), fmt::format("GPU {}", r.data_device),
-                       fmt::format("GPU {}", r.run_device), cells::format_us(r.total_us.median),
-                       r.peer_in_us ? cells::format_us(r.peer_in_us->median) : "-", cells::format_us(r.compute_us.median),
-                       r.peer_out_us ? cells::format_us(r.peer_out_us->median) : "-", away,
-                       r.outputs_match ? "✓" : "✗ " + r.check_detail);
+    out += fmt::format(
+        "{:<16} {:>8} {:>6} {:>6} {:>11} {:>11} {:>11} {:>11} {:>13}  {}\n", r.engine,
+        cells::human_bytes(r.input_bytes), fmt::format("GPU {}", r.data_device), fmt::format("GPU {}", r.run_device),
+        cells::format_us(r.total_us.median), r.peer_in_us ? cells::format_us(r.peer_in_us->median) : "-",
+        cells::format_us(r.compute_us.median), r.peer_out_us ? cells::format_us(r.peer_out_us->median) : "-", away,
+        r.outputs_match ? "✓" : "✗ " + r.check_detail);
   }
   return out;
 }

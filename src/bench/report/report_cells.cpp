@@ -1,8 +1,8 @@
 #include "bench/report/report_cells.hpp"
 
-#include "ferry/byte_size.hpp"
 #include "ferry/bench/advice_check.hpp"
 #include "ferry/bench/stats.hpp"
+#include "ferry/byte_size.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join (moved here in newer fmt)
@@ -159,8 +159,8 @@ std::vector<std::string> stage_cells(const strategy_result& r, const machine_inf
 
 std::vector<column> make_request_columns() {
   std::vector<column> columns{
-      {"engine", alignment::left}, {"input", alignment::right},    {"strategy", alignment::left},
-      {"median µs", alignment::right}, {"±", alignment::right}, {"± trials", alignment::right},
+      {"engine", alignment::left},     {"input", alignment::right}, {"strategy", alignment::left},
+      {"median µs", alignment::right}, {"±", alignment::right},     {"± trials", alignment::right},
   };
   for_each_field<sample_stats>([&](const auto& f) {
     if (f.shown(shown_in::columns)) columns.push_back({f.column, alignment::right});
@@ -174,11 +174,11 @@ std::vector<column> make_request_columns() {
 const std::vector<column> request_columns = make_request_columns();
 
 constexpr std::array stage_columns{
-    column{"engine", alignment::left},       column{"input", alignment::right},
-    column{"strategy", alignment::left},     column{"enqueue µs", alignment::right},
-    column{"h2d µs", alignment::right},      column{"compute µs", alignment::right},
-    column{"d2h µs", alignment::right},      column{"H2D GB/s", alignment::right},
-    column{"D2H GB/s", alignment::right},    column{"fill µs", alignment::right},
+    column{"engine", alignment::left},         column{"input", alignment::right},
+    column{"strategy", alignment::left},       column{"enqueue µs", alignment::right},
+    column{"h2d µs", alignment::right},        column{"compute µs", alignment::right},
+    column{"d2h µs", alignment::right},        column{"H2D GB/s", alignment::right},
+    column{"D2H GB/s", alignment::right},      column{"fill µs", alignment::right},
     column{"UM faults g/c", alignment::right}, column{"UM MB in/out", alignment::right},
 };
 
@@ -193,18 +193,18 @@ std::span<const table_layout> tables() noexcept { return layouts; }
 
 std::size_t display_width(std::string_view utf8) noexcept {
   // Count every byte that does not continue a multi-byte sequence (continuations are 10xxxxxx).
-  return static_cast<std::size_t>(std::count_if(utf8.begin(), utf8.end(), [](char c) {
-    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  }));
+  return static_cast<std::size_t>(
+      std::count_if(utf8.begin(), utf8.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
 std::vector<std::string> noisy_notes(const bench_report& report) {
   std::vector<std::string> notes;
   for (const strategy_result& r : report.results) {
     if (r.refused || !r.noisy) continue;
-    notes.push_back(fmt::format("{} noisy: {}: {}; a difference from another run smaller than about twice the larger "
-                                "noise is not a difference",
-                                noisy_mark, result_label(r), r.stopped.empty() ? "noise above the limit" : r.stopped));
+    notes.push_back(
+        fmt::format("{} noisy: {}: {}; a difference from another run smaller than about twice the larger "
+                    "noise is not a difference",
+                    noisy_mark, result_label(r), r.stopped.empty() ? "noise above the limit" : r.stopped));
   }
   return notes;
 }
@@ -216,10 +216,10 @@ std::vector<std::string> recipe_gap_notes(const bench_report& report) {
     const double median = r.latency_us.median / r.recipe->latency_us.median - 1;
     const double p90 = r.latency_us.p90 / r.recipe->latency_us.p90 - 1;
     if (median <= recipe_tolerance && p90 <= recipe_tolerance) continue;
-    notes.push_back(fmt::format("{} recipe gap: {}: {:.1f}% slower than its recipe at the median, {:.1f}% at p90 "
-                                "(noise ±{:.1f}% / ±{:.1f}%; recipe: {})",
-                                gap_mark, result_label(r), 100 * median, 100 * p90, 100 * r.noise,
-                                100 * r.recipe->noise, r.recipe->steps));
+    notes.push_back(fmt::format(
+        "{} recipe gap: {}: {:.1f}% slower than its recipe at the median, {:.1f}% at p90 "
+        "(noise ±{:.1f}% / ±{:.1f}%; recipe: {})",
+        gap_mark, result_label(r), 100 * median, 100 * p90, 100 * r.noise, 100 * r.recipe->noise, r.recipe->steps));
   }
   return notes;
 }
@@ -247,10 +247,11 @@ std::vector<std::string> launch_bound_notes(const bench_report& report) {
     // The engine's kernels were enqueued about as slowly as the GPU ran them: the GPU waited on
     // the CPU, whose speed (and any drift of it) is then in every figure of the cell.
     if (r.enqueue_us.median < 0.8 * r.compute_us.median) continue;
-    notes.push_back(fmt::format("launch-bound: {}: the CPU took {} µs to enqueue work the GPU ran in {} µs; the host "
-                                "CPU's speed is in every figure of this cell (a CUDA graph, --graph, removes it where "
-                                "the engine can be captured)",
-                                result_label(r), format_us(r.enqueue_us.median), format_us(r.compute_us.median)));
+    notes.push_back(
+        fmt::format("launch-bound: {}: the CPU took {} µs to enqueue work the GPU ran in {} µs; the host "
+                    "CPU's speed is in every figure of this cell (a CUDA graph, --graph, removes it where "
+                    "the engine can be captured)",
+                    result_label(r), format_us(r.enqueue_us.median), format_us(r.compute_us.median)));
   }
   return notes;
 }
@@ -290,10 +291,11 @@ std::vector<std::string> host_speed_notes(const bench_report& report) {
       changes.push_back(fmt::format("the CUDA driver's calls took {:.2f}x as long ({:.1f} vs {:.1f} µs)",
                                     r.cuda_probe_us / cuda_typical, r.cuda_probe_us, cuda_typical));
     if (changes.empty()) continue;
-    notes.push_back(fmt::format("host: {}: against the run's typical cell, {}: CPU-bound figures of this cell (small "
-                                "requests, pageable and staged copies, launch-bound engines) will not repeat at "
-                                "another speed",
-                                result_label(r), fmt::join(changes, " and ")));
+    notes.push_back(
+        fmt::format("host: {}: against the run's typical cell, {}: CPU-bound figures of this cell (small "
+                    "requests, pageable and staged copies, launch-bound engines) will not repeat at "
+                    "another speed",
+                    result_label(r), fmt::join(changes, " and ")));
   }
   return notes;
 }
@@ -321,12 +323,14 @@ std::vector<std::string> schedule_notes(const bench_report& report) {
   std::vector<group> groups;
   for (const strategy_result& r : report.results) {
     if (r.refused || r.schedule.empty()) continue;
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const group& g) {
-      return g.engine == r.engine && g.input_bytes == r.input_bytes;
-    });
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const group& g) { return g.engine == r.engine && g.input_bytes == r.input_bytes; });
     if (it == groups.end()) {
-      groups.push_back({.engine = r.engine, .input_bytes = r.input_bytes, .schedule = r.schedule,
-                        .fewest = r.trials.size(), .most = r.trials.size()});
+      groups.push_back({.engine = r.engine,
+                        .input_bytes = r.input_bytes,
+                        .schedule = r.schedule,
+                        .fewest = r.trials.size(),
+                        .most = r.trials.size()});
       it = groups.end() - 1;
     }
     group& g = *it;
@@ -344,11 +348,13 @@ std::vector<std::string> schedule_notes(const bench_report& report) {
   for (const group& g : groups) {
     const std::string how = g.schedule == "interleaved"
                                 ? "interleaved: trials in rounds with the run's other cells, in a changing order"
-                                : g.schedule == "sequential" ? "sequential: each cell's trials back to back"
-                                                             : g.schedule;
-    const std::string trials = g.fewest == g.most ? fmt::format("{}", g.fewest) : fmt::format("{}-{}", g.fewest, g.most);
-    notes.push_back(fmt::format("schedule: {} {}: {} cell{} {}; {} trial{} each{}", g.engine, human_bytes(g.input_bytes),
-                                g.cells, g.cells == 1 ? "" : "s", how, trials, g.most == 1 ? "" : "s",
+                            : g.schedule == "sequential" ? "sequential: each cell's trials back to back"
+                                                         : g.schedule;
+    const std::string trials =
+        g.fewest == g.most ? fmt::format("{}", g.fewest) : fmt::format("{}-{}", g.fewest, g.most);
+    notes.push_back(fmt::format("schedule: {} {}: {} cell{} {}; {} trial{} each{}", g.engine,
+                                human_bytes(g.input_bytes), g.cells, g.cells == 1 ? "" : "s", how, trials,
+                                g.most == 1 ? "" : "s",
                                 g.timed ? fmt::format(", started {:.1f}-{:.1f} s into the run", g.first, g.last) : ""));
   }
   return notes;
@@ -378,25 +384,29 @@ std::vector<std::string> distinct_notes(const bench_report& report, std::string_
 }  // namespace
 
 std::vector<std::string> recipe_notes(const bench_report& report) {
-  return distinct_notes(report, "recipes: ", [](const strategy_result& r) { return r.recipe ? std::string() : r.recipe_note; });
+  return distinct_notes(report,
+                        "recipes: ", [](const strategy_result& r) { return r.recipe ? std::string() : r.recipe_note; });
 }
 
 std::vector<std::string> um_notes(const bench_report& report) {
-  return distinct_notes(report, "UM counters: ", [](const strategy_result& r) { return r.um ? std::string() : r.um_note; });
+  return distinct_notes(report,
+                        "UM counters: ", [](const strategy_result& r) { return r.um ? std::string() : r.um_note; });
 }
 
 // What the request table's rate counts: not 1 / median (the latency column says that), but what
 // the client loop achieved, filling each request's input included.
 std::vector<std::string> column_notes(const bench_report& report) {
   if (report.results.empty()) return {};
-  return {"loop req/s: requests the cell's clients completed per second, each request's input fill included "
-          "(the throughput a throughput cell is judged by); the latency columns time the request alone"};
+  return {
+      "loop req/s: requests the cell's clients completed per second, each request's input fill included "
+      "(the throughput a throughput cell is judged by); the latency columns time the request alone"};
 }
 
 std::vector<std::string> all_notes(const bench_report& report) {
   std::vector<std::string> notes;
-  for (auto* source : {&column_notes, &failure_notes, &noisy_notes, &recipe_gap_notes, &check_failure_notes, &launch_bound_notes,
-                       &clock_notes, &host_speed_notes, &schedule_notes, &result_notes, &recipe_notes, &um_notes}) {
+  for (auto* source :
+       {&column_notes, &failure_notes, &noisy_notes, &recipe_gap_notes, &check_failure_notes, &launch_bound_notes,
+        &clock_notes, &host_speed_notes, &schedule_notes, &result_notes, &recipe_notes, &um_notes}) {
     const auto more = source(report);
     notes.insert(notes.end(), more.begin(), more.end());
   }

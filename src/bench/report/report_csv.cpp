@@ -20,7 +20,6 @@ namespace {
 
 using csv_fields = std::vector<std::pair<std::string, std::string>>;
 
-
 std::string column_name(std::string_view prefix, std::string_view name) {
   return prefix.empty() ? std::string(name) : fmt::format("{}_{}", prefix, name);
 }

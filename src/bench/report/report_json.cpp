@@ -19,7 +19,6 @@ namespace {
 
 using nlohmann::json;
 
-
 // ---- writing: every value by its type, a described struct as an object of its fields -------------
 
 template <class T>

@@ -72,8 +72,8 @@ std::string render_markdown(const bench_report& report) {
   out += fmt::format("- **machine:** {}\n", machine_summary(report.machine));
   const machine_info& m = report.machine;
   if (m.link_peak_h2d_gbps > 0 || m.link_peak_d2h_gbps > 0) {
-    out += fmt::format("- **measured link peak (pinned):** {:.1f} GB/s H2D, {:.1f} GB/s D2H\n",
-                       m.link_peak_h2d_gbps, m.link_peak_d2h_gbps);
+    out += fmt::format("- **measured link peak (pinned):** {:.1f} GB/s H2D, {:.1f} GB/s D2H\n", m.link_peak_h2d_gbps,
+                       m.link_peak_d2h_gbps);
   }
   if (!report.objective.empty()) out += fmt::format("- **objective:** {}\n", report.objective);
 
@@ -123,9 +123,8 @@ std::string render_markdown(const bench_report& report) {
   if (!report.winner.empty() || !report.recommendation.empty()) {
     out += "\n## Recommendation\n\n";
     if (!report.winner.empty()) {
-      out += report.objective.empty()
-                 ? fmt::format("Winner: **{}**\n\n", report.winner)
-                 : fmt::format("Winner for {}: **{}**\n\n", report.objective, report.winner);
+      out += report.objective.empty() ? fmt::format("Winner: **{}**\n\n", report.winner)
+                                      : fmt::format("Winner for {}: **{}**\n\n", report.objective, report.winner);
     }
     if (!report.recommendation.empty()) out += report.recommendation + "\n";
   }

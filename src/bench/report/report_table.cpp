@@ -20,9 +20,7 @@ std::string pad(const std::string& text, std::size_t width, cells::alignment ali
   return align == cells::alignment::left ? text + fill : fill + text;
 }
 
-void strip_trailing_spaces(std::string& line) {
-  line.erase(line.find_last_not_of(' ') + 1);
-}
+void strip_trailing_spaces(std::string& line) { line.erase(line.find_last_not_of(' ') + 1); }
 
 std::string machine_line(const machine_info& m) {
   if (m.gpu_name.empty()) return {};

@@ -3,8 +3,8 @@
 
 #include <fmt/format.h>
 
-#include "core/scoped_device.hpp"
 #include "bench/measure/cell_runner.hpp"
+#include "core/scoped_device.hpp"
 #include "ferry/bench/run_options.hpp"
 #include "ferry/device_caps.hpp"
 
@@ -23,15 +23,16 @@ calibration calibrate_strategy(const workload& w, objective goal, const run_opti
   run_options brief = options;
   brief.iterations.reset();
   // One trial each: the pick is a short calibration, the chosen cell is then measured in full.
-  brief.limits = {.max_noise = 0.02, .min_samples = 20, .min_seconds = 0.05, .max_seconds = 0.4, .min_trials = 1,
-                  .max_trials = 1};
+  brief.limits = {
+      .max_noise = 0.02, .min_samples = 20, .min_seconds = 0.05, .max_seconds = 0.4, .min_trials = 1, .max_trials = 1};
   if (brief.window_seconds) brief.window_seconds = 0.4;
   brief.recipes = false;  // the pick compares strategies with each other, not with their recipes
   brief.check_every = 16;
   calibration out;
   // Availability is decided per GPU; with several, each must offer the strategy (run_cell refuses
   // it otherwise), and the first one's capabilities stand for the set.
-  const device_caps caps = options.capabilities.empty() ? query_device(options.devices.at(0)) : options.capabilities.front();
+  const device_caps caps =
+      options.capabilities.empty() ? query_device(options.devices.at(0)) : options.capabilities.front();
   const strategy_result* best = nullptr;
   for (auto k : all_strategies) {
     // The floor is not a way to feed host inputs, so it is never the pick.
@@ -40,9 +41,8 @@ calibration calibrate_strategy(const workload& w, objective goal, const run_opti
   }
   for (const auto& t : out.trials) {
     if (t.refused || !t.output_matches) continue;
-    const bool wins = best == nullptr ||
-                      (goal == objective::latency ? t.latency_us.median < best->latency_us.median
-                                                  : t.throughput_per_s > best->throughput_per_s);
+    const bool wins = best == nullptr || (goal == objective::latency ? t.latency_us.median < best->latency_us.median
+                                                                     : t.throughput_per_s > best->throughput_per_s);
     if (wins) best = &t;
   }
   if (best == nullptr) throw unsupported("auto: no strategy produced checked results on " + w.label);
@@ -50,9 +50,9 @@ calibration calibrate_strategy(const workload& w, objective goal, const run_opti
   const strategy_result* runner_up = nullptr;
   for (const auto& t : out.trials) {
     if (&t == best || t.refused || !t.output_matches) continue;
-    const bool closer = runner_up == nullptr ||
-                        (goal == objective::latency ? t.latency_us.median < runner_up->latency_us.median
-                                                    : t.throughput_per_s > runner_up->throughput_per_s);
+    const bool closer =
+        runner_up == nullptr || (goal == objective::latency ? t.latency_us.median < runner_up->latency_us.median
+                                                            : t.throughput_per_s > runner_up->throughput_per_s);
     if (closer) runner_up = &t;
   }
   auto figure = [goal](const strategy_result& r) {
@@ -60,8 +60,7 @@ calibration calibrate_strategy(const workload& w, objective goal, const run_opti
                                       : fmt::format("{:.0f} req/s", r.throughput_per_s);
   };
   out.explanation = fmt::format("auto picked '{}' for {} on {} after calibrating {} strategies: {}",
-                                to_string(out.chosen), to_string(goal),
-                                w.label, out.trials.size(), figure(*best));
+                                to_string(out.chosen), to_string(goal), w.label, out.trials.size(), figure(*best));
   if (runner_up != nullptr)
     out.explanation += fmt::format(", next '{}' {}", strategy_name(runner_up->strategy), figure(*runner_up));
   return out;

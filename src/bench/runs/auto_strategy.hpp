@@ -24,7 +24,6 @@ struct calibration {
 
 // `--strategy auto`: a short run of every available host-input strategy on the actual workload,
 // then the pick for the objective, with the reason in words.
-[[nodiscard]] calibration calibrate_strategy(const workload& w, objective goal,
-                                          const run_options& options);
+[[nodiscard]] calibration calibrate_strategy(const workload& w, objective goal, const run_options& options);
 
 }  // namespace ferry::bench

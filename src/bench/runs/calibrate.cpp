@@ -1,5 +1,5 @@
-#include "ferry/byte_size.hpp"
 #include "ferry/bench/calibrate.hpp"
+#include "ferry/byte_size.hpp"
 
 #include <unistd.h>
 
@@ -12,9 +12,9 @@
 #include "bench/measure/inflight_search.hpp"
 #include "bench/runs/auto_strategy.hpp"
 #include "ferry/bench/run_options.hpp"
+#include "ferry/bench/workload_factory.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/recommendation.hpp"
-#include "ferry/bench/workload_factory.hpp"
 
 namespace ferry::bench {
 namespace {
@@ -35,9 +35,12 @@ constexpr std::size_t mib = kib * kib;
 // The built-in workload that stands for each use.
 std::string_view engine_for(transfer_use use) {
   switch (use) {
-    case transfer_use::input_once: return "reduce";
-    case transfer_use::input_reread: return "reduce:4";
-    case transfer_use::output: return "touch";
+    case transfer_use::input_once:
+      return "reduce";
+    case transfer_use::input_reread:
+      return "reduce:4";
+    case transfer_use::output:
+      return "touch";
   }
   return "reduce";
 }
@@ -66,28 +69,35 @@ run_options cell_options(int device, sweep_depth depth, std::size_t bytes) {
   o.devices = {device};
   o.session.inflight = 1;
   o.session.managed_policy = oversubscription::refuse;
-  o.recipes = false;     // the profile compares strategies, not strategies with their recipes
+  o.recipes = false;  // the profile compares strategies, not strategies with their recipes
   o.um_counters = false;
   // One trial per cell: a sweep is a first picture in seconds, not a figure to compare runs by.
   o.limits.min_trials = o.limits.max_trials = 1;
   if (depth == sweep_depth::thorough) {
     o.check_every = 16;
-    o.limits = {.max_noise = 0.02, .min_samples = 20, .min_seconds = 0.05, .max_seconds = 1.0, .min_trials = 1,
+    o.limits = {.max_noise = 0.02,
+                .min_samples = 20,
+                .min_seconds = 0.05,
+                .max_seconds = 1.0,
+                .min_trials = 1,
                 .max_trials = 1};
     return o;
   }
   if (bytes < 16 * mib) {
     o.check_every = 16;
-    o.limits = {.max_noise = 0.02, .min_samples = 16, .min_seconds = 0.01, .max_seconds = 0.15, .min_trials = 1,
+    o.limits = {.max_noise = 0.02,
+                .min_samples = 16,
+                .min_seconds = 0.01,
+                .max_seconds = 0.15,
+                .min_trials = 1,
                 .max_trials = 1};
-    o.warmup_rule = {.min_iterations = 6, .max_iterations = 64, .min_seconds = 0.01, .max_seconds = 0.1,
-                     .tolerance = 0.05};
+    o.warmup_rule = {
+        .min_iterations = 6, .max_iterations = 64, .min_seconds = 0.01, .max_seconds = 0.1, .tolerance = 0.05};
     return o;
   }
   o.check_every = 64;  // requests 1 and 2 are checked
   o.iterations = bytes >= 64 * mib ? 3 : 6;
-  o.warmup_rule = {.min_iterations = 3, .max_iterations = 16, .min_seconds = 0, .max_seconds = 0.15,
-                   .tolerance = 0.05};
+  o.warmup_rule = {.min_iterations = 3, .max_iterations = 16, .min_seconds = 0, .max_seconds = 0.15, .tolerance = 0.05};
   return o;
 }
 
@@ -101,17 +111,22 @@ std::string host_name() {
 
 std::string_view to_string(sweep_depth depth) noexcept {
   switch (depth) {
-    case sweep_depth::quick: return "quick";
-    case sweep_depth::standard: return "default";
-    case sweep_depth::thorough: return "thorough";
+    case sweep_depth::quick:
+      return "quick";
+    case sweep_depth::standard:
+      return "default";
+    case sweep_depth::thorough:
+      return "thorough";
   }
   return "default";
 }
 
 std::vector<std::size_t> sweep_sizes(sweep_depth depth) {
   switch (depth) {
-    case sweep_depth::quick: return {64 * kib, 1 * mib, 16 * mib};
-    case sweep_depth::standard: return {64 * kib, 1 * mib, 16 * mib, 64 * mib};
+    case sweep_depth::quick:
+      return {64 * kib, 1 * mib, 16 * mib};
+    case sweep_depth::standard:
+      return {64 * kib, 1 * mib, 16 * mib, 64 * mib};
     case sweep_depth::thorough:
       return {64 * kib, 256 * kib, 1 * mib, 4 * mib, 16 * mib, 64 * mib, 256 * mib};
   }
@@ -169,19 +184,23 @@ calibration_run calibrate(int device, sweep_depth depth, const progress_function
         if (depth != sweep_depth::thorough && best_before && bytes_before >= laggard_from_bytes &&
             !curve.points.empty() && curve.points.back().median_us > laggard_ratio * *best_before) {
           open[i] = false;
-          out.notes.push_back(fmt::format("{} {}: not measured beyond {}, where it took {:.1f}x the best; its "
-                                          "larger sizes are extrapolated",
-                                          to_string(use), to_string(curve.strategy), format_byte_size(bytes_before),
-                                          curve.points.back().median_us / *best_before));
+          out.notes.push_back(
+              fmt::format("{} {}: not measured beyond {}, where it took {:.1f}x the best; its "
+                          "larger sizes are extrapolated",
+                          to_string(use), to_string(curve.strategy), format_byte_size(bytes_before),
+                          curve.points.back().median_us / *best_before));
           continue;
         }
-        if (progress) progress(fmt::format("{} {} {}", to_string(use), format_byte_size(bytes), to_string(curve.strategy)));
+        if (progress)
+          progress(fmt::format("{} {} {}", to_string(use), format_byte_size(bytes), to_string(curve.strategy)));
         const strategy_result r = run_cell(w, curve.strategy, options);
         if (r.refused) {
           // A refusal at one size (memory, usually) ends the curve there; smaller sizes stand.
-          if (curve.points.empty()) curve.refused = *r.refused;
-          else out.notes.push_back(fmt::format("{} {}: stopped at {}: {}", to_string(use),
-                                               to_string(curve.strategy), format_byte_size(bytes), *r.refused));
+          if (curve.points.empty())
+            curve.refused = *r.refused;
+          else
+            out.notes.push_back(fmt::format("{} {}: stopped at {}: {}", to_string(use), to_string(curve.strategy),
+                                            format_byte_size(bytes), *r.refused));
           open[i] = false;
           continue;
         }
@@ -231,8 +250,8 @@ calibration_run calibrate(int device, sweep_depth depth, const progress_function
       if (progress) progress(fmt::format("in-flight depth {} {}", to_string(k), format_byte_size(bytes)));
       const depth_search found = search_inflight_depth(w, k, search, run_cell, device_memory_reader({device}));
       if (!found.depth) {
-        out.notes.push_back(fmt::format("in-flight depth of {} at {}: {}", to_string(k), format_byte_size(bytes),
-                                        found.explanation));
+        out.notes.push_back(
+            fmt::format("in-flight depth of {} at {}: {}", to_string(k), format_byte_size(bytes), found.explanation));
         continue;
       }
       p.inflight.push_back({k, bytes, *found.depth, found.explanation});

@@ -57,8 +57,8 @@ namespace {
 // A cell group (one engine at one size) as planned before any trial runs: its workload, kept loaded
 // for the whole run so its cells' trials can be spread over it, and its cells.
 struct planned_group {
-  std::string engine;  // as given (--engine)
-  std::string size;    // as given (--size)
+  std::string engine;     // as given (--engine)
+  std::string size;       // as given (--size)
   bool by_batch = false;  // mlp, images, model files: sized by --batch, the size is not theirs
   std::unique_ptr<workload> loaded;
   std::optional<cell_failure> failure;  // the workload, or the auto pick, could not be made
@@ -109,9 +109,9 @@ void plan_group(planned_group& g, const matrix_request& request, const run_optio
     return;
   }
   for (const auto k : g.strategies)
-    g.cells.push_back(std::make_unique<cell_trials>(*g.loaded, k, options, options.schedule, run_start,
-                                                    fmt::format("{} {}{}", g.loaded->label, g.by_batch ? "" : g.size + " ",
-                                                                to_string(k))));
+    g.cells.push_back(std::make_unique<cell_trials>(
+        *g.loaded, k, options, options.schedule, run_start,
+        fmt::format("{} {}{}", g.loaded->label, g.by_batch ? "" : g.size + " ", to_string(k))));
 }
 
 // A group that could not run: one failed row per strategy asked for ("auto" for a pick that

@@ -93,13 +93,15 @@ placement_cost measure_placement_cost(const workload& w, int data_device, int ru
     start.record(s);
     for (const auto& b : inputs)
       if (remote)
-        FERRY_CUDA_TRY(cudaMemcpyPeerAsync(b.at_run.get(), run_device, b.at_data.get(), data_device, b.at_data.size(), s.get()));
+        FERRY_CUDA_TRY(
+            cudaMemcpyPeerAsync(b.at_run.get(), run_device, b.at_data.get(), data_device, b.at_data.size(), s.get()));
     inputs_in.record(s);
     context->enqueue(s);
     computed.record(s);
     for (const auto& b : outputs)
       if (remote)
-        FERRY_CUDA_TRY(cudaMemcpyPeerAsync(b.at_data.get(), data_device, b.at_run.get(), run_device, b.at_run.size(), s.get()));
+        FERRY_CUDA_TRY(
+            cudaMemcpyPeerAsync(b.at_data.get(), data_device, b.at_run.get(), run_device, b.at_run.size(), s.get()));
     stop.record(s);
     stop.synchronize_blocking();
     if (i < warmup_requests) continue;

@@ -62,8 +62,8 @@ std::vector<shape_binding> model_shapes(const engine& eng, const workload_reques
   std::vector<shape_binding> shapes = request.shapes;
   for (const auto& spec : eng.io()) {
     if (spec.role != tensor_role::input || !spec.is_dynamic()) continue;
-    const bool named = std::any_of(shapes.begin(), shapes.end(),
-                                   [&](const shape_binding& b) { return b.name == spec.name; });
+    const bool named =
+        std::any_of(shapes.begin(), shapes.end(), [&](const shape_binding& b) { return b.name == spec.name; });
     if (named) continue;
     std::vector<std::int64_t> dims = spec.shape;
     if (!dims.empty() && dims.front() == dynamic_dim) dims.front() = request.batch;
@@ -113,8 +113,8 @@ workload make_workload(const workload_request& request) {
   normalize_options normalize{.height = request.image_height, .width = request.image_width};
   if (images && spec.rfind("mlp", 0) != 0) {
     // The inner engine takes the float tensor the images turn into.
-    options.input_bytes = static_cast<std::size_t>(request.batch * 3 * request.image_height *
-                                                   request.image_width) * sizeof(float);
+    options.input_bytes =
+        static_cast<std::size_t>(request.batch * 3 * request.image_height * request.image_width) * sizeof(float);
   }
   // Made once, here (a bad spec fails now, with the message, rather than inside the first
   // measured cell), and lent to every cell as a loaded model is: mlp:32x4096's weights are 1 GB of

@@ -7,9 +7,7 @@
 namespace ferry::bench {
 namespace {
 
-bool usable(const strategy_result& r) {
-  return !r.refused && r.output_matches && r.strategy != strategy_kind::device;
-}
+bool usable(const strategy_result& r) { return !r.refused && r.output_matches && r.strategy != strategy_kind::device; }
 
 double value_of(const strategy_result& r, objective goal) {
   return goal == objective::latency ? r.latency_us.median : r.throughput_per_s;
@@ -47,12 +45,13 @@ advice_check check_advice(const std::vector<const strategy_result*>& group, stra
     out.picked_value = value_of(*pick, goal);
     // Both figures are positive for any cell that ran; a best of zero would mean nothing ran.
     if (out.best_value > 0 && out.picked_value > 0)
-      out.shortfall = goal == objective::latency ? out.picked_value / out.best_value - 1
-                                                 : out.best_value / out.picked_value - 1;
+      out.shortfall =
+          goal == objective::latency ? out.picked_value / out.best_value - 1 : out.best_value / out.picked_value - 1;
     // The miss judged against what the two figures' noise alone could make of it, within and
     // between trials: two strategies the same within it may rank either way in another run.
     const bool throughput = goal == objective::throughput;
-    if (best != nullptr) out.noise = difference_threshold(judged_noise(*pick, throughput), judged_noise(*best, throughput));
+    if (best != nullptr)
+      out.noise = difference_threshold(judged_noise(*pick, throughput), judged_noise(*best, throughput));
   }
   return out;
 }
@@ -61,10 +60,11 @@ std::string summarize_advice(const std::vector<advice_check>& checks) {
   if (checks.empty()) return {};
   std::size_t good = 0;
   for (const auto& c : checks) good += c.within() ? 1 : 0;
-  return fmt::format("the profile's pick was within {:.0f}% of the best measured, or the same within their noise, in "
-                     "{} of {} cells ({:.0f}%)",
-                     advice_tolerance * 100, good, checks.size(),
-                     100.0 * static_cast<double>(good) / static_cast<double>(checks.size()));
+  return fmt::format(
+      "the profile's pick was within {:.0f}% of the best measured, or the same within their noise, in "
+      "{} of {} cells ({:.0f}%)",
+      advice_tolerance * 100, good, checks.size(),
+      100.0 * static_cast<double>(good) / static_cast<double>(checks.size()));
 }
 
 }  // namespace ferry::bench

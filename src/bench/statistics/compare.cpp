@@ -13,7 +13,8 @@
 namespace ferry::bench {
 namespace {
 
-using cell_key = std::tuple<std::string, std::size_t, std::optional<strategy_kind>, int, int, std::vector<int>, bool, bool, std::string>;
+using cell_key = std::tuple<std::string, std::size_t, std::optional<strategy_kind>, int, int, std::vector<int>, bool,
+                            bool, std::string>;
 
 cell_key key_of(const strategy_result& r) {
   return {r.engine, r.input_bytes, r.strategy, r.inflight, r.clients, r.devices, r.graph, r.warmed_up, r.input_writes};
@@ -62,24 +63,36 @@ cell_comparison compare_cell(const strategy_result& a, const strategy_result& b,
 
 std::string_view verdict_name(cell_change v) {
   switch (v) {
-    case cell_change::same: return "same";
-    case cell_change::better: return "better";
-    case cell_change::worse: return "worse";
-    case cell_change::only_in_a: return "only in A";
-    case cell_change::only_in_b: return "only in B";
-    case cell_change::not_measured: return "not measured";
+    case cell_change::same:
+      return "same";
+    case cell_change::better:
+      return "better";
+    case cell_change::worse:
+      return "worse";
+    case cell_change::only_in_a:
+      return "only in A";
+    case cell_change::only_in_b:
+      return "only in B";
+    case cell_change::not_measured:
+      return "not measured";
   }
   return "";
 }
 
 std::string verdict_text(const cell_comparison& c) {
   switch (c.verdict) {
-    case cell_change::same: return "same within noise";
-    case cell_change::better: return "B better";
-    case cell_change::worse: return "B worse";
-    case cell_change::only_in_a: return "only in A";
-    case cell_change::only_in_b: return "only in B";
-    case cell_change::not_measured: return "not measured in both";
+    case cell_change::same:
+      return "same within noise";
+    case cell_change::better:
+      return "B better";
+    case cell_change::worse:
+      return "B worse";
+    case cell_change::only_in_a:
+      return "only in A";
+    case cell_change::only_in_b:
+      return "only in B";
+    case cell_change::not_measured:
+      return "not measured in both";
   }
   return "";
 }
@@ -88,7 +101,8 @@ std::string verdict_text(const cell_comparison& c) {
 std::string host_text(const cell_comparison& c) {
   if (c.verdict == cell_change::same) return "";
   std::string text;
-  if (c.host_ratio > 0 && std::abs(c.host_ratio - 1) > 0.10) text += fmt::format("host CPU {:.2f}x as slow in B", c.host_ratio);
+  if (c.host_ratio > 0 && std::abs(c.host_ratio - 1) > 0.10)
+    text += fmt::format("host CPU {:.2f}x as slow in B", c.host_ratio);
   if (c.cuda_ratio > 0 && std::abs(c.cuda_ratio - 1) > 0.25)
     text += fmt::format("{}CUDA calls {:.2f}x as slow in B", text.empty() ? "" : ", ", c.cuda_ratio);
   return text.empty() ? "" : " (" + text + ")";
@@ -153,12 +167,20 @@ report_comparison compare_reports(const bench_report& a, const bench_report& b) 
 nlohmann::json to_json(const report_comparison& comparison) {
   nlohmann::json cells = nlohmann::json::array();
   for (const auto& c : comparison.cells)
-    cells.push_back({{"label", c.label},          {"input_bytes", c.input_bytes}, {"metric", c.metric},
-                     {"a", c.a},                  {"b", c.b},                     {"noise_a", c.noise_a},
-                     {"noise_b", c.noise_b},      {"between_trials", c.between_trials},
-                     {"change", c.change},        {"threshold", c.threshold},
-                     {"noise_estimated", c.noise_estimated}, {"host_ratio", c.host_ratio},
-                     {"cuda_ratio", c.cuda_ratio}, {"verdict", verdict_name(c.verdict)}});
+    cells.push_back({{"label", c.label},
+                     {"input_bytes", c.input_bytes},
+                     {"metric", c.metric},
+                     {"a", c.a},
+                     {"b", c.b},
+                     {"noise_a", c.noise_a},
+                     {"noise_b", c.noise_b},
+                     {"between_trials", c.between_trials},
+                     {"change", c.change},
+                     {"threshold", c.threshold},
+                     {"noise_estimated", c.noise_estimated},
+                     {"host_ratio", c.host_ratio},
+                     {"cuda_ratio", c.cuda_ratio},
+                     {"verdict", verdict_name(c.verdict)}});
   return {{"metric", comparison.metric}, {"differing", comparison.differing}, {"cells", std::move(cells)}};
 }
 
@@ -171,12 +193,14 @@ std::string render_comparison(const report_comparison& comparison, const std::st
     const std::size_t used = cells::display_width(text);
     return text + std::string(w > used ? w - used : 0, ' ');
   };
-  out += fmt::format("{}  {:>14}  {:>14}  {:>8}  {:>8}  {}\n", pad("cell", width), "A", "B", "change", "noise", "verdict");
+  out +=
+      fmt::format("{}  {:>14}  {:>14}  {:>8}  {:>8}  {}\n", pad("cell", width), "A", "B", "change", "noise", "verdict");
   bool estimated = false;
   for (const auto& c : comparison.cells) {
     if (c.verdict == cell_change::only_in_a || c.verdict == cell_change::only_in_b ||
         c.verdict == cell_change::not_measured) {
-      out += fmt::format("{}  {:>14}  {:>14}  {:>8}  {:>8}  {}\n", pad(c.label, width), "-", "-", "-", "-", verdict_text(c));
+      out += fmt::format("{}  {:>14}  {:>14}  {:>8}  {:>8}  {}\n", pad(c.label, width), "-", "-", "-", "-",
+                         verdict_text(c));
       continue;
     }
     estimated = estimated || c.noise_estimated;
@@ -187,11 +211,12 @@ std::string render_comparison(const report_comparison& comparison, const std::st
                        figure(c.a, c.noise_a), figure(c.b, c.noise_b), 100 * c.change, 100 * c.threshold,
                        verdict_text(c) + host_text(c), c.between_trials ? " t" : "", c.noise_estimated ? " *" : "");
   }
-  out += fmt::format("\n{} of {} cells differ beyond their noise ({}; each figure's noise is the larger of its noise "
-                     "within and between its trials; 'noise' is the change a difference must exceed: Student's t at "
-                     "{:g}% one-sided times the two noises combined, t from the trials' count where their spread is "
-                     "the larger noise, marked t)\n",
-                     comparison.differing, comparison.cells.size(), comparison.metric, 100 * difference_confidence);
+  out += fmt::format(
+      "\n{} of {} cells differ beyond their noise ({}; each figure's noise is the larger of its noise "
+      "within and between its trials; 'noise' is the change a difference must exceed: Student's t at "
+      "{:g}% one-sided times the two noises combined, t from the trials' count where their spread is "
+      "the larger noise, marked t)\n",
+      comparison.differing, comparison.cells.size(), comparison.metric, 100 * difference_confidence);
   if (estimated) out += "* noise estimated from the spread: that report has no noise figures\n";
   return out;
 }

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <iterator>
 #include <limits>
-#include <utility>
 #include <numeric>
+#include <utility>
 #include <vector>
 
 namespace ferry::bench {
@@ -58,9 +58,7 @@ sample_stats summarize(std::span<const double> samples) {
   return stats;
 }
 
-double relative_iqr(const sample_stats& stats) noexcept {
-  return stats.median == 0 ? 0 : stats.iqr / stats.median;
-}
+double relative_iqr(const sample_stats& stats) noexcept { return stats.median == 0 ? 0 : stats.iqr / stats.median; }
 
 double throughput_per_second(std::size_t requests, double seconds) noexcept {
   return seconds > 0 ? static_cast<double>(requests) / seconds : 0;
@@ -144,7 +142,8 @@ double t_quantile(double dof) noexcept {
   if (dof <= 30) {
     const auto lower = static_cast<std::size_t>(std::floor(dof));
     if (static_cast<double>(lower) == dof) return t_small[lower - 1];
-    return interpolate(dof, static_cast<double>(lower), t_small[lower - 1], static_cast<double>(lower + 1), t_small[lower]);
+    return interpolate(dof, static_cast<double>(lower), t_small[lower - 1], static_cast<double>(lower + 1),
+                       t_small[lower]);
   }
   for (std::size_t i = 1; i < std::size(t_large); ++i)
     if (dof <= t_large[i].first)

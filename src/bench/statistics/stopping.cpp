@@ -6,8 +6,7 @@
 
 namespace ferry::bench {
 
-stop_decision stop_when_quiet::decide(std::span<const std::span<const double>> series,
-                                      double elapsed_seconds) const {
+stop_decision stop_when_quiet::decide(std::span<const std::span<const double>> series, double elapsed_seconds) const {
   std::size_t fewest = series.empty() ? 0 : series.front().size();
   for (const auto& s : series) fewest = std::min(fewest, s.size());
   const bool minimums_met = fewest >= limits_.min_samples && elapsed_seconds >= limits_.min_seconds;

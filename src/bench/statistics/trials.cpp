@@ -29,8 +29,7 @@ sampling_limits trial_limits(const sampling_limits& cell) noexcept {
   // is known only roughly (two degrees of freedom); at max_noise / sqrt(2) it stays under
   // max_noise in ~85% of undrifting cells instead of ~40%, so few cells take trials for nothing.
   // Each trial samples twice as long as at max_noise * sqrt(min_trials); a cell alone is as before.
-  trial.max_noise = min_trials == 1 ? cell.max_noise
-                                    : cell.max_noise * std::sqrt(static_cast<double>(min_trials) / 2);
+  trial.max_noise = min_trials == 1 ? cell.max_noise : cell.max_noise * std::sqrt(static_cast<double>(min_trials) / 2);
   // Ten samples at least: fewer say little about a trial's own median.
   trial.min_samples = std::max<std::size_t>(10, (cell.min_samples + min_trials - 1) / min_trials);
   trial.min_seconds = cell.min_seconds / static_cast<double>(min_trials);

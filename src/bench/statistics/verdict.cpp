@@ -44,7 +44,8 @@ verdict decide_winner(const std::vector<strategy_result>& results, objective goa
     if (!usable(r)) continue;
     if (!best.count(key) || better(r, *best[key], goal)) best[key] = &r;
   }
-  if (best.empty()) return {.winner = "", .recommendation = "No host-input strategy produced checked results. " + platform_advice};
+  if (best.empty())
+    return {.winner = "", .recommendation = "No host-input strategy produced checked results. " + platform_advice};
   // Geometric mean of the penalties over the cells a strategy ran in.
   std::map<std::string, std::pair<double, int>> score;
   for (const auto& r : results) {
@@ -66,9 +67,9 @@ verdict decide_winner(const std::vector<strategy_result>& results, objective goa
   }
   if (winner.empty()) winner = strategy_name(best.begin()->second->strategy);
   std::string text = fmt::format("For {}, '{}' wins on this machine", to_string(goal), winner);
-  text += winner_score <= 1.0001 ? " in every cell measured"
-                                 : fmt::format(" (on average {:.0f}% from the best of each cell)",
-                                               (winner_score - 1) * 100);
+  text += winner_score <= 1.0001
+              ? " in every cell measured"
+              : fmt::format(" (on average {:.0f}% from the best of each cell)", (winner_score - 1) * 100);
   // Where the winner stands against the device-resident floor, and where the traps are.
   std::vector<std::string> cells;
   for (const auto& [key, b] : best) {
@@ -81,8 +82,7 @@ verdict decide_winner(const std::vector<strategy_result>& results, objective goa
     }
     if (w == nullptr) continue;
     std::string cell = fmt::format("{} {:.1f} MB: {} {}", key.first, key.second / 1e6, winner, metric(*w, goal));
-    if (floor.count(key))
-      cell += fmt::format(" vs device floor {}", metric(*floor.at(key), goal));
+    if (floor.count(key)) cell += fmt::format(" vs device floor {}", metric(*floor.at(key), goal));
     if (managed != nullptr && managed != w)
       cell += fmt::format(", fault-driven managed {:.1f}x worse", penalty(*managed, *w, goal));
     cells.push_back(cell);

@@ -18,12 +18,10 @@ namespace ferry {
 namespace {
 
 // f32 elements of the input of touch / reduce / sparse: input_bytes / 4, at least one.
-std::size_t input_elements(std::string_view spec, const builtin_options& options,
-                           std::size_t minimum_bytes) {
+std::size_t input_elements(std::string_view spec, const builtin_options& options, std::size_t minimum_bytes) {
   if (options.input_bytes < minimum_bytes)
     throw invalid_argument("builtin workload '" + std::string(spec) + "' needs input_bytes >= " +
-                           std::to_string(minimum_bytes) + ", got " +
-                           std::to_string(options.input_bytes));
+                           std::to_string(minimum_bytes) + ", got " + std::to_string(options.input_bytes));
   return options.input_bytes / sizeof(float);
 }
 
@@ -31,8 +29,7 @@ std::size_t input_elements(std::string_view spec, const builtin_options& options
 
 void validate_builtin_spec(std::string_view spec) { (void)builtin::parse_workload_spec(spec); }
 
-std::unique_ptr<host_reference_engine> make_builtin_engine(std::string_view spec,
-                                                           const builtin_options& options) {
+std::unique_ptr<host_reference_engine> make_builtin_engine(std::string_view spec, const builtin_options& options) {
   const builtin::workload_spec parsed = builtin::parse_workload_spec(spec);
   return std::visit(
       [&](const auto& workload) -> std::unique_ptr<host_reference_engine> {
@@ -48,16 +45,13 @@ std::unique_ptr<host_reference_engine> make_builtin_engine(std::string_view spec
           if (pages > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
             throw invalid_argument("builtin workload '" + std::string(spec) +
                                    "': the table has more pages than int32 indices can address");
-          const auto rows = std::max<std::int64_t>(
-              1, std::llround(workload.fraction * static_cast<double>(pages)));
+          const auto rows = std::max<std::int64_t>(1, std::llround(workload.fraction * static_cast<double>(pages)));
           return builtin::make_sparse_engine(std::string(spec), elements, rows);
         } else {
           if (options.batch < 1 || options.batch > std::numeric_limits<std::int32_t>::max())
-            throw invalid_argument("builtin workload '" + std::string(spec) +
-                                   "': batch must be in [1, 2^31), got " +
+            throw invalid_argument("builtin workload '" + std::string(spec) + "': batch must be in [1, 2^31), got " +
                                    std::to_string(options.batch));
-          return builtin::make_mlp_engine(std::string(spec), workload.layers, workload.width,
-                                          options.batch);
+          return builtin::make_mlp_engine(std::string(spec), workload.layers, workload.width, options.batch);
         }
       },
       parsed);

@@ -7,13 +7,12 @@
 
 namespace ferry::builtin {
 
-[[noreturn]] void throw_cublas_error(cublasStatus_t status, const char* call, const char* file,
-                                     int line);
+[[noreturn]] void throw_cublas_error(cublasStatus_t status, const char* call, const char* file, int line);
 
-#define FERRY_CUBLAS_TRY(call)                                                          \
-  do {                                                                                  \
-    const cublasStatus_t ferry_cublas_status_ = (call);                                 \
-    if (ferry_cublas_status_ != CUBLAS_STATUS_SUCCESS)                                  \
+#define FERRY_CUBLAS_TRY(call)                                                               \
+  do {                                                                                       \
+    const cublasStatus_t ferry_cublas_status_ = (call);                                      \
+    if (ferry_cublas_status_ != CUBLAS_STATUS_SUCCESS)                                       \
       ::ferry::builtin::throw_cublas_error(ferry_cublas_status_, #call, __FILE__, __LINE__); \
   } while (0)
 

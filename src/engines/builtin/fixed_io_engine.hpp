@@ -17,8 +17,7 @@ class fixed_io_engine : public host_reference_engine {
 
   [[nodiscard]] std::string_view name() const override { return name_; }
   [[nodiscard]] const std::vector<tensor_spec>& io() const override { return io_; }
-  [[nodiscard]] std::vector<tensor_spec> resolve(
-      std::span<const shape_binding> inputs) const override;
+  [[nodiscard]] std::vector<tensor_spec> resolve(std::span<const shape_binding> inputs) const override;
 
  protected:
   // Throws invalid_argument unless concrete_io is this engine's I/O.

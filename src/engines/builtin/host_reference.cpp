@@ -23,8 +23,7 @@ void chunk_sums_on_host(std::span<const float> in, std::span<float> sums) {
   }
 }
 
-void page_sums_on_host(std::span<const float> table, std::span<const std::int32_t> indices,
-                       std::span<float> rows) {
+void page_sums_on_host(std::span<const float> table, std::span<const std::int32_t> indices, std::span<float> rows) {
   const auto pages = static_cast<std::int64_t>(table.size() / page_floats);
   for (std::size_t j = 0; j < indices.size(); ++j) {
     const std::int32_t page = indices[j];
@@ -89,14 +88,13 @@ void hwc_to_chw(std::span<const std::uint8_t> images, std::int64_t height, std::
 
 }  // namespace
 
-void u8_hwc_to_chw_on_host(std::span<const std::uint8_t> images, std::int64_t height,
-                           std::int64_t width, const channel_affine& affine, std::span<float> out) {
+void u8_hwc_to_chw_on_host(std::span<const std::uint8_t> images, std::int64_t height, std::int64_t width,
+                           const channel_affine& affine, std::span<float> out) {
   hwc_to_chw(images, height, width, affine, out, [](float v) { return v; });
 }
 
-void u8_hwc_to_chw_on_host(std::span<const std::uint8_t> images, std::int64_t height,
-                           std::int64_t width, const channel_affine& affine,
-                           std::span<__half> out) {
+void u8_hwc_to_chw_on_host(std::span<const std::uint8_t> images, std::int64_t height, std::int64_t width,
+                           const channel_affine& affine, std::span<__half> out) {
   hwc_to_chw(images, height, width, affine, out, [](float v) { return __float2half_rn(v); });
 }
 

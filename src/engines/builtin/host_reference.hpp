@@ -21,8 +21,7 @@ void chunk_sums_on_host(std::span<const float> in, std::span<float> sums);
 
 // rows[j] = sum of page indices[j] of table (table.size() / page_floats whole pages), NaN when
 // the index is outside them.
-void page_sums_on_host(std::span<const float> table, std::span<const std::int32_t> indices,
-                       std::span<float> rows);
+void page_sums_on_host(std::span<const float> table, std::span<const std::int32_t> indices, std::span<float> rows);
 
 // `layers` layers of y = relu(x . W_k) on rows of `width` values: weights holds layers row-major
 // [width (in), width (out)] matrices; products accumulate in fp32 and each layer's output is
@@ -31,9 +30,9 @@ void mlp_on_host(std::span<const __half> weights, int layers, int width, std::sp
                  std::span<__half> out);
 
 // u8 HWC [batch, height, width, 3] -> CHW [batch, 3, height, width] as value * scale + bias.
-void u8_hwc_to_chw_on_host(std::span<const std::uint8_t> images, std::int64_t height,
-                           std::int64_t width, const channel_affine& affine, std::span<float> out);
-void u8_hwc_to_chw_on_host(std::span<const std::uint8_t> images, std::int64_t height,
-                           std::int64_t width, const channel_affine& affine, std::span<__half> out);
+void u8_hwc_to_chw_on_host(std::span<const std::uint8_t> images, std::int64_t height, std::int64_t width,
+                           const channel_affine& affine, std::span<float> out);
+void u8_hwc_to_chw_on_host(std::span<const std::uint8_t> images, std::int64_t height, std::int64_t width,
+                           const channel_affine& affine, std::span<__half> out);
 
 }  // namespace ferry::builtin

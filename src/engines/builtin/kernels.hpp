@@ -24,19 +24,17 @@ void launch_chunk_sums(const float* in, std::size_t n, float* sums, cudaStream_t
 
 // rows[j] = sum of page indices[j] of table (pages of page_floats floats); NaN for an index
 // outside [0, pages).
-void launch_page_sums(const float* table, std::int64_t pages, const std::int32_t* indices,
-                      std::int64_t rows_count, float* rows, int max_blocks, cudaStream_t stream);
+void launch_page_sums(const float* table, std::int64_t pages, const std::int32_t* indices, std::int64_t rows_count,
+                      float* rows, int max_blocks, cudaStream_t stream);
 
 // data[i] = max(data[i], 0) in place.
 void launch_relu(__half* data, std::size_t n, int max_blocks, cudaStream_t stream);
 
 // u8 HWC images [batch, height, width, 3] -> CHW [batch, 3, height, width], value * scale[c] +
 // bias[c], as f32 or f16.
-void launch_u8_hwc_to_chw(const std::uint8_t* images, float* out, std::int64_t batch,
-                          std::int64_t height, std::int64_t width, const channel_affine& affine,
-                          int max_blocks, cudaStream_t stream);
-void launch_u8_hwc_to_chw(const std::uint8_t* images, __half* out, std::int64_t batch,
-                          std::int64_t height, std::int64_t width, const channel_affine& affine,
-                          int max_blocks, cudaStream_t stream);
+void launch_u8_hwc_to_chw(const std::uint8_t* images, float* out, std::int64_t batch, std::int64_t height,
+                          std::int64_t width, const channel_affine& affine, int max_blocks, cudaStream_t stream);
+void launch_u8_hwc_to_chw(const std::uint8_t* images, __half* out, std::int64_t batch, std::int64_t height,
+                          std::int64_t width, const channel_affine& affine, int max_blocks, cudaStream_t stream);
 
 }  // namespace ferry::builtin

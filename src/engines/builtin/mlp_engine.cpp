@@ -28,8 +28,8 @@ constexpr std::size_t cublas_workspace_bytes = std::size_t{32} << 20;
 
 class mlp_context final : public engine_context {
  public:
-  mlp_context(std::string engine_name, std::vector<std::string> tensor_names,
-              const __half* weights, int layers, int width, std::int64_t batch)
+  mlp_context(std::string engine_name, std::vector<std::string> tensor_names, const __half* weights, int layers,
+              int width, std::int64_t batch)
       : engine_context(std::move(engine_name), std::move(tensor_names)),
         weights_(weights),
         layers_(layers),
@@ -40,8 +40,7 @@ class mlp_context final : public engine_context {
     // Layer k writes activations_[k % 2] (the last layer writes the output): one buffer for two
     // layers, two from three on.
     const std::size_t bytes = activation_elements() * sizeof(__half);
-    for (int i = 0; i < std::min(layers_ - 1, 2); ++i)
-      activations_[i] = core::allocate_device(bytes);
+    for (int i = 0; i < std::min(layers_ - 1, 2); ++i) activations_[i] = core::allocate_device(bytes);
   }
 
  private:
@@ -74,9 +73,9 @@ class mlp_context final : public engine_context {
   void multiply(const __half* matrix, const __half* x, __half* y) {
     const float alpha = 1.0F;
     const float beta = 0.0F;
-    FERRY_CUBLAS_TRY(cublasGemmEx(handle_.get(), CUBLAS_OP_N, CUBLAS_OP_N, width_, batch_, width_,
-                                  &alpha, matrix, CUDA_R_16F, width_, x, CUDA_R_16F, width_, &beta,
-                                  y, CUDA_R_16F, width_, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    FERRY_CUBLAS_TRY(cublasGemmEx(handle_.get(), CUBLAS_OP_N, CUBLAS_OP_N, width_, batch_, width_, &alpha, matrix,
+                                  CUDA_R_16F, width_, x, CUDA_R_16F, width_, &beta, y, CUDA_R_16F, width_,
+                                  CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   }
 
   const __half* weights_;
@@ -103,24 +102,21 @@ class mlp_engine final : public host_reference_engine {
   [[nodiscard]] std::string_view name() const override { return name_; }
   [[nodiscard]] const std::vector<tensor_spec>& io() const override { return io_; }
 
-  [[nodiscard]] std::vector<tensor_spec> resolve(
-      std::span<const shape_binding> inputs) const override {
+  [[nodiscard]] std::vector<tensor_spec> resolve(std::span<const shape_binding> inputs) const override {
     check_bindings(name_, io_, inputs);
     const shape_binding* input = find_binding(inputs, "input");
     const std::int64_t batch = input != nullptr ? input->dims[0] : default_batch_;
     if (batch > max_batch)
-      throw invalid_argument(name_ + ": batch " + std::to_string(batch) + " exceeds " +
-                             std::to_string(max_batch));
+      throw invalid_argument(name_ + ": batch " + std::to_string(batch) + " exceeds " + std::to_string(max_batch));
     std::vector<tensor_spec> concrete = io_;
     for (auto& t : concrete) t.shape[0] = batch;
     return concrete;
   }
 
-  [[nodiscard]] std::unique_ptr<engine_context> make_context(
-      const std::vector<tensor_spec>& concrete_io) override {
+  [[nodiscard]] std::unique_ptr<engine_context> make_context(const std::vector<tensor_spec>& concrete_io) override {
     require_same_io(name_, resolve(input_shapes_of(concrete_io)), concrete_io);
-    return std::make_unique<mlp_context>(name_, tensor_names(concrete_io), device_weights(),
-                                         layers_, width_, concrete_io[0].shape[0]);
+    return std::make_unique<mlp_context>(name_, tensor_names(concrete_io), device_weights(), layers_, width_,
+                                         concrete_io[0].shape[0]);
   }
 
   void run_on_host(std::span<const std::span<const std::byte>> inputs,
@@ -130,11 +126,10 @@ class mlp_engine final : public host_reference_engine {
     const std::size_t batch = inputs[0].size() / row_bytes;
     if (batch == 0 || inputs[0].size() % row_bytes != 0)
       throw invalid_argument(name_ + ": run_on_host got " + std::to_string(inputs[0].size()) +
-                             " bytes for 'input', not a positive multiple of one row (" +
-                             std::to_string(row_bytes) + " bytes)");
+                             " bytes for 'input', not a positive multiple of one row (" + std::to_string(row_bytes) +
+                             " bytes)");
     const std::size_t elements = batch * static_cast<std::size_t>(width_);
-    mlp_on_host(host_weights_, layers_, width_,
-                typed_view<__half>(name_, "input", inputs[0], elements),
+    mlp_on_host(host_weights_, layers_, width_, typed_view<__half>(name_, "input", inputs[0], elements),
                 typed_view<__half>(name_, "output", outputs[0], elements));
   }
 

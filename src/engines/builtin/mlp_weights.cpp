@@ -40,8 +40,7 @@ std::vector<__half> make_mlp_weights(int layers, int width) {
     // One stream per layer, so a layer's weights do not depend on how many layers precede it.
     splitmix64 random(weight_seed + static_cast<std::uint64_t>(layer));
     __half* matrix = weights.data() + static_cast<std::size_t>(layer) * w * w;
-    for (std::size_t i = 0; i < w * w; ++i)
-      matrix[i] = __float2half_rn(random.next_symmetric() * bound);
+    for (std::size_t i = 0; i < w * w; ++i) matrix[i] = __float2half_rn(random.next_symmetric() * bound);
   }
   return weights;
 }

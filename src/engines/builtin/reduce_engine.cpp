@@ -17,20 +17,17 @@ class reduce_engine final : public fixed_io_engine {
  public:
   reduce_engine(std::size_t elements, int passes)
       : fixed_io_engine(passes == 1 ? "reduce" : "reduce:" + std::to_string(passes),
-                        {make_tensor("input", dtype::f32, {static_cast<std::int64_t>(elements)},
-                                     tensor_role::input),
+                        {make_tensor("input", dtype::f32, {static_cast<std::int64_t>(elements)}, tensor_role::input),
                          make_tensor("sums", dtype::f32, {reduce_buckets}, tensor_role::output)}),
         elements_(elements),
         passes_(passes) {}
 
-  [[nodiscard]] std::unique_ptr<engine_context> make_context(
-      const std::vector<tensor_spec>& concrete_io) override {
+  [[nodiscard]] std::unique_ptr<engine_context> make_context(const std::vector<tensor_spec>& concrete_io) override {
     check_concrete_io(concrete_io);
     const std::size_t n = elements_;
     const int passes = passes_;
     return std::make_unique<launch_context>(
-        std::string(name()), tensor_names(concrete_io),
-        [n, passes](std::span<void* const> a, cudaStream_t stream) {
+        std::string(name()), tensor_names(concrete_io), [n, passes](std::span<void* const> a, cudaStream_t stream) {
           launch_chunk_sums(static_cast<const float*>(a[0]), n, static_cast<float*>(a[1]), stream, passes);
         });
   }

@@ -36,7 +36,8 @@ __global__ void chunk_sums_kernel(const float* in, std::size_t n, float* sums, i
       const float4 x = in4[v];
       acc += (x.x + x.y) + (x.z + x.w);
     }
-    if (aligned_end + threadIdx.x < end && aligned_end + threadIdx.x >= aligned_begin) acc += in[aligned_end + threadIdx.x];
+    if (aligned_end + threadIdx.x < end && aligned_end + threadIdx.x >= aligned_begin)
+      acc += in[aligned_end + threadIdx.x];
   }
   partial[threadIdx.x] = acc;
   __syncthreads();

@@ -10,8 +10,7 @@ constexpr int threads_per_block = 256;
 
 __global__ void relu_kernel(__half* data, std::size_t n) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += stride) {
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     // Compare in float so NaN and -0 map to +0 exactly as the CPU reference does.
     if (!(__half2float(data[i]) > 0.0F)) data[i] = __float2half_rn(0.0F);
   }

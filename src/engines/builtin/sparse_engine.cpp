@@ -19,8 +19,7 @@ class sparse_engine final : public fixed_io_engine {
  public:
   sparse_engine(std::string name, std::size_t elements, std::int64_t rows)
       : fixed_io_engine(std::move(name),
-                        {make_tensor("table", dtype::f32, {static_cast<std::int64_t>(elements)},
-                                     tensor_role::input),
+                        {make_tensor("table", dtype::f32, {static_cast<std::int64_t>(elements)}, tensor_role::input),
                          // index_bound tells a benchmark which values to draw fresh each request.
                          make_tensor("indices", dtype::i32, {rows}, tensor_role::input,
                                      static_cast<std::int64_t>(elements / page_floats)),
@@ -28,19 +27,17 @@ class sparse_engine final : public fixed_io_engine {
         elements_(elements),
         rows_(rows) {}
 
-  [[nodiscard]] std::unique_ptr<engine_context> make_context(
-      const std::vector<tensor_spec>& concrete_io) override {
+  [[nodiscard]] std::unique_ptr<engine_context> make_context(const std::vector<tensor_spec>& concrete_io) override {
     check_concrete_io(concrete_io);
     const auto pages = static_cast<std::int64_t>(elements_ / page_floats);
     const std::int64_t rows = rows_;
     const int max_blocks = grid_limit(current_device());
-    return std::make_unique<launch_context>(
-        std::string(name()), tensor_names(concrete_io),
-        [pages, rows, max_blocks](std::span<void* const> a, cudaStream_t stream) {
-          launch_page_sums(static_cast<const float*>(a[0]), pages,
-                           static_cast<const std::int32_t*>(a[1]), rows, static_cast<float*>(a[2]),
-                           max_blocks, stream);
-        });
+    return std::make_unique<launch_context>(std::string(name()), tensor_names(concrete_io),
+                                            [pages, rows, max_blocks](std::span<void* const> a, cudaStream_t stream) {
+                                              launch_page_sums(static_cast<const float*>(a[0]), pages,
+                                                               static_cast<const std::int32_t*>(a[1]), rows,
+                                                               static_cast<float*>(a[2]), max_blocks, stream);
+                                            });
   }
 
   void run_on_host(std::span<const std::span<const std::byte>> inputs,
@@ -69,8 +66,7 @@ class sparse_engine final : public fixed_io_engine {
 
 }  // namespace
 
-std::unique_ptr<host_reference_engine> make_sparse_engine(std::string name, std::size_t elements,
-                                                          std::int64_t rows) {
+std::unique_ptr<host_reference_engine> make_sparse_engine(std::string name, std::size_t elements, std::int64_t rows) {
   return std::make_unique<sparse_engine>(std::move(name), elements, rows);
 }
 

@@ -6,8 +6,8 @@
 
 namespace ferry::builtin {
 
-tensor_spec make_tensor(std::string name, dtype type, std::vector<std::int64_t> shape,
-                        tensor_role role, std::optional<std::int64_t> index_bound) {
+tensor_spec make_tensor(std::string name, dtype type, std::vector<std::int64_t> shape, tensor_role role,
+                        std::optional<std::int64_t> index_bound) {
   tensor_spec spec;
   spec.name = std::move(name);
   spec.type = type;
@@ -55,15 +55,12 @@ void check_bindings(std::string_view engine_name, const std::vector<tensor_spec>
     const std::string wanted = format_shape(declared->shape);
     if (binding.dims.size() != declared->shape.size())
       throw invalid_argument(engine + ": input '" + binding.name + "' has rank " +
-                             std::to_string(declared->shape.size()) + " " + wanted + ", got " +
-                             given);
+                             std::to_string(declared->shape.size()) + " " + wanted + ", got " + given);
     for (std::size_t d = 0; d < binding.dims.size(); ++d) {
       if (binding.dims[d] <= 0)
-        throw invalid_argument(engine + ": input '" + binding.name +
-                               "' needs positive extents, got " + given);
+        throw invalid_argument(engine + ": input '" + binding.name + "' needs positive extents, got " + given);
       if (declared->shape[d] != dynamic_dim && declared->shape[d] != binding.dims[d])
-        throw invalid_argument(engine + ": input '" + binding.name + "' must have shape " +
-                               wanted + ", got " + given);
+        throw invalid_argument(engine + ": input '" + binding.name + "' must have shape " + wanted + ", got " + given);
     }
   }
 }
@@ -85,17 +82,15 @@ void require_same_io(std::string_view engine_name, const std::vector<tensor_spec
                      const std::vector<tensor_spec>& given) {
   const std::string engine(engine_name);
   if (expected.size() != given.size())
-    throw invalid_argument(engine + ": make_context needs the " +
-                           std::to_string(expected.size()) + " tensors resolve() returns, got " +
-                           std::to_string(given.size()));
+    throw invalid_argument(engine + ": make_context needs the " + std::to_string(expected.size()) +
+                           " tensors resolve() returns, got " + std::to_string(given.size()));
   for (std::size_t i = 0; i < expected.size(); ++i) {
     const tensor_spec& e = expected[i];
     const tensor_spec& g = given[i];
     if (e.name != g.name || e.type != g.type || e.role != g.role || e.shape != g.shape)
-      throw invalid_argument(engine + ": make_context got tensor " + std::to_string(i) + " '" +
-                             g.name + "' " + std::string(to_string(g.type)) + " " +
-                             format_shape(g.shape) + ", but resolve() gives '" + e.name + "' " +
-                             std::string(to_string(e.type)) + " " + format_shape(e.shape) +
+      throw invalid_argument(engine + ": make_context got tensor " + std::to_string(i) + " '" + g.name + "' " +
+                             std::string(to_string(g.type)) + " " + format_shape(g.shape) + ", but resolve() gives '" +
+                             e.name + "' " + std::string(to_string(e.type)) + " " + format_shape(e.shape) +
                              "; pass resolve()'s result unchanged");
   }
 }

@@ -15,8 +15,7 @@
 namespace ferry::builtin {
 
 // A tensor_spec with every field given (index_bound unset unless passed).
-[[nodiscard]] tensor_spec make_tensor(std::string name, dtype type, std::vector<std::int64_t> shape,
-                                      tensor_role role,
+[[nodiscard]] tensor_spec make_tensor(std::string name, dtype type, std::vector<std::int64_t> shape, tensor_role role,
                                       std::optional<std::int64_t> index_bound = std::nullopt);
 
 // "[16, 3, 224, 224]", with "?" for a dynamic dim.
@@ -32,8 +31,7 @@ void check_bindings(std::string_view engine_name, const std::vector<tensor_spec>
                     std::span<const shape_binding> bindings);
 
 // The binding for `name`, or nullptr when none was given.
-[[nodiscard]] const shape_binding* find_binding(std::span<const shape_binding> bindings,
-                                                std::string_view name);
+[[nodiscard]] const shape_binding* find_binding(std::span<const shape_binding> bindings, std::string_view name);
 
 // The input shapes of a concrete I/O, as the bindings that would resolve to it.
 [[nodiscard]] std::vector<shape_binding> input_shapes_of(const std::vector<tensor_spec>& concrete_io);

@@ -16,23 +16,18 @@ namespace {
 class touch_engine final : public fixed_io_engine {
  public:
   explicit touch_engine(std::size_t elements)
-      : fixed_io_engine("touch",
-                        {make_tensor("input", dtype::f32, {static_cast<std::int64_t>(elements)},
-                                     tensor_role::input),
-                         make_tensor("output", dtype::f32, {static_cast<std::int64_t>(elements)},
-                                     tensor_role::output)}),
+      : fixed_io_engine(
+            "touch", {make_tensor("input", dtype::f32, {static_cast<std::int64_t>(elements)}, tensor_role::input),
+                      make_tensor("output", dtype::f32, {static_cast<std::int64_t>(elements)}, tensor_role::output)}),
         elements_(elements) {}
 
-  [[nodiscard]] std::unique_ptr<engine_context> make_context(
-      const std::vector<tensor_spec>& concrete_io) override {
+  [[nodiscard]] std::unique_ptr<engine_context> make_context(const std::vector<tensor_spec>& concrete_io) override {
     check_concrete_io(concrete_io);
     const std::size_t n = elements_;
     const int max_blocks = grid_limit(current_device());
     return std::make_unique<launch_context>(
-        std::string(name()), tensor_names(concrete_io),
-        [n, max_blocks](std::span<void* const> a, cudaStream_t stream) {
-          launch_touch(static_cast<const float*>(a[0]), static_cast<float*>(a[1]), n, max_blocks,
-                       stream);
+        std::string(name()), tensor_names(concrete_io), [n, max_blocks](std::span<void* const> a, cudaStream_t stream) {
+          launch_touch(static_cast<const float*>(a[0]), static_cast<float*>(a[1]), n, max_blocks, stream);
         });
   }
 

@@ -53,10 +53,9 @@ std::size_t index_of(const std::vector<tensor_spec>& io, const std::string& name
 
 class u8_normalize_context final : public engine_context {
  public:
-  u8_normalize_context(std::string engine_name, std::vector<std::string> tensor_names,
-                       std::size_t image_index, std::unique_ptr<engine_context> inner,
-                       core::device_memory normalized, dtype normalized_type, std::int64_t batch,
-                       const normalize_options& options, const channel_affine& affine)
+  u8_normalize_context(std::string engine_name, std::vector<std::string> tensor_names, std::size_t image_index,
+                       std::unique_ptr<engine_context> inner, core::device_memory normalized, dtype normalized_type,
+                       std::int64_t batch, const normalize_options& options, const channel_affine& affine)
       : engine_context(std::move(engine_name), std::move(tensor_names)),
         image_index_(image_index),
         normalized_(std::move(normalized)),
@@ -77,11 +76,11 @@ class u8_normalize_context final : public engine_context {
   void do_enqueue(stream_ref stream) override {
     const auto* images = static_cast<const std::uint8_t*>(device_addresses()[image_index_]);
     if (normalized_type_ == dtype::f32)
-      builtin::launch_u8_hwc_to_chw(images, static_cast<float*>(normalized_.get()), batch_, height_, width_,
-                                    affine_, max_blocks_, stream.get());
+      builtin::launch_u8_hwc_to_chw(images, static_cast<float*>(normalized_.get()), batch_, height_, width_, affine_,
+                                    max_blocks_, stream.get());
     else
-      builtin::launch_u8_hwc_to_chw(images, static_cast<__half*>(normalized_.get()), batch_, height_, width_,
-                                    affine_, max_blocks_, stream.get());
+      builtin::launch_u8_hwc_to_chw(images, static_cast<__half*>(normalized_.get()), batch_, height_, width_, affine_,
+                                    max_blocks_, stream.get());
     inner_->enqueue(stream);
   }
 
@@ -115,15 +114,13 @@ class u8_normalize_core {
     image_name_ = target.name;
     normalized_type_ = target.type;
     if (target.type != dtype::f32 && target.type != dtype::f16)
-      throw invalid_argument(name_ + ": inner input '" + target.name + "' is " +
-                             std::string(to_string(target.type)) +
+      throw invalid_argument(name_ + ": inner input '" + target.name + "' is " + std::string(to_string(target.type)) +
                              "; u8-normalize can feed only FP32 or FP16");
     target_shape_ = target.shape;
     std::int64_t batch = dynamic_dim;
     classify_target(target, batch);
-    io_[first_] = builtin::make_tensor(image_name_, dtype::u8,
-                                       {batch, options_.height, options_.width, 3},
-                                       tensor_role::input);
+    io_[first_] =
+        builtin::make_tensor(image_name_, dtype::u8, {batch, options_.height, options_.width, 3}, tensor_role::input);
   }
 
   [[nodiscard]] std::string_view name() const { return name_; }
@@ -132,8 +129,7 @@ class u8_normalize_core {
     return resolve_both(inputs).outer;
   }
 
-  [[nodiscard]] std::unique_ptr<engine_context> make_context(
-      const std::vector<tensor_spec>& concrete_io) {
+  [[nodiscard]] std::unique_ptr<engine_context> make_context(const std::vector<tensor_spec>& concrete_io) {
     const resolution both = resolve_both(builtin::input_shapes_of(concrete_io));
     builtin::require_same_io(name_, both.outer, concrete_io);
     const tensor_spec& target = both.inner[index_of(both.inner, image_name_)];
@@ -141,28 +137,24 @@ class u8_normalize_core {
     core::device_memory normalized = core::allocate_device(target.bytes());
     inner_context->bind(image_name_, normalized.get());
     const std::size_t image_index = index_of(concrete_io, image_name_);
-    return std::make_unique<u8_normalize_context>(
-        name_, tensor_names(concrete_io), image_index, std::move(inner_context),
-        std::move(normalized), normalized_type_, concrete_io[image_index].shape[0], options_,
-        affine_);
+    return std::make_unique<u8_normalize_context>(name_, tensor_names(concrete_io), image_index,
+                                                  std::move(inner_context), std::move(normalized), normalized_type_,
+                                                  concrete_io[image_index].shape[0], options_, affine_);
   }
 
   void run_on_host(std::span<const std::span<const std::byte>> inputs,
                    std::span<const std::span<std::byte>> outputs) const {
     std::size_t input_count = 0;
     for (const auto& t : io_) input_count += t.role == tensor_role::input ? 1 : 0;
-    builtin::require_span_counts(name_, inputs.size(), input_count, outputs.size(),
-                                 io_.size() - input_count);
+    builtin::require_span_counts(name_, inputs.size(), input_count, outputs.size(), io_.size() - input_count);
     // The first input is the images: inputs[0] in resolve() order.
     const auto image_bytes = static_cast<std::size_t>(image_elements_);
     const std::size_t batch = inputs[0].size() / image_bytes;
     if (batch == 0 || inputs[0].size() % image_bytes != 0)
-      throw invalid_argument(name_ + ": run_on_host got " + std::to_string(inputs[0].size()) +
-                             " bytes for '" + image_name_ + "', not a positive multiple of one " +
-                             std::to_string(options_.height) + "x" +
-                             std::to_string(options_.width) + "x3 image");
-    const auto images =
-        builtin::typed_view<std::uint8_t>(name_, image_name_, inputs[0], batch * image_bytes);
+      throw invalid_argument(name_ + ": run_on_host got " + std::to_string(inputs[0].size()) + " bytes for '" +
+                             image_name_ + "', not a positive multiple of one " + std::to_string(options_.height) +
+                             "x" + std::to_string(options_.width) + "x3 image");
+    const auto images = builtin::typed_view<std::uint8_t>(name_, image_name_, inputs[0], batch * image_bytes);
 
     std::vector<std::span<const std::byte>> inner_inputs(inputs.begin(), inputs.end());
     std::vector<float> as_f32;
@@ -182,8 +174,8 @@ class u8_normalize_core {
   [[nodiscard]] double flops_per_request(std::span<const tensor_spec> concrete_io) const {
     const std::vector<tensor_spec> outer(concrete_io.begin(), concrete_io.end());
     const resolution both = resolve_both(builtin::input_shapes_of(outer));
-    const double conversion = 2.0 * static_cast<double>(
-        outer[index_of(outer, image_name_)].elements());  // one fma per value
+    const double conversion =
+        2.0 * static_cast<double>(outer[index_of(outer, image_name_)].elements());  // one fma per value
     return conversion + reference_->flops_per_request(both.inner);
   }
 
@@ -196,13 +188,10 @@ class u8_normalize_core {
   void check_options() const {
     if (options_.height < 1 || options_.width < 1 || options_.height > max_image_side ||
         options_.width > max_image_side)
-      throw invalid_argument(name_ + ": image height and width must be in [1, " +
-                             std::to_string(max_image_side) + "], got " +
-                             std::to_string(options_.height) + "x" +
-                             std::to_string(options_.width));
+      throw invalid_argument(name_ + ": image height and width must be in [1, " + std::to_string(max_image_side) +
+                             "], got " + std::to_string(options_.height) + "x" + std::to_string(options_.width));
     for (int c = 0; c < 3; ++c) {
-      if (!std::isfinite(options_.mean[c]) || !std::isfinite(options_.stddev[c]) ||
-          !(options_.stddev[c] > 0.0F))
+      if (!std::isfinite(options_.mean[c]) || !std::isfinite(options_.stddev[c]) || !(options_.stddev[c] > 0.0F))
         throw invalid_argument(name_ + ": channel " + std::to_string(c) +
                                " needs a finite mean and a finite stddev > 0");
     }
@@ -211,15 +200,13 @@ class u8_normalize_core {
   // Decides how images map onto the inner first input; sets batch for a static one.
   void classify_target(const tensor_spec& target, std::int64_t& batch) {
     const std::string shape = builtin::format_shape(target.shape);
-    const std::string image = "3x" + std::to_string(options_.height) + "x" +
-                              std::to_string(options_.width);
+    const std::string image = "3x" + std::to_string(options_.height) + "x" + std::to_string(options_.width);
     if (!target.is_dynamic()) {
       const auto elements = static_cast<std::int64_t>(target.elements());
       if (elements % image_elements_ != 0)
         throw invalid_argument(name_ + ": inner input '" + target.name + "' " + shape +
-                               " does not hold a whole number of " + image +
-                               " images; size it for batch * " + std::to_string(image_elements_) +
-                               " values");
+                               " does not hold a whole number of " + image + " images; size it for batch * " +
+                               std::to_string(image_elements_) + " values");
       feed_ = image_feed::static_images;
       batch = elements / image_elements_;
       return;
@@ -235,8 +222,7 @@ class u8_normalize_core {
       per_item *= target.shape[d];
     }
     if (target.shape[0] != dynamic_dim || !rest_static || per_item != image_elements_)
-      throw invalid_argument(name_ + ": inner input '" + target.name + "' " + shape +
-                             " cannot take " + image +
+      throw invalid_argument(name_ + ": inner input '" + target.name + "' " + shape + " cannot take " + image +
                              " images; it needs [batch, 3, H, W], [batch, 3*H*W] or [n]");
     feed_ = image_feed::batch_major;
   }
@@ -276,12 +262,10 @@ class u8_normalize_core {
     if (elements % image_elements_ != 0)
       throw invalid_argument(name_ + ": the inner engine's default '" + image_name_ + "' " +
                              builtin::format_shape(both.inner[target].shape) +
-                             " is not a whole number of images; bind '" + image_name_ +
-                             "' explicitly");
+                             " is not a whole number of images; bind '" + image_name_ + "' explicitly");
     both.outer = both.inner;
     both.outer[target] = builtin::make_tensor(
-        image_name_, dtype::u8, {elements / image_elements_, options_.height, options_.width, 3},
-        tensor_role::input);
+        image_name_, dtype::u8, {elements / image_elements_, options_.height, options_.width, 3}, tensor_role::input);
     return both;
   }
 
@@ -307,12 +291,10 @@ class u8_normalize_facade : public Base {
   explicit u8_normalize_facade(u8_normalize_core core) : core_(std::move(core)) {}
   [[nodiscard]] std::string_view name() const override { return core_.name(); }
   [[nodiscard]] const std::vector<tensor_spec>& io() const override { return core_.io(); }
-  [[nodiscard]] std::vector<tensor_spec> resolve(
-      std::span<const shape_binding> inputs) const override {
+  [[nodiscard]] std::vector<tensor_spec> resolve(std::span<const shape_binding> inputs) const override {
     return core_.resolve(inputs);
   }
-  [[nodiscard]] std::unique_ptr<engine_context> make_context(
-      const std::vector<tensor_spec>& concrete_io) override {
+  [[nodiscard]] std::unique_ptr<engine_context> make_context(const std::vector<tensor_spec>& concrete_io) override {
     return core_.make_context(concrete_io);
   }
 
@@ -339,20 +321,17 @@ class u8_normalize_reference_engine final : public u8_normalize_facade<host_refe
 
 }  // namespace
 
-std::unique_ptr<engine> with_u8_normalize(std::unique_ptr<engine> inner,
-                                          const normalize_options& options) {
+std::unique_ptr<engine> with_u8_normalize(std::unique_ptr<engine> inner, const normalize_options& options) {
   if (dynamic_cast<host_reference_engine*>(inner.get()) != nullptr) {
-    std::unique_ptr<host_reference_engine> reference(
-        static_cast<host_reference_engine*>(inner.release()));
+    std::unique_ptr<host_reference_engine> reference(static_cast<host_reference_engine*>(inner.release()));
     return with_u8_normalize(std::move(reference), options);
   }
   return std::make_unique<u8_normalize_engine>(u8_normalize_core(std::move(inner), options));
 }
 
-std::unique_ptr<host_reference_engine> with_u8_normalize(
-    std::unique_ptr<host_reference_engine> inner, const normalize_options& options) {
-  return std::make_unique<u8_normalize_reference_engine>(
-      u8_normalize_core(std::move(inner), options));
+std::unique_ptr<host_reference_engine> with_u8_normalize(std::unique_ptr<host_reference_engine> inner,
+                                                         const normalize_options& options) {
+  return std::make_unique<u8_normalize_reference_engine>(u8_normalize_core(std::move(inner), options));
 }
 
 }  // namespace ferry

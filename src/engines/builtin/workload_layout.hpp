@@ -22,8 +22,7 @@ inline constexpr std::size_t page_floats = 1024;
 
 // First element of bucket `bucket` when n elements are split into `buckets` contiguous chunks
 // whose sizes differ by at most one.
-[[nodiscard]] FERRY_HOST_DEVICE inline std::size_t chunk_begin(std::size_t bucket, std::size_t n,
-                                                               std::size_t buckets) {
+[[nodiscard]] FERRY_HOST_DEVICE inline std::size_t chunk_begin(std::size_t bucket, std::size_t n, std::size_t buckets) {
   return bucket * n / buckets;
 }
 

@@ -11,7 +11,8 @@ namespace ferry::builtin {
 namespace {
 
 constexpr std::string_view grammar =
-    "expected touch, reduce, reduce:<passes in [1,64]>, sparse:<fraction in (0,1]> or mlp:<layers>x<width> (e.g. mlp:4x4096)";
+    "expected touch, reduce, reduce:<passes in [1,64]>, sparse:<fraction in (0,1]> or mlp:<layers>x<width> (e.g. "
+    "mlp:4x4096)";
 
 // Limits that keep cuBLAS's int dimensions and the weights' memory (layers * width^2 * 2 bytes,
 // on the host and on the device) sane: 64 layers of 16384 wide is 32 GiB.
@@ -39,8 +40,7 @@ bool parse_whole(std::string_view text, std::int64_t& value) {
 sparse_spec parse_sparse(std::string_view spec, std::string_view parameter) {
   double fraction = 0.0;
   if (!parse_whole(parameter, fraction))
-    fail(spec, "the sparse fraction '" + std::string(parameter) + "' is not a number; " +
-                   std::string(grammar));
+    fail(spec, "the sparse fraction '" + std::string(parameter) + "' is not a number; " + std::string(grammar));
   if (!std::isfinite(fraction) || fraction <= 0.0 || fraction > 1.0)
     fail(spec, "the sparse fraction must be in (0, 1], got " + std::string(parameter));
   return {fraction};
@@ -54,11 +54,9 @@ mlp_spec parse_mlp(std::string_view spec, std::string_view parameter) {
       !parse_whole(parameter.substr(x + 1), width))
     fail(spec, "mlp needs <layers>x<width> as whole numbers, e.g. mlp:4x4096");
   if (layers < 1 || layers > max_layers)
-    fail(spec, "mlp layers must be in [1, " + std::to_string(max_layers) + "], got " +
-                   std::to_string(layers));
+    fail(spec, "mlp layers must be in [1, " + std::to_string(max_layers) + "], got " + std::to_string(layers));
   if (width < 1 || width > max_width)
-    fail(spec, "mlp width must be in [1, " + std::to_string(max_width) + "], got " +
-                   std::to_string(width));
+    fail(spec, "mlp width must be in [1, " + std::to_string(max_width) + "], got " + std::to_string(width));
   return {static_cast<int>(layers), static_cast<int>(width)};
 }
 

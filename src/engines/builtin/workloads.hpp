@@ -19,13 +19,11 @@ namespace ferry::builtin {
 [[nodiscard]] std::unique_ptr<host_reference_engine> make_reduce_engine(std::size_t elements, int passes = 1);
 
 // table f32 [elements] + indices i32 [rows] -> rows f32 [rows] page sums.
-[[nodiscard]] std::unique_ptr<host_reference_engine> make_sparse_engine(std::string name,
-                                                                      std::size_t elements,
-                                                                      std::int64_t rows);
+[[nodiscard]] std::unique_ptr<host_reference_engine> make_sparse_engine(std::string name, std::size_t elements,
+                                                                        std::int64_t rows);
 
 // f16 [batch, width] -> f16 [batch, width] through `layers` relu(x . W) layers.
-[[nodiscard]] std::unique_ptr<host_reference_engine> make_mlp_engine(std::string name, int layers,
-                                                                   int width,
-                                                                   std::int64_t default_batch);
+[[nodiscard]] std::unique_ptr<host_reference_engine> make_mlp_engine(std::string name, int layers, int width,
+                                                                     std::int64_t default_batch);
 
 }  // namespace ferry::builtin

@@ -83,8 +83,8 @@ void ferry_backend_error_release(ferry_backend_error* error) { delete error; }
 ferry_backend_error* ferry_backend_model_load(const char* path, const ferry_backend_load_options* options,
                                               ferry_backend_model** model) {
   return guarded([&] {
-    const ferry::model_engine_options o{.device = options->device, .max_concurrency = options->max_concurrency,
-                                        .backend_directories = {}};
+    const ferry::model_engine_options o{
+        .device = options->device, .max_concurrency = options->max_concurrency, .backend_directories = {}};
     auto loaded = std::make_unique<ferry_backend_model>();
     loaded->engine = backend_to_export().load(path, o);
     *model = loaded.release();

@@ -25,8 +25,7 @@ bool look_up(void* handle, const char* symbol, Function& slot) {
 
 }  // namespace
 
-backend_library::backend_library(void* handle, std::filesystem::path file)
-    : handle_(handle), file_(std::move(file)) {}
+backend_library::backend_library(void* handle, std::filesystem::path file) : handle_(handle), file_(std::move(file)) {}
 
 backend_library::~backend_library() {
   if (handle_ != nullptr) dlclose(handle_);
@@ -43,14 +42,16 @@ std::shared_ptr<const backend_library> backend_library::open(const std::filesyst
   backend_functions& f = library->functions_;
 
   if (!look_up(handle, "ferry_backend_api_version", f.api_version))
-    throw unsupported(fmt::format("backend file '{}' is not a ferry backend: it has no function "
-                                  "'ferry_backend_api_version'",
-                                  file.string()));
+    throw unsupported(
+        fmt::format("backend file '{}' is not a ferry backend: it has no function "
+                    "'ferry_backend_api_version'",
+                    file.string()));
   const uint32_t version = f.api_version();
   if (version != FERRY_BACKEND_API_VERSION)
-    throw unsupported(fmt::format("backend file '{}' was built for backend API version {} and this ferry speaks "
-                                  "version {}: rebuild it against this ferry's ferry/backend_api.h",
-                                  file.string(), version, FERRY_BACKEND_API_VERSION));
+    throw unsupported(
+        fmt::format("backend file '{}' was built for backend API version {} and this ferry speaks "
+                    "version {}: rebuild it against this ferry's ferry/backend_api.h",
+                    file.string(), version, FERRY_BACKEND_API_VERSION));
 
   std::string missing;
   const auto required = [&](const char* symbol, auto& slot) {
@@ -94,10 +95,14 @@ void backend_library::check(ferry_backend_error* error, const std::string& what)
   std::string message = fmt::format("backend '{}': {}: {}", name_, what, text != nullptr ? text : "(no message)");
   functions_.error_release(error);
   switch (kind) {
-    case FERRY_BACKEND_ERROR_INVALID_ARGUMENT: throw invalid_argument(message);
-    case FERRY_BACKEND_ERROR_UNSUPPORTED: throw unsupported(message);
-    case FERRY_BACKEND_ERROR_OUT_OF_MEMORY: throw out_of_memory(cudaErrorMemoryAllocation, message);
-    case FERRY_BACKEND_ERROR_RUNTIME: break;
+    case FERRY_BACKEND_ERROR_INVALID_ARGUMENT:
+      throw invalid_argument(message);
+    case FERRY_BACKEND_ERROR_UNSUPPORTED:
+      throw unsupported(message);
+    case FERRY_BACKEND_ERROR_OUT_OF_MEMORY:
+      throw out_of_memory(cudaErrorMemoryAllocation, message);
+    case FERRY_BACKEND_ERROR_RUNTIME:
+      break;
   }
   throw ferry::error(message);
 }

@@ -37,9 +37,7 @@ std::filesystem::path this_module() {
 
 }  // namespace
 
-std::string backend_file_name(std::string_view name) {
-  return fmt::format("{}{}{}", file_prefix, name, file_suffix);
-}
+std::string backend_file_name(std::string_view name) { return fmt::format("{}{}{}", file_prefix, name, file_suffix); }
 
 std::vector<std::filesystem::path> backend_directories(const std::filesystem::path& directory) {
   std::vector<std::filesystem::path> found;
@@ -103,9 +101,10 @@ std::filesystem::path find_backend(std::string_view name, const std::vector<std:
     looked += (looked.empty() ? "" : ", ") + directory.string();
   }
   if (looked.empty()) looked = "nowhere (no --backend-directory, no " + std::string(backend_path_variable) + ")";
-  throw unsupported(fmt::format("no backend '{}': {} is in none of the folders searched ({}); build it, or name its "
-                                "folder with --backend-directory or {}",
-                                name, file, looked, backend_path_variable));
+  throw unsupported(
+      fmt::format("no backend '{}': {} is in none of the folders searched ({}); build it, or name its "
+                  "folder with --backend-directory or {}",
+                  name, file, looked, backend_path_variable));
 }
 
 }  // namespace plugin

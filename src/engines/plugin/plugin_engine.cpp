@@ -31,9 +31,10 @@ struct loaded_model {
 
 dtype dtype_of(int32_t code, const std::string& backend, const std::string& tensor) {
   if (code < FERRY_BACKEND_F32 || code > FERRY_BACKEND_BOOL)
-    throw unsupported(fmt::format("backend '{}' declares tensor '{}' with dtype code {}, which backend API version "
-                                  "{} does not define",
-                                  backend, tensor, code, FERRY_BACKEND_API_VERSION));
+    throw unsupported(
+        fmt::format("backend '{}' declares tensor '{}' with dtype code {}, which backend API version "
+                    "{} does not define",
+                    backend, tensor, code, FERRY_BACKEND_API_VERSION));
   // The ABI's codes follow ferry::dtype's order (static_asserts below).
   return static_cast<dtype>(code);
 }
@@ -62,15 +63,21 @@ std::vector<tensor_spec> declared_io(const loaded_model& model) {
       throw unsupported(fmt::format("backend '{}' declares tensor '{}' with role code {}", backend, name, t.role));
     const bool input = t.role == FERRY_BACKEND_INPUT;
     if (input && output_seen)
-      throw unsupported(fmt::format("backend '{}' declares input '{}' after an output; inputs come first", backend, name));
+      throw unsupported(
+          fmt::format("backend '{}' declares input '{}' after an output; inputs come first", backend, name));
     output_seen = output_seen || !input;
     if (t.rank < 0 || (t.rank > 0 && t.dims == nullptr))
-      throw unsupported(fmt::format("backend '{}' declares tensor '{}' with rank {} and no dims", backend, name, t.rank));
-    tensor_spec spec{.name = name, .type = dtype_of(t.dtype, backend, name), .shape = {},
-                     .role = input ? tensor_role::input : tensor_role::output, .index_bound = std::nullopt};
+      throw unsupported(
+          fmt::format("backend '{}' declares tensor '{}' with rank {} and no dims", backend, name, t.rank));
+    tensor_spec spec{.name = name,
+                     .type = dtype_of(t.dtype, backend, name),
+                     .shape = {},
+                     .role = input ? tensor_role::input : tensor_role::output,
+                     .index_bound = std::nullopt};
     for (int32_t d = 0; d < t.rank; ++d) {
       if (t.dims[d] < 1 && t.dims[d] != FERRY_BACKEND_DYNAMIC_DIM)
-        throw unsupported(fmt::format("backend '{}' declares tensor '{}' with dim {} = {}", backend, name, d, t.dims[d]));
+        throw unsupported(
+            fmt::format("backend '{}' declares tensor '{}' with dim {} = {}", backend, name, d, t.dims[d]));
       spec.shape.push_back(t.dims[d]);
     }
     if (t.index_bound > 0) spec.index_bound = t.index_bound;
@@ -165,8 +172,8 @@ class loaded_plugin_engine final : public plugin_engine {
     for (auto& t : concrete)
       for (auto& d : t.shape) {
         if (dims[k] < 0)
-          throw error(fmt::format("backend '{}' resolved tensor '{}' with a dim of {}", model_->library->name(),
-                                  t.name, dims[k]));
+          throw error(fmt::format("backend '{}' resolved tensor '{}' with a dim of {}", model_->library->name(), t.name,
+                                  dims[k]));
         d = dims[k++];
       }
     return concrete;
@@ -202,8 +209,8 @@ class loaded_plugin_engine final : public plugin_engine {
     std::size_t i = 0, o = 0;
     for (const auto& t : concrete) {
       const bool input = t.role == tensor_role::input;
-      const std::size_t given = input ? (i < inputs.size() ? inputs[i].size() : 0)
-                                      : (o < outputs.size() ? outputs[o].size() : 0);
+      const std::size_t given =
+          input ? (i < inputs.size() ? inputs[i].size() : 0) : (o < outputs.size() ? outputs[o].size() : 0);
       if ((input ? i >= inputs.size() : o >= outputs.size()) || given != t.bytes())
         throw invalid_argument(fmt::format("model '{}': {} '{}' needs {} bytes, got {}", name_,
                                            input ? "input" : "output", t.name, t.bytes(), given));
@@ -219,9 +226,9 @@ class loaded_plugin_engine final : public plugin_engine {
       throw invalid_argument(fmt::format("model '{}' takes {} inputs and {} outputs, got {} and {}", name_, i, o,
                                          inputs.size(), outputs.size()));
     const auto dims = flat_dims(concrete);
-    model_->check(run_host(model_->handle, dims.data(), dims.size(), in.data(), in_bytes.data(), out.data(),
-                           out_bytes.data()),
-                  fmt::format("computing model '{}' on the CPU", name_));
+    model_->check(
+        run_host(model_->handle, dims.data(), dims.size(), in.data(), in_bytes.data(), out.data(), out_bytes.data()),
+        fmt::format("computing model '{}' on the CPU", name_));
   }
 
  private:
@@ -249,9 +256,10 @@ class loaded_plugin_engine final : public plugin_engine {
       shape_binding b{t.name, t.shape};
       const auto dynamic = std::count(b.dims.begin(), b.dims.end(), dynamic_dim);
       if (dynamic > 1)
-        throw invalid_argument(fmt::format("model '{}': input '{}' has {} dynamic dims, so its shape cannot be told from "
-                                           "its size",
-                                           name_, t.name, dynamic));
+        throw invalid_argument(
+            fmt::format("model '{}': input '{}' has {} dynamic dims, so its shape cannot be told from "
+                        "its size",
+                        name_, t.name, dynamic));
       if (dynamic == 1) {
         std::size_t fixed = size_of(t.type);
         for (const auto d : b.dims)

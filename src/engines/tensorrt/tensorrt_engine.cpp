@@ -31,8 +31,7 @@ class tensorrt_engine final : public engine {
 
   [[nodiscard]] std::vector<tensor_spec> resolve(std::span<const shape_binding> inputs) const override {
     const trt::model_io& declared = model_->io();
-    input_request request =
-        trt::check_input_request(model_->name(), declared.inputs, declared.shape_inputs, inputs);
+    input_request request = trt::check_input_request(model_->name(), declared.inputs, declared.shape_inputs, inputs);
     const core::scoped_device on_device(model_->device());
     auto scratch = model_->create_context(nvinfer1::ExecutionContextAllocationStrategy::kUSER_MANAGED);
     trt::host_shape_memory memory;
@@ -48,9 +47,10 @@ class tensorrt_engine final : public engine {
     if (!declared.shape_inputs.empty()) {
       auto values = remembered(concrete_io);
       if (!values)
-        throw invalid_argument(model_->name() + ": make_context got an I/O that resolve() did not return, so the "
-                               "values of host shape tensor '" + declared.shape_inputs.front().name +
-                               "' are unknown; pass resolve()'s result unchanged");
+        throw invalid_argument(model_->name() +
+                               ": make_context got an I/O that resolve() did not return, so the "
+                               "values of host shape tensor '" +
+                               declared.shape_inputs.front().name + "' are unknown; pass resolve()'s result unchanged");
       bindings.insert(bindings.end(), values->begin(), values->end());
     }
     const input_request request =

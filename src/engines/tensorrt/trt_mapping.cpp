@@ -62,27 +62,24 @@ const Decl* find_by_name(std::span<const Decl> decls, std::string_view name, aut
 }
 
 // Rank, positive extents, static dims and profile 0's range for one device input.
-void check_device_shape(const std::string& engine, const input_decl& decl,
-                        std::span<const std::int64_t> given) {
+void check_device_shape(const std::string& engine, const input_decl& decl, std::span<const std::int64_t> given) {
   const std::string& name = decl.spec.name;
   const auto& declared = decl.spec.shape;
   const std::string got = format_shape(given);
   if (given.size() != declared.size())
-    throw invalid_argument(engine + ": input '" + name + "' has rank " + std::to_string(declared.size()) +
-                           " " + format_shape(declared) + ", got " + got);
+    throw invalid_argument(engine + ": input '" + name + "' has rank " + std::to_string(declared.size()) + " " +
+                           format_shape(declared) + ", got " + got);
   const bool has_profile = decl.min.size() == declared.size() && decl.max.size() == declared.size();
   for (std::size_t d = 0; d < given.size(); ++d) {
-    if (given[d] <= 0)
-      throw invalid_argument(engine + ": input '" + name + "' needs positive extents, got " + got);
+    if (given[d] <= 0) throw invalid_argument(engine + ": input '" + name + "' needs positive extents, got " + got);
     if (declared[d] != dynamic_dim && declared[d] != given[d])
-      throw invalid_argument(engine + ": input '" + name + "' must have shape " + format_shape(declared) +
-                             ", got " + got);
+      throw invalid_argument(engine + ": input '" + name + "' must have shape " + format_shape(declared) + ", got " +
+                             got);
     if (has_profile && (given[d] < decl.min[d] || given[d] > decl.max[d]))
       throw invalid_argument(engine + ": input '" + name + "' dim " + std::to_string(d) + " is " +
                              std::to_string(given[d]) + ", outside optimization profile 0's range [" +
-                             std::to_string(decl.min[d]) + ", " + std::to_string(decl.max[d]) +
-                             "] (profile min " + format_shape(decl.min) + ", max " +
-                             format_shape(decl.max) + "); got " + got);
+                             std::to_string(decl.min[d]) + ", " + std::to_string(decl.max[d]) + "] (profile min " +
+                             format_shape(decl.min) + ", max " + format_shape(decl.max) + "); got " + got);
   }
 }
 
@@ -90,14 +87,14 @@ void check_shape_values(const std::string& engine, const shape_tensor_decl& decl
                         std::span<const std::int64_t> values) {
   const std::int64_t wanted = volume(decl.shape);
   if (static_cast<std::int64_t>(values.size()) != wanted)
-    throw invalid_argument(engine + ": host shape tensor '" + decl.name + "' " + format_shape(decl.shape) +
-                           " takes " + std::to_string(wanted) + " value(s), got " +
-                           std::to_string(values.size()) + " " + format_shape(values));
+    throw invalid_argument(engine + ": host shape tensor '" + decl.name + "' " + format_shape(decl.shape) + " takes " +
+                           std::to_string(wanted) + " value(s), got " + std::to_string(values.size()) + " " +
+                           format_shape(values));
   if (decl.type != dtype::i32) return;
   for (const auto v : values)
     if (v < std::numeric_limits<std::int32_t>::min() || v > std::numeric_limits<std::int32_t>::max())
-      throw invalid_argument(engine + ": host shape tensor '" + decl.name + "' is INT32, and " +
-                             std::to_string(v) + " does not fit");
+      throw invalid_argument(engine + ": host shape tensor '" + decl.name + "' is INT32, and " + std::to_string(v) +
+                             " does not fit");
 }
 
 std::string lower(std::string_view text) {
@@ -123,8 +120,8 @@ std::optional<plan_problem> line_problem(const std::string& line) {
   if (mentions_any(l, {"version tag does not match", "serialized engine version", "kserialization_version",
                        "expecting library version", "not compatible with this version of tensorrt"}))
     return plan_problem::version_mismatch;
-  if (mentions_any(l, {"magic tag", "magictag", "serialization assertion", "serialization error",
-                       "truncated", "corrupt"}))
+  if (mentions_any(l,
+                   {"magic tag", "magictag", "serialization assertion", "serialization error", "truncated", "corrupt"}))
     return plan_problem::corrupt;
   return std::nullopt;
 }
@@ -134,8 +131,8 @@ std::optional<plan_problem> line_problem(const std::string& line) {
 dtype to_ferry_dtype(std::string_view engine, std::string_view tensor, std::int32_t code) {
   const trt_dtype_entry* entry = find_dtype(code);
   if (entry != nullptr && entry->ferry) return *entry->ferry;
-  throw unsupported(std::string(engine) + ": tensor " + in_quotes(tensor) + " has TensorRT data type " + trt_dtype_name(code) +
-                    ", which ferry has no dtype for (ferry has " + ferry_dtype_list() + ")");
+  throw unsupported(std::string(engine) + ": tensor " + in_quotes(tensor) + " has TensorRT data type " +
+                    trt_dtype_name(code) + ", which ferry has no dtype for (ferry has " + ferry_dtype_list() + ")");
 }
 
 std::string trt_dtype_name(std::int32_t code) {
@@ -146,14 +143,15 @@ std::string trt_dtype_name(std::int32_t code) {
 std::vector<std::int64_t> to_ferry_shape(std::string_view tensor, std::int32_t nb_dims,
                                          std::span<const std::int64_t> d) {
   if (nb_dims < 0)
-    throw error("TensorRT reports no shape for tensor " + in_quotes(tensor) + " (nbDims " +
-                std::to_string(nb_dims) + ")");
+    throw error("TensorRT reports no shape for tensor " + in_quotes(tensor) + " (nbDims " + std::to_string(nb_dims) +
+                ")");
   if (static_cast<std::size_t>(nb_dims) > d.size())
     throw error("TensorRT reports " + std::to_string(nb_dims) + " dims for tensor " + in_quotes(tensor) +
                 ", more than the " + std::to_string(d.size()) + " a Dims holds");
   std::vector<std::int64_t> shape(d.begin(), d.begin() + nb_dims);
   for (auto& extent : shape) {
-    if (extent == -1) extent = dynamic_dim;
+    if (extent == -1)
+      extent = dynamic_dim;
     else if (extent < 0)
       throw error("TensorRT reports extent " + std::to_string(extent) + " for tensor " + in_quotes(tensor));
   }
@@ -212,8 +210,7 @@ input_request check_input_request(std::string_view engine_name, std::span<const 
   for (std::size_t b = 0; b < bindings.size(); ++b) {
     const std::string& name = bindings[b].name;
     for (std::size_t earlier = 0; earlier < b; ++earlier)
-      if (bindings[earlier].name == name)
-        throw invalid_argument(engine + ": input '" + name + "' is given twice");
+      if (bindings[earlier].name == name) throw invalid_argument(engine + ": input '" + name + "' is given twice");
     if (find_by_name(inputs, name, input_name) == nullptr &&
         find_by_name(shape_tensors, name, tensor_name) == nullptr) {
       std::vector<std::string> input_names;
@@ -243,21 +240,18 @@ input_request check_input_request(std::string_view engine_name, std::span<const 
     const shape_binding* given = builtin::find_binding(bindings, decl.name);
     if (given == nullptr)
       throw invalid_argument(engine + ": host shape tensor '" + decl.name + "' needs its " +
-                             std::to_string(volume(decl.shape)) +
-                             " value(s): give a shape binding named '" + decl.name +
-                             "' whose dims are the values");
+                             std::to_string(volume(decl.shape)) + " value(s): give a shape binding named '" +
+                             decl.name + "' whose dims are the values");
     check_shape_values(engine, decl, given->dims);
     request.shape_values.push_back(*given);
   }
   return request;
 }
 
-void require_static_output(std::string_view engine, std::string_view tensor,
-                           std::span<const std::int64_t> shape) {
+void require_static_output(std::string_view engine, std::string_view tensor, std::span<const std::int64_t> shape) {
   for (const auto extent : shape)
     if (extent == dynamic_dim)
-      throw unsupported(std::string(engine) + ": output " + in_quotes(tensor) + " has shape " +
-                        format_shape(shape) +
+      throw unsupported(std::string(engine) + ": output " + in_quotes(tensor) + " has shape " + format_shape(shape) +
                         " even with every input shape given: its size depends on the data, and ferry "
                         "allocates outputs before enqueue (TensorRT's IOutputAllocator is not supported)");
 }
@@ -316,8 +310,9 @@ std::string describe_plan_failure(std::string_view path, std::span<const std::st
              "); rebuild it with this TensorRT, or run ferry against the TensorRT that built it";
       break;
     case plan_problem::corrupt:
-      text = file + " is not a valid TensorRT plan: it is damaged, truncated or another kind of file "
-                    "(an ONNX model is not a plan: build one with trtexec --saveEngine)";
+      text = file +
+             " is not a valid TensorRT plan: it is damaged, truncated or another kind of file "
+             "(an ONNX model is not a plan: build one with trtexec --saveEngine)";
       break;
     case plan_problem::other:
       text = "TensorRT " + context.trt_version + " could not deserialize " + file + " on " + context.device;
@@ -340,10 +335,13 @@ log_route route_log(std::int32_t severity, trt_verbosity verbosity) noexcept {
   const bool verbose = verbosity == trt_verbosity::verbose;
   switch (static_cast<trt_severity>(severity)) {
     case trt_severity::internal_error:
-    case trt_severity::error: return verbose ? log_route::keep_and_print_error : log_route::keep_error;
-    case trt_severity::warning: return log_route::print;
+    case trt_severity::error:
+      return verbose ? log_route::keep_and_print_error : log_route::keep_error;
+    case trt_severity::warning:
+      return log_route::print;
     case trt_severity::info:
-    case trt_severity::verbose: return verbose ? log_route::print : log_route::drop;
+    case trt_severity::verbose:
+      return verbose ? log_route::print : log_route::drop;
   }
   return log_route::print;  // a severity newer than this table: better seen than lost
 }

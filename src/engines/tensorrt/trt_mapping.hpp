@@ -129,15 +129,13 @@ struct input_request {
 // wrong rank, a non-positive extent, a static dim that differs, a dim outside profile 0's
 // [min, max], a dynamic input or a shape tensor left without a binding, a wrong number of shape
 // values, or an INT32 shape value that does not fit. Static inputs may be left out.
-[[nodiscard]] input_request check_input_request(std::string_view engine,
-                                                std::span<const input_decl> inputs,
+[[nodiscard]] input_request check_input_request(std::string_view engine, std::span<const input_decl> inputs,
                                                 std::span<const shape_tensor_decl> shape_tensors,
                                                 std::span<const shape_binding> bindings);
 
 // Throws unsupported naming the output when its shape still has a dynamic dim once every input is
 // known: its size depends on data, and ferry must allocate outputs before enqueue.
-void require_static_output(std::string_view engine, std::string_view tensor,
-                           std::span<const std::int64_t> shape);
+void require_static_output(std::string_view engine, std::string_view tensor, std::span<const std::int64_t> shape);
 
 // ---- bind(): device addresses ----------------------------------------------------------------
 

@@ -18,8 +18,8 @@ std::string describe_device(int device) {
     (void)cudaGetLastError();
     return "device " + std::to_string(device);
   }
-  return "device " + std::to_string(device) + " (" + prop.name + ", compute " + std::to_string(prop.major) +
-         "." + std::to_string(prop.minor) + ")";
+  return "device " + std::to_string(device) + " (" + prop.name + ", compute " + std::to_string(prop.major) + "." +
+         std::to_string(prop.minor) + ")";
 }
 
 }  // namespace
@@ -40,8 +40,8 @@ std::shared_ptr<const model> model::load(const std::string& path, int device) {
   logger::clear_errors();
   m->engine_.reset(m->runtime_->deserializeCudaEngine(plan.data(), plan.size()));
   if (!m->engine_)
-    throw invalid_argument(describe_plan_failure(
-        path, logger::errors(), {format_trt_version(getInferLibVersion()), describe_device(device)}));
+    throw invalid_argument(describe_plan_failure(path, logger::errors(),
+                                                 {format_trt_version(getInferLibVersion()), describe_device(device)}));
 
   m->io_ = describe_io(*m->engine_, m->name_);
   return m;
@@ -52,8 +52,7 @@ std::unique_ptr<nvinfer1::IExecutionContext> model::create_context(
   const std::lock_guard lock(create_mutex_);
   logger::clear_errors();
   std::unique_ptr<nvinfer1::IExecutionContext> context(engine_->createExecutionContext(allocation));
-  if (!context)
-    throw error(name_ + ": TensorRT could not create an execution context: " + logger::last_error());
+  if (!context) throw error(name_ + ": TensorRT could not create an execution context: " + logger::last_error());
   return context;
 }
 

@@ -17,14 +17,22 @@ namespace {
 
 at::ScalarType scalar_type(dtype t) {
   switch (t) {
-    case dtype::f32: return at::kFloat;
-    case dtype::f16: return at::kHalf;
-    case dtype::bf16: return at::kBFloat16;
-    case dtype::i8: return at::kChar;
-    case dtype::u8: return at::kByte;
-    case dtype::i32: return at::kInt;
-    case dtype::i64: return at::kLong;
-    case dtype::boolean: return at::kBool;
+    case dtype::f32:
+      return at::kFloat;
+    case dtype::f16:
+      return at::kHalf;
+    case dtype::bf16:
+      return at::kBFloat16;
+    case dtype::i8:
+      return at::kChar;
+    case dtype::u8:
+      return at::kByte;
+    case dtype::i32:
+      return at::kInt;
+    case dtype::i64:
+      return at::kLong;
+    case dtype::boolean:
+      return at::kBool;
   }
   throw invalid_argument("unknown dtype");
 }
@@ -63,7 +71,8 @@ class aoti_context final : public engine_context {
     if (inputs_.empty()) wrap_inputs();
     // Allocations the package makes (outputs, workspaces) come from libtorch's caching allocator
     // on the current stream: making it the slot's stream keeps their reuse stream-ordered.
-    c10::cuda::CUDAStreamGuard guard(c10::cuda::getStreamFromExternal(stream.get(), static_cast<c10::DeviceIndex>(device_)));
+    c10::cuda::CUDAStreamGuard guard(
+        c10::cuda::getStreamFromExternal(stream.get(), static_cast<c10::DeviceIndex>(device_)));
     std::vector<at::Tensor> outputs;
     try {
       outputs = loader_.run(inputs_, stream.get());
@@ -138,8 +147,7 @@ std::unique_ptr<engine> load_aoti_engine(const std::string& path, const model_en
   std::unique_ptr<torch::inductor::AOTIModelPackageLoader> loader;
   try {
     loader = std::make_unique<torch::inductor::AOTIModelPackageLoader>(
-        path, "model", /*run_single_threaded=*/false,
-        static_cast<std::size_t>(std::max(1, options.max_concurrency)),
+        path, "model", /*run_single_threaded=*/false, static_cast<std::size_t>(std::max(1, options.max_concurrency)),
         static_cast<c10::DeviceIndex>(options.device));
   } catch (const std::exception& e) {
     throw invalid_argument("model file '" + path + "' is a zip archive but not a loadable AOTInductor package " +

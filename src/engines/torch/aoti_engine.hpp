@@ -15,7 +15,6 @@
 
 namespace ferry {
 
-[[nodiscard]] std::unique_ptr<engine> load_aoti_engine(const std::string& path,
-                                                       const model_engine_options& options);
+[[nodiscard]] std::unique_ptr<engine> load_aoti_engine(const std::string& path, const model_engine_options& options);
 
 }  // namespace ferry

@@ -38,14 +38,16 @@ void check_package_file(const std::filesystem::path& package) {
   in.read(magic.data(), magic.size());
   if (in.gcount() == 0) throw invalid_argument(fmt::format("model file '{}' is empty", package.string()));
   if (in.gcount() < 4 || magic != std::array<char, 4>{'P', 'K', '\x03', '\x04'})
-    throw invalid_argument(fmt::format(
-        "model file '{}' is not a .pt2 package (not a zip archive): corrupt, or another kind of file", package.string()));
+    throw invalid_argument(
+        fmt::format("model file '{}' is not a .pt2 package (not a zip archive): corrupt, or another kind of file",
+                    package.string()));
 }
 
 io_description find_io_description(const std::filesystem::path& package,
                                    const std::optional<std::string>& metadata_json) {
   if (metadata_json)
-    return parse_io_description(*metadata_json, package.string() + " (metadata '" + std::string(io_metadata_key) + "')");
+    return parse_io_description(*metadata_json,
+                                package.string() + " (metadata '" + std::string(io_metadata_key) + "')");
   const auto sidecar = sidecar_path(package);
   std::ifstream in(sidecar);
   if (!in)
@@ -63,7 +65,8 @@ std::optional<std::string> incompatibility(const io_description& d, int cc_major
                                            std::string_view runtime_torch) {
   const std::string device_arch = fmt::format("sm_{}{}", cc_major, cc_minor);
   if (!d.cuda_arch.empty() && d.cuda_arch != device_arch)
-    return fmt::format("it was compiled for {} and this GPU is {}: export it again on this GPU", d.cuda_arch, device_arch);
+    return fmt::format("it was compiled for {} and this GPU is {}: export it again on this GPU", d.cuda_arch,
+                       device_arch);
   if (!d.exported_with_torch.empty() && !runtime_torch.empty() &&
       major_minor(d.exported_with_torch) != major_minor(runtime_torch))
     return fmt::format("it was exported with PyTorch {} and ferry runs libtorch {}: export it again with {}",

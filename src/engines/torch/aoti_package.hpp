@@ -30,7 +30,7 @@ void check_package_file(const std::filesystem::path& package);
 // Why a package cannot run here, or nothing: compiled for another GPU architecture ("sm_90"
 // against the device's major.minor), or exported by a PyTorch whose major.minor differs from the
 // libtorch ferry links (AOTInductor packages carry generated code for one runtime).
-[[nodiscard]] std::optional<std::string> incompatibility(const io_description& d, int cc_major,
-                                                         int cc_minor, std::string_view runtime_torch);
+[[nodiscard]] std::optional<std::string> incompatibility(const io_description& d, int cc_major, int cc_minor,
+                                                         std::string_view runtime_torch);
 
 }  // namespace ferry::aoti

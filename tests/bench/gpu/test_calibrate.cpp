@@ -8,10 +8,10 @@
 
 #include "bench/measure/cell_runner.hpp"
 #include "ferry/bench/calibrate.hpp"
+#include "ferry/bench/workload_factory.hpp"
 #include "ferry/choose.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/profile.hpp"
-#include "ferry/bench/workload_factory.hpp"
 
 namespace {
 
@@ -57,8 +57,8 @@ TEST(Calibrate, QuickSweepSavesAProfileThatLoadsBackForThisGpu) {
   EXPECT_GE(p.inflight.front().depth, 1);
 
   // The profile now drives the choice, and says it was measured here.
-  const auto c = ferry::choose({.input_bytes = std::size_t{1} << 20, .output_bytes = 4000}, caps, p,
-                               ferry::objective::latency);
+  const auto c =
+      ferry::choose({.input_bytes = std::size_t{1} << 20, .output_bytes = 4000}, caps, p, ferry::objective::latency);
   EXPECT_EQ(c.basis, ferry::choice_basis::profile);
   EXPECT_EQ(c.profile_date, p.date);
   EXPECT_NE(ferry::describe(c).find("measured on this machine"), std::string::npos) << ferry::describe(c);

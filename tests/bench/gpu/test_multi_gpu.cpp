@@ -17,13 +17,13 @@
 #include <thread>
 #include <vector>
 
+#include "bench/measure/cell_runner.hpp"
 #include "bench/measure/input_fill.hpp"
 #include "core/device_memory.hpp"
 #include "core/managed_memory.hpp"
 #include "core/pinned_memory.hpp"
 #include "core/scoped_device.hpp"
 #include "ferry/bench/placement_cost.hpp"
-#include "bench/measure/cell_runner.hpp"
 #include "ferry/bench/run_options.hpp"
 #include "ferry/bench/workload_factory.hpp"
 #include "ferry/builtin.hpp"
@@ -38,10 +38,10 @@ namespace {
 using ferry::strategy_kind;
 
 // Skips the calling test unless the host has `needed` GPUs.
-#define FERRY_REQUIRE_GPUS(needed)                                                              \
-  do {                                                                                          \
-    const int found_ = ferry::cuda_device_count();                                              \
-    if (found_ < (needed)) GTEST_SKIP() << "needs " << (needed) << " GPUs, found " << found_;   \
+#define FERRY_REQUIRE_GPUS(needed)                                                            \
+  do {                                                                                        \
+    const int found_ = ferry::cuda_device_count();                                            \
+    if (found_ < (needed)) GTEST_SKIP() << "needs " << (needed) << " GPUs, found " << found_; \
   } while (0)
 
 std::vector<ferry::device_caps> first_gpus(int n) {
@@ -123,19 +123,18 @@ TEST_P(ReplicasMatchTheCpu, OnEveryGpu) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Builtins, ReplicasMatchTheCpu,
-                         ::testing::Values(replica_case{"touch", strategy_kind::pinned},
-                                           replica_case{"touch", strategy_kind::mapped},
-                                           replica_case{"touch", strategy_kind::managed_prefetch},
-                                           replica_case{"touch", strategy_kind::device},
-                                           replica_case{"mlp:4x512", strategy_kind::pinned},
-                                           replica_case{"mlp:4x512", strategy_kind::registered}),
-                         [](const auto& info) {
-                           std::string name = std::string(info.param.spec) + "_" +
-                                              std::string(ferry::to_string(info.param.strategy));
-                           std::replace_if(name.begin(), name.end(), [](char c) { return !std::isalnum(c); }, '_');
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Builtins, ReplicasMatchTheCpu,
+    ::testing::Values(replica_case{"touch", strategy_kind::pinned}, replica_case{"touch", strategy_kind::mapped},
+                      replica_case{"touch", strategy_kind::managed_prefetch},
+                      replica_case{"touch", strategy_kind::device}, replica_case{"mlp:4x512", strategy_kind::pinned},
+                      replica_case{"mlp:4x512", strategy_kind::registered}),
+    [](const auto& info) {
+      std::string name = std::string(info.param.spec) + "_" + std::string(ferry::to_string(info.param.strategy));
+      std::replace_if(
+          name.begin(), name.end(), [](char c) { return !std::isalnum(c); }, '_');
+      return name;
+    });
 
 // Many clients, many requests each, every one tagged with a value unique to it: each answer must
 // be its own (touch computes 2x+1), exactly once, and both GPUs must have taken a share.
@@ -322,8 +321,8 @@ TEST(MultiGpu, RunningAwayFromTheDataCostsPeerCopies) {
   ASSERT_TRUE(away.peer_in_us.has_value());
   ASSERT_TRUE(away.peer_out_us.has_value());
   // 32 MB each way over any GPU link takes far longer than touch's pass over 32 MB in HBM.
-  EXPECT_GT(away.total_us.median, local.total_us.median) << "local " << local.total_us.median << " µs, away "
-                                                         << away.total_us.median << " µs";
+  EXPECT_GT(away.total_us.median, local.total_us.median)
+      << "local " << local.total_us.median << " µs, away " << away.total_us.median << " µs";
   std::cout << "[ placement ] touch 32 MB, data on GPU 1: local " << local.total_us.median << " µs, on GPU 0 "
             << away.total_us.median << " µs (peer in " << away.peer_in_us->median << ", out "
             << away.peer_out_us->median << ")\n";

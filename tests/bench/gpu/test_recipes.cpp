@@ -8,9 +8,9 @@
 #include <thread>
 #include <vector>
 
+#include "bench/measure/cell_runner.hpp"
 #include "bench/measure/recipes/recipe.hpp"
 #include "core/scoped_device.hpp"
-#include "bench/measure/cell_runner.hpp"
 #include "ferry/bench/run_options.hpp"
 #include "ferry/bench/workload_factory.hpp"
 #include "ferry/builtin.hpp"
@@ -105,8 +105,10 @@ TEST(BenchCellWithRecipes, SeveralInFlightHaveNoRecipeAndSayWhy) {
 TEST(ManagedPrefetch, OutputsLiveInHostPagesAndOnlyInputsArePrefetched) {
   const auto caps = ferry::query_device(0);
   if (auto reason = ferry::unavailable_reason(strategy_kind::managed_prefetch, caps)) GTEST_SKIP() << *reason;
-  auto in = ferry::io_buffer::allocate(strategy_kind::managed_prefetch, {.bytes = 1 << 20, .dir = ferry::direction::input}, caps);
-  auto out = ferry::io_buffer::allocate(strategy_kind::managed_prefetch, {.bytes = 1 << 20, .dir = ferry::direction::output}, caps);
+  auto in = ferry::io_buffer::allocate(strategy_kind::managed_prefetch,
+                                       {.bytes = 1 << 20, .dir = ferry::direction::input}, caps);
+  auto out = ferry::io_buffer::allocate(strategy_kind::managed_prefetch,
+                                        {.bytes = 1 << 20, .dir = ferry::direction::output}, caps);
   ferry::core::scoped_device on_device(0);
   ferry::stream s;
   std::memset(in.host().data(), 1, in.bytes());
@@ -120,7 +122,8 @@ TEST(ManagedPrefetch, OutputsLiveInHostPagesAndOnlyInputsArePrefetched) {
   FERRY_CUDA_TRY(cudaMemRangeGetAttribute(&in_prefetched, sizeof in_prefetched,
                                           cudaMemRangeAttributeLastPrefetchLocation, in.device_address(), in.bytes()));
   FERRY_CUDA_TRY(cudaMemRangeGetAttribute(&out_prefetched, sizeof out_prefetched,
-                                          cudaMemRangeAttributeLastPrefetchLocation, out.device_address(), out.bytes()));
+                                          cudaMemRangeAttributeLastPrefetchLocation, out.device_address(),
+                                          out.bytes()));
   EXPECT_EQ(preferred, cudaCpuDeviceId);
   EXPECT_EQ(in_prefetched, 0);
   EXPECT_EQ(out_prefetched, cudaInvalidDeviceId) << "an output was prefetched";

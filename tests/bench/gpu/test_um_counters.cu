@@ -33,9 +33,8 @@ __global__ void sum_bytes(const std::uint8_t* data, std::size_t n, unsigned long
 std::uint8_t pattern(std::size_t i) { return static_cast<std::uint8_t>((i * 131U) ^ (i >> 12)); }
 
 std::string describe(const um_traffic& t) {
-  return "HtoD " + std::to_string(t.bytes_host_to_device) + " B, DtoH " +
-         std::to_string(t.bytes_device_to_host) + " B, GPU faults " +
-         std::to_string(t.gpu_page_faults) + ", CPU faults " + std::to_string(t.cpu_page_faults);
+  return "HtoD " + std::to_string(t.bytes_host_to_device) + " B, DtoH " + std::to_string(t.bytes_device_to_host) +
+         " B, GPU faults " + std::to_string(t.gpu_page_faults) + ", CPU faults " + std::to_string(t.cpu_page_faults);
 }
 
 // take() until `enough` holds or about a second has passed, summing. take() force-flushes what
@@ -54,8 +53,8 @@ um_traffic take_until(um_counter_session& session, Enough enough) {
     total += *t;
     dropped += session.dropped_records();
     if (enough(total) || attempt == 20) {
-      std::cout << "um counters after " << attempt << " take(s): " << describe(total)
-                << ", dropped " << dropped << " record(s)\n";
+      std::cout << "um counters after " << attempt << " take(s): " << describe(total) << ", dropped " << dropped
+                << " record(s)\n";
       return total;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -102,9 +101,8 @@ TEST(UmCounters, FaultDrivenMigrationIsCountedBothWays) {
   FERRY_CUDA_TRY(cudaMemcpy(&seen_by_gpu, sum.p, sizeof(seen_by_gpu), cudaMemcpyDeviceToHost));
   ASSERT_EQ(seen_by_gpu, expected) << "the kernel did not read what the CPU wrote";
 
-  const um_traffic to_gpu = take_until(session, [](const um_traffic& t) {
-    return t.bytes_host_to_device >= 60 * mib && t.gpu_page_faults > 0;
-  });
+  const um_traffic to_gpu = take_until(
+      session, [](const um_traffic& t) { return t.bytes_host_to_device >= 60 * mib && t.gpu_page_faults > 0; });
   EXPECT_GE(to_gpu.bytes_host_to_device, 60 * mib) << describe(to_gpu);
   EXPECT_GT(to_gpu.gpu_page_faults, 0U) << describe(to_gpu);
 
@@ -113,8 +111,7 @@ TEST(UmCounters, FaultDrivenMigrationIsCountedBothWays) {
   for (std::size_t i = 0; i < buffer_bytes; ++i) seen_by_cpu += data.p[i];
   ASSERT_EQ(seen_by_cpu, expected);
 
-  const um_traffic to_cpu =
-      take_until(session, [](const um_traffic& t) { return t.bytes_device_to_host > 0; });
+  const um_traffic to_cpu = take_until(session, [](const um_traffic& t) { return t.bytes_device_to_host > 0; });
   EXPECT_GT(to_cpu.bytes_device_to_host, 0U) << describe(to_cpu);
 }
 
@@ -124,13 +121,12 @@ TEST(UmCounters, OneSessionPerProcessAndMovesKeepIt) {
 
   auto second = um_counter_session::start(0);
   EXPECT_FALSE(second.available());
-  EXPECT_NE(second.reason().find("another um_counter_session"), std::string::npos)
-      << second.reason();
+  EXPECT_NE(second.reason().find("another um_counter_session"), std::string::npos) << second.reason();
   EXPECT_FALSE(second.take().has_value());
 
   auto moved = std::move(first);
   EXPECT_TRUE(moved.available());
-  EXPECT_FALSE(first.available());  // NOLINT(bugprone-use-after-move): checking the moved-from state
+  EXPECT_FALSE(first.available());         // NOLINT(bugprone-use-after-move): checking the moved-from state
   EXPECT_FALSE(first.take().has_value());  // NOLINT(bugprone-use-after-move)
   EXPECT_TRUE(moved.take().has_value()) << moved.reason();
 

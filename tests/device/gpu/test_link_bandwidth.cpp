@@ -7,9 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ferry/info/info_report.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/error.hpp"
+#include "ferry/info/info_report.hpp"
 #include "ferry/link_bandwidth.hpp"
 
 namespace {
@@ -37,8 +37,7 @@ TEST(LinkBandwidth, HonoursSmallerRequests) {
 }
 
 TEST(LinkBandwidth, RejectsAMissingDevice) {
-  EXPECT_THROW((void)ferry::measure_link_bandwidth_blocking(ferry::cuda_device_count()),
-               ferry::invalid_argument);
+  EXPECT_THROW((void)ferry::measure_link_bandwidth_blocking(ferry::cuda_device_count()), ferry::invalid_argument);
 }
 
 TEST(InfoReport, RealDeviceCarriesItsNameAndMeasurement) {
@@ -51,8 +50,7 @@ TEST(InfoReport, RealDeviceCarriesItsNameAndMeasurement) {
   ASSERT_EQ(info.at("devices").size(), devices.size());
   const auto& dev = info.at("devices").at(0);
   EXPECT_EQ(dev.at("name"), std::string(prop.name));
-  EXPECT_EQ(dev.at("compute_capability"),
-            std::to_string(prop.major) + "." + std::to_string(prop.minor));
+  EXPECT_EQ(dev.at("compute_capability"), std::to_string(prop.major) + "." + std::to_string(prop.minor));
   EXPECT_EQ(dev.at("multiprocessors"), prop.multiProcessorCount);
   EXPECT_GT(dev.at("link_bandwidth").at("h2d_gbps_median").get<double>(), 1.0);
   EXPECT_NE(info.at("cuda").at("driver"), "none");

@@ -10,11 +10,11 @@
 #include <thread>
 #include <vector>
 
-#include "support/backend_test_paths.hpp"
 #include "ferry/builtin.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/model_engine.hpp"
 #include "ferry/session.hpp"
+#include "support/backend_test_paths.hpp"
 
 namespace {
 
@@ -26,7 +26,8 @@ ferry::model_engine_options on_gpu(int slots) {
 
 std::vector<float> inputs_for(int request, std::size_t count) {
   std::vector<float> x(count);
-  for (std::size_t i = 0; i < count; ++i) x[i] = static_cast<float>(request) * 1.5F - 0.25F * static_cast<float>(i % 977);
+  for (std::size_t i = 0; i < count; ++i)
+    x[i] = static_cast<float>(request) * 1.5F - 0.25F * static_cast<float>(i % 977);
   return x;
 }
 

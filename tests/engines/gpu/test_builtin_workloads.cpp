@@ -148,8 +148,8 @@ class prepared_run {
   void upload(ferry::stream_ref stream) {
     for (std::size_t i = 0; i < io_.size(); ++i) {
       if (io_[i].role == tensor_role::input)
-        FERRY_CUDA_TRY(cudaMemcpyAsync(device_[i].get(), host_[i].data(), host_[i].size(),
-                                       cudaMemcpyHostToDevice, stream.get()));
+        FERRY_CUDA_TRY(
+            cudaMemcpyAsync(device_[i].get(), host_[i].data(), host_[i].size(), cudaMemcpyHostToDevice, stream.get()));
       else
         FERRY_CUDA_TRY(cudaMemsetAsync(device_[i].get(), 0xFF, host_[i].size(), stream.get()));
     }
@@ -161,8 +161,8 @@ class prepared_run {
   void download(ferry::stream_ref stream) {
     for (std::size_t i = 0; i < io_.size(); ++i)
       if (io_[i].role == tensor_role::output)
-        FERRY_CUDA_TRY(cudaMemcpyAsync(host_[i].data(), device_[i].get(), host_[i].size(),
-                                       cudaMemcpyDeviceToHost, stream.get()));
+        FERRY_CUDA_TRY(
+            cudaMemcpyAsync(host_[i].data(), device_[i].get(), host_[i].size(), cudaMemcpyDeviceToHost, stream.get()));
     stream.synchronize_blocking();
   }
 
@@ -177,8 +177,10 @@ class prepared_run {
     std::vector<std::span<const std::byte>> inputs;
     std::vector<std::vector<std::byte>> out;
     for (std::size_t i = 0; i < io_.size(); ++i) {
-      if (io_[i].role == tensor_role::input) inputs.emplace_back(host_[i]);
-      else out.emplace_back(host_[i].size());
+      if (io_[i].role == tensor_role::input)
+        inputs.emplace_back(host_[i]);
+      else
+        out.emplace_back(host_[i].size());
     }
     std::vector<std::span<std::byte>> outputs(out.begin(), out.end());
     engine_.run_on_host(inputs, outputs);
@@ -210,8 +212,7 @@ std::vector<double> as_doubles(const std::vector<std::byte>& bytes, dtype type) 
 }
 
 // Compares every element of every output; reports the first few mismatches.
-void expect_matches_cpu(const workload_case& c, const prepared_run& run,
-                        const std::vector<std::vector<std::byte>>& gpu,
+void expect_matches_cpu(const workload_case& c, const prepared_run& run, const std::vector<std::vector<std::byte>>& gpu,
                         const std::vector<std::vector<std::byte>>& cpu) {
   std::vector<const tensor_spec*> outputs;
   for (const auto& t : run.io())
@@ -239,14 +240,14 @@ void expect_matches_cpu(const workload_case& c, const prepared_run& run,
                                    ? 1e-5 * (std::fabs(h[i]) + c.terms_per_output * c.largest_term)
                                    : 2e-2 * std::max(std::fabs(h[i]), rms);
       if (!(std::fabs(g[i] - h[i]) <= tolerance) && reported++ < 5)
-        ADD_FAILURE() << c.label << ": '" << spec.name << "'[" << i << "] gpu " << g[i]
-                      << " vs cpu " << h[i] << " (tolerance " << tolerance << ")";
+        ADD_FAILURE() << c.label << ": '" << spec.name << "'[" << i << "] gpu " << g[i] << " vs cpu " << h[i]
+                      << " (tolerance " << tolerance << ")";
     }
   }
 }
 
-void expect_identical(const std::vector<std::vector<std::byte>>& a,
-                      const std::vector<std::vector<std::byte>>& b, const std::string& what) {
+void expect_identical(const std::vector<std::vector<std::byte>>& a, const std::vector<std::vector<std::byte>>& b,
+                      const std::string& what) {
   ASSERT_EQ(a.size(), b.size());
   for (std::size_t o = 0; o < a.size(); ++o) {
     ASSERT_EQ(a[o].size(), b[o].size());
@@ -358,32 +359,40 @@ TEST_P(BuiltinWorkload, CapturedGraphGivesTheSameOutputsAsDirectEnqueue) {
 workload_case touch_case(const char* label, std::size_t input_bytes) {
   return {.label = label, .spec = "touch", .options = sized(input_bytes)};
 }
-workload_case sums_case(const char* label, const char* spec, std::size_t input_bytes,
-                        double terms) {
-  return {.label = label, .spec = spec, .options = sized(input_bytes),
-          .compare = comparison::sums, .terms_per_output = terms};
+workload_case sums_case(const char* label, const char* spec, std::size_t input_bytes, double terms) {
+  return {.label = label,
+          .spec = spec,
+          .options = sized(input_bytes),
+          .compare = comparison::sums,
+          .terms_per_output = terms};
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Builtin, BuiltinWorkload,
-    ::testing::Values(
-        touch_case("touch", default_bytes),
-        touch_case("touch_odd_tail", 4 * 1000003),  // n % 4 == 3: the scalar tail runs
-        sums_case("reduce", "reduce", default_bytes, std::ceil(default_floats / 1000)),
-        sums_case("reduce_fewer_elements_than_buckets", "reduce", 4 * 777, 1),
-        sums_case("sparse_0_1", "sparse:0.1", default_bytes, 1024),
-        sums_case("sparse_1_0", "sparse:1.0", default_bytes, 1024),
-        workload_case{.label = "mlp_2x256_batch8", .spec = "mlp:2x256", .options = sized(4096, 8),
-                      .compare = comparison::mlp},
-        workload_case{.label = "u8_normalize_reduce", .spec = "reduce",
-                      .options = sized(std::size_t{4} * 3 * 224 * 224 * 4), .u8_images = true,
-                      .compare = comparison::sums,
-                      .terms_per_output = std::ceil(4.0 * 3 * 224 * 224 / 1000),
-                      .largest_term = largest_normalized},
-        // f16 conversion path: mlp over [batch, 3*8*8] from 8x8 images.
-        workload_case{.label = "u8_normalize_mlp", .spec = "mlp:1x192", .options = sized(4096, 4),
-                      .u8_images = true, .images = square_images(8),
-                      .compare = comparison::mlp}),
+    ::testing::Values(touch_case("touch", default_bytes),
+                      touch_case("touch_odd_tail", 4 * 1000003),  // n % 4 == 3: the scalar tail runs
+                      sums_case("reduce", "reduce", default_bytes, std::ceil(default_floats / 1000)),
+                      sums_case("reduce_fewer_elements_than_buckets", "reduce", 4 * 777, 1),
+                      sums_case("sparse_0_1", "sparse:0.1", default_bytes, 1024),
+                      sums_case("sparse_1_0", "sparse:1.0", default_bytes, 1024),
+                      workload_case{.label = "mlp_2x256_batch8",
+                                    .spec = "mlp:2x256",
+                                    .options = sized(4096, 8),
+                                    .compare = comparison::mlp},
+                      workload_case{.label = "u8_normalize_reduce",
+                                    .spec = "reduce",
+                                    .options = sized(std::size_t{4} * 3 * 224 * 224 * 4),
+                                    .u8_images = true,
+                                    .compare = comparison::sums,
+                                    .terms_per_output = std::ceil(4.0 * 3 * 224 * 224 / 1000),
+                                    .largest_term = largest_normalized},
+                      // f16 conversion path: mlp over [batch, 3*8*8] from 8x8 images.
+                      workload_case{.label = "u8_normalize_mlp",
+                                    .spec = "mlp:1x192",
+                                    .options = sized(4096, 4),
+                                    .u8_images = true,
+                                    .images = square_images(8),
+                                    .compare = comparison::mlp}),
     [](const ::testing::TestParamInfo<workload_case>& info) { return std::string(info.param.label); });
 
 TEST(BuiltinContext, SparseWritesNaNForOutOfRangeIndices) {
@@ -410,8 +419,7 @@ TEST(BuiltinContext, RefusesMisuse) {
 
   EXPECT_THROW(context->enqueue(stream), ferry::invalid_argument);  // nothing bound
   EXPECT_THROW(context->bind("nope", memory.get()), ferry::invalid_argument);
-  EXPECT_THROW(context->bind("input", static_cast<std::byte*>(memory.get()) + 4),
-               ferry::invalid_argument);
+  EXPECT_THROW(context->bind("input", static_cast<std::byte*>(memory.get()) + 4), ferry::invalid_argument);
   EXPECT_THROW(context->bind("input", nullptr), ferry::invalid_argument);
   context->bind("input", memory.get());
   EXPECT_THROW(context->enqueue(stream), ferry::invalid_argument);  // output still unbound

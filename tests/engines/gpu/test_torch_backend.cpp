@@ -133,8 +133,9 @@ TEST_P(TorchBackend, ExportedModelsMatchEagerPyTorch) {
         auto done = std::move(filling).submit().wait();
         done.download_resident_outputs();
         for (std::size_t o = 0; o < c.outputs.size(); ++o) {
-          errors[k * c.outputs.size() + o] = std::max(errors[k * c.outputs.size() + o],
-              relative_l2_error(done.output(o), done.output_spec(o).type, c.outputs[o], c.output_types[o]));
+          errors[k * c.outputs.size() + o] =
+              std::max(errors[k * c.outputs.size() + o],
+                       relative_l2_error(done.output(o), done.output_spec(o).type, c.outputs[o], c.output_types[o]));
         }
       }
     };

@@ -25,12 +25,9 @@ using ferry::strategy_kind;
 __host__ __device__ std::uint8_t written(std::size_t i, unsigned round) {
   return static_cast<std::uint8_t>((i * 2654435761U) >> 13 ^ (round * 0x9Du));
 }
-__host__ __device__ std::uint8_t transformed(std::uint8_t v) {
-  return static_cast<std::uint8_t>(v * 5U + 3U);
-}
+__host__ __device__ std::uint8_t transformed(std::uint8_t v) { return static_cast<std::uint8_t>(v * 5U + 3U); }
 
-__global__ void check_and_transform(std::uint8_t* data, std::size_t n, unsigned round,
-                                    unsigned long long* mismatches) {
+__global__ void check_and_transform(std::uint8_t* data, std::size_t n, unsigned round, unsigned long long* mismatches) {
   unsigned long long bad = 0;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
        i += std::size_t{gridDim.x} * blockDim.x) {
@@ -67,12 +64,18 @@ class StrategyContract : public ::testing::TestWithParam<strategy_kind> {
       *mismatches_ = 0;
       // The device strategy's stream operations move nothing by definition; its data is put
       // on the device by the explicit untimed calls.
-      if (resident) buffer.upload_blocking(stream); else buffer.to_device(stream);
+      if (resident)
+        buffer.upload_blocking(stream);
+      else
+        buffer.to_device(stream);
       const int blocks = static_cast<int>(std::min<std::size_t>((bytes + 255) / 256, 1024));
-      check_and_transform<<<blocks, 256, 0, stream.get()>>>(
-          static_cast<std::uint8_t*>(buffer.device_address()), bytes, round, mismatches_);
+      check_and_transform<<<blocks, 256, 0, stream.get()>>>(static_cast<std::uint8_t*>(buffer.device_address()), bytes,
+                                                            round, mismatches_);
       FERRY_CUDA_CHECK_LAUNCH();
-      if (resident) buffer.download_blocking(stream); else buffer.to_host(stream);
+      if (resident)
+        buffer.download_blocking(stream);
+      else
+        buffer.to_host(stream);
       stream.synchronize_blocking();
       buffer.finish_to_host();  // staged: staging -> host view, once the stream is done
       ASSERT_EQ(*mismatches_, 0U) << "the device saw stale or wrong input, round " << round;
@@ -83,8 +86,7 @@ class StrategyContract : public ::testing::TestWithParam<strategy_kind> {
           if (wrong++ == 0) first_wrong = i;
         }
       }
-      ASSERT_EQ(wrong, 0U) << "host view wrong after to_host in round " << round
-                           << ", first at byte " << first_wrong;
+      ASSERT_EQ(wrong, 0U) << "host view wrong after to_host in round " << round << ", first at byte " << first_wrong;
     }
   }
 
@@ -111,8 +113,8 @@ TEST_P(StrategyContract, DirectionLimitsWhatMoves) {
   for (std::size_t i = 0; i < host.size(); ++i) ASSERT_EQ(host[i], std::byte{written(i, 7)});
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryStrategy, StrategyContract,
-                         ::testing::ValuesIn(ferry::all_strategies), strategy_test_name);
+INSTANTIATE_TEST_SUITE_P(EveryStrategy, StrategyContract, ::testing::ValuesIn(ferry::all_strategies),
+                         strategy_test_name);
 
 // ---- refusals that need the real driver ----
 
@@ -158,8 +160,8 @@ TEST(Registered, WrapsCallerMemoryAndMovesItsData) {
     FERRY_CUDA_TRY(cudaMallocHost(&mismatches, sizeof(*mismatches)));
     *mismatches = 0;
     buffer.to_device(stream);
-    check_and_transform<<<64, 256, 0, stream.get()>>>(static_cast<std::uint8_t*>(buffer.device_address()),
-                                                      bytes, 1, mismatches);
+    check_and_transform<<<64, 256, 0, stream.get()>>>(static_cast<std::uint8_t*>(buffer.device_address()), bytes, 1,
+                                                      mismatches);
     FERRY_CUDA_CHECK_LAUNCH();
     buffer.to_host(stream);
     stream.synchronize_blocking();
@@ -193,8 +195,7 @@ TEST(Registered, AlreadyRegisteredMemoryIsRefused) {
   const std::size_t bytes = 16 * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   std::vector<std::byte> memory(bytes);
   auto first = ferry::io_buffer::wrap_registered(strategy_kind::registered, memory, {.bytes = bytes}, caps);
-  EXPECT_THROW((void)ferry::io_buffer::wrap_registered(strategy_kind::registered, memory,
-                                                       {.bytes = bytes}, caps),
+  EXPECT_THROW((void)ferry::io_buffer::wrap_registered(strategy_kind::registered, memory, {.bytes = bytes}, caps),
                ferry::unsupported);
 }
 
@@ -205,15 +206,13 @@ TEST(Registered, MisalignedCallerMemoryCannotBeBoundInPlace) {
   ASSERT_NE(raw, MAP_FAILED);
   std::span<std::byte> caller(static_cast<std::byte*>(raw) + 16, 2 * page);
   try {
-    (void)ferry::io_buffer::wrap_registered(strategy_kind::registered_mapped, caller,
-                                            {.bytes = caller.size()}, caps);
+    (void)ferry::io_buffer::wrap_registered(strategy_kind::registered_mapped, caller, {.bytes = caller.size()}, caps);
     ADD_FAILURE() << "a device address 16 bytes past a page boundary must be refused";
   } catch (const ferry::unsupported& e) {
     EXPECT_NE(std::string(e.what()).find("256-byte aligned"), std::string::npos) << e.what();
   }
   // The copying variant has its own aligned device memory, so the same memory is fine there.
-  auto copy = ferry::io_buffer::wrap_registered(strategy_kind::registered, caller,
-                                                {.bytes = caller.size()}, caps);
+  auto copy = ferry::io_buffer::wrap_registered(strategy_kind::registered, caller, {.bytes = caller.size()}, caps);
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(copy.device_address()) % ferry::device_alignment, 0U);
   munmap(raw, 4 * page);
 }

@@ -13,17 +13,17 @@
 #include <memory>
 #include <vector>
 
-#include "support/backend_test_paths.hpp"
 #include "bench/measure/um_counters.hpp"
+#include "core/device_memory.hpp"
+#include "core/host_registration.hpp"
+#include "core/pageable_memory.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/error.hpp"
-#include "core/pageable_memory.hpp"
-#include "core/host_registration.hpp"
-#include "core/device_memory.hpp"
 #include "serve/executor.hpp"
 #include "serve/model_config.hpp"
 #include "serve/model_signature.hpp"
 #include "serve/session_executor.hpp"
+#include "support/backend_test_paths.hpp"
 #include "support/strategy_test_name.hpp"
 
 namespace {
@@ -39,14 +39,15 @@ struct registered_host {
   explicit registered_host(std::size_t n)
       : bytes(core::allocate_pageable(n)),
         registration(core::register_host(std::span(static_cast<std::byte*>(bytes.get()), n),
-                                           cudaHostRegisterPortable | cudaHostRegisterMapped)),
+                                         cudaHostRegisterPortable | cudaHostRegisterMapped)),
         span(static_cast<std::byte*>(bytes.get()), n) {}
 };
 
 struct device_bytes {
   core::device_memory bytes;
   std::span<std::byte> span;
-  explicit device_bytes(std::size_t n) : bytes(core::allocate_device(n)), span(static_cast<std::byte*>(bytes.get()), n) {}
+  explicit device_bytes(std::size_t n)
+      : bytes(core::allocate_device(n)), span(static_cast<std::byte*>(bytes.get()), n) {}
   [[nodiscard]] std::vector<std::byte> read(std::size_t n) const {
     std::vector<std::byte> host(n);
     FERRY_CUDA_TRY(cudaMemcpy(host.data(), span.data(), n, cudaMemcpyDeviceToHost));
@@ -76,7 +77,8 @@ struct one_request {
     input_tensor in{spec.name, spec.type, shape, body, std::nullopt, std::nullopt};
     if (!input.empty()) {
       if (input_device) {
-        FERRY_CUDA_TRY(cudaMemcpy(const_cast<std::byte*>(input.data()), body.data(), body.size(), cudaMemcpyHostToDevice));
+        FERRY_CUDA_TRY(
+            cudaMemcpy(const_cast<std::byte*>(input.data()), body.data(), body.size(), cudaMemcpyHostToDevice));
       } else {
         std::memcpy(const_cast<std::byte*>(input.data()), body.data(), body.size());
       }
@@ -235,8 +237,8 @@ TEST(ServeCudaSharedMemory, NoByteOfARequestCrossesTheBus) {
 TEST(ServeCudaSharedMemory, NoByteOfAPluginModelsRequestCrossesTheBus) {
   const auto model = std::filesystem::temp_directory_path() / "ferry_no_bus_bytes.affine";
   std::ofstream(model) << "format ferry-affine/1\nwidth 1200000\nmax_batch 1\nscale 2\nbias 1\n";
-  model_config config{.name = "m", .engine = "affine:" + model.string(), .strategy = ferry::strategy_kind::pinned,
-                      .inflight = 2};
+  model_config config{
+      .name = "m", .engine = "affine:" + model.string(), .strategy = ferry::strategy_kind::pinned, .inflight = 2};
   config.max_batch = 1;
   expect_no_byte_crosses_the_bus(config);
 }

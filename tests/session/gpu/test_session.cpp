@@ -202,7 +202,8 @@ TEST_P(SessionOnEveryStrategy, CallerDeviceMemoryIsReadInPlace) {
     auto filling = s.acquire();
     std::memset(filling.input(0).data(), 0, filling.input(0).size());  // must not be what is read
     filling.upload_resident_inputs();
-    filling.use_caller_input(0, std::span<const std::byte>(static_cast<const std::byte*>(device_input), n * sizeof(float)));
+    filling.use_caller_input(
+        0, std::span<const std::byte>(static_cast<const std::byte*>(device_input), n * sizeof(float)));
     auto done = std::move(filling).submit().wait();
     done.download_resident_outputs();
     const auto* out = reinterpret_cast<const float*>(done.output(0).data());
@@ -226,8 +227,8 @@ TEST_P(SessionOnEveryStrategy, GraphsGiveTheSameAnswersOrSayWhyNot) {
   EXPECT_EQ(wrong.load(), 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryStrategy, SessionOnEveryStrategy,
-                         ::testing::ValuesIn(ferry::all_strategies), strategy_test_name);
+INSTANTIATE_TEST_SUITE_P(EveryStrategy, SessionOnEveryStrategy, ::testing::ValuesIn(ferry::all_strategies),
+                         strategy_test_name);
 
 TEST(Session, UnknownTensorNamesAreRefusedByName) {
   const auto caps = ferry::query_device(0);

@@ -9,13 +9,13 @@
 #include <cstring>
 #include <vector>
 
+#include "core/device_memory.hpp"
+#include "core/host_registration.hpp"
+#include "core/pageable_memory.hpp"
 #include "ferry/builtin.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/error.hpp"
 #include "ferry/session.hpp"
-#include "core/pageable_memory.hpp"
-#include "core/host_registration.hpp"
-#include "core/device_memory.hpp"
 #include "support/strategy_test_name.hpp"
 
 namespace {
@@ -28,8 +28,8 @@ constexpr std::size_t bytes = elements * sizeof(float);
 
 struct registered_floats {
   core::pageable_memory storage = core::allocate_pageable(bytes);
-  core::host_registration registration = core::register_host(
-      std::span(static_cast<std::byte*>(storage.get()), bytes), cudaHostRegisterPortable | cudaHostRegisterMapped);
+  core::host_registration registration = core::register_host(std::span(static_cast<std::byte*>(storage.get()), bytes),
+                                                             cudaHostRegisterPortable | cudaHostRegisterMapped);
   float* data() const { return static_cast<float*>(storage.get()); }
   std::span<std::byte> span() const { return {static_cast<std::byte*>(storage.get()), bytes}; }
 };
@@ -115,8 +115,7 @@ TEST_P(SessionCallerMemory, OutputRangesAreDeliveredAndTheHostViewIsRefusedWhenL
   auto done = std::move(filling).submit().wait();
   for (std::size_t i = 0; i < elements / 2; ++i) ASSERT_EQ(host_out.data()[i], 2.0F * static_cast<float>(i) + 1);
   const auto second = device_out.download();
-  for (std::size_t i = 0; i < elements / 2; ++i)
-    ASSERT_EQ(second[i], 2.0F * static_cast<float>(i + elements / 2) + 1);
+  for (std::size_t i = 0; i < elements / 2; ++i) ASSERT_EQ(second[i], 2.0F * static_cast<float>(i + elements / 2) + 1);
   EXPECT_THROW((void)done.output(0), ferry::unsupported);
   { [[maybe_unused]] auto released = std::move(done); }  // the slot goes back to the pool
   expect_plain_request_answers(4.0F);

@@ -95,13 +95,16 @@ std::string mix_case_name(const ::testing::TestParamInfo<mix_case>& info) { retu
 void PrintTo(const mix_case& c, std::ostream* os) { *os << describe(c); }
 
 const mix mixes[] = {
-    {"pinned_table_mapped_indices_managed_advise_rows", strategy_kind::pinned,
+    {"pinned_table_mapped_indices_managed_advise_rows",
+     strategy_kind::pinned,
      {{"indices", strategy_kind::mapped}, {"rows", strategy_kind::managed_advise}}},
     {"managed_prefetch_with_mapped_indices", strategy_kind::managed_prefetch, {{"indices", strategy_kind::mapped}}},
     {"device_with_mapped_indices", strategy_kind::device, {{"indices", strategy_kind::mapped}}},
-    {"mapped_with_staged_table_pageable_rows", strategy_kind::mapped,
+    {"mapped_with_staged_table_pageable_rows",
+     strategy_kind::mapped,
      {{"table", strategy_kind::staged}, {"rows", strategy_kind::pageable}}},
-    {"managed_table_pinned_indices_mapped_rows", strategy_kind::managed,
+    {"managed_table_pinned_indices_mapped_rows",
+     strategy_kind::managed,
      {{"indices", strategy_kind::pinned}, {"rows", strategy_kind::mapped}}},
     {"registered_table_with_device_rows", strategy_kind::registered, {{"rows", strategy_kind::device}}},
 };
@@ -221,8 +224,8 @@ TEST_P(SessionTensorStrategies, InputsMayBeOverwrittenOnceConsumed) {
     const auto indices = slot.input("indices");
     auto pending = std::move(slot).submit();
     pending.wait_inputs_consumed();
-    std::memset(table.data(), 0xFF, table.size());        // NaN everywhere
-    std::memset(indices.data(), 0x7F, indices.size());    // pages far outside the table
+    std::memset(table.data(), 0xFF, table.size());      // NaN everywhere
+    std::memset(indices.data(), 0x7F, indices.size());  // pages far outside the table
     auto done = std::move(pending).wait();
     EXPECT_EQ(rows_of(done), reference_rows(reference, in)) << m.label << ": round " << round;
   }
@@ -235,20 +238,20 @@ TEST(SessionTensorStrategiesRules, AnUnknownTensorIsRefusedByName) {
   auto eng = ferry::make_builtin_engine(sparse_spec, {.input_bytes = table_bytes});
   const auto io = eng->resolve({});
   try {
-    ferry::session s(*eng, io,
-                     {.strategy = strategy_kind::pinned, .tensor_strategies = {{"indexes", strategy_kind::mapped}}},
-                     caps);
+    ferry::session s(
+        *eng, io, {.strategy = strategy_kind::pinned, .tensor_strategies = {{"indexes", strategy_kind::mapped}}}, caps);
     FAIL() << "a tensor the engine does not have was accepted";
   } catch (const ferry::invalid_argument& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("'indexes'"), std::string::npos) << what;
     EXPECT_NE(what.find("table (input), indices (input), rows (output)"), std::string::npos) << what;
   }
-  EXPECT_THROW((void)ferry::session(*eng, io,
-                              {.strategy = strategy_kind::pinned,
-                               .tensor_strategies = {{"rows", strategy_kind::mapped}, {"rows", strategy_kind::pinned}}},
-                              caps),
-               ferry::invalid_argument);
+  EXPECT_THROW(
+      (void)ferry::session(*eng, io,
+                           {.strategy = strategy_kind::pinned,
+                            .tensor_strategies = {{"rows", strategy_kind::mapped}, {"rows", strategy_kind::pinned}}},
+                           caps),
+      ferry::invalid_argument);
   ferry::session s(*eng, io, {.strategy = strategy_kind::pinned, .inflight = 1}, caps);
   EXPECT_EQ(s.strategy_of("indices"), strategy_kind::pinned);
   try {
@@ -284,10 +287,10 @@ TEST(SessionTensorStrategiesRules, CallerMemoryFollowsTheTensorsOwnStrategy) {
   auto eng = ferry::make_builtin_engine(sparse_spec, {.input_bytes = table_bytes});
   const auto io = eng->resolve({});
   ferry::session reference(*eng, io, {.strategy = strategy_kind::device, .inflight = 1}, caps);
-  ferry::session s(*eng, io,
-                   {.strategy = strategy_kind::pinned, .inflight = 1,
-                    .tensor_strategies = {{"indices", strategy_kind::mapped}}},
-                   caps);
+  ferry::session s(
+      *eng, io,
+      {.strategy = strategy_kind::pinned, .inflight = 1, .tensor_strategies = {{"indices", strategy_kind::mapped}}},
+      caps);
   const auto in = make_inputs(io, 4242);
   registered_bytes caller_table(in.table.size());
   registered_bytes caller_indices(in.indices.size());
@@ -320,7 +323,8 @@ TEST(SessionTensorStrategiesRules, CallerMemoryFollowsTheTensorsOwnStrategy) {
   // A managed input in an otherwise pinned session refuses host caller memory (its engine reads
   // managed pages); the pinned table beside it still takes it.
   ferry::session managed_indices(*eng, io,
-                                 {.strategy = strategy_kind::pinned, .inflight = 1,
+                                 {.strategy = strategy_kind::pinned,
+                                  .inflight = 1,
                                   .tensor_strategies = {{"indices", strategy_kind::managed_advise}}},
                                  caps);
   auto slot = managed_indices.acquire();

@@ -12,8 +12,8 @@ class device_recipe final : public recipe {
  public:
   device_recipe(engine& eng, const std::vector<tensor_spec>& io, int device) : recipe(strategy_kind::device, device) {
     for (const auto& spec : io) {
-      owned& o = owned_.emplace_back(owned{core::allocate_pinned(spec.bytes(), cudaHostAllocPortable),
-                                           core::allocate_device(spec.bytes())});
+      owned& o = owned_.emplace_back(
+          owned{core::allocate_pinned(spec.bytes(), cudaHostAllocPortable), core::allocate_device(spec.bytes())});
       (spec.role == tensor_role::input ? inputs_ : outputs_).push_back({spec, o.shadow.span(), o.device.get()});
     }
     bind(eng, io);

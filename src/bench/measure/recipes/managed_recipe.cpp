@@ -43,8 +43,10 @@ class managed_recipe final : public recipe {
     switch (strategy_) {
       case strategy_kind::managed_prefetch:
         return "cudaMemPrefetchAsync of the inputs to the GPU, engine (outputs in host-preferred pages), synchronize";
-      case strategy_kind::managed_advise: return "engine on host-preferred pages accessed by the GPU, synchronize";
-      default: return "engine on managed pages, migrated on fault, synchronize";
+      case strategy_kind::managed_advise:
+        return "engine on host-preferred pages accessed by the GPU, synchronize";
+      default:
+        return "engine on managed pages, migrated on fault, synchronize";
     }
   }
 

@@ -24,10 +24,14 @@ std::unique_ptr<recipe> make_recipe(strategy_kind strategy, engine& eng, const s
   }
   core::scoped_device on_device(caps.ordinal);
   switch (properties(strategy).path) {
-    case data_path::copy: return recipes::make_copy_recipe(strategy, eng, io, caps.ordinal);
-    case data_path::zero_copy: return recipes::make_zero_copy_recipe(strategy, eng, io, caps.ordinal);
-    case data_path::migrate: return recipes::make_managed_recipe(strategy, eng, io, caps.ordinal);
-    case data_path::resident: return recipes::make_device_recipe(eng, io, caps.ordinal);
+    case data_path::copy:
+      return recipes::make_copy_recipe(strategy, eng, io, caps.ordinal);
+    case data_path::zero_copy:
+      return recipes::make_zero_copy_recipe(strategy, eng, io, caps.ordinal);
+    case data_path::migrate:
+      return recipes::make_managed_recipe(strategy, eng, io, caps.ordinal);
+    case data_path::resident:
+      return recipes::make_device_recipe(eng, io, caps.ordinal);
   }
   throw invalid_argument("no recipe for strategy '" + std::string(to_string(strategy)) + "'");
 }

@@ -12,8 +12,8 @@ namespace ferry::bench::recipes {
 std::unique_ptr<recipe> make_copy_recipe(strategy_kind strategy, engine& eng, const std::vector<tensor_spec>& io,
                                          int device);
 // mapped, registered-mapped and system: the engine reads and writes host memory in place.
-std::unique_ptr<recipe> make_zero_copy_recipe(strategy_kind strategy, engine& eng,
-                                              const std::vector<tensor_spec>& io, int device);
+std::unique_ptr<recipe> make_zero_copy_recipe(strategy_kind strategy, engine& eng, const std::vector<tensor_spec>& io,
+                                              int device);
 // managed, managed-prefetch and managed-advise: one cudaMallocManaged allocation per tensor.
 std::unique_ptr<recipe> make_managed_recipe(strategy_kind strategy, engine& eng, const std::vector<tensor_spec>& io,
                                             int device);

@@ -56,8 +56,8 @@ class zero_copy_recipe final : public recipe {
 
 }  // namespace
 
-std::unique_ptr<recipe> make_zero_copy_recipe(strategy_kind strategy, engine& eng,
-                                              const std::vector<tensor_spec>& io, int device) {
+std::unique_ptr<recipe> make_zero_copy_recipe(strategy_kind strategy, engine& eng, const std::vector<tensor_spec>& io,
+                                              int device) {
   return std::make_unique<zero_copy_recipe>(strategy, eng, io, device);
 }
 
