@@ -14,7 +14,10 @@ cmake --preset default -B build-gpu -DCMAKE_CUDA_ARCHITECTURES=90-real >/dev/nul
 cmake --build build-gpu
 rm -rf .bundle
 mkdir -p .bundle
+# The test executables, one per layer and kind; ferry_cpu_tests and ferry_gpu_tests name the
+# targets that build them all, and are binaries only in a build tree from before the split.
 for bin in build-gpu/bin/ferry build-gpu/tests/ferry_*_tests; do
+  [[ $bin == */ferry_cpu_tests || $bin == */ferry_gpu_tests ]] && continue
   ../shared/tools/bundle .bundle "$bin" >/dev/null
 done
 mkdir -p .bundle/lib/ferry/backends .bundle/test-backends
