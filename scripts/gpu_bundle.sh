@@ -24,6 +24,10 @@ mkdir -p .bundle/lib/ferry/backends .bundle/test-backends
 cp build-gpu/lib/ferry/backends/libferry_backend_*.so .bundle/lib/ferry/backends/
 cp build-gpu/tests/backends/libferry_backend_*.so .bundle/test-backends/
 rm -f .bundle/lib/libcublas*.so*
+# jemalloc, for serve-rate's allocator comparison (preloaded into `ferry serve` there only; the GPU
+# host has none). ferry itself does not link it.
+jemalloc=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
+if [[ -e $jemalloc ]]; then cp "$jemalloc" .bundle/lib/; fi
 strip --strip-unneeded .bundle/bin/* .bundle/lib/ferry/backends/*.so .bundle/test-backends/*.so 2>/dev/null || true
 cp scripts/plot_bench.py .bundle/bin/
 du -sh .bundle

@@ -5,10 +5,11 @@
 # SERVE_RATE_PARTS (default "transport arenas") chooses:
 #   transport  perf_analyzer at c=1/4/16/64, CUDA and system shared memory, with the default I/O
 #              threads and with 2 (--http-io-threads) (about 2 minutes);
-#   arenas     for each MALLOC_ARENA_MAX in SERVE_RATE_ARENAS (default "1 2 4 8"; 1 is serve's
-#              own default): perf_analyzer at c=16/64 over CUDA shared memory, then
-#              scripts/serve_attacks.py many-requests (400 x 4.8 MB bodies at 16 clients) for the
-#              resident memory before, at peak and idle after (about 40 s an arena count).
+#   arenas     for each allocator setting in SERVE_RATE_ARENAS (default "1 2 4 8 jemalloc": a
+#              MALLOC_ARENA_MAX, 1 being serve's own default, or jemalloc preloaded from the
+#              bundle with a background thread and 1 s decay): perf_analyzer at c=16/64 over CUDA
+#              shared memory, then scripts/serve_attacks.py many-requests (400 x 4.8 MB bodies at
+#              16 clients) for the resident memory before, at peak and idle after (about 40 s each).
 # Writes OUTDIR/serve-rate/{default,io2,arenasN}/..., and OUTDIR/serve-rate/summary.txt.
 # gpu-set: times-the-host
 set -euo pipefail
@@ -52,11 +53,20 @@ for part in ${SERVE_RATE_PARTS:-transport arenas}; do
       rate_set io2 "cuda system" "1 4 16 64" --http-io-threads 2
       ;;
     arenas)
-      for n in ${SERVE_RATE_ARENAS:-1 2 4 8}; do
-        MALLOC_ARENA_MAX=$n rate_set "arenas$n" cuda "16 64"
-        step "serve_attacks many-requests, MALLOC_ARENA_MAX=$n"
+      for n in ${SERVE_RATE_ARENAS:-1 2 4 8 jemalloc}; do
+        settings=("MALLOC_ARENA_MAX=$n")
+        if [[ $n == jemalloc ]]; then
+          [[ -e .bundle/lib/libjemalloc.so.2 ]] || { echo "serve-rate: no jemalloc in the bundle" | tee -a "$here/summary.txt"; continue; }
+          settings=("LD_PRELOAD=$PWD/.bundle/lib/libjemalloc.so.2" "MALLOC_CONF=background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0")
+        fi
+        server_env=("${settings[@]}")
+        rate_set "arenas$n" cuda "16 64"
+        server_env=()
+        step "serve_attacks many-requests, ${settings[*]}"
+        attack_env=()
+        for s in "${settings[@]}"; do attack_env+=(--server-env "$s"); done
         record "$here/arenas$n/many-requests.txt" 120 host_python scripts/serve_attacks.py --ferry /tmp/ferry-with-bundle \
-          many-requests --server-env "MALLOC_ARENA_MAX=$n" --json "$here/arenas$n/many-requests.json"
+          many-requests "${attack_env[@]}" --json "$here/arenas$n/many-requests.json"
         echo "arenas$n many-requests: $(tr '\n' ' ' < "$here/arenas$n/many-requests.txt")" | tee -a "$here/summary.txt"
       done
       ;;
