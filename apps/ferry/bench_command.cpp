@@ -220,6 +220,9 @@ void add_bench_command(CLI::App& app, std::string command_line) {
   cmd->add_flag("--allow-oversubscription", f.allow_oversubscription,
                 "let managed buffers exceed free device memory (can stall a shared GPU)");
   cmd->add_flag("--no-um-counters", f.no_um_counters, "do not collect CUPTI unified-memory counters");
+  cmd->add_flag("--no-l2-flush", f.no_l2_flush,
+                "do not evict the GPU's L2 cache before each timed request (done by default where a cell runs one "
+                "request at a time, so that no request finds the last one's data cached)");
   cmd->add_flag("--no-link-measure", f.no_link_measure, "skip measuring the pinned link peak");
   cmd->add_flag("--placement", f.placement,
                 "instead of strategies: with --devices, what running where the data is saves (inputs and "

@@ -77,6 +77,7 @@ bench::run_options run_options_from(bench_flags& f) {
   // Throughput is requests over a window; the window, not the latency's noise, ends the cell.
   if (f.matrix.goal == ferry::objective::throughput) options.window_seconds = f.duration;
   options.um_counters = !f.no_um_counters;
+  options.l2_flush = !f.no_l2_flush;
   options.recipes = f.recipes;
   options.writes = f.input_writes == "cached" ? bench::input_writes::cached : bench::input_writes::streaming;
   f.matrix.measure_link = !f.no_link_measure;

@@ -36,6 +36,7 @@ struct bench_flags {
   std::string devices;  // --devices; empty: just --device
   bool allow_oversubscription = false;
   bool no_um_counters = false;
+  bool no_l2_flush = false;
   bool no_link_measure = false;
   bool placement = false;
   std::string profile;            // --profile; empty: the first GPU's default cache file

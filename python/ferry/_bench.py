@@ -49,13 +49,13 @@ def bench(engine: str | list[str] | None = None, *, size: str | list[str] | None
           duration: float | None = None, warmup: bool | None = None, graph: bool | None = None,
           recipes: bool | None = None, objective: str | None = None, input_writes: str | None = None,
           device: int | None = None, devices: str | list[int] | None = None,
-          allow_oversubscription: bool | None = None, um_counters: bool | None = None,
+          allow_oversubscription: bool | None = None, um_counters: bool | None = None, l2_flush: bool | None = None,
           link_measure: bool | None = None, profile: str | None = None,
           backend_directory: str | None = None) -> BenchReport:
     """Runs ``ferry bench`` through the library and returns its report (a :class:`BenchReport`).
 
     Each keyword is the CLI flag of that name (``--max-noise`` is ``max_noise``; ``--no-recipes``
-    is ``recipes=False``, ``--no-um-counters`` ``um_counters=False``, ``--no-link-measure``
+    is ``recipes=False``, ``--no-um-counters`` ``um_counters=False``, ``--no-l2-flush`` ``l2_flush=False``, ``--no-link-measure``
     ``link_measure=False``); None keeps the CLI's default. Lists may be given as lists or as the
     CLI's comma-separated text. ``ferry bench --help`` describes every flag; ``--json``, ``--csv``,
     ``--md`` and ``--plot`` have no keyword (the report is returned: ``json.dump`` it, or
@@ -79,6 +79,8 @@ def bench(engine: str | list[str] | None = None, *, size: str | list[str] | None
         options["inflight"] = str(options["inflight"])
     if "um_counters" in options:
         options["no_um_counters"] = not options.pop("um_counters")
+    if "l2_flush" in options:
+        options["no_l2_flush"] = not options.pop("l2_flush")
     if "link_measure" in options:
         options["no_link_measure"] = not options.pop("link_measure")
     command = "ferry.bench(" + ", ".join(f"{k}={v!r}" for k, v in given.items()) + ")"

@@ -58,6 +58,7 @@ std::string run_bench(const nb::dict& options, const std::string& command_line) 
   take(options, "devices", f.devices);
   take(options, "allow_oversubscription", f.allow_oversubscription);
   take(options, "no_um_counters", f.no_um_counters);
+  take(options, "no_l2_flush", f.no_l2_flush);
   take(options, "no_link_measure", f.no_link_measure);
   take(options, "profile", f.profile);
   take(options, "backend_directory", f.backend_directory);

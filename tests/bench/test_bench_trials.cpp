@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/measure/cell_result.hpp"
 #include "bench/measure/cell_runner.hpp"
 #include "ferry/bench/run_options.hpp"
 #include "ferry/bench/stats.hpp"
@@ -257,4 +258,27 @@ TEST(NoiseFigures, TheThresholdWidensForFewTrials) {
   EXPECT_NEAR(fb::difference_threshold(three_trials, three_trials), 3.7469 * std::sqrt(2.0) * 0.01, 1e-12);
   EXPECT_GT(fb::difference_threshold(three_trials, exact), fb::difference_threshold(exact, exact));
   EXPECT_EQ(fb::difference_threshold({}, {}), 0.0);
+}
+
+// A cell says whether its timed requests began with the L2 cache evicted: only cells that ran
+// one request at a time (paired trials) do so, and only while --no-l2-flush is not given.
+TEST(TrialAssembly, TheCellSaysWhetherItsRequestsBeganWithACleanL2) {
+  const auto assembled = [](bool paired, bool flush) {
+    ferry::bench::run_options options;
+    options.l2_flush = flush;
+    ferry::bench::trial_record t;
+    t.paired = paired;
+    t.wall_seconds = 0.5;
+    for (int i = 0; i < 20; ++i) t.strategy.latency.push_back(100.0 + i);
+    t.strategy.requests = 21;
+    t.strategy.busy_seconds = 21 * 100e-6;
+    ferry::bench::strategy_result r;
+    r.strategy = ferry::strategy_kind::pinned;
+    return ferry::bench::assemble_result({t}, options, ferry::bench::trials_decision::settled, "synthetic",
+                                         std::move(r));
+  };
+  EXPECT_TRUE(assembled(true, true).l2_flushed);
+  EXPECT_FALSE(assembled(true, false).l2_flushed);
+  EXPECT_FALSE(assembled(false, true).l2_flushed);  // requests overlapped: nothing to flush between them
+  EXPECT_TRUE(ferry::bench::run_options{}.l2_flush) << "flushing is the default";
 }

@@ -153,6 +153,9 @@ struct strategy_result {
   // "cached" (ordinary stores). A pinned upload runs ~9% slower after cached writes, so results
   // are comparable only at the same setting.
   std::string input_writes = "streaming";
+  // Every timed request began with the GPU's L2 cache evicted (one request at a time, --l2-flush,
+  // the default); false where requests overlap, with --no-l2-flush, and in older reports.
+  bool l2_flushed = false;
 
   // Set when the strategy was refused or failed; every other field is then meaningless.
   std::optional<std::string> refused;
@@ -245,6 +248,7 @@ struct field_table<strategy_result> {
       figure("warmed_up", &r::warmed_up, "", "the sessions were warmed up"),
       // Reports from before the field existed wrote their inputs with ordinary stores.
       figure("input_writes", &r::input_writes, "", "how the CPU wrote each input").when_absent("cached"),
+      figure("l2_flushed", &r::l2_flushed, "", "each timed request began with the L2 cache evicted"),
       figure("refused", &r::refused, "", "why the cell did not run"),
       figure("failed", &r::failed, "", "the refusal is an error of this run"),
       figure("iterations", &r::iterations, "", "latency samples over every trial"),

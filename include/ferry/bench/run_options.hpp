@@ -79,6 +79,10 @@ struct run_options {
   // `--inflight auto` stops before a depth whose slots would leave less than this share of the
   // card's memory free (what one slot costs is measured at the depths before).
   double memory_margin = 0.10;
+  // Where a cell runs one request at a time: evict the GPU's L2 cache before each timed request
+  // of the strategy, its recipe and the floor (bench/l2_flush.hpp says why); --no-l2-flush turns
+  // it off, to see what a warm cache gives.
+  bool l2_flush = true;
   // A test hook (--slowdown): every timed request's clock stops only after this share of its
   // latency more has passed, a known change for checking `ferry bench compare` on a real run.
   double slowdown = 0;

@@ -210,6 +210,7 @@ strategy_result assemble_result(const std::vector<trial_record>& trials, const r
     r.device_bytes_used = std::max(r.device_bytes_used, t.device_bytes_used);
   }
   const bool paired = !trials.empty() && trials.front().paired;
+  r.l2_flushed = paired && options.l2_flush;
   r.iterations = s.latency.size();
   r.latency_us = summarize(s.latency);
   r.fill_us = summarize(s.fill);

@@ -10,6 +10,7 @@ namespace ferry::bench {
 paired_loop::paired_loop(session& measured, recipe* own, recipe* floor, output_checks& checks,
                          const run_options& options, const stopping_criterion& stop)
     : measured_(measured), own_(own), floor_recipe_(floor), checks_(checks), options_(options), stop_rule_(stop) {
+  if (options_.l2_flush) flush_.emplace(measured_.ordinal());
   series_.emplace_back([this](auto seq) { return strategy_request(seq); }, &strategy_);
   // Distinct salts: every request of every series gets inputs of its own.
   if (own_ != nullptr)
@@ -77,6 +78,7 @@ double paired_loop::strategy_request(std::optional<std::uint64_t> seq) {
   // the latency: the recipe records no events, and ferry's requests need none either, so the
   // latency compares like with like (four events cost 4-7 µs on the H200 host).
   const bool timed = seq && *seq % 2 == 1;
+  if (flush_) flush_->flush_blocking();
   const auto submitted = bench_clock::now();
   completed_slot done = std::move(filling).submit(timed ? stage_timing::events : stage_timing::off).wait();
   if (properties(measured_.options().strategy).path != data_path::resident)
@@ -105,6 +107,7 @@ double paired_loop::recipe_request(recipe& r, cell_samples& into, std::uint64_t 
   const bool check = checks_.reserve(seq);
   if (check)
     for (std::size_t i = 0; i < r.input_count(); ++i) inputs.emplace_back(r.input(i).begin(), r.input(i).end());
+  if (flush_) flush_->flush_blocking();
   const auto started = bench_clock::now();
   r.run_blocking();
   if (r.outputs_on_host())

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bench/measure/cell_samples.hpp"
+#include "bench/measure/l2_flush.hpp"
 #include "bench/measure/output_checks.hpp"
 #include "bench/measure/recipes/recipe.hpp"
 #include "ferry/bench/run_options.hpp"
@@ -50,6 +51,7 @@ class paired_loop {
   output_checks& checks_;
   const run_options& options_;
   const stopping_criterion& stop_rule_;
+  std::optional<l2_flush> flush_;  // options.l2_flush
   std::vector<std::pair<request, cell_samples*>> series_;
   cell_samples strategy_, recipe_, floor_;
   std::uint64_t warmups_ = 0;
