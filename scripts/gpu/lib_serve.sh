@@ -18,7 +18,9 @@ serve_python_ready() {
     echo "no .whl/ here: using the python packages already installed" > "$out/wheels.txt"
   fi
 }
-host_python() { LD_LIBRARY_PATH=${HOST_LD_LIBRARY_PATH:-} python3 "$@"; }
+# The host's python3 with the host's libraries, as a command (not a function): `record` runs it
+# under timeout, which cannot run shell functions.
+host_python=(env "LD_LIBRARY_PATH=${HOST_LD_LIBRARY_PATH:-}" python3)
 # /tmp/ferry-with-bundle: the bundle's ferry through a wrapper carrying the bundle's libraries, for
 # Python scripts that start servers themselves (their own python runs with the host's libraries).
 bundle_ferry_wrapper() {

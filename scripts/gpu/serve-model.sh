@@ -29,12 +29,12 @@ step "ferry serve: ResNet-50 through the torch plugin"
 start_server "$sm/models"
 cp "$out/serve.log" "$sm/serve-start.log"
 step "checked answers: resnet50 b16, http and grpc, body/system/cuda, 1/4/16 clients"
-record "$sm/check-b16.txt" 300 host_python scripts/serve_model_check.py --http "127.0.0.1:$http_port" \
+record "$sm/check-b16.txt" 300 "${host_python[@]}" scripts/serve_model_check.py --http "127.0.0.1:$http_port" \
   --grpc "127.0.0.1:$grpc_port" --model resnet50 --batch 16 --eager "$package.eager.pt" --requests 6 \
   --json "$sm/check-b16.json"
 tail -3 "$sm/check-b16.txt"
 for model in resnet50_b1 resnet50_dyn; do
-  record "$sm/check-$model.txt" 300 host_python scripts/serve_model_check.py --http "127.0.0.1:$http_port" \
+  record "$sm/check-$model.txt" 300 "${host_python[@]}" scripts/serve_model_check.py --http "127.0.0.1:$http_port" \
     --grpc "127.0.0.1:$grpc_port" --model $model --batch 1 --eager "$package.eager.pt" --paths body --clients 16 \
     --requests 8 --json "$sm/check-$model.json"
   tail -2 "$sm/check-$model.txt"

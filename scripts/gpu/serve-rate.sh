@@ -65,7 +65,7 @@ for part in ${SERVE_RATE_PARTS:-transport arenas}; do
         step "serve_attacks many-requests, ${settings[*]}"
         attack_env=()
         for s in "${settings[@]}"; do attack_env+=(--server-env "$s"); done
-        record "$here/arenas$n/many-requests.txt" 120 host_python scripts/serve_attacks.py --ferry /tmp/ferry-with-bundle \
+        record "$here/arenas$n/many-requests.txt" 120 "${host_python[@]}" scripts/serve_attacks.py --ferry /tmp/ferry-with-bundle \
           many-requests "${attack_env[@]}" --json "$here/arenas$n/many-requests.json"
         echo "arenas$n many-requests: $(tr '\n' ' ' < "$here/arenas$n/many-requests.txt")" | tee -a "$here/summary.txt"
       done

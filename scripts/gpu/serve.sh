@@ -22,7 +22,7 @@ start_server "$out/serve/models" "${serve_flags[@]}"
 # One client, raw HTTP: the rate and what the server says each request cost it.
 for shm in system cuda; do
   step "one client over raw HTTP, $shm shared memory"
-  record "$out/serve/rate-$shm.txt" 60 host_python scripts/serve_shm_rate.py --url "127.0.0.1:$http_port" --model touch \
+  record "$out/serve/rate-$shm.txt" 60 "${host_python[@]}" scripts/serve_shm_rate.py --url "127.0.0.1:$http_port" --model touch \
     --bytes 4800000 --shm $shm --seconds 5 --json "$out/serve/rate-$shm.json"
   cat "$out/serve/rate-$shm.txt"
 done
