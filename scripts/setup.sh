@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev python3 python3-venv python3-matplotlib
           libboost-dev libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc  # ferry serve
+          libjemalloc2  # ferry serve runs on it where installed (apps/ferry/serve_allocator.hpp)
           clang-14 libclang-rt-14-dev llvm-14  # sanitizer and fuzz builds: clang, its runtimes, llvm-symbolizer
           clang-format-14 clang-tidy-14  # scripts/lint.sh: the formatter and the linter
           shellcheck)  # the GPU host's scripts are checked in CI, since CI cannot run them

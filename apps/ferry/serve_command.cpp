@@ -15,7 +15,9 @@
 #include "commands.hpp"
 #include "ferry/byte_size.hpp"
 #include "ferry/error.hpp"
+#include "serve/memory_release.hpp"
 #include "serve/server.hpp"
+#include "serve_allocator.hpp"
 
 namespace ferry::cli {
 namespace {
@@ -31,10 +33,12 @@ namespace {
 // Once the server is idle it gives that memory back with malloc_trim (serve/memory_release.hpp),
 // which releases the free pages of every arena but the top of a thread's own arena: with one
 // arena, idle memory came back to within 1 MiB of its level before a load, against 120 MiB above
-// it with glibc's default arenas, at the same throughput within the noise (docs/RESULTS.md,
-// `ferry serve` under hostile load; jemalloc measured no better). Settings the user gives glibc
-// through its environment variables win.
+// it with glibc's default arenas (docs/RESULTS.md, `ferry serve` under hostile load). One arena
+// costs small requests their rate on a many-core host, hence jemalloc where it is installed
+// (serve_allocator.hpp); these settings are for glibc only. Settings the user gives glibc through
+// its environment variables win.
 void keep_freed_tensor_memory() {
+  if (serve::running_on_jemalloc()) return;
 #if defined(__GLIBC__)
   if (std::getenv("MALLOC_MMAP_THRESHOLD_") == nullptr) (void)mallopt(M_MMAP_THRESHOLD, 32 << 20);
   if (std::getenv("MALLOC_TRIM_THRESHOLD_") == nullptr) (void)mallopt(M_TRIM_THRESHOLD, 1 << 30);
@@ -190,6 +194,7 @@ void add_serve_command(CLI::App& app) {
     options->http.request_timeout = std::chrono::milliseconds(*receive_timeout_ms);
     options->http.header_timeout = std::chrono::milliseconds(*header_timeout_ms);
     if (!inflight_bytes->empty()) options->max_inflight_bytes = parse_byte_size(*inflight_bytes);
+    run_on_jemalloc_where_installed();  // returns only where the server stays on glibc
     keep_freed_tensor_memory();
     raise_open_file_limit();
     serve::run_server(*options);

@@ -1,12 +1,49 @@
 #include "serve/memory_release.hpp"
 
+#include <cstdlib>
+#include <string>
+
+#include <dlfcn.h>
+
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
 
 namespace ferry::serve {
+namespace {
+
+// jemalloc's control call, where jemalloc is this process's malloc (linked or LD_PRELOADed):
+// looked up at run time, so ferry neither links nor needs jemalloc.
+using mallctl_fn = int (*)(const char*, void*, std::size_t*, void*, std::size_t);
+mallctl_fn jemalloc_mallctl() {
+  static const auto fn = reinterpret_cast<mallctl_fn>(dlsym(RTLD_DEFAULT, "mallctl"));
+  return fn;
+}
+
+}  // namespace
+
+bool running_on_jemalloc() { return jemalloc_mallctl() != nullptr; }
+
+std::string allocator_description() {
+  if (running_on_jemalloc()) {
+    const char* conf = std::getenv("MALLOC_CONF");
+    return std::string("jemalloc") + (conf != nullptr ? std::string(" (MALLOC_CONF ") + conf + ")" : "");
+  }
+#if defined(__GLIBC__)
+  const char* arenas = std::getenv("MALLOC_ARENA_MAX");
+  return std::string("glibc malloc, ") +
+         (arenas != nullptr ? std::string("MALLOC_ARENA_MAX ") + arenas : std::string("one arena"));
+#else
+  return "the C library's malloc";
+#endif
+}
 
 void release_free_memory() {
+  if (const auto mallctl = jemalloc_mallctl()) {
+    // Every arena's unused dirty pages, now rather than after its decay time.
+    (void)mallctl("arena.4096.purge", nullptr, nullptr, nullptr, 0);  // 4096: MALLCTL_ARENAS_ALL
+    return;
+  }
 #if defined(__GLIBC__)
   // Every arena, and free pages in the middle of each heap too (madvise), not only its top.
   (void)malloc_trim(0);

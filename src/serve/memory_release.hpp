@@ -4,7 +4,8 @@
 // of `ferry serve`: faulting megabytes in again for every request cost a third of its CPU), so
 // resident memory grows to what the busiest moment needed. Once no request has been in flight for
 // `delay`, the allocator is asked to return its free memory (glibc: malloc_trim, which also
-// releases free pages inside its heaps); the next load takes it again. The request intake says
+// releases free pages inside its heaps; jemalloc: a purge of every arena); the next load takes it
+// again. The request intake says
 // when the last request ended (request_intake::on_idle).
 #pragma once
 
@@ -13,13 +14,19 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 
 namespace ferry::serve {
 
-// Returns free allocator memory to the system; what the allocator of this build can do (nothing
-// where it offers no such call).
+// Returns free allocator memory to the system; what the allocator this process runs on can do
+// (nothing where it offers no such call).
 void release_free_memory();
+// Whether this process's malloc is jemalloc (linked in or preloaded).
+[[nodiscard]] bool running_on_jemalloc();
+// The allocator this process runs on and its setting, for the server's start lines: "jemalloc
+// (MALLOC_CONF ...)", "glibc malloc, one arena", "glibc malloc, MALLOC_ARENA_MAX 8".
+[[nodiscard]] std::string allocator_description();
 
 class idle_memory_release {
  public:

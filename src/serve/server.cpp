@@ -132,6 +132,7 @@ void run_server(const server_options& options) {
   std::cout << fmt::format("ferry serve: HTTP on {}:{}{}\n", options.http.host, http_port, reach(options.http.host));
   std::cout << fmt::format("ferry serve: gRPC on {}:{}{}\n", options.grpc.host, grpc_port, reach(options.grpc.host));
   std::cout << fmt::format("ferry serve: in-flight memory budget {} bytes\n", intake.budget_bytes());
+  std::cout << fmt::format("ferry serve: memory from {}\n", allocator_description());
   std::cout << "ferry serve: serving" << std::endl;
 
   int received = 0;

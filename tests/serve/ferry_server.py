@@ -20,13 +20,15 @@ MODELS = os.path.join(HERE, "models")
 
 
 class FerryServer:
-    def __init__(self, *extra_args, repository=MODELS):
+    def __init__(self, *extra_args, repository=MODELS, env=None):
+        """`env`: variables added to this process's environment for the server."""
         binary = os.environ.get("FERRY_BIN")
         if not binary:
             raise RuntimeError("FERRY_BIN is not set (run these tests through ctest)")
         args = [binary, "serve", "--model-repository", repository, "--host", "127.0.0.1",
                 "--http-port", "0", "--grpc-port", "0", *extra_args]
-        self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                        env={**os.environ, **(env or {})})
         self.log = []
         self.http_port = None
         self.grpc_port = None
