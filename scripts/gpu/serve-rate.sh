@@ -5,9 +5,9 @@
 # SERVE_RATE_PARTS (default "transport arenas") chooses:
 #   transport  perf_analyzer at c=1/4/16/64, CUDA and system shared memory, with the default I/O
 #              threads and with 2 (--http-io-threads) (about 2 minutes);
-#   arenas     for each allocator setting in SERVE_RATE_ARENAS (default "1 2 4 8 jemalloc": a
-#              MALLOC_ARENA_MAX, 1 being serve's own default, or jemalloc preloaded from the
-#              bundle with a background thread and 1 s decay): perf_analyzer at c=16/64 over CUDA
+#   arenas     for each allocator setting in SERVE_RATE_ARENAS (default "1 2 4 8 jemalloc": glibc
+#              with MALLOC_ARENA_MAX arenas, 1 being serve's choice without jemalloc, or jemalloc,
+#              serve's own choice where installed, found in the bundle): perf_analyzer at c=16/64 over CUDA
 #              shared memory, then scripts/serve_attacks.py many-requests (400 x 4.8 MB bodies at
 #              16 clients) for the resident memory before, at peak and idle after (about 40 s each).
 # Writes OUTDIR/serve-rate/{default,io2,arenasN}/..., and OUTDIR/serve-rate/summary.txt.
@@ -54,10 +54,11 @@ for part in ${SERVE_RATE_PARTS:-transport arenas}; do
       ;;
     arenas)
       for n in ${SERVE_RATE_ARENAS:-1 2 4 8 jemalloc}; do
-        settings=("MALLOC_ARENA_MAX=$n")
+        settings=(FERRY_SERVE_MALLOC=glibc "MALLOC_ARENA_MAX=$n")
         if [[ $n == jemalloc ]]; then
+          # serve's own choice: it finds the bundle's lib/libjemalloc.so.2 beside its bin/.
           [[ -e .bundle/lib/libjemalloc.so.2 ]] || { echo "serve-rate: no jemalloc in the bundle" | tee -a "$here/summary.txt"; continue; }
-          settings=("LD_PRELOAD=$PWD/.bundle/lib/libjemalloc.so.2" "MALLOC_CONF=background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0")
+          settings=(FERRY_SERVE_MALLOC=jemalloc)
         fi
         server_env=("${settings[@]}")
         rate_set "arenas$n" cuda "16 64"
