@@ -20,6 +20,7 @@ serve_python_ready() {
 }
 # The host's python3 with the host's libraries, as a command (not a function): `record` runs it
 # under timeout, which cannot run shell functions.
+# shellcheck disable=SC2034  # used by the sets that source this file
 host_python=(env "LD_LIBRARY_PATH=${HOST_LD_LIBRARY_PATH:-}" python3)
 # /tmp/ferry-with-bundle: the bundle's ferry through a wrapper carrying the bundle's libraries, for
 # Python scripts that start servers themselves (their own python runs with the host's libraries).
