@@ -7,9 +7,10 @@
 #include <string_view>
 #include <vector>
 
-#include <dlfcn.h>
 #include <linux/limits.h>
 #include <unistd.h>
+
+#include "serve/memory_release.hpp"
 
 namespace ferry::cli {
 namespace {
@@ -38,10 +39,9 @@ std::string this_program() {
 }
 
 // Beside the program first (an installation or a bundle: <bin>/../lib), then the system's.
-std::string installed_jemalloc() {
+std::string installed_jemalloc(const std::string& program) {
   std::vector<std::string> candidates;
-  if (const std::string program = this_program(); !program.empty())
-    candidates.push_back(program.substr(0, program.rfind('/')) + "/../lib/libjemalloc.so.2");
+  candidates.push_back(program.substr(0, program.rfind('/')) + "/../lib/libjemalloc.so.2");
 #if defined(__x86_64__)
   candidates.emplace_back("/usr/lib/x86_64-linux-gnu/libjemalloc.so.2");
 #elif defined(__aarch64__)
@@ -76,11 +76,12 @@ bool asked_for_glibc() {
 
 void run_on_jemalloc_where_installed() {
   if (sanitized || asked_for_glibc() || std::getenv(reexec_marker) != nullptr) return;
-  if (dlsym(RTLD_DEFAULT, "mallctl") != nullptr) return;  // jemalloc is this process's malloc already
-  const std::string jemalloc = installed_jemalloc();
+  if (serve::running_on_jemalloc()) return;
   const std::string program = this_program();
+  if (program.empty()) return;
+  const std::string jemalloc = installed_jemalloc(program);
   std::vector<std::string> args = this_command_line();
-  if (jemalloc.empty() || program.empty() || args.empty()) return;
+  if (jemalloc.empty() || args.empty()) return;
 
   const char* preload_env = std::getenv("LD_PRELOAD");
   const std::string user_preload = preload_env != nullptr ? preload_env : "";

@@ -5,8 +5,7 @@
 // resident memory grows to what the busiest moment needed. Once no request has been in flight for
 // `delay`, the allocator is asked to return its free memory (glibc: malloc_trim, which also
 // releases free pages inside its heaps; jemalloc: a purge of every arena); the next load takes it
-// again. The request intake says
-// when the last request ended (request_intake::on_idle).
+// again. The request intake says when the last request ended (request_intake::on_idle).
 #pragma once
 
 #include <chrono>
