@@ -160,12 +160,22 @@ TEST_F(PackageFiles, EveryBadFileGetsItsOwnMessage) {
 
 TEST_F(PackageFiles, DescriptionComesFromMetadataElseTheSidecar) {
   const auto package = write("m.pt2", std::string("PK\x03\x04", 4));
-  EXPECT_NE(
-      message_of([&] { (void)ferry::aoti::find_io_description(package, std::nullopt); }).find("has no I/O description"),
-      std::string::npos);
+  EXPECT_FALSE(ferry::aoti::find_io_description(package, std::nullopt).has_value());
   write("m.pt2.io.json", resnet);
-  EXPECT_EQ(ferry::aoti::find_io_description(package, std::nullopt).name, "resnet50");
-  EXPECT_EQ(ferry::aoti::find_io_description(package, std::string(encoder)).name, "encoder");
+  EXPECT_EQ(ferry::aoti::find_io_description(package, std::nullopt)->name, "resnet50");
+  EXPECT_EQ(ferry::aoti::find_io_description(package, std::string(encoder))->name, "encoder");
+  write("m.pt2.io.json", "{");
+  EXPECT_NE(message_of([&] {
+              (void)ferry::aoti::find_io_description(package, std::nullopt);
+            }).find("m.pt2.io.json: not valid JSON"),
+            std::string::npos);
+}
+
+TEST_F(PackageFiles, WithoutADescriptionTheMessageSaysWhatIsMissingAndWhy) {
+  const auto message = ferry::aoti::no_description_message(dir_ / "m.pt2", "no generated code in the package");
+  for (const char* part : {"has no I/O description", "metadata 'ferry.io'", "m.pt2.io.json",
+                           "no generated code in the package", "scripts/export_model.py", "ferry.io/1"})
+    EXPECT_NE(message.find(part), std::string::npos) << part << " in: " << message;
 }
 
 TEST(PackageCompatibility, WrongArchitectureAndVersionAreNamed) {

@@ -1,14 +1,18 @@
 #include "engines/torch/aoti_engine.hpp"
 
+#include <filesystem>
+#include <map>
 #include <optional>
 
 #include <ATen/ATen.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
+#include <caffe2/serialize/inline_container.h>
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 #include <torch/version.h>
 
 #include "engines/torch/aoti_package.hpp"
+#include "engines/torch/compiled_io.hpp"
 #include "ferry/error.hpp"
 
 // No fmt here: libtorch ships its own fmt headers, which would shadow the system's in this file.
@@ -35,6 +39,13 @@ at::ScalarType scalar_type(dtype t) {
       return at::kBool;
   }
   throw invalid_argument("unknown dtype");
+}
+
+dtype ferry_dtype(at::ScalarType t) {
+  for (const dtype d :
+       {dtype::f32, dtype::f16, dtype::bf16, dtype::i8, dtype::u8, dtype::i32, dtype::i64, dtype::boolean})
+    if (scalar_type(d) == t) return d;
+  throw invalid_argument(std::string("the package produces ") + c10::toString(t) + ", a dtype ferry does not handle");
 }
 
 // libtorch's messages carry a C++ backtrace after the first line; users need the first line.
@@ -139,6 +150,54 @@ class aoti_engine final : public engine {
   int device_;
 };
 
+// The C++ AOTInductor generated for the model, kept in the package beside the compiled library.
+std::string wrapper_source(const std::string& path) {
+  try {
+    caffe2::serialize::PyTorchStreamReader reader(path);
+    for (const auto& record : reader.getAllRecords()) {
+      if (!record.starts_with("data/aotinductor/model/") || !record.ends_with(".wrapper.cpp")) continue;
+      auto [data, size] = reader.getRecord(record);
+      return std::string(static_cast<const char*>(data.get()), size);
+    }
+  } catch (const c10::Error& e) {
+    throw invalid_argument("its archive cannot be read: " + first_line(e.what()));
+  }
+  throw invalid_argument("it holds no generated code (data/aotinductor/model/*.wrapper.cpp) to read its inputs from");
+}
+
+// A package with no written description: its inputs from the generated code, its outputs from two
+// runs on zeros (compiled_io.hpp says how).
+io_description describe_from_package(torch::inductor::AOTIModelPackageLoader& loader, const std::string& path,
+                                     int device) {
+  const auto io = aoti::parse_compiled_io(wrapper_source(path), path);
+  std::vector<aoti::probe_run> runs;
+  for (const auto& values : aoti::probe_values(io)) {
+    std::vector<at::Tensor> inputs;
+    const auto shapes = aoti::probe_shapes(io, values);
+    for (std::size_t i = 0; i < shapes.size(); ++i)
+      inputs.push_back(at::zeros(shapes[i].dims,
+                                 at::TensorOptions().dtype(scalar_type(io.inputs[i].type)).device(at::kCUDA, device)));
+    std::vector<at::Tensor> outputs;
+    try {
+      outputs = loader.run(inputs);
+    } catch (const std::exception& e) {
+      throw invalid_argument("a run on zeros failed: " + first_line(e.what()));
+    }
+    aoti::probe_run run{values, {}};
+    for (const auto& out : outputs) run.outputs.push_back({ferry_dtype(out.scalar_type()), out.sizes().vec()});
+    runs.push_back(std::move(run));
+  }
+  c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device)).synchronize();
+  return aoti::describe_compiled(std::filesystem::path(path).stem().string(), io, runs);
+}
+
+// The architecture AOTInductor recorded in the package ("sm_90", "cpu"), or "" when it did not.
+std::string compiled_architecture(const std::unordered_map<std::string, std::string>& metadata) {
+  if (const auto key = metadata.find("AOTI_DEVICE_KEY"); key != metadata.end() && key->second == "cpu") return "cpu";
+  const auto cc = metadata.find("AOTI_COMPUTE_CAPABILITY");
+  return cc == metadata.end() || cc->second.empty() ? "" : "sm_" + cc->second;
+}
+
 }  // namespace
 
 std::unique_ptr<engine> load_aoti_engine(const std::string& path, const model_engine_options& options) {
@@ -156,14 +215,26 @@ std::unique_ptr<engine> load_aoti_engine(const std::string& path, const model_en
   std::optional<std::string> metadata;
   const auto all = loader->get_metadata();
   if (const auto it = all.find(std::string(aoti::io_metadata_key)); it != all.end()) metadata = it->second;
-  auto description = aoti::find_io_description(path, metadata);
+  auto written = aoti::find_io_description(path, metadata);
 
+  // Checked before anything of the package runs here, written description or not.
+  io_description compiled_for;
+  compiled_for.cuda_arch = written && !written->cuda_arch.empty() ? written->cuda_arch : compiled_architecture(all);
+  if (written) compiled_for.exported_with_torch = written->exported_with_torch;
   int major = 0, minor = 0;
   FERRY_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, options.device));
   FERRY_CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, options.device));
-  if (auto why = aoti::incompatibility(description, major, minor, TORCH_VERSION))
+  if (auto why = aoti::incompatibility(compiled_for, major, minor, TORCH_VERSION))
     throw invalid_argument("model file '" + path + "' cannot run here: " + *why);
-  return std::make_unique<aoti_engine>(std::move(loader), std::move(description), options.device);
+
+  if (!written) {
+    try {
+      written = describe_from_package(*loader, path, options.device);
+    } catch (const invalid_argument& e) {
+      throw invalid_argument(aoti::no_description_message(path, e.what()));
+    }
+  }
+  return std::make_unique<aoti_engine>(std::move(loader), std::move(*written), options.device);
 }
 
 }  // namespace ferry

@@ -43,22 +43,26 @@ void check_package_file(const std::filesystem::path& package) {
                     package.string()));
 }
 
-io_description find_io_description(const std::filesystem::path& package,
-                                   const std::optional<std::string>& metadata_json) {
+std::optional<io_description> find_io_description(const std::filesystem::path& package,
+                                                  const std::optional<std::string>& metadata_json) {
   if (metadata_json)
     return parse_io_description(*metadata_json,
                                 package.string() + " (metadata '" + std::string(io_metadata_key) + "')");
   const auto sidecar = sidecar_path(package);
   std::ifstream in(sidecar);
-  if (!in)
-    throw invalid_argument(fmt::format(
-        "model file '{}' has no I/O description: neither metadata '{}' in the package nor a sidecar '{}'. ferry "
-        "needs each input's and output's name, dtype and shape with its dynamic dims' ranges: export with "
-        "scripts/export_model.py --module FILE.py:FUNCTION, or write the sidecar (format ferry.io/1, docs/USAGE.md)",
-        package.string(), io_metadata_key, sidecar.string()));
+  if (!in) return std::nullopt;
   std::stringstream text;
   text << in.rdbuf();
   return parse_io_description(text.str(), sidecar.string());
+}
+
+std::string no_description_message(const std::filesystem::path& package, std::string_view why_not_read) {
+  return fmt::format(
+      "model file '{}' has no I/O description (neither metadata '{}' in the package nor a sidecar '{}'), and its "
+      "I/O could not be read from the package itself: {}. ferry needs each input's and output's name, dtype and "
+      "shape with its dynamic dims' ranges: export with scripts/export_model.py --module FILE.py:FUNCTION, or "
+      "write the sidecar (format ferry.io/1, docs/USAGE.md)",
+      package.string(), io_metadata_key, sidecar_path(package).string(), why_not_read);
 }
 
 std::optional<std::string> incompatibility(const io_description& d, int cc_major, int cc_minor,

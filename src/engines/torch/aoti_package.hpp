@@ -22,10 +22,14 @@ inline constexpr std::string_view io_metadata_key = "ferry.io";
 // a zip archive (every .pt2 package is one).
 void check_package_file(const std::filesystem::path& package);
 
-// The description from the package's metadata when it has one, else from the sidecar; throws
-// invalid_argument when neither exists or the text is malformed.
-[[nodiscard]] io_description find_io_description(const std::filesystem::path& package,
-                                                 const std::optional<std::string>& metadata_json);
+// The description written down for the package: from its metadata when it has one, else from the
+// sidecar; nothing when neither exists. Throws invalid_argument when the text is malformed.
+[[nodiscard]] std::optional<io_description> find_io_description(const std::filesystem::path& package,
+                                                                const std::optional<std::string>& metadata_json);
+
+// The message for a package with no written description whose I/O could not be read from the
+// package itself either (`why_not_read` says why): what is missing, and the two ways to add it.
+[[nodiscard]] std::string no_description_message(const std::filesystem::path& package, std::string_view why_not_read);
 
 // Why a package cannot run here, or nothing: compiled for another GPU architecture ("sm_90"
 // against the device's major.minor), or exported by a PyTorch whose major.minor differs from the
