@@ -31,6 +31,9 @@ For each model it writes:
                      ferry's C++ backend computes (relative L2 error below 1e-2).
   NAME.pt2.eager.pt  with --save-eager: the eager module itself (torch.save), so a client can
                      check every answer a server gives (scripts/serve_model_check.py --eager).
+  NAME.bare.pt2      with --bare: the same model packaged as plain PyTorch packages it, with no
+                     description at all (no metadata, no sidecar), as a package made elsewhere
+                     comes; ferry reads its I/O from the package itself (docs/USAGE.md).
 
 Packages are compiled for the GPU they are exported on (--device, default cuda:0) and run where
 its architecture and PyTorch version match. --device cpu exports without a GPU, for checking a
@@ -215,9 +218,9 @@ def describe_io(program, dynamic_shapes=None, input_names=None, output_names=Non
     return {"symbols": symbols, "inputs": inputs, "outputs": outputs}
 
 
-def export(name, out, device, model, example, dynamic, io=None, save_eager=False, names=None):
+def export(name, out, device, model, example, dynamic, io=None, save_eager=False, names=None, bare=False):
     """Exports `model` on `device` as out/NAME.pt2 with its description (derived when `io` is None),
-    its sidecar and its check data."""
+    its sidecar and its check data; with `bare`, also as out/NAME.bare.pt2 without any description."""
     model = model.to(device)
     example = tuple(t.to(device) for t in example)
     arch = "sm_{}{}".format(*torch.cuda.get_device_capability(device)) if device.type == "cuda" else "cpu"
@@ -233,6 +236,8 @@ def export(name, out, device, model, example, dynamic, io=None, save_eager=False
         torch._inductor.aoti_compile_and_package(
             program, package_path=str(package),
             inductor_configs={"aot_inductor.metadata": {"ferry.io": text}})
+        if bare:
+            torch._inductor.aoti_compile_and_package(program, package_path=str(out / f"{name}.bare.pt2"))
         reference = model(*example)  # eager PyTorch, the same weights and input
     (out / f"{name}.pt2.io.json").write_text(json.dumps(description, indent=2) + "\n")
     outputs = reference if isinstance(reference, (tuple, list)) else (reference,)
@@ -282,6 +287,8 @@ def main():
     parser.add_argument("--out", type=pathlib.Path, default=pathlib.Path("models"))
     parser.add_argument("--device", default="cuda:0", help="cuda:N (default cuda:0), or cpu to check an export")
     parser.add_argument("--save-eager", action="store_true", help="also save the eager module (NAME.pt2.eager.pt)")
+    parser.add_argument("--bare", action="store_true",
+                        help="also write NAME.bare.pt2, the package with no I/O description (as plain PyTorch makes it)")
     args = parser.parse_args()
     if not args.models and not args.module:
         parser.error("name built-in models or give --module FILE.py:FUNCTION")
@@ -297,13 +304,13 @@ def main():
     for name in args.models:
         torch.manual_seed(0)
         model, example, dynamic, io = MODELS[name](device)
-        export(name, args.out, device, model, example, dynamic, io, args.save_eager)
+        export(name, args.out, device, model, example, dynamic, io, args.save_eager, bare=args.bare)
     if args.module:
         made = load_build(args.module)
         name = args.name or pathlib.Path(args.module.rpartition(":")[0]).stem
         names = {k: made[k] for k in ("input_names", "output_names", "index_bounds") if k in made}
         export(name, args.out, device, made["module"], tuple(made["example_inputs"]), made.get("dynamic_shapes"),
-               save_eager=args.save_eager, names=names)
+               save_eager=args.save_eager, names=names, bare=args.bare)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@
 #   CUDA calls, so nothing else runs beside them), then, where a set says `gpu-set: needs-torch`,
 #   builds the torch plugin against the host's PyTorch and exports the models in the background
 #   (OUTDIR/.torch-done marks the end; sets wait for it through torch_ready), then the other sets
-#   in the order given;
+#   in the order given (GPU_TORCH=1 builds and exports for a call of sets that do not need it, so
+#   that the tests set runs the torch tests too);
 # - goes on after a set that fails, and says so in OUTDIR/steps.txt; its exit code is the number
 #   of sets that failed.
 # The serve sets need the Python wheels of scripts/fetch_gpu_wheels.sh carried as .whl.
@@ -76,6 +77,7 @@ run_set() {
 start_torch_build() {
   local set exports=resnet50 eager=() wanted=0
   for set in "$@"; do says "$set" needs-torch && wanted=1; done
+  [[ ${GPU_TORCH:-0} == 1 ]] && wanted=1
   ((wanted)) || return 0
   [[ $GPU_SETS == *" encoder "* ]] && exports="$exports encoder-s128 encoder-s384"
   [[ $GPU_SETS == *" serve-model "* ]] && eager=(--save-eager)
@@ -95,6 +97,15 @@ start_torch_build() {
         > "$out/export.log" 2>&1 || rc=$?
       echo "rc=$rc" >> "$out/export.log"
     ) &
+    # The tests' small model, also as a package with no description (read from the package itself).
+    if [[ $GPU_SETS == *" tests "* ]]; then
+      (
+        rc=0
+        TORCHINDUCTOR_COMPILE_THREADS=2 timeout 300 python3 scripts/export_model.py --out models --bare \
+          --module tests/python/tiny_model.py:build --name tiny > "$out/export-tiny.log" 2>&1 || rc=$?
+        echo "rc=$rc" >> "$out/export-tiny.log"
+      ) &
+    fi
     wait
     touch "$out/.torch-done"
   ) &

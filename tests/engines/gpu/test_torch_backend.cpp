@@ -176,4 +176,47 @@ TEST(TorchBackendFiles, CorruptPackageIsReportedByName) {
   fs::remove(bad);
 }
 
+// A package with no description at all, as plain PyTorch makes it: ferry reads its inputs from
+// the package's generated code and its outputs from two runs, and the package then answers as the
+// same model exported with a description does.
+TEST(TorchBackendFiles, APackageWithoutDescriptionIsDescribedFromItself) {
+  const char* dir = std::getenv("FERRY_TORCH_MODELS");
+  const fs::path bare_path = fs::path(dir ? dir : "") / "tiny.bare.pt2";
+  const fs::path described_path = fs::path(dir ? dir : "") / "tiny.pt2";
+  if (dir == nullptr || !fs::exists(bare_path) || !fs::exists(described_path.string() + ".check"))
+    GTEST_SKIP() << "set FERRY_TORCH_MODELS to a folder with tiny.pt2 and tiny.bare.pt2 (scripts/export_model.py "
+                    "--module tests/python/tiny_model.py:build --name tiny --bare)";
+  std::string skip;
+  auto described = load_or_skip(described_path, skip);
+  if (!described) GTEST_SKIP() << skip;
+  auto bare = load_or_skip(bare_path, skip);
+  ASSERT_NE(bare, nullptr) << skip;
+  ASSERT_EQ(bare->io().size(), described->io().size());
+  for (std::size_t i = 0; i < bare->io().size(); ++i) {
+    const auto& got = bare->io()[i];
+    const auto& want = described->io()[i];
+    SCOPED_TRACE(got.name + " against " + want.name);
+    EXPECT_EQ(got.role, want.role);
+    EXPECT_EQ(got.type, want.type);
+    EXPECT_EQ(got.shape, want.shape);
+  }
+  const auto c = read_case(described_path);
+  std::vector<ferry::shape_binding> shapes;
+  for (std::size_t i = 0; i < c.shapes.size(); ++i) shapes.push_back({bare->io()[i].name, c.shapes[i].dims});
+  const auto caps = ferry::query_device(0);
+  ferry::session s(*bare, bare->resolve(shapes), {.strategy = ferry::strategy_kind::pinned, .inflight = 1}, caps);
+  auto filling = s.acquire();
+  for (std::size_t i = 0; i < c.inputs.size(); ++i) {
+    auto view = filling.input(i);
+    ASSERT_EQ(view.size(), c.inputs[i].size()) << "input " << i;
+    std::memcpy(view.data(), c.inputs[i].data(), view.size());
+  }
+  auto done = std::move(filling).submit().wait();
+  for (std::size_t o = 0; o < c.outputs.size(); ++o) {
+    const double error = relative_l2_error(done.output(o), done.output_spec(o).type, c.outputs[o], c.output_types[o]);
+    EXPECT_LT(error, 1e-2) << "relative L2 error against eager PyTorch";
+    std::cout << "  tiny.bare.pt2, described from itself: relative L2 error " << error << '\n';
+  }
+}
+
 }  // namespace
