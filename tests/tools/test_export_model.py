@@ -6,9 +6,11 @@ with its sidecar and check data. Runs where PyTorch is importable, and skips, sa
 several GB)."""
 import json
 import pathlib
+import re
 import sys
 import tempfile
 import unittest
+import zipfile
 
 try:
     import torch
@@ -83,6 +85,29 @@ class ExportOnTheCpu(unittest.TestCase):
             self.assertEqual((out / "tiny.pt2").read_bytes()[:4], b"PK\x03\x04")
             manifest = json.loads((out / "tiny.pt2.check" / "manifest.json").read_text())
             self.assertEqual(manifest["outputs"][0]["shape"], [3, 2])
+
+    def test_bare_writes_a_package_whose_generated_code_spells_out_its_inputs(self):
+        # What ferry reads from a package with no description (src/engines/torch/compiled_io.hpp):
+        # this checks the installed PyTorch still writes it that way.
+        with tempfile.TemporaryDirectory() as out:
+            out = pathlib.Path(out)
+            rows = torch.export.Dim("rows", min=1, max=8)
+            model = torch.nn.Linear(4, 2).eval()
+            export_model.export("tiny", out, torch.device("cpu"), model, (torch.randn(3, 4),), {"input": {0: rows}},
+                                bare=True)
+            with zipfile.ZipFile(out / "tiny.bare.pt2") as package:
+                names = package.namelist()
+                wrapper = [n for n in names if "/data/aotinductor/model/" in n and n.endswith(".wrapper.cpp")]
+                self.assertEqual(len(wrapper), 1, names)
+                code = package.read(wrapper[0]).decode()
+                metadata = "".join(package.read(n).decode() for n in names if n.endswith("_metadata.json"))
+            self.assertNotIn("ferry.io", metadata)
+            self.assertFalse((out / "tiny.bare.pt2.io.json").exists())
+            name = re.search(r'inputs_info_\[0\]\.name = "(\w+)";', code).group(1)
+            self.assertIn(f"{name}_expected_dtype = aoti_torch_dtype_float32();", code)
+            self.assertIn(f"if (4 != {name}_size[1])", code)
+            self.assertIn(f"if ({name}_size[0] > 8)", code)
+            self.assertRegex(code, rf"int64_t \w+ = {name}_size\[0\];")
 
 
 if __name__ == "__main__":
