@@ -1,7 +1,6 @@
 #include "engines/torch/aoti_engine.hpp"
 
 #include <filesystem>
-#include <map>
 #include <optional>
 
 #include <ATen/ATen.h>
