@@ -175,6 +175,7 @@ const char* ferry_backend_context_capture_refusal(const ferry_backend_context* c
 ferry_backend_error* ferry_backend_context_use_graphs(ferry_backend_context* context, int32_t max_graphs,
                                                       const char** refusal) {
   return guarded([&] {
+    if (refusal == nullptr) throw ferry::invalid_argument("use_graphs: no place for the refusal (refusal is NULL)");
     context->graphs_refusal = context->context->use_own_graphs(max_graphs);
     *refusal = context->graphs_refusal ? context->graphs_refusal->c_str() : nullptr;
   });
