@@ -13,6 +13,7 @@
 #include "engines/graph_cache.hpp"
 #include "engines/torch/aoti_graphs.hpp"
 #include "engines/torch/aoti_package.hpp"
+#include "engines/torch/call_spec.hpp"
 #include "engines/torch/compiled_io.hpp"
 #include "ferry/error.hpp"
 
@@ -219,7 +220,15 @@ std::string wrapper_source(const std::string& path) {
 // runs on zeros (compiled_io.hpp says how).
 io_description describe_from_package(torch::inductor::AOTIModelPackageLoader& loader, const std::string& path,
                                      int device) {
-  const auto io = aoti::parse_compiled_io(wrapper_source(path), path);
+  auto io = aoti::parse_compiled_io(wrapper_source(path), path);
+  // The generated code names inputs by the graph's placeholders (arg73_1); the caller's keyword
+  // names (input_ids) are in the call spec, and files and flags use those. A spec that cannot be
+  // read leaves the generated names, which work as well.
+  try {
+    const auto spec = loader.get_call_spec();
+    if (!spec.empty()) (void)aoti::apply_caller_names(io, aoti::caller_input_names(spec.front()));
+  } catch (const std::exception&) {
+  }
   std::vector<aoti::probe_run> runs;
   for (const auto& values : aoti::probe_values(io)) {
     std::vector<at::Tensor> inputs;
