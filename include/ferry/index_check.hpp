@@ -5,12 +5,15 @@
 // makes a real model's kernel fail a device-side assert, which loses the GPU's context for the
 // whole process (ferry/device_fault.hpp). So ferry checks such inputs on every path:
 // - on the host, where the CPU has the bytes (a request body, system shared memory, a data file):
-//   find_index_violation below, before the request is queued;
+//   find_index_violation below, before the request is queued; and a session checks a small input
+//   the CPU wrote into a slot's host view when it is submitted (a scan of a few KB costs less than
+//   a kernel launch);
 // - on the GPU, where only the GPU has them (CUDA shared memory, device-resident inputs) or where
-//   the host's copy could still change (a client's shared memory): a small kernel on the slot's
-//   stream before the engine (session_options::index_checks), which sets every value out of range
-//   to 0 before the engine reads it and reports the first one; the request then fails with
-//   index_out_of_range and its answer, computed on the repaired input, is never handed out.
+//   the host's copy could still change (a client's shared memory), and for large inputs: a small
+//   kernel on the slot's stream before the engine (session_options::index_checks), which sets
+//   every value out of range to 0 before the engine reads it and reports the first one; the
+//   request then fails with index_out_of_range and its answer, computed on the repaired input, is
+//   never handed out.
 #pragma once
 
 #include <cstdint>

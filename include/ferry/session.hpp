@@ -217,7 +217,9 @@ class filling_slot {
   enum class host_view { fetched, skipped };
   void deliver_output(std::size_t index, const output_delivery& delivery, host_view view);
 
-  // Enqueues to_device, the engine and to_host on the slot's stream and hands the slot on.
+  // Enqueues to_device, the engine and to_host on the slot's stream and hands the slot on. Throws
+  // index_out_of_range, with nothing enqueued and the slot back in the pool, when a small index
+  // input's host view holds a value out of its bound (ferry/index_check.hpp).
   [[nodiscard]] pending_slot submit(stage_timing timing = stage_timing::events) &&;
   [[nodiscard]] int slot_index() const noexcept;
   // The ordinal of the GPU this slot's buffers, stream and engine context live on (its session's).

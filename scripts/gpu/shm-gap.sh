@@ -31,7 +31,7 @@ for allocator in jemalloc glibc; do
   server_env=("FERRY_SERVE_MALLOC=$allocator")
   step "ferry serve ($allocator)"
   start_server "$here/models" || continue
-  for model in resnet50 touch touch_mapped; do
+  for model in resnet50 touch ${SHM_GAP_MAPPED:+touch_mapped}; do
     [[ -e $here/models/$model/config.json ]] || continue
     batch=()
     output=4800000
@@ -42,7 +42,7 @@ for allocator in jemalloc glibc; do
     for shm in cuda system; do
       stem=$here/$allocator-$model-$shm
       stats "$model" > "$stem.before.json"
-      echo "$allocator $model $shm $(run_pa "$stem" 40 -m "$model" "${batch[@]}" -i grpc -u "127.0.0.1:$grpc_port" \
+      echo "$allocator $model $shm $(run_pa "$stem" 30 -m "$model" "${batch[@]}" -i grpc -u "127.0.0.1:$grpc_port" \
         --concurrency-range 16:16 --shared-memory "$shm" --output-shared-memory-size $output)" | tee -a "$here/summary.txt"
       stats "$model" > "$stem.after.json"
       "${host_python[@]}" - "$stem.before.json" "$stem.after.json" << 'PY' | tee -a "$here/summary.txt"

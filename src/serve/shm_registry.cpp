@@ -47,15 +47,21 @@ struct shm_registry::region {
   // The object, kept open so every request can see its current size: the client may shrink it
   // after registering, and the mapping does not say so (its pages past the new end fault instead).
   int fd = -1;
-  // The view requests use, and the object's change time when it was made. Page-locking holds the
-  // pages the object had then: once the object is truncated and grown again its pages are new, and
-  // a DMA through the old registration would read and write the orphaned ones (the client would see
-  // zeros). So a change of the object's ctime (truncation, resizing; also a write() by the client)
-  // makes a new view before the next request, and the old one goes when its requests end.
+  // The view requests use. Page-locking holds the pages the object had when the view was made:
+  // once the object is truncated below the region and grown again, those pages are no longer the
+  // object's, and a DMA through the old registration would read and write the orphaned ones (the
+  // client would see zeros). So a view goes stale when a request finds the object smaller than the
+  // region, or holding fewer blocks than when the view was made (a truncation drops the pages past
+  // the new end; a grown object's pages come back only as the client writes them), and the next
+  // request that fits makes a new view; the old one goes when its requests end. The object's change
+  // time says nothing here: on tmpfs it moves with every write through a mapping (the client's
+  // and the GPU's), and a new view per request (mmap and cudaHostRegister, about a millisecond)
+  // once cut the system shared-memory path to a fraction of CUDA shared memory's rate.
   std::mutex view_mutex;
   std::uint64_t views_remade = 0;  // how often the object changed under the registration
   std::shared_ptr<shm_region_view> view;
-  timespec view_ctime{};
+  blkcnt_t view_blocks = 0;  // the object's allocated blocks once the view was page-locked
+  bool view_stale = false;
 
   ~region() {
     view.reset();
@@ -67,7 +73,11 @@ namespace {
 
 std::string os_error(const char* call) { return std::string(call) + ": " + std::strerror(errno); }
 
-bool same_time(const timespec& a, const timespec& b) { return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec; }
+// The object's allocated blocks now (page-locking a view faults every page of it in).
+blkcnt_t allocated_blocks(int fd) {
+  struct stat info {};
+  return fstat(fd, &info) == 0 ? info.st_blocks : 0;
+}
 
 // Maps `byte_size` bytes at `offset` of the object and, with `page_lock`, registers them with CUDA.
 // Calls `fail(cuda_failed, what)`, which throws, when the mapping or the registration fails.
@@ -125,7 +135,7 @@ void shm_registry::register_region(const std::string& name, const std::string& k
                         if (!cuda_failed) throw bad_request("shared-memory region '" + name + "': " + what);
                         throw request_error(error_status::internal, "shared-memory region '" + name + "': " + what);
                       });
-  r->view_ctime = info.st_ctim;
+  r->view_blocks = allocated_blocks(r->fd);
   regions_.insert(name, std::move(r));
 }
 
@@ -152,6 +162,10 @@ std::span<std::byte> shm_registry::lookup(const shm_ref& ref, const std::string&
                         tensor + ": shared-memory region '" + ref.region + "': " + os_error("fstat"));
   const auto object_bytes = static_cast<std::size_t>(info.st_size);
   const std::size_t needed = r->status.offset + ref.offset + ref.byte_size;  // all within the registered range
+  if (object_bytes < r->status.offset + r->status.byte_size || info.st_blocks < r->view_blocks) {
+    const std::lock_guard lock(r->view_mutex);
+    r->view_stale = true;  // some of the registered pages may no longer be the object's
+  }
   if (object_bytes < needed)
     throw bad_request(tensor + ": shared-memory region '" + ref.region + "' has shrunk: its object '" + r->status.key +
                       "' is now " + std::to_string(object_bytes) +
@@ -161,18 +175,28 @@ std::span<std::byte> shm_registry::lookup(const shm_ref& ref, const std::string&
   std::shared_ptr<shm_region_view> view;
   {
     const std::lock_guard lock(r->view_mutex);
-    if (r->view->cuda_registration && !same_time(info.st_ctim, r->view_ctime)) {
+    const bool fits = object_bytes >= r->status.offset + r->status.byte_size;
+    // Page-locked pages that may be orphaned are never used: until the object covers the whole
+    // region again (and a new view can be page-locked), its requests are refused.
+    if (r->view->cuda_registration && r->view_stale && !fits)
+      throw bad_request(tensor + ": shared-memory region '" + ref.region + "' has shrunk: its object '" +
+                        r->status.key + "' is now " + std::to_string(object_bytes) +
+                        " bytes, less than the region's offset + byte_size = " +
+                        std::to_string(r->status.offset + r->status.byte_size) +
+                        "; grow it back (or register the region again) to use it");
+    if (r->view->cuda_registration && r->view_stale) {
       r->view = make_view(r->fd, r->status.offset, r->status.byte_size, true, [&](bool, const std::string& what) {
         throw request_error(error_status::internal, tensor + ": shared-memory region '" + ref.region +
                                                         "' changed and could not be mapped again: " + what);
       });
-      r->view_ctime = info.st_ctim;
+      r->view_stale = false;
+      r->view_blocks = allocated_blocks(r->fd);
       // Said at 1, 10, 100, ... times: mapping and page-locking again costs a request about a
       // millisecond, so a client that keeps changing its object should know it does.
       if (const auto n = ++r->views_remade; n == 1 || n == 10 || n == 100 || n == 1000 || n % 10000 == 0)
         std::fprintf(stderr,
-                     "ferry serve: system shared-memory region '%s' changed (its object's change time moved): "
-                     "mapped and page-locked again, %llu time(s) so far\n",
+                     "ferry serve: system shared-memory region '%s' changed (its object was truncated): mapped "
+                     "and page-locked again, %llu time(s) so far\n",
                      ref.region.c_str(), static_cast<unsigned long long>(n));
     }
     view = r->view;

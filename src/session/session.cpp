@@ -305,6 +305,8 @@ void filling_slot::deliver_output(std::size_t index, const output_delivery& deli
 
 pending_slot filling_slot::submit(stage_timing timing) && {
   nvtx3::scoped_range r{"ferry.submit"};
+  // Refused before anything is enqueued: the slot goes back to the pool with this handle.
+  slot_->check_indices_on_host();
   slot_->enqueue_pipeline(timing == stage_timing::events);
   return pending_slot(std::move(slot_));
 }

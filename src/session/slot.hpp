@@ -52,8 +52,12 @@ struct slot {
   // Tries to capture the pipeline into a graph; returns why not when capture fails.
   [[nodiscard]] std::optional<std::string> capture_graph();
   void wait_blocking();
-  // Throws index_out_of_range for the first input whose check found a value out of its bound in
-  // the request that just finished (wait_blocking first).
+  // Checks on the CPU, before anything is enqueued, the index inputs the request reads from the
+  // slot's own host views and that are small enough (host_index_check_bytes): a scan of a few KB
+  // costs less than a kernel launch. Throws index_out_of_range for a value out of its bound.
+  void check_indices_on_host() const;
+  // Throws index_out_of_range for the first input whose GPU check found a value out of its bound
+  // in the request that just finished (wait_blocking first).
   void throw_index_violations() const;
   [[nodiscard]] stage_times times() const;
   [[nodiscard]] const event& consumed_marker() const noexcept;
