@@ -281,7 +281,9 @@ class session {
   // so a capture may fail after the session began: this reads the engines' first failure into
   // graph() (then inactive, saying why; the requests of that key run without a graph). It holds
   // every slot while it reads, so it waits for requests in flight; warmup() ends with it. Not
-  // while another thread reads graph().
+  // while another thread reads graph(). Both wait for every slot, so a thread still holding a slot
+  // it acquired (a filling, pending or completed handle alive, even one handed to another thread)
+  // gets invalid_argument instead of waiting for itself.
   const graph_status& refresh_graph_status();
 
   // The options the session was made with, tensor_strategies included.

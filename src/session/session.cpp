@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <thread>
 
 #include <nvtx3/nvtx3.hpp>
 
@@ -23,6 +24,7 @@ struct session::state {
   std::mutex mutex;
   std::condition_variable freed;
   std::vector<detail::slot*> free_slots;
+  std::vector<std::thread::id> holders;  // by slot index: the thread that acquired it, none while free
   std::function<void()> release_listener;
 };
 
@@ -56,6 +58,17 @@ void read_outputs_like_a_client(const completed_slot& done) {
 // graph for each. The graphs of one context share its memory pool (they replay one after another
 // on the slot's stream), so more graphs cost their launch state, not their activations again.
 constexpr int own_graphs_per_slot = 16;
+
+// warmup() and refresh_graph_status() wait for every slot: a thread still holding one it acquired
+// (a filling, pending or completed handle alive) would wait for itself for ever.
+void refuse_waiting_for_own_slot(std::mutex& mutex, const std::vector<std::thread::id>& holders,
+                                 const char* operation) {
+  const std::lock_guard lock(mutex);
+  if (std::find(holders.begin(), holders.end(), std::this_thread::get_id()) == holders.end()) return;
+  throw invalid_argument(std::string(operation) +
+                         " waits until every slot of the session is free, and the calling thread still holds one "
+                         "it acquired (a filling, pending or completed slot): let that handle go first");
+}
 
 // graph_mode::on: each slot's pipeline captured by the session where the engine allows a plain
 // capture, else graphs the engine captures of its own run where it offers them. All slots or none:
@@ -138,6 +151,7 @@ session::session(engine& eng, std::vector<tensor_spec> concrete_io, const sessio
 
   if (options.graph == graph_mode::on) state_->graph = start_graphs(state_->slots);
   for (auto& s : state_->slots) state_->free_slots.push_back(s.get());
+  state_->holders.resize(state_->slots.size());
 }
 
 session::~session() {
@@ -156,6 +170,7 @@ filling_slot session::acquire() {
   state_->freed.wait(lock, [this] { return !state_->free_slots.empty(); });
   detail::slot* s = state_->free_slots.back();
   state_->free_slots.pop_back();
+  state_->holders[static_cast<std::size_t>(s->index)] = std::this_thread::get_id();
   s->reset_tensors();  // the last request's caller memory is not this one's
   return filling_slot(detail::slot_handle(s, detail::slot_release{this}));
 }
@@ -165,6 +180,7 @@ std::optional<filling_slot> session::try_acquire(std::chrono::milliseconds timeo
   if (!state_->freed.wait_for(lock, timeout, [this] { return !state_->free_slots.empty(); })) return std::nullopt;
   detail::slot* s = state_->free_slots.back();
   state_->free_slots.pop_back();
+  state_->holders[static_cast<std::size_t>(s->index)] = std::this_thread::get_id();
   s->reset_tensors();  // the last request's caller memory is not this one's
   return filling_slot(detail::slot_handle(s, detail::slot_release{this}));
 }
@@ -173,6 +189,7 @@ void session::release(detail::slot* s) noexcept {
   {
     std::lock_guard lock(state_->mutex);
     state_->free_slots.push_back(s);
+    state_->holders[static_cast<std::size_t>(s->index)] = {};
   }
   state_->freed.notify_one();
   if (state_->release_listener) {
@@ -192,6 +209,7 @@ void session::set_release_listener(std::function<void()> listener) { state_->rel
 
 void session::warmup(int rounds, const input_data& data) {
   nvtx3::scoped_range r{"ferry.warmup"};
+  refuse_waiting_for_own_slot(state_->mutex, state_->holders, "warmup()");
   // Values every model takes (ferry/input_data.hpp): engines should not see garbage even when
   // it is not timed. An out-of-range id would trip a device-side assert in a real model.
   const input_data values = data.bound_to(state_->io);
@@ -217,6 +235,7 @@ void session::warmup(int rounds, const input_data& data) {
 
 const graph_status& session::refresh_graph_status() {
   if (state_->graph.kind != graph_kind::engine || !state_->graph.active) return state_->graph;
+  refuse_waiting_for_own_slot(state_->mutex, state_->holders, "refresh_graph_status()");
   // Every slot held: no context is enqueued while its engine is asked.
   std::vector<filling_slot> held;
   for (int i = 0; i < slots(); ++i) held.push_back(acquire());

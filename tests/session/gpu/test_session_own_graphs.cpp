@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "core/device_memory.hpp"
@@ -108,6 +109,30 @@ TEST(SessionOwnGraphs, WithoutGraphsAskedNoContextCapturesAnything) {
   EXPECT_EQ(s.graph().kind, graph_kind::none);
   EXPECT_EQ(eng.counts.captures, 0);
   EXPECT_EQ(eng.counts.replays, 0);
+}
+
+// warmup() and refresh_graph_status() wait for every slot: called by a thread that still holds one,
+// they refuse, naming the cause, where they would wait for ever; with the slot let go they work.
+TEST(SessionOwnGraphs, WaitingForEverySlotWhileHoldingOneIsRefusedNotAHang) {
+  own_graph_engine eng(false);
+  auto s = make_session(eng, ferry::graph_mode::on);
+  s.warmup();
+  {
+    auto done = s.acquire().submit().wait();
+    const std::vector<std::function<void()>> waits_for_every_slot = {[&s] { (void)s.refresh_graph_status(); },
+                                                                     [&s] { s.warmup(1); }};
+    for (const auto& call : waits_for_every_slot) {
+      try {
+        call();
+        ADD_FAILURE() << "a call that waits for every slot returned while this thread held one";
+      } catch (const ferry::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("still holds one"), std::string::npos) << e.what();
+      }
+    }
+    EXPECT_EQ(s.slots_in_use(), 1);
+  }
+  EXPECT_TRUE(s.refresh_graph_status().active) << s.graph().reason;
+  EXPECT_TRUE(answers(s, 3.0F));
 }
 
 TEST(SessionOwnGraphs, ThroughTheCAbiAsInProcess) {
