@@ -220,7 +220,9 @@ void add_bench_command(CLI::App& app, std::string command_line) {
                   "against the best measured");
   cmd->add_option("--csv", f.csv, "write the CSV report here");
   cmd->add_option("--md", f.md, "write the markdown report here");
-  cmd->add_option("--plot", f.plot, "render latency/throughput plots here (.png or .svg)");
+  cmd->add_option("--plot", f.plot,
+                  "draw which strategy is fastest at each input size here (.png or .svg; one panel per engine: "
+                  "the median latency, or the rate with --objective throughput)");
   auto* device_option = add_device_option(*cmd, f.device, "measure on this GPU", "GPU 0");
   cmd->add_option("--devices", f.devices,
                   "GPUs to spread requests over: 0,1 or all (one engine replica with --inflight slots on each; "
