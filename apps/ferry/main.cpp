@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
 #endif
 
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.size() > 1 && args.front() == "help") {
+  if (args.size() > 1 && args.front() == "help" && !args[1].starts_with('-')) {
     const auto& topic = args[1];
     if (app.get_subcommands([&](const CLI::App* c) { return c->check_name(topic); }).empty())
       return report(("no command '" + topic + "' (`ferry help` lists them)").c_str(), exit_usage);

@@ -50,6 +50,7 @@ TEST(CliHelp, HelpCommandShowsTheCommandsOwnPage) {
 
 TEST(CliHelp, HelpOfAnUnknownCommandIsAMistake) {
   REQUIRE_CLI();
+  EXPECT_EQ(run_cli("help --help", captured::both).exit_code, 0);  // a flag, not a command
   const auto result = run_cli("help frobnicate", captured::stderr_only);
   EXPECT_EQ(result.exit_code, 2) << result.output;
   EXPECT_EQ(result.output, "ferry: no command 'frobnicate' (`ferry help` lists them)\n");
