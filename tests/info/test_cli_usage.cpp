@@ -120,10 +120,10 @@ TEST(CliRefusals, WrongValuesAreNamedInOneLineWithExitTwo) {
        {"ferry: engine 'torch:missing.pt2': the model file 'missing.pt2' does not exist (relative to "}},
       {"bench --engine reduce,torch:/nonexistent/model.pt2 --strategy pinned",
        {"ferry: engine 'torch:/nonexistent/model.pt2': the model file '/nonexistent/model.pt2' does not exist\n"}},
-      {"bench --objective fastest",
-       {"ferry: --objective: fastest not in {latency,throughput} (--help lists the flags)"}},
+      // CLI11's own refusals, in the one-line form (the words between are CLI11's).
+      {"bench --objective fastest", {"ferry: --objective: ", "fastest", " (--help lists the flags)"}},
       {"serve --model-repository /nonexistent-repository",
-       {"ferry: --model-repository: Directory does not exist: /nonexistent-repository"}},
+       {"ferry: --model-repository: ", "/nonexistent-repository", " (--help lists the flags)"}},
   };
   for (const auto& r : refusals) {
     if (r.args.rfind("serve", 0) == 0 &&
