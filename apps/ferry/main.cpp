@@ -6,8 +6,11 @@
 //   1  it failed while running (a CUDA call, a port in use, a benchmark cell, a write)
 //   2  what was asked is wrong: a flag, a value, a file (CLI11's parse errors, invalid_argument)
 //   3  this machine cannot do it: no usable GPU, no code for its GPU, a strategy or backend it lacks
+//   4  the GPU faulted: a sticky CUDA error (a device-side assert, an illegal address) lost its
+//      context; what was measured before is written, and the process must restart to use it
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <memory>
 #include <string>
@@ -28,6 +31,7 @@ namespace {
 constexpr int exit_runtime = 1;
 constexpr int exit_usage = 2;
 constexpr int exit_platform = 3;
+constexpr int exit_device_fault = 4;
 
 int report(const char* message, int code) {
   std::string line = message;
@@ -53,7 +57,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", version_text());
   app.footer(
       "Exit codes: 0 done, 1 failed while running, 2 a wrong flag, value or file, 3 this machine cannot "
-      "do it (no usable GPU, a strategy or backend it lacks).");
+      "do it (no usable GPU, a strategy or backend it lacks), 4 the GPU faulted (a sticky CUDA error: "
+      "restart the process).");
   // `ferry help` is --help, as git and docker have it; `ferry` alone prints the same, and
   // `ferry help COMMAND...` is `ferry COMMAND... --help`.
   auto* help = app.add_subcommand("help", "show this help; `ferry help COMMAND` shows the command's");
@@ -87,6 +92,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help or --version: printed, done
     return report((std::string(e.what()) + " (--help lists the flags)").c_str(), exit_usage);
+  } catch (const ferry::device_fault& e) {
+    // Straight out: destructors of this process's CUDA objects and backends would only fail in the
+    // lost context (or abort, in a framework's cleanup).
+    report(e.what(), exit_device_fault);
+    std::fflush(stdout);
+    std::_Exit(exit_device_fault);
   } catch (const ferry::no_device& e) {
     return report(e.what(), exit_platform);
   } catch (const ferry::unsupported& e) {
