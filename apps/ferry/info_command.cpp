@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "device_option.hpp"
+#include "engine_io.hpp"
 #include "ferry/backend.hpp"
 #include "ferry/error.hpp"
 #include "ferry/info/info_report.hpp"
@@ -60,6 +61,7 @@ void add_info_command(CLI::App& app) {
     int device = -1;
     std::string profile;
     std::string backend_directory;
+    std::string engine;
     CLI::Option* device_option = nullptr;
   };
   auto flags = std::make_shared<parsed>();
@@ -73,11 +75,18 @@ void add_info_command(CLI::App& app) {
                    "read (and with --measure write) this profile instead of "
                    "$XDG_CACHE_HOME/ferry/profiles/<GPU UUID>.json");
   info->add_flag("--json", flags->json, "print JSON instead of text");
+  info->add_option("--engine", flags->engine,
+                   "show this engine's inputs and outputs instead (a built-in or BACKEND:PATH), with each integer "
+                   "input's index bound or that it has none");
   info->add_option("--backend-directory", flags->backend_directory,
                    "folder searched first for backends (before FERRY_BACKEND_PATH and the folder beside ferry)");
   flags->device_option = add_device_option(*info, flags->device, "report only this GPU", "every GPU");
 
   info->callback([flags] {
+    if (!flags->engine.empty()) {
+      print_engine_io(flags->engine, flags->backend_directory, flags->json);
+      return;
+    }
     info_options options;
     options.format = flags->json ? info_format::json : info_format::text;
     options.link = flags->measure ? link_measurement::measure : link_measurement::skip;
