@@ -60,7 +60,8 @@ TEST(CliHelp, HelpOfAnUnknownCommandIsAMistake) {
 // ("--warmup,--no-warmup{false}", "INT:INT in [1 - 1024]", "TEXT:{a,b}", "=0", "Excludes:").
 TEST(CliHelp, PagesShowNoParserNotation) {
   REQUIRE_CLI();
-  const std::regex notation(R"(\{(true|false)\}|\b(U?INT|FLOAT|TEXT|BOOLEAN)[:=]|Excludes:| in \[|\bUINT\b)");
+  const std::regex notation(
+      R"(\{(true|false)\}|\b(U?INT|FLOAT|TEXT|BOOLEAN)[:=]|Excludes:|[A-Z]+ in \[\S+ - \S+\]|\bUINT\b)");
   for (const auto& command : commands()) {
     const auto page = run_cli(command + " --help", captured::stdout_only).output;
     std::smatch found;
