@@ -122,11 +122,18 @@ def make_encoder(vocab=30522, width=768, heads=12, layers=12, mlp=3072, max_seq=
     return Encoder()
 
 
-def resnet50(device):
+def import_torchvision(model):
+    """torchvision, which the built-in image models need (the release of this PyTorch); without it
+    this machine cannot export them (exit 3)."""
     try:
         import torchvision
     except ImportError as e:
-        raise Refused(f"resnet50 needs torchvision, the one of this PyTorch ({e})", EXIT_PLATFORM) from None
+        raise Refused(f"{model} needs torchvision, the release of this PyTorch ({e})", EXIT_PLATFORM) from None
+    return torchvision
+
+
+def resnet50(device):
+    torchvision = import_torchvision("resnet50")
     model = torchvision.models.resnet50(weights=None).to(device)
     # Random weights with BatchNorm's running statistics left at 0/1 let activations grow block by
     # block; a few training-mode passes give the statistics a real network has.
@@ -156,7 +163,7 @@ def resnet50(device):
 def mobilenet_v3_small(device):
     """torchvision's MobileNetV3-small, fp16: a network whose kernels are short, so the host's
     launches bound its rate (what CUDA graphs are for)."""
-    import torchvision
+    torchvision = import_torchvision("mobilenet-v3-small")
     model = torchvision.models.mobilenet_v3_small(weights=None).to(device)
     # As for ResNet-50: running statistics a real network has, from a few training-mode passes.
     for m in model.modules():
