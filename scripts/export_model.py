@@ -38,55 +38,102 @@ For each model it writes:
 Packages are compiled for the GPU they are exported on (--device, default cuda:0) and run where
 its architecture and PyTorch version match. --device cpu exports without a GPU, for checking a
 model's export and description; ferry runs CUDA packages only.
+
+Exit codes, as ferry's: 0 done, 1 failed while running (an export, your build() raising), 2 a
+wrong flag, file or model (one that cannot be described), 3 this machine cannot (no PyTorch for
+this python, no GPU).
 """
 import argparse
 import functools
 import json
 import math
 import pathlib
+import sys
 import time
 
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
+# PyTorch is needed once the command line is known to be right: a mistake in it is named (exit 2)
+# on a machine without PyTorch too.
+try:
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+except ImportError as missing_torch:
+    torch = nn = F = None
+    TORCH_IMPORT_ERROR = str(missing_torch)
 
-DTYPE_NAMES = {torch.float16: "float16", torch.float32: "float32", torch.bfloat16: "bfloat16", torch.int8: "int8",
-               torch.uint8: "uint8", torch.int32: "int32", torch.int64: "int64", torch.bool: "bool"}
+# Exit codes, as the ferry CLI's: 1 it failed while running (an export, a compile), 2 what was asked
+# is wrong (a flag, a file, a model that cannot be described), 3 this machine cannot (no PyTorch, no
+# GPU).
+EXIT_USAGE = 2
+EXIT_PLATFORM = 3
 
 
-class Encoder(nn.Module):
+class Refused(SystemExit):
+    """A refusal with its exit code (EXIT_USAGE or EXIT_PLATFORM); main prints the message as one
+    line. str() of it is the message."""
+
+    def __init__(self, message, code=EXIT_USAGE):
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+def dtype_name(dtype):
+    names = {torch.float16: "float16", torch.float32: "float32", torch.bfloat16: "bfloat16", torch.int8: "int8",
+             torch.uint8: "uint8", torch.int32: "int32", torch.int64: "int64", torch.bool: "bool"}
+    if dtype not in names:
+        raise Refused(f"the model uses {dtype}, a dtype ferry does not handle")
+    return names[dtype]
+
+
+def make_encoder(vocab=30522, width=768, heads=12, layers=12, mlp=3072, max_seq=512):
     """A BERT-base-sized transformer encoder: 12 layers, width 768, 12 heads, MLP 3072.
 
     Written out (pre-norm blocks, scaled_dot_product_attention) rather than nn.TransformerEncoder,
-    whose inference fast path does not export."""
+    whose inference fast path does not export. Defined here, not at the top, since it needs
+    PyTorch's classes."""
 
-    def __init__(self, vocab=30522, width=768, heads=12, layers=12, mlp=3072, max_seq=512):
-        super().__init__()
-        self.heads = heads
-        self.tokens = nn.Embedding(vocab, width)
-        self.positions = nn.Embedding(max_seq, width)
-        self.blocks = nn.ModuleList()
-        for _ in range(layers):
-            self.blocks.append(nn.ModuleDict({
-                "norm1": nn.LayerNorm(width), "qkv": nn.Linear(width, 3 * width), "proj": nn.Linear(width, width),
-                "norm2": nn.LayerNorm(width), "up": nn.Linear(width, mlp), "down": nn.Linear(mlp, width)}))
-        self.norm = nn.LayerNorm(width)
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.heads = heads
+            self.tokens = nn.Embedding(vocab, width)
+            self.positions = nn.Embedding(max_seq, width)
+            self.blocks = nn.ModuleList()
+            for _ in range(layers):
+                self.blocks.append(nn.ModuleDict({
+                    "norm1": nn.LayerNorm(width), "qkv": nn.Linear(width, 3 * width),
+                    "proj": nn.Linear(width, width), "norm2": nn.LayerNorm(width), "up": nn.Linear(width, mlp),
+                    "down": nn.Linear(mlp, width)}))
+            self.norm = nn.LayerNorm(width)
 
-    def forward(self, tokens):
-        batch, seq = tokens.shape
-        positions = torch.arange(seq, device=tokens.device)
-        x = self.tokens(tokens) + self.positions(positions)[None]
-        for b in self.blocks:
-            q, k, v = b["qkv"](b["norm1"](x)).chunk(3, dim=-1)
-            q, k, v = (t.unflatten(-1, (self.heads, -1)).transpose(1, 2) for t in (q, k, v))
-            attended = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).flatten(-2)
-            x = x + b["proj"](attended)
-            x = x + b["down"](F.gelu(b["up"](b["norm2"](x))))
-        return self.norm(x)
+        def forward(self, tokens):
+            batch, seq = tokens.shape
+            positions = torch.arange(seq, device=tokens.device)
+            x = self.tokens(tokens) + self.positions(positions)[None]
+            for b in self.blocks:
+                q, k, v = b["qkv"](b["norm1"](x)).chunk(3, dim=-1)
+                q, k, v = (t.unflatten(-1, (self.heads, -1)).transpose(1, 2) for t in (q, k, v))
+                attended = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).flatten(-2)
+                x = x + b["proj"](attended)
+                x = x + b["down"](F.gelu(b["up"](b["norm2"](x))))
+            return self.norm(x)
+
+    return Encoder()
+
+
+def import_torchvision(model):
+    """torchvision, which the built-in image models need (the release of this PyTorch); without it
+    this machine cannot export them (exit 3)."""
+    try:
+        import torchvision
+    except ImportError as e:
+        raise Refused(f"{model} needs torchvision, the release of this PyTorch ({e})", EXIT_PLATFORM) from None
+    return torchvision
 
 
 def resnet50(device):
-    import torchvision
+    torchvision = import_torchvision("resnet50")
     model = torchvision.models.resnet50(weights=None).to(device)
     # Random weights with BatchNorm's running statistics left at 0/1 let activations grow block by
     # block; a few training-mode passes give the statistics a real network has.
@@ -116,7 +163,7 @@ def resnet50(device):
 def mobilenet_v3_small(device):
     """torchvision's MobileNetV3-small, fp16: a network whose kernels are short, so the host's
     launches bound its rate (what CUDA graphs are for)."""
-    import torchvision
+    torchvision = import_torchvision("mobilenet-v3-small")
     model = torchvision.models.mobilenet_v3_small(weights=None).to(device)
     # As for ResNet-50: running statistics a real network has, from a few training-mode passes.
     for m in model.modules():
@@ -138,7 +185,7 @@ def mobilenet_v3_small(device):
 def encoder(device, seq):
     # One package per sequence length, dynamic batch: with a symbolic sequence length as well,
     # AOTInductor took over 7 minutes on the GPU host; a fixed one compiles like ResNet-50.
-    model = Encoder().to(device).eval().half()
+    model = make_encoder().to(device).eval().half()
     batch = torch.export.Dim("batch", min=1, max=32)
     example = torch.randint(0, 30522, (2, seq), device=device)
     io = {"symbols": {"batch": {"min": 1, "max": 32}},
@@ -160,7 +207,7 @@ def write_check(folder, io, inputs, outputs):
         for spec, t in zip(specs, tensors):
             file = f"{spec['name']}.bin"
             t.detach().contiguous().cpu().numpy().tofile(folder / file)
-            manifest[role].append({"name": spec["name"], "dtype": DTYPE_NAMES[t.dtype],
+            manifest[role].append({"name": spec["name"], "dtype": dtype_name(t.dtype),
                                    "shape": list(t.shape), "file": file})
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
 
@@ -188,7 +235,7 @@ def describe_io(program, dynamic_shapes=None, input_names=None, output_names=Non
     user_inputs = [spec.arg.name for spec in program.graph_signature.input_specs if spec.kind == InputKind.USER_INPUT]
     names = list(input_names or user_inputs)
     if len(names) != len(user_inputs):
-        raise SystemExit(f"input_names lists {len(names)} names and the model takes {len(user_inputs)} inputs")
+        raise Refused(f"input_names lists {len(names)} names and the model takes {len(user_inputs)} inputs")
     nodes = {n.name: n for n in program.graph.nodes}
     dims = dim_names(dynamic_shapes, user_inputs)
     symbols, symbol_names = {}, {}
@@ -201,7 +248,7 @@ def describe_io(program, dynamic_shapes=None, input_names=None, output_names=Non
             return int(expr)
         if str(expr) in symbol_names:
             return symbol_names[str(expr)]
-        raise SystemExit(f"{where} is {expr}, an expression of the dynamic dims: ferry.io/1 describes a dim as "
+        raise Refused(f"{where} is {expr}, an expression of the dynamic dims: ferry.io/1 describes a dim as "
                          "one named dynamic dim or a number (make it an input's dim, or give it its own Dim)")
 
     inputs = []
@@ -218,11 +265,11 @@ def describe_io(program, dynamic_shapes=None, input_names=None, output_names=Non
             try:
                 high = int(bounds.upper)
             except (TypeError, ValueError, OverflowError):
-                raise SystemExit(f"input '{name}' dim {axis} ({symbol}) has no upper bound: give its "
+                raise Refused(f"input '{name}' dim {axis} ({symbol}) has no upper bound: give its "
                                  "torch.export.Dim a max") from None
             symbol_names[str(expr)] = symbol
             symbols[symbol] = {"min": max(low, 1), "max": high}
-        entry = {"name": name, "dtype": DTYPE_NAMES[value.dtype],
+        entry = {"name": name, "dtype": dtype_name(value.dtype),
                  "shape": [dim_entry(d, f"input '{name}' dim {a}") for a, d in enumerate(value.shape)]}
         if index_bounds and name in index_bounds:
             entry["index_bound"] = int(index_bounds[name])
@@ -234,10 +281,10 @@ def describe_io(program, dynamic_shapes=None, input_names=None, output_names=Non
     for index, node in enumerate(results):
         value = node.meta["val"]
         name = output_names[index] if output_names and index < len(output_names) else f"output{index}"
-        outputs.append({"name": name, "dtype": DTYPE_NAMES[value.dtype],
+        outputs.append({"name": name, "dtype": dtype_name(value.dtype),
                         "shape": [dim_entry(d, f"output '{name}' dim {a}") for a, d in enumerate(value.shape)]})
     if output_names and len(output_names) != len(outputs):
-        raise SystemExit(f"output_names lists {len(output_names)} names and the model returns {len(outputs)} outputs")
+        raise Refused(f"output_names lists {len(output_names)} names and the model returns {len(outputs)} outputs")
     return {"symbols": symbols, "inputs": inputs, "outputs": outputs}
 
 
@@ -275,34 +322,46 @@ def export(name, out, device, model, example, dynamic, io=None, save_eager=False
     return description
 
 
-def load_build(spec):
-    """FILE.py:FUNCTION -> what FUNCTION returns: a dict with module and example_inputs, and
-    optionally dynamic_shapes, input_names, output_names, index_bounds."""
-    import importlib.util
-    import inspect
+def module_spec(spec):
+    """FILE.py:FUNCTION -> (file, function), the file checked to exist (no PyTorch needed)."""
     file, _, function = spec.rpartition(":")
     if not file or not function:
-        raise SystemExit(f"--module '{spec}': expected FILE.py:FUNCTION")
+        raise Refused(f"--module '{spec}': expected FILE.py:FUNCTION")
+    if not pathlib.Path(file).is_file():
+        raise Refused(f"--module '{spec}': no such file {file}")
+    return file, function
+
+
+def load_build(spec):
+    """FILE.py:FUNCTION -> what FUNCTION returns: a dict with module and example_inputs, and
+    optionally dynamic_shapes, input_names, output_names, index_bounds. Errors raised by the user's
+    own code propagate (a failure while running, exit 1); what is missing is refused (exit 2)."""
+    import importlib.util
+    import inspect
+    file, function = module_spec(spec)
     loader_spec = importlib.util.spec_from_file_location("ferry_user_model", file)
     if loader_spec is None:
-        raise SystemExit(f"--module '{spec}': cannot import {file}")
+        raise Refused(f"--module '{spec}': cannot import {file}")
     module = importlib.util.module_from_spec(loader_spec)
     loader_spec.loader.exec_module(module)
     build = getattr(module, function, None)
     if build is None or not inspect.isfunction(build):
-        raise SystemExit(f"--module '{spec}': {file} has no function {function}")
+        raise Refused(f"--module '{spec}': {file} has no function {function}")
     made = build()
+    if not isinstance(made, dict):
+        raise Refused(f"--module '{spec}': {function}() must return a dict, not {type(made).__name__}")
     missing = {"module", "example_inputs"} - set(made)
     if missing:
-        raise SystemExit(f"--module '{spec}': {function}() must return a dict with {sorted(missing)}")
+        raise Refused(f"--module '{spec}': {function}() must return a dict with {sorted(missing)}")
     unknown = set(made) - {"module", "example_inputs", "dynamic_shapes", "input_names", "output_names",
                            "index_bounds"}
     if unknown:
-        raise SystemExit(f"--module '{spec}': {function}() returned unknown keys {sorted(unknown)}")
+        raise Refused(f"--module '{spec}': {function}() returned unknown keys {sorted(unknown)}")
     return made
 
 
-def main():
+def parse_arguments(argv):
+    """The command line, checked without PyTorch: mistakes exit 2 (argparse's code too)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("models", nargs="*", help=f"built-in models: {', '.join(sorted(MODELS))}")
     parser.add_argument("--module", help="your own model: FILE.py:FUNCTION (see above)")
@@ -312,17 +371,42 @@ def main():
     parser.add_argument("--save-eager", action="store_true", help="also save the eager module (NAME.pt2.eager.pt)")
     parser.add_argument("--bare", action="store_true",
                         help="also write NAME.bare.pt2, the package with no I/O description (as plain PyTorch makes it)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if not args.models and not args.module:
         parser.error("name built-in models or give --module FILE.py:FUNCTION")
     unknown = [m for m in args.models if m not in MODELS]
     if unknown:
         parser.error(f"no built-in model {', '.join(unknown)} (built-in: {', '.join(sorted(MODELS))}); "
                      "your own model comes with --module FILE.py:FUNCTION")
-    device = torch.device(args.device)
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise SystemExit("export_model.py: no CUDA device; ferry's packages are built on a GPU "
-                         "(--device cpu checks an export without one)")
+    if args.module:
+        module_spec(args.module)
+    if args.device != "cpu" and not (args.device == "cuda" or args.device.startswith("cuda:")):
+        parser.error(f"--device '{args.device}': expected cuda, cuda:N or cpu")
+    return args
+
+
+def export_device(name):
+    """The torch.device to export on: one this machine has (a missing GPU is exit 3)."""
+    if torch is None:
+        raise Refused(f"PyTorch is not importable by {sys.executable} ({TORCH_IMPORT_ERROR}): run this script "
+                      "with the python of the environment that has the PyTorch you will serve with", EXIT_PLATFORM)
+    try:
+        device = torch.device(name)
+    except RuntimeError as e:
+        raise Refused(f"--device '{name}': {e}") from None
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise Refused("no CUDA device: PyTorch sees no GPU here; ferry's packages are built on a GPU "
+                          "(--device cpu checks an export without one)", EXIT_PLATFORM)
+        if device.index is not None and device.index >= torch.cuda.device_count():
+            raise Refused(f"--device '{name}': this machine has {torch.cuda.device_count()} GPU(s), "
+                          f"cuda:0 to cuda:{torch.cuda.device_count() - 1}")
+    return device
+
+
+def main(argv=None):
+    args = parse_arguments(argv)
+    device = export_device(args.device)
     args.out.mkdir(parents=True, exist_ok=True)
     for name in args.models:
         torch.manual_seed(0)
@@ -337,4 +421,8 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except Refused as refused:
+        print(f"export_model.py: {refused.message}", file=sys.stderr)
+        sys.exit(refused.code)

@@ -14,12 +14,14 @@ cmake --preset default -B build-gpu -DCMAKE_CUDA_ARCHITECTURES=90-real >/dev/nul
 cmake --build build-gpu
 rm -rf .bundle
 mkdir -p .bundle
-# The test executables, one per layer and kind; ferry_cpu_tests and ferry_gpu_tests name the
+# The CLI and the test executables, one per layer and kind, with the libraries they load that the
+# GPU host may lack (scripts/bundle_binary.sh); ferry_cpu_tests and ferry_gpu_tests name the
 # targets that build them all, and are binaries only in a build tree from before the split.
-for bin in build-gpu/bin/ferry build-gpu/tests/ferry_*_tests; do
-  [[ $bin == */ferry_cpu_tests || $bin == */ferry_gpu_tests ]] && continue
-  ../shared/tools/bundle .bundle "$bin" >/dev/null
+programs=(build-gpu/bin/ferry)
+for bin in build-gpu/tests/ferry_*_tests; do
+  [[ $bin == */ferry_cpu_tests || $bin == */ferry_gpu_tests ]] || programs+=("$bin")
 done
+scripts/bundle_binary.sh .bundle "${programs[@]}"
 mkdir -p .bundle/lib/ferry/backends .bundle/test-backends
 cp build-gpu/lib/ferry/backends/libferry_backend_*.so .bundle/lib/ferry/backends/
 cp build-gpu/tests/backends/libferry_backend_*.so .bundle/test-backends/

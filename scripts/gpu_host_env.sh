@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced on the GPU host before running a bundle from scripts/gpu_bundle.sh: the bundle's own
 # libraries first, then cuBLAS from the CUDA toolkit or from PyTorch's wheels, whichever exists.
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

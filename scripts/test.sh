@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Builds ferry and runs the whole test suite. GPU tests skip, saying why, where there is no GPU.
+# Builds ferry and runs the whole test suite (extra arguments go to ctest). GPU tests skip, saying
+# why, where there is no GPU; the end of the output counts the skipped tests by reason
+# (scripts/skip_summary.py). The exit code is ctest's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -7,4 +9,9 @@ source scripts/env.sh
 # Warnings are errors here (CI runs this script): a warning is fixed when it appears, not later.
 cmake --preset default -DCMAKE_COMPILE_WARNING_AS_ERROR=ON
 cmake --build --preset default
-ctest --preset default "$@"
+junit="$PWD/build/Testing/ctest-junit.xml"  # each test's status and output, the skips' reasons
+rm -f "$junit"
+status=0
+ctest --preset default --output-junit "$junit" "$@" || status=$?
+if [[ -f $junit ]]; then python3 scripts/skip_summary.py "$junit" || true; fi
+exit "$status"

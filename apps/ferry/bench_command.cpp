@@ -3,6 +3,7 @@
 // The sweep itself lives in the library (ferry/bench/matrix.hpp); this file parses and prints.
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -13,6 +14,7 @@
 
 #include "bench_flags.hpp"
 #include "commands.hpp"
+#include "device_option.hpp"
 #include "ferry/backend.hpp"
 #include "ferry/bench/compare.hpp"
 #include "ferry/bench/matrix.hpp"
@@ -105,8 +107,9 @@ void add_compare_command(CLI::App& bench) {
   cmd->add_option("reports", f->files, "A.json B.json")->required()->expected(2)->check(CLI::ExistingFile);
   cmd->add_option("--json", f->json, "also write the comparison here, cell by cell, as JSON");
   cmd->add_option("--fail-above", f->fail_above,
-                  "exit 1 when a cell of B is worse than in A beyond its noise and by more than this percent "
-                  "(a gate for CI)")
+                  "exit 1 when a cell is slower in B than in A beyond its noise and by more than this percent (a "
+                  "gate for CI); reports that share no measured cell, or fewer than half of either's, are refused "
+                  "(exit 2) instead of passing")
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--allow-different-hosts", f->allow_different_hosts,
                 "compare reports of another GPU, driver, runtime or link (refused otherwise)");
@@ -121,16 +124,21 @@ void add_compare_command(CLI::App& bench) {
                              "): their cells differ for that reason alone; --allow-different-hosts compares them "
                              "anyway");
     const auto comparison = bench::compare_reports(a, b);
+    // A gate over cells the reports do not share would pass whatever B measured.
+    const std::string overlap = bench::overlap_problem(comparison);
+    if (!overlap.empty() && f->fail_above >= 0)
+      throw invalid_argument(overlap + ": --fail-above has too little to judge");
     std::cout << bench::render_comparison(comparison, f->files.at(0), f->files.at(1));
     if (!differ.empty()) std::cout << "note: different machines (" << hosts << ")\n";
+    if (!overlap.empty()) std::cerr << "ferry bench compare: warning: " << overlap << '\n';
     if (!f->json.empty()) write_file(f->json, bench::to_json(comparison).dump(2) + "\n");
     if (f->fail_above < 0) return;
     const auto worse = bench::regressions(comparison, f->fail_above);
     if (worse.empty()) return;
     std::string cells;
     for (const auto* c : worse)
-      cells += fmt::format("{}{} ({:+.1f}%)", cells.empty() ? "" : ", ", c->label, 100 * c->change);
-    throw error(fmt::format("{} cell{} worse by more than {}% beyond the noise: {}", worse.size(),
+      cells += fmt::format("{}{} ({:.1f}%)", cells.empty() ? "" : ", ", c->label, 100 * std::abs(c->change));
+    throw error(fmt::format("{} cell{} slower in B by more than {}% beyond the noise: {}", worse.size(),
                             worse.size() == 1 ? "" : "s", f->fail_above, cells));
   });
 }
@@ -232,8 +240,10 @@ void add_bench_command(CLI::App& app, std::string command_line) {
                   "against the best measured");
   cmd->add_option("--csv", f.csv, "write the CSV report here");
   cmd->add_option("--md", f.md, "write the markdown report here");
-  cmd->add_option("--plot", f.plot, "render latency/throughput plots here (.png or .svg)");
-  auto* device_option = cmd->add_option("--device", f.device, "GPU ordinal")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--plot", f.plot,
+                  "draw which strategy is fastest at each input size here (.png or .svg; one panel per engine: "
+                  "the median latency, or the rate with --objective throughput)");
+  auto* device_option = add_device_option(*cmd, f.device, "measure on this GPU", "GPU 0");
   cmd->add_option("--devices", f.devices,
                   "GPUs to spread requests over: 0,1 or all (one engine replica with --inflight slots on each; "
                   "requests go to the least-loaded GPU)");

@@ -4,6 +4,7 @@
 
 #include "calibrate_command.hpp"
 #include "commands.hpp"
+#include "device_option.hpp"
 
 namespace ferry::cli {
 
@@ -17,15 +18,14 @@ void add_calibrate_command(CLI::App& app) {
   };
   auto flags = std::make_shared<parsed>();
   CLI::App* cmd = app.add_subcommand("calibrate",
-                                     "Measure every strategy on this machine (64 KiB to 64 MiB, 256 MiB with "
+                                     "measure every strategy on this machine (64 KiB to 64 MiB, 256 MiB with "
                                      "--thorough; inputs read once and re-read, "
                                      "outputs, in-flight depth) and save each GPU's profile for info, bench and serve");
-  auto* quick = cmd->add_flag("--quick", flags->quick, "Fewer sizes and requests: seconds instead of tens of them");
-  cmd->add_flag("--thorough", flags->thorough, "More sizes, each until its median is known within 2%")->excludes(quick);
-  flags->device_option =
-      cmd->add_option("--device", flags->device, "Calibrate only this GPU (ordinal)")->check(CLI::NonNegativeNumber);
+  auto* quick = cmd->add_flag("--quick", flags->quick, "fewer sizes and requests: seconds instead of tens of them");
+  cmd->add_flag("--thorough", flags->thorough, "more sizes, each until its median is known within 2%")->excludes(quick);
+  flags->device_option = add_device_option(*cmd, flags->device, "calibrate only this GPU", "every GPU");
   cmd->add_option("--profile", flags->profile,
-                  "Save to this file instead of $XDG_CACHE_HOME/ferry/profiles/<GPU UUID>.json");
+                  "save to this file instead of $XDG_CACHE_HOME/ferry/profiles/<GPU UUID>.json");
   cmd->callback([flags] {
     calibrate_options options;
     options.depth = flags->quick      ? bench::sweep_depth::quick

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "device_option.hpp"
 #include "engine_io.hpp"
 #include "ferry/backend.hpp"
 #include "ferry/error.hpp"
@@ -66,26 +67,20 @@ void add_info_command(CLI::App& app) {
   auto flags = std::make_shared<parsed>();
 
   CLI::App* info =
-      app.add_subcommand("info", "Show each GPU's capabilities, which strategies work (or why not), what to use");
+      app.add_subcommand("info", "show each GPU's capabilities, which strategies work (or why not), what to use");
   info->add_flag("--measure", flags->measure,
-                 "Calibrate this machine first (`ferry calibrate --quick`, saving the profile), measure the "
+                 "calibrate this machine first (`ferry calibrate --quick`, saving the profile), measure the "
                  "pinned H2D/D2H link peak and, with 2+ GPUs, the peer copy bandwidth of every pair both ways");
   info->add_option("--profile", flags->profile,
-                   "Read (and with --measure write) this profile instead of "
+                   "read (and with --measure write) this profile instead of "
                    "$XDG_CACHE_HOME/ferry/profiles/<GPU UUID>.json");
-  info->add_flag("--json", flags->json, "Print JSON instead of text");
+  info->add_flag("--json", flags->json, "print JSON instead of text");
   info->add_option("--engine", flags->engine,
-                   "Show this engine's inputs and outputs instead (a built-in or BACKEND:PATH), with each integer "
+                   "show this engine's inputs and outputs instead (a built-in or BACKEND:PATH), with each integer "
                    "input's index bound or that it has none");
   info->add_option("--backend-directory", flags->backend_directory,
-                   "Folder searched first for backends (before FERRY_BACKEND_PATH and the folder beside ferry)");
-  flags->device_option =
-      info->add_option("--device", flags->device, "Report only this GPU (ordinal)")
-          ->check(CLI::Validator(
-              [](const std::string& value) {
-                return value.starts_with('-') ? "a GPU ordinal is 0 or more, not " + value : std::string{};
-              },
-              "ORDINAL"));
+                   "folder searched first for backends (before FERRY_BACKEND_PATH and the folder beside ferry)");
+  flags->device_option = add_device_option(*info, flags->device, "report only this GPU", "every GPU");
 
   info->callback([flags] {
     if (!flags->engine.empty()) {

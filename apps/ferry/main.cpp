@@ -12,7 +12,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
@@ -22,6 +24,7 @@
 #include "ferry/backend_api.h"
 #include "ferry/device_diagnosis.hpp"
 #include "ferry/error.hpp"
+#include "help_formatter.hpp"
 
 namespace {
 
@@ -51,13 +54,15 @@ int main(int argc, char** argv) {
       "ferry: moves inference inputs and outputs between host and GPU at the lowest "
       "cost the platform allows",
       "ferry"};
+  app.formatter(std::make_shared<ferry::cli::help_formatter>());  // before the subcommands: they copy it
   app.set_version_flag("--version", version_text());
   app.footer(
       "Exit codes: 0 done, 1 failed while running, 2 a wrong flag, value or file, 3 this machine cannot "
       "do it (no usable GPU, a strategy or backend it lacks), 4 the GPU faulted (a sticky CUDA error: "
       "restart the process).");
-  // `ferry help` is --help, as git and docker have it; `ferry` alone prints the same.
-  auto* help = app.add_subcommand("help", "Show this help");
+  // `ferry help` is --help, as git and docker have it; `ferry` alone prints the same, and
+  // `ferry help COMMAND...` is `ferry COMMAND... --help`.
+  auto* help = app.add_subcommand("help", "show this help; `ferry help COMMAND` shows the command's");
   app.require_subcommand(0, 1);
 
   ferry::cli::add_info_command(app);
@@ -69,15 +74,25 @@ int main(int argc, char** argv) {
   ferry::cli::add_serve_command(app);
 #endif
 
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.size() > 1 && args.front() == "help" && !args[1].starts_with('-')) {
+    const auto& topic = args[1];
+    if (app.get_subcommands([&](const CLI::App* c) { return c->check_name(topic); }).empty())
+      return report(("no command '" + topic + "' (`ferry help` lists them)").c_str(), exit_usage);
+    args.erase(args.begin());
+    args.emplace_back("--help");
+  }
+  std::reverse(args.begin(), args.end());  // CLI11 takes them last first
+
   try {
-    app.parse(argc, argv);  // subcommands run from their callbacks, inside parse
+    app.parse(args);  // subcommands run from their callbacks, inside parse
     // The formatter directly: app.help() would show the parsed `help` subcommand's own page.
     if (app.get_subcommands().empty() || help->parsed())
       std::fputs(app.get_formatter()->make_help(&app, "ferry", CLI::AppFormatMode::Normal).c_str(), stdout);
     return 0;
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);  // prints the help, the version, or the mistake
-    return code == 0 ? 0 : exit_usage;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help or --version: printed, done
+    return report((std::string(e.what()) + " (--help lists the flags)").c_str(), exit_usage);
   } catch (const ferry::device_fault& e) {
     // Straight out: destructors of this process's CUDA objects and backends would only fail in the
     // lost context (or abort, in a framework's cleanup).

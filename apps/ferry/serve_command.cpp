@@ -75,8 +75,10 @@ void add_serve_command(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingDirectory);
   cmd->add_option("--http-port", options->http.port, "HTTP/REST port (0: any free port, printed at start)")
+      ->capture_default_str()
       ->check(CLI::Range(0, 65535));
   cmd->add_option("--grpc-port", options->grpc.port, "gRPC port (0: any free port, printed at start)")
+      ->capture_default_str()
       ->check(CLI::Range(0, 65535));
   cmd->add_option("--host", options->http.host,
                   "address to listen on, HTTP and gRPC (0.0.0.0: every interface of this machine; 127.0.0.1: "
@@ -85,7 +87,7 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--strict-readiness", options->strict_readiness,
                   "the server is ready only when every model loaded (Triton's default); false: only the models "
                   "that failed are not ready")
-      ->capture_default_str();
+      ->default_str("true");
   cmd->add_option("--http-threads", options->http.threads,
                   "threads decoding HTTP request bodies and encoding answers (no thread waits for a model; 0: one "
                   "per CPU core, at least 2)")

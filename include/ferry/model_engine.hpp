@@ -47,6 +47,11 @@ struct model_engine_options {
 // The backend name of a model spec ("torch" for "torch:m.pt2"); empty when it is none.
 [[nodiscard]] std::string_view backend_of(std::string_view spec) noexcept;
 
+// Checks a model spec without loading anything, so that a mistyped path is named before a GPU
+// or a backend is looked for: BACKEND:PATH whose file exists (a relative path from the working
+// directory, as load_model_engine reads it). Throws invalid_argument naming the spec and the file.
+void check_model_engine_spec(std::string_view spec);
+
 // Loads the model named by the spec with its backend. Throws unsupported when the backend is
 // missing (naming the folders searched), cannot be loaded (the loader's text), speaks another
 // API version (both numbers) or lacks a function (its name); the backend's own errors (a missing,

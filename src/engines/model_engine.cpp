@@ -1,6 +1,7 @@
 #include "ferry/model_engine.hpp"
 
 #include <charconv>
+#include <filesystem>
 #include <string>
 
 #include <fmt/format.h>
@@ -80,6 +81,16 @@ bool is_model_engine_spec(std::string_view spec) noexcept {
 
 std::string_view backend_of(std::string_view spec) noexcept {
   return is_model_engine_spec(spec) ? spec.substr(0, spec.find(':')) : std::string_view{};
+}
+
+void check_model_engine_spec(std::string_view spec) {
+  const auto [backend, path] = split(spec);
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) return;
+  const auto where = std::filesystem::path(path).is_relative()
+                         ? fmt::format(" (relative to {})", std::filesystem::current_path(ec).string())
+                         : std::string();
+  throw invalid_argument(fmt::format("engine '{}': the model file '{}' does not exist{}", spec, path, where));
 }
 
 std::unique_ptr<engine> load_model_engine(std::string_view spec, const model_engine_options& options) {

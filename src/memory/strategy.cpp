@@ -73,7 +73,7 @@ strategy_properties properties(strategy_kind k) noexcept { return entry(k).props
 strategy_kind parse_strategy(std::string_view name) {
   for (const auto& e : table)
     if (e.name == name) return e.kind;
-  throw invalid_argument("unknown strategy '" + std::string(name) + "'; valid: " + valid_names() + " (or 'all')");
+  throw invalid_argument("unknown strategy '" + std::string(name) + "'; valid: " + valid_names());
 }
 
 std::vector<strategy_kind> parse_strategy_list(std::string_view text) {

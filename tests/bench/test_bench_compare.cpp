@@ -116,7 +116,8 @@ TEST(BenchCompare, ADifferenceMeasuredAtAnotherHostSpeedSaysSo) {
   const auto c = fb::compare_reports(a, b);
   EXPECT_NEAR(c.cells.at(0).host_ratio, 20.0 / 28.0, 1e-12);
   const std::string text = fb::render_comparison(c, "A.json", "B.json");
-  EXPECT_NE(text.find("B better (host CPU 0.71x as slow in B, CUDA calls 0.33x as slow in B)"), std::string::npos)
+  EXPECT_NE(text.find("B faster by 25.0% (in B: host CPU faster by 28.6%, CUDA calls faster by 66.7%)"),
+            std::string::npos)
       << text;
 }
 
@@ -126,10 +127,60 @@ TEST(BenchCompare, RenderingNamesEveryCellAndSumsUp) {
   b.results = {cell("pinned", 400, 0.01), cell("mapped", 500, 0.01)};
   const std::string text = fb::render_comparison(fb::compare_reports(a, b), "A.json", "B.json");
   EXPECT_NE(text.find("reduce / 19 MB / pinned"), std::string::npos) << text;
-  EXPECT_NE(text.find("same within noise"), std::string::npos) << text;
-  EXPECT_NE(text.find("B worse"), std::string::npos) << text;
-  EXPECT_NE(text.find("+25.0%"), std::string::npos) << text;
-  EXPECT_NE(text.find("1 of 2 cells differ"), std::string::npos) << text;
+  EXPECT_NE(text.find("same within noise (+0.0%)"), std::string::npos) << text;
+  EXPECT_NE(text.find("B slower by 25.0%"), std::string::npos) << text;
+  EXPECT_NE(text.find("1 of 2 cells differ beyond their noise (2 measured in both)"), std::string::npos) << text;
+  // The unit is in the figures' column headers; the figures themselves are bare numbers.
+  EXPECT_NE(text.find("A median µs"), std::string::npos) << text;
+  EXPECT_NE(text.find("B median µs"), std::string::npos) << text;
+  EXPECT_NE(text.find("500.0 ±1.0%"), std::string::npos) << text;
+  EXPECT_EQ(text.find(" as slow"), std::string::npos) << text;
+  EXPECT_EQ(text.find("worse"), std::string::npos) << text;
+}
+
+TEST(BenchCompare, ThroughputCellsSayFasterOrSlowerInRequestsPerSecond) {
+  fb::bench_report a, b;
+  a.objective = b.objective = "throughput";
+  a.results = {cell("pinned", 1, 0.5, 1000, 0.005), cell("mapped", 1, 0.5, 1000, 0.005)};
+  b.results = {cell("pinned", 1, 0.5, 1100, 0.005), cell("mapped", 1, 0.5, 800, 0.005)};
+  const std::string text = fb::render_comparison(fb::compare_reports(a, b), "A.json", "B.json");
+  EXPECT_NE(text.find("A req/s"), std::string::npos) << text;
+  EXPECT_NE(text.find("B faster by 10.0%"), std::string::npos) << text;  // 10% more requests per second
+  EXPECT_NE(text.find("B slower by 20.0%"), std::string::npos) << text;
+}
+
+// Reports that share few cells say little, and a gate over them could not fail.
+TEST(BenchCompare, TooFewCellsInCommonIsAProblemNamed) {
+  fb::bench_report a, b;
+  a.results = {cell("pinned", 400, 0.01), cell("mapped", 400, 0.01)};
+  b.results = {cell("managed", 400, 0.01), cell("device", 40, 0.01)};
+  const auto disjoint = fb::compare_reports(a, b);
+  EXPECT_EQ(disjoint.compared, 0U);
+  EXPECT_EQ(disjoint.measured_a, 2U);
+  EXPECT_EQ(disjoint.measured_b, 2U);
+  EXPECT_EQ(fb::overlap_problem(disjoint),
+            "the reports have no measured cell in common (A measured 2 cells, B 2; cells match by engine, input "
+            "size, strategy and run settings)");
+
+  // One of A's three cells in B: fewer than half of A's.
+  a.results.push_back(cell("managed", 400, 0.01));
+  b.results = {cell("pinned", 400, 0.01)};
+  const auto few = fb::compare_reports(a, b);
+  EXPECT_EQ(few.compared, 1U);
+  EXPECT_NE(fb::overlap_problem(few).find("only 1 measured cell in common, fewer than half of either's (A measured "
+                                          "3 cells, B 1;"),
+            std::string::npos)
+      << fb::overlap_problem(few);
+
+  // Half of each is enough; cells refused in both count in neither report.
+  auto refused = cell("system", 0, 0);
+  refused.refused = "needs HMM";
+  a.results = {cell("pinned", 400, 0.01), cell("mapped", 400, 0.01), refused};
+  b.results = {cell("pinned", 400, 0.01), cell("managed", 400, 0.01), refused};
+  const auto half = fb::compare_reports(a, b);
+  EXPECT_EQ(half.compared, 1U);
+  EXPECT_EQ(half.measured_a, 2U);
+  EXPECT_EQ(fb::overlap_problem(half), "");
 }
 
 TEST(BenchCompare, TheComparisonAsJsonCarriesEveryCell) {
@@ -138,6 +189,9 @@ TEST(BenchCompare, TheComparisonAsJsonCarriesEveryCell) {
   b.results = {cell("pinned", 400, 0.01), cell("mapped", 500, 0.01)};
   const auto json = fb::to_json(fb::compare_reports(a, b));
   EXPECT_EQ(json.at("differing"), 1);
+  EXPECT_EQ(json.at("compared"), 2);
+  EXPECT_EQ(json.at("measured_a"), 2);
+  EXPECT_EQ(json.at("measured_b"), 2);
   ASSERT_EQ(json.at("cells").size(), 2U);
   EXPECT_EQ(json.at("cells").at(0).at("verdict"), "same");
   EXPECT_EQ(json.at("cells").at(1).at("verdict"), "worse");
@@ -314,7 +368,7 @@ TEST(BenchCompareCli, FailAboveGatesARegressionBeyondTheNoise) {
   EXPECT_EQ(run_cli("bench compare " + a + " " + same + " --fail-above 5", captured::both).exit_code, 0);
   const auto gated = run_cli("bench compare " + a + " " + slower + " --fail-above 5", captured::stderr_only);
   EXPECT_EQ(gated.exit_code, 1) << gated.output;
-  EXPECT_NE(gated.output.find("1 cell worse by more than 5% beyond the noise: reduce / 19 MB / pinned (+20.0%)"),
+  EXPECT_NE(gated.output.find("1 cell slower in B by more than 5% beyond the noise: reduce / 19 MB / pinned (20.0%)"),
             std::string::npos)
       << gated.output;
   // Without the gate, a comparison is a report: it succeeds whatever it finds.
@@ -347,4 +401,33 @@ TEST(BenchCompareCli, FilesThatAreNoBenchReportAreRefused) {
     EXPECT_EQ(result.exit_code, 2) << result.output;
     EXPECT_NE(result.output.find(says), std::string::npos) << result.output;
   }
+}
+
+// A gate over reports that share no cell, or too few, would pass whatever B measured: with
+// --fail-above it is refused as a wrong request (exit 2); without, the comparison is printed with a
+// warning on stderr.
+TEST(BenchCompareCli, AGateOverReportsWithFewCellsInCommonIsRefused) {
+  if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
+  const auto a = written("overlap_a", report_on("NVIDIA H200", 13000,
+                                                {cell("pinned", 400, 0.01), cell("mapped", 400, 0.01),
+                                                 cell("managed", 400, 0.01), cell("staged", 400, 0.01)}));
+  auto other_engine = cell("pinned", 900, 0.01);
+  other_engine.engine = "touch";
+  const auto disjoint = written("overlap_none", report_on("NVIDIA H200", 13000, {other_engine}));
+  const auto one = written("overlap_one", report_on("NVIDIA H200", 13000, {cell("pinned", 400, 0.01)}));
+  for (const auto& [b, says] :
+       {std::pair{disjoint, std::string("the reports have no measured cell in common (A measured 4 cells, B 1;")},
+        std::pair{one, std::string("the reports have only 1 measured cell in common, fewer than half of either's")}}) {
+    const auto gated = run_cli("bench compare " + a + " " + b + " --fail-above 5", captured::stderr_only);
+    EXPECT_EQ(gated.exit_code, 2) << gated.output;
+    EXPECT_NE(gated.output.find(says), std::string::npos) << gated.output;
+    EXPECT_NE(gated.output.find("--fail-above has too little to judge"), std::string::npos) << gated.output;
+    const auto warned = run_cli("bench compare " + a + " " + b, captured::stderr_only);
+    EXPECT_EQ(warned.exit_code, 0) << warned.output;
+    EXPECT_NE(warned.output.find("ferry bench compare: warning: " + says), std::string::npos) << warned.output;
+  }
+  // The same reports with their cells in common pass the gate without a warning.
+  const auto same = run_cli("bench compare " + a + " " + a + " --fail-above 5", captured::stderr_only);
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_EQ(same.output.find("warning"), std::string::npos) << same.output;
 }

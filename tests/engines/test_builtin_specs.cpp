@@ -102,6 +102,7 @@ TEST(BuiltinSpec, BadSpecsSayWhatIsWrong) {
   EXPECT_MESSAGE_HAS(unknown, "'nope'");
   EXPECT_MESSAGE_HAS(unknown, "unknown workload");
   EXPECT_MESSAGE_HAS(unknown, "mlp:<layers>x<width>");
+  EXPECT_MESSAGE_HAS(unknown, "or a model file BACKEND:PATH (torch:model.pt2");  // the other kind of engine
   EXPECT_MESSAGE_HAS(message(""), "unknown workload");
 }
 

@@ -316,11 +316,13 @@ TEST(CliInfo, ListsTheBackendsItFindsWithTheirVersions) {
 // A malformed built-in engine is named before anything looks for a GPU, as a bad strategy is.
 TEST(CliInfo, BenchNamesAMalformedEngineBeforeTheGpu) {
   if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
-  for (const char* args : {"bench --engine reduce,sparse", "bench --engine reduce:0", "bench --engine tuch"}) {
+  for (const auto& [args, says] : {std::pair{"bench --engine reduce,sparse", "builtin workload 'sparse'"},
+                                   std::pair{"bench --engine reduce:0", "builtin workload 'reduce:0'"},
+                                   std::pair{"bench --engine tuch", "engine 'tuch': unknown workload"}}) {
     const auto result = run_cli(args, captured::stderr_only);
     EXPECT_EQ(result.exit_code, 2) << args << ": " << result.output;  // a wrong value
     EXPECT_EQ(result.output.find("no CUDA device"), std::string::npos) << args << ": " << result.output;
-    EXPECT_NE(result.output.find("builtin workload"), std::string::npos) << args << ": " << result.output;
+    EXPECT_NE(result.output.find(says), std::string::npos) << args << ": " << result.output;
   }
 }
 

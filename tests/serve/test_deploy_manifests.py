@@ -2,7 +2,9 @@
 CRD schemas (schemas/, see its README), checked strictly (an unknown field is an error, as
 `kubectl apply --validate=strict` makes it); every flag they and the Dockerfile pass to `ferry
 serve` is one `ferry serve --help` lists, and the server starts with exactly those arguments and
-answers the probes the runtime declares."""
+answers the probes the runtime declares; the runtime runs the image docs/deploy.md builds with the
+torch backend (the Dockerfile's serve-torch stage, against one pinned PyTorch), with /tmp
+writable for libtorch."""
 import functools
 import gzip
 import os
@@ -30,6 +32,7 @@ SCHEMAS = os.path.join(HERE, "schemas")
 RUNTIME = os.path.join(DEPLOY, "kserve", "clusterservingruntime.yaml")
 SERVICE = os.path.join(DEPLOY, "kserve", "inferenceservice.yaml")
 DOCKERFILE = os.path.join(DEPLOY, "Dockerfile")
+DEPLOY_DOC = os.path.join(HERE, "..", "..", "docs", "deploy.md")
 CRDS = {"ClusterServingRuntime": "serving.kserve.io_clusterservingruntimes.yaml.gz",
         "InferenceService": "serving.kserve.io_inferenceservices.yaml.gz"}
 
@@ -85,6 +88,24 @@ def serve_help():
 def container(runtime):
     [c] = runtime["spec"]["containers"]
     return c
+
+
+def dockerfile_stages():
+    """{stage name: (the image it starts FROM, its instructions)} in the Dockerfile's order."""
+    with open(DOCKERFILE) as f:
+        text = f.read()
+    stages = {}
+    for match in re.finditer(r"(?ms)^FROM (\S+) AS (\S+)$(.*?)(?=^FROM |\Z)", text):
+        stages[match.group(2)] = (match.group(1), match.group(3))
+    return stages
+
+
+def documented_builds():
+    """{image tag: Dockerfile target} of each `docker build ... --target T -t TAG .` in docs/deploy.md."""
+    with open(DEPLOY_DOC) as f:
+        text = f.read()
+    return {tag: target for target, tag in
+            re.findall(r"^docker build -f deploy/Dockerfile --target (\S+) -t (\S+) \.$", text, re.M)}
 
 
 def dockerfile_serve_args():
@@ -186,15 +207,61 @@ class Dockerfile(unittest.TestCase):
         header = text.split("\n\n", 1)[0]
         self.assertIn("NOT BUILT HERE", header)
         self.assertIn("no access to a", header)
-        self.assertRegex(text, r"(?m)^FROM nvidia/cuda:\$\{CUDA_VERSION\}-runtime-ubuntu24\.04$")
         self.assertRegex(text, r"(?m)^ARG CUDA_VERSION=13\.0\.\d+$")
-        self.assertEqual(len(re.findall(r"(?m)^FROM ", text)), 2, "a build stage and a runtime stage")
-        users = re.findall(r"(?m)^USER (\S+)", text)
+        stages = dockerfile_stages()
+        self.assertEqual(list(stages), ["build", "torch-build", "serve", "serve-torch"])
+        self.assertEqual(len(re.findall(r"(?m)^FROM ", text)), len(stages), "every stage is named")
+        self.assertEqual(stages["build"][0], "nvidia/cuda:${CUDA_VERSION}-devel-ubuntu24.04")
+        self.assertEqual(stages["serve"][0], "nvidia/cuda:${CUDA_VERSION}-runtime-ubuntu24.04")
+        users = re.findall(r"(?m)^USER (\S+)", stages["serve"][1])
         self.assertTrue(users and not users[-1].startswith(("0", "root")), users)
+        self.assertIsNone(re.search(r"(?m)^USER ", stages["serve-torch"][1]), "serve-torch keeps serve's user")
         self.assertIn("--model-repository", args)
         self.assertEqual(args[args.index("--model-repository") + 1], "/mnt/models")
         self.assertIn('ENTRYPOINT ["/opt/ferry/bin/ferry"]', text)
         self.assertEqual(shlex.split(" ".join(args))[0], "serve")
+
+    def test_the_torch_image_has_the_backend_built_against_a_pinned_pytorch(self):
+        _, text = dockerfile_serve_args()
+        stages = dockerfile_stages()
+        torch_build = stages["torch-build"][1]
+        self.assertEqual(stages["torch-build"][0], "build")
+        # One exact PyTorch, from its CUDA 13 wheels: the backend and the served packages need the same.
+        self.assertRegex(text, r"(?m)^ARG TORCH_VERSION=\d+\.\d+\.\d+$")
+        self.assertRegex(text, r"(?m)^ARG TORCH_INDEX_URL=https://download\.pytorch\.org/whl/cu13\d$")
+        self.assertIn('"torch==${TORCH_VERSION}"', torch_build)
+        self.assertIn("--target ferry_backend_torch", torch_build)
+        self.assertIn("-DCMAKE_PREFIX_PATH=/opt/torch/site-packages/torch/share/cmake", torch_build)
+        # The torch image is serve's, plus the backend and the libraries it loads, at their build paths.
+        self.assertEqual(stages["serve-torch"][0], "serve")
+        copied = re.findall(r"(?m)^COPY --from=torch-build (\S+) (\S+)$", stages["serve-torch"][1])
+        self.assertIn(("/opt/ferry/lib/ferry/backends/libferry_backend_torch.so", "/opt/ferry/lib/ferry/backends/"),
+                      copied)
+        for folder in ("/opt/torch/site-packages/torch/lib", "/opt/torch/site-packages/nvidia"):
+            self.assertIn((folder, folder), copied)
+        self.assertEqual(list(stages)[-1], "serve-torch", "the default target serves torch: models")
+
+    def test_the_manifests_reference_the_image_with_the_torch_backend(self):
+        # The example service serves a torch: model; the runtime's image is the one docs/deploy.md
+        # builds from the serve-torch stage, tagged with its PyTorch version.
+        builds = documented_builds()
+        self.assertEqual(builds.get("ferry-serve"), "serve", builds)
+        image = container(load_yaml(RUNTIME))["image"]
+        self.assertEqual(builds.get(image), "serve-torch", f"{image} is not built so in docs/deploy.md: {builds}")
+        _, text = dockerfile_serve_args()
+        version = re.search(r"(?m)^ARG TORCH_VERSION=(\S+)$", text).group(1)
+        self.assertIn(version, image)
+        self.assertIn(f"docker build -f deploy/Dockerfile --target serve-torch -t {image} .", text)
+
+    def test_tmp_is_writable_for_libtorch(self):
+        # libtorch unpacks a package into /tmp as it loads it; the container's root is read-only.
+        runtime = load_yaml(RUNTIME)
+        c = container(runtime)
+        self.assertTrue(c["securityContext"]["readOnlyRootFilesystem"])
+        mounts = {m["mountPath"]: m["name"] for m in c.get("volumeMounts", [])}
+        self.assertIn("/tmp", mounts)
+        volumes = {v["name"]: v for v in runtime["spec"].get("volumes", [])}
+        self.assertIn("emptyDir", volumes[mounts["/tmp"]])
 
 
 if __name__ == "__main__":

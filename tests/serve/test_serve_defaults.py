@@ -48,7 +48,7 @@ class ServeDefaults(unittest.TestCase):
     def test_the_address_is_shown(self):
         help_text = subprocess.run([os.environ["FERRY_BIN"], "serve", "--help"], capture_output=True, text=True).stdout
         self.assertIn("0.0.0.0: every interface", help_text)
-        self.assertIn('--host TEXT=0.0.0.0', help_text)  # the default, shown
+        self.assertRegex(help_text, r"--host TEXT .*\[default 0\.0\.0\.0\]")  # the default, shown
         server = FerryServer(repository=self.repository)  # the tests bind 127.0.0.1
         try:
             self.assertTrue(any(line.startswith("ferry serve: HTTP on 127.0.0.1:") for line in server.log))

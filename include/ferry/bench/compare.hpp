@@ -54,6 +54,9 @@ struct report_comparison {
   std::vector<cell_comparison> cells;  // A's order, then B's cells missing from A
   std::size_t differing = 0;           // better + worse
   std::string metric;                  // what was compared: "median µs" or "req/s"
+  std::size_t measured_a = 0;          // cells each report measured (neither refused nor failed)
+  std::size_t measured_b = 0;
+  std::size_t compared = 0;  // cells measured in both: same + better + worse
 };
 
 // Matches cells by engine, input size, strategy and run settings (slots, clients, GPUs, graph,
@@ -65,15 +68,24 @@ struct report_comparison {
 // CUDA runtime or link (one line each, naming both); empty when they match.
 [[nodiscard]] std::vector<std::string> host_differences(const machine_info& a, const machine_info& b);
 
+// Why two reports share too few cells for their comparison to say much: no cell measured in
+// both, or fewer than half of either report's measured cells (another engine, other sizes,
+// strategies or settings: cells match by all of them). Empty when they share enough. A gate
+// (--fail-above) on such a pair could not fail, so the CLI refuses it; without one it warns.
+[[nodiscard]] std::string overlap_problem(const report_comparison& comparison);
+
 // The cells B measured worse than A beyond their noise and by more than `percent` percent (the
 // change in the compared metric), for `ferry bench compare --fail-above`.
 [[nodiscard]] std::vector<const cell_comparison*> regressions(const report_comparison& comparison, double percent);
 
 // Every cell's figures, noises, change, threshold and verdict ("same", "better", "worse",
-// "only in A", "only in B", "not measured"), and the count that differ, for scripts.
+// "only in A", "only in B", "not measured"), the count that differ, the cells each report
+// measured and those measured in both, for scripts.
 [[nodiscard]] nlohmann::json to_json(const report_comparison& comparison);
 
-// A table of every cell with both figures, the change and the verdict, then one summary line.
+// A table of every cell with both figures (the metric's unit in their column headers), the
+// threshold and the verdict ("B slower by 4.1%", "B faster by 5.3%", "same within noise"), then a
+// summary.
 [[nodiscard]] std::string render_comparison(const report_comparison& comparison, const std::string& name_a,
                                             const std::string& name_b);
 

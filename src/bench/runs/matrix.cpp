@@ -40,9 +40,14 @@ bool sized_by_batch(const matrix_request& request, const std::string& engine) {
 
 void validate(const matrix_request& request) {
   if (request.engines.empty()) throw invalid_argument("no engine given");
-  // Built-in specs are checked here; model files when they load (their path and format).
-  for (const auto& engine : request.engines)
-    if (!is_model_engine_spec(engine)) validate_builtin_spec(engine);
+  // Built-in specs are checked here, and that a model file exists; its format when it loads.
+  for (const auto& engine : request.engines) {
+    if (is_model_engine_spec(engine)) {
+      check_model_engine_spec(engine);
+    } else {
+      validate_builtin_spec(engine);
+    }
+  }
   if (request.sizes.empty()) throw invalid_argument("no size given");
   for (const auto& size : request.sizes) (void)parse_byte_size(size);
   (void)parsed_shapes(request);
@@ -54,7 +59,15 @@ void validate(const matrix_request& request) {
 
 strategy_selection parse_strategy_selection(std::string_view text) {
   if (text == "auto") return {.automatic = true, .kinds = {}};
-  return {.automatic = false, .kinds = parse_strategy_list(text)};
+  try {
+    return {.automatic = false, .kinds = parse_strategy_list(text)};
+  } catch (const invalid_argument& e) {
+    // The strategies' names come with the error; the two words a selection takes besides them too.
+    throw invalid_argument(
+        fmt::format("--strategy '{}': {}; or 'all' (every strategy) or 'auto' (the one this "
+                    "GPU's profile picks)",
+                    text, e.what()));
+  }
 }
 
 namespace {

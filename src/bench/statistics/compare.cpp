@@ -79,14 +79,23 @@ std::string_view verdict_name(cell_change v) {
   return "";
 }
 
-std::string verdict_text(const cell_comparison& c) {
+// "slower by 25.0%" for a time ratio of 1.25, "faster by 20.0%" for 0.8: how long B took against A.
+std::string time_change(double ratio) {
+  return ratio >= 1 ? fmt::format("slower by {:.1f}%", 100 * (ratio - 1))
+                    : fmt::format("faster by {:.1f}%", 100 * (1 - ratio));
+}
+
+// What B's figure says against A's in words. A latency that grew is slower; a rate that grew,
+// faster (the change is then in requests per second).
+std::string verdict_text(const cell_comparison& c, bool throughput) {
   switch (c.verdict) {
     case cell_change::same:
-      return "same within noise";
+      return fmt::format("same within noise ({:+.1f}%)", 100 * c.change);
     case cell_change::better:
-      return "B better";
     case cell_change::worse:
-      return "B worse";
+      if (throughput)
+        return fmt::format("B {} by {:.1f}%", c.change > 0 ? "faster" : "slower", 100 * std::abs(c.change));
+      return "B " + time_change(1 + c.change);
     case cell_change::only_in_a:
       return "only in A";
     case cell_change::only_in_b:
@@ -101,11 +110,10 @@ std::string verdict_text(const cell_comparison& c) {
 std::string host_text(const cell_comparison& c) {
   if (c.verdict == cell_change::same) return "";
   std::string text;
-  if (c.host_ratio > 0 && std::abs(c.host_ratio - 1) > 0.10)
-    text += fmt::format("host CPU {:.2f}x as slow in B", c.host_ratio);
+  if (c.host_ratio > 0 && std::abs(c.host_ratio - 1) > 0.10) text += "host CPU " + time_change(c.host_ratio);
   if (c.cuda_ratio > 0 && std::abs(c.cuda_ratio - 1) > 0.25)
-    text += fmt::format("{}CUDA calls {:.2f}x as slow in B", text.empty() ? "" : ", ", c.cuda_ratio);
-  return text.empty() ? "" : " (" + text + ")";
+    text += (text.empty() ? "" : ", ") + std::string("CUDA calls ") + time_change(c.cuda_ratio);
+  return text.empty() ? "" : " (in B: " + text + ")";
 }
 
 }  // namespace
@@ -122,6 +130,18 @@ std::vector<std::string> host_differences(const machine_info& a, const machine_i
   if (a.platform != b.platform || a.pcie != b.pcie)
     differ.push_back(fmt::format("link: {} {} against {} {}", a.platform, a.pcie, b.platform, b.pcie));
   return differ;
+}
+
+std::string overlap_problem(const report_comparison& comparison) {
+  const auto counts = fmt::format("A measured {} cell{}, B {}", comparison.measured_a,
+                                  comparison.measured_a == 1 ? "" : "s", comparison.measured_b);
+  const char* match = "cells match by engine, input size, strategy and run settings";
+  if (comparison.compared == 0)
+    return fmt::format("the reports have no measured cell in common ({}; {})", counts, match);
+  if (2 * comparison.compared < comparison.measured_a || 2 * comparison.compared < comparison.measured_b)
+    return fmt::format("the reports have only {} measured cell{} in common, fewer than half of either's ({}; {})",
+                       comparison.compared, comparison.compared == 1 ? "" : "s", counts, match);
+  return "";
 }
 
 std::vector<const cell_comparison*> regressions(const report_comparison& comparison, double percent) {
@@ -161,6 +181,11 @@ report_comparison compare_reports(const bench_report& a, const bench_report& b) 
   out.differing = static_cast<std::size_t>(std::count_if(out.cells.begin(), out.cells.end(), [](const auto& c) {
     return c.verdict == cell_change::better || c.verdict == cell_change::worse;
   }));
+  out.measured_a = static_cast<std::size_t>(std::count_if(a.results.begin(), a.results.end(), usable));
+  out.measured_b = static_cast<std::size_t>(std::count_if(b.results.begin(), b.results.end(), usable));
+  out.compared = static_cast<std::size_t>(std::count_if(out.cells.begin(), out.cells.end(), [](const auto& c) {
+    return c.verdict == cell_change::same || c.verdict == cell_change::better || c.verdict == cell_change::worse;
+  }));
   return out;
 }
 
@@ -181,42 +206,51 @@ nlohmann::json to_json(const report_comparison& comparison) {
                      {"host_ratio", c.host_ratio},
                      {"cuda_ratio", c.cuda_ratio},
                      {"verdict", verdict_name(c.verdict)}});
-  return {{"metric", comparison.metric}, {"differing", comparison.differing}, {"cells", std::move(cells)}};
+  return {{"metric", comparison.metric},         {"differing", comparison.differing},
+          {"measured_a", comparison.measured_a}, {"measured_b", comparison.measured_b},
+          {"compared", comparison.compared},     {"cells", std::move(cells)}};
 }
 
 std::string render_comparison(const report_comparison& comparison, const std::string& name_a,
                               const std::string& name_b) {
+  const bool throughput = comparison.metric == "req/s";
   std::string out = fmt::format("A: {}\nB: {}\n\n", name_a, name_b);
   std::size_t width = 4;
   for (const auto& c : comparison.cells) width = std::max(width, cells::display_width(c.label));
-  const auto pad = [](std::string text, std::size_t w) {
+  const auto pad = [](std::string text, std::size_t w, bool right = false) {
     const std::size_t used = cells::display_width(text);
-    return text + std::string(w > used ? w - used : 0, ' ');
+    const std::string fill(w > used ? w - used : 0, ' ');
+    return right ? fill + text : text + fill;
   };
-  out +=
-      fmt::format("{}  {:>14}  {:>14}  {:>8}  {:>8}  {}\n", pad("cell", width), "A", "B", "change", "noise", "verdict");
+  // The figures' unit is in their headers ("A median µs", "A req/s"): a cell reads "400.0 ±1.0%".
+  const std::string head_a = "A " + comparison.metric;
+  const std::string head_b = "B " + comparison.metric;
+  const std::size_t figure_width = std::max<std::size_t>(14, cells::display_width(head_a));
+  out += fmt::format("{}  {}  {}  {:>9}  {}\n", pad("cell", width), pad(head_a, figure_width, true),
+                     pad(head_b, figure_width, true), "threshold", "verdict");
   bool estimated = false;
   for (const auto& c : comparison.cells) {
     if (c.verdict == cell_change::only_in_a || c.verdict == cell_change::only_in_b ||
         c.verdict == cell_change::not_measured) {
-      out += fmt::format("{}  {:>14}  {:>14}  {:>8}  {:>8}  {}\n", pad(c.label, width), "-", "-", "-", "-",
-                         verdict_text(c));
+      out += fmt::format("{}  {}  {}  {:>9}  {}\n", pad(c.label, width), pad("-", figure_width, true),
+                         pad("-", figure_width, true), "-", verdict_text(c, throughput));
       continue;
     }
     estimated = estimated || c.noise_estimated;
     const auto figure = [&](double v, double noise) {
-      return fmt::format("{} ±{:.1f}%", cells::format_us(v), 100 * noise);
+      return pad(fmt::format("{} ±{:.1f}%", cells::format_us(v), 100 * noise), figure_width, true);
     };
-    out += fmt::format("{}  {:>14}  {:>14}  {:>+7.1f}%  {:>7.1f}%  {}{}{}\n", pad(c.label, width),
-                       figure(c.a, c.noise_a), figure(c.b, c.noise_b), 100 * c.change, 100 * c.threshold,
-                       verdict_text(c) + host_text(c), c.between_trials ? " t" : "", c.noise_estimated ? " *" : "");
+    out += fmt::format("{}  {}  {}  {:>8.1f}%  {}{}{}{}\n", pad(c.label, width), figure(c.a, c.noise_a),
+                       figure(c.b, c.noise_b), 100 * c.threshold, verdict_text(c, throughput), host_text(c),
+                       c.between_trials ? " t" : "", c.noise_estimated ? " *" : "");
   }
+  out += fmt::format("\n{} of {} cells differ beyond their noise ({} measured in both).\n", comparison.differing,
+                     comparison.cells.size(), comparison.compared);
   out += fmt::format(
-      "\n{} of {} cells differ beyond their noise ({}; each figure's noise is the larger of its noise "
-      "within and between its trials; 'noise' is the change a difference must exceed: Student's t at "
-      "{:g}% one-sided times the two noises combined, t from the trials' count where their spread is "
-      "the larger noise, marked t)\n",
-      comparison.differing, comparison.cells.size(), comparison.metric, 100 * difference_confidence);
+      "±: each figure's noise, the larger of its noise within and between its trials. threshold: the change a "
+      "difference must exceed, Student's t at {:g}% one-sided times the two noises combined (t from the trials' "
+      "count where their spread is the larger noise, marked t).\n",
+      100 * difference_confidence);
   if (estimated) out += "* noise estimated from the spread: that report has no noise figures\n";
   return out;
 }

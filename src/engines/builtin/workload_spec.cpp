@@ -10,9 +10,8 @@
 namespace ferry::builtin {
 namespace {
 
-constexpr std::string_view grammar =
-    "expected touch, reduce, reduce:<passes in [1,64]>, sparse:<fraction in (0,1]> or mlp:<layers>x<width> (e.g. "
-    "mlp:4x4096)";
+constexpr std::string_view forms =
+    "touch, reduce, reduce:<passes in [1,64]>, sparse:<fraction in (0,1]> or mlp:<layers>x<width> (e.g. mlp:4x4096)";
 
 // Limits that keep cuBLAS's int dimensions and the weights' memory (layers * width^2 * 2 bytes,
 // on the host and on the device) sane: 64 layers of 16384 wide is 32 GiB.
@@ -40,7 +39,7 @@ bool parse_whole(std::string_view text, std::int64_t& value) {
 sparse_spec parse_sparse(std::string_view spec, std::string_view parameter) {
   double fraction = 0.0;
   if (!parse_whole(parameter, fraction))
-    fail(spec, "the sparse fraction '" + std::string(parameter) + "' is not a number; " + std::string(grammar));
+    fail(spec, "the sparse fraction '" + std::string(parameter) + "' is not a number; expected " + std::string(forms));
   if (!std::isfinite(fraction) || fraction <= 0.0 || fraction > 1.0)
     fail(spec, "the sparse fraction must be in (0, 1], got " + std::string(parameter));
   return {fraction};
@@ -93,7 +92,9 @@ workload_spec parse_workload_spec(std::string_view spec) {
     if (!has_parameter) fail(spec, "mlp needs <layers>x<width>, e.g. mlp:4x4096");
     return parse_mlp(spec, parameter);
   }
-  fail(spec, "unknown workload; " + std::string(grammar));
+  // Not a built-in kind, and not a model file either (no BACKEND: prefix): name both forms.
+  throw invalid_argument("engine '" + std::string(spec) + "': unknown workload; expected a built-in one, " +
+                         std::string(forms) + ", or a model file BACKEND:PATH (torch:model.pt2, trt:model.plan, ...)");
 }
 
 }  // namespace ferry::builtin
