@@ -12,9 +12,11 @@
 #include <unordered_map>
 
 #include "kserve_v2.grpc.pb.h"
+#include "serve/answer_size.hpp"
 #include "serve/client_json.hpp"
 #include "serve/cuda_shm_registry.hpp"
 #include "serve/grpc_infer_codec.hpp"
+#include "serve/grpc_message_stream.hpp"
 #include "serve/request_error.hpp"
 #include "serve/shm_registry.hpp"
 #include "serve/work_pool.hpp"
@@ -141,15 +143,12 @@ class call final : public grpc::ServerGenericBidiReactor {
   [[nodiscard]] grpc::ByteBuffer& request() { return request_; }
   intake_ticket ticket;  // an inference's share of the in-flight budget
 
-  // Parses the request's bytes into `message` and lets go of them; false for malformed bytes.
+  // Parses the request's bytes into `message`, letting go of them as it goes; false for malformed
+  // bytes.
   bool parse(google::protobuf::Message& message) {
-    bool ok = false;
-    {
-      grpc::ProtoBufferReader reader(&request_);
-      ok = reader.status().ok() && message.ParseFromZeroCopyStream(&reader);
-    }
     const std::size_t bytes = request_.Length();
-    request_.Clear();
+    consuming_message_stream stream(request_);
+    const bool ok = stream.ok() && message.ParseFromZeroCopyStream(&stream);
     if (!ok)
       fail({StatusCode::INVALID_ARGUMENT, "malformed " + std::string(message.GetTypeName()) + " message (" +
                                               std::to_string(bytes) + " bytes that do not parse as protobuf)"});
@@ -256,6 +255,7 @@ class grpc_core final : public grpc::CallbackGenericService {
       try {
         infer_request request = from_grpc(*message);
         wait_no_longer_than_the_client(request, c.deadline());
+        take_answer_bound(c, request);
         service_.infer(std::move(request), [this, &c, message](infer_result result) mutable {
           pool_.post([&c, message = std::move(message), result = std::move(result)]() mutable {
             message.reset();  // the inputs have been read
@@ -277,6 +277,25 @@ class grpc_core final : public grpc::CallbackGenericService {
         c.fail(current_exception_status());
       }
     });
+  }
+
+  // Takes the bound of the request's answer from the in-flight budget (answer_size.hpp); throws
+  // request_error when it does not fit (RESOURCE_EXHAUSTED).
+  void take_answer_bound(call& c, infer_request& request) {
+    const auto model = service_.find_ready(request.model, request.version);
+    const request_plan plan = plan_request(model->signature, request);
+    const std::size_t bound =
+        answer_bytes_bound(model->signature, plan, request, answer_protocol::grpc, c.ticket.bytes());
+    if (c.ticket.grow(bound)) return;
+    const request_intake& intake = service_.intake();
+    const bool never = c.ticket.bytes() + bound > intake.admissible_bytes();
+    throw request_error(
+        never ? error_status::payload_too_large : error_status::unavailable,
+        "model '" + quote_text(request.model) + "': this request's answer may take up to " + std::to_string(bound) +
+            " bytes, which with its " + std::to_string(c.ticket.bytes()) + " bytes " +
+            (never ? "exceeds" : "do not fit") + " the server's in-flight memory budget of " +
+            std::to_string(intake.admissible_bytes()) + " bytes" +
+            (never ? "" : " (" + std::to_string(intake.bytes_in_use()) + " in use): try again shortly"));
   }
 
   void add_methods();
@@ -481,6 +500,10 @@ int default_threads() { return std::clamp(static_cast<int>(std::thread::hardware
 
 }  // namespace
 
+std::size_t grpc_receive_bytes(const grpc_options& options, std::size_t budget_bytes) {
+  return std::max<std::size_t>(1, std::min(options.max_message_bytes, budget_bytes / 4));
+}
+
 struct grpc_frontend::state {
   grpc_options options;
   inference_service& service;
@@ -503,13 +526,17 @@ int grpc_frontend::start() {
   // No SO_REUSEPORT: a second server on the same port must fail, not share it silently.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &port);
-  builder.SetMaxReceiveMessageSize(static_cast<int>(std::min<std::size_t>(o.max_message_bytes, INT32_MAX)));
-  builder.SetMaxSendMessageSize(static_cast<int>(std::min<std::size_t>(o.max_message_bytes, INT32_MAX)));
   // gRPC's own memory for the messages it is receiving (its reads, before a call reaches the
-  // intake), bounded by the same budget as the requests in flight; and the threads of its
-  // synchronous paths, though every method here is served on the callback API.
+  // intake): the part of the in-flight budget set aside for it, which the server admits no request
+  // into. A message larger than that could never arrive whole, and is refused.
+  request_intake& intake = state_->service.intake();
+  if (intake.set_aside_bytes() == 0) intake.set_aside(grpc_receive_bytes(o, intake.budget_bytes()));
+  const std::size_t receive = std::min<std::size_t>(intake.set_aside_bytes(), INT32_MAX);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(receive));
+  builder.SetMaxSendMessageSize(static_cast<int>(std::min<std::size_t>(o.max_message_bytes, INT32_MAX)));
+  // And the threads of its synchronous paths, though every method here is served on the callback API.
   grpc::ResourceQuota quota("ferry-grpc");
-  quota.Resize(state_->service.intake().budget_bytes());
+  quota.Resize(receive);
   quota.SetMaxThreads(o.max_threads);
   builder.SetResourceQuota(quota);
   builder.RegisterCallbackGenericService(&state_->core);

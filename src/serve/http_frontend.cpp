@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "serve/answer_size.hpp"
 #include "serve/client_json.hpp"
 #include "serve/cuda_shm_registry.hpp"
 #include "serve/http_documents.hpp"
@@ -237,7 +238,9 @@ struct http_frontend::state {
   }
 
   // The largest inference body: the transport's limit, never more than the whole in-flight budget.
-  std::size_t inference_body_limit() const { return std::min(options.max_body_bytes, service.intake().budget_bytes()); }
+  std::size_t inference_body_limit() const {
+    return std::min(options.max_body_bytes, service.intake().admissible_bytes());
+  }
   std::size_t json_body_limit() const {
     return std::min(inference_body_limit(), options.limits.max_inference_header_bytes);
   }
@@ -338,6 +341,7 @@ struct http_frontend::state {
       for (const auto& o : parsed.request.outputs) call->requested.push_back(o.name);
       call->binary_outputs = std::move(parsed.binary_outputs);
       call->binary_by_default = parsed.binary_by_default;
+      take_answer_bound(*call, *model, parsed.request);
       service.infer(std::move(parsed.request), [this, call](infer_result result) mutable {
         // On the model's worker: a small answer is encoded here and goes straight to its
         // connection; a larger one (or an error) is encoded on the pool, so the worker goes on.
@@ -349,6 +353,32 @@ struct http_frontend::state {
       answer_current_exception(res);
       call->reply.send(std::move(res));
     }
+  }
+
+  // Takes the bound of the request's answer from the in-flight budget, in the form the request
+  // asks for it (answer_size.hpp); throws request_error when it does not fit: 503 while the
+  // budget is busy, 413 when it could never fit.
+  void take_answer_bound(const infer_call& call, const served_model& model, infer_request& request) const {
+    const request_plan plan = plan_request(model.signature, request);
+    const auto binary = [&call](const std::string& output) {
+      bool choice = call.binary_by_default;
+      for (std::size_t i = 0; i < call.requested.size() && i < call.binary_outputs.size(); ++i)
+        if (call.requested[i] == output) choice = call.binary_outputs[i];
+      return choice;
+    };
+    const std::size_t bound =
+        answer_bytes_bound(model.signature, plan, request, answer_protocol::http, call.http.body.size(), binary);
+    if (call.reply.reserve(bound)) return;
+    const request_intake& intake = service.intake();
+    const std::size_t body = call.http.body.size();
+    const bool never = body + bound > intake.admissible_bytes();
+    throw request_error(never ? error_status::payload_too_large : error_status::unavailable,
+                        "model '" + quote_text(model.config.name) + "': this request's answer may take up to " +
+                            std::to_string(bound) + " bytes, which with its " + std::to_string(body) + " bytes " +
+                            (never ? "exceeds" : "do not fit") + " the server's in-flight memory budget of " +
+                            std::to_string(intake.admissible_bytes()) + " bytes" +
+                            (never ? " (binary outputs take less than JSON)"
+                                   : " (" + std::to_string(intake.bytes_in_use()) + " in use): try again shortly"));
   }
 
   static void answer(infer_call& call, infer_result result) {

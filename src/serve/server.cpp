@@ -119,6 +119,9 @@ void run_server(const server_options& options) {
                                      [&intake] { return intake.requests_in_flight() == 0; });
   intake.on_idle([&memory_release] { memory_release.became_idle(); });
 
+  // gRPC holds messages while they arrive, before the intake sees them: its part of the budget
+  // is kept aside before either front end takes its limits from the rest.
+  intake.set_aside(grpc_receive_bytes(options.grpc, intake.budget_bytes()));
   // Both ports are bound before anything serves, so a port in use fails the start cleanly.
   http_frontend http(service, options.http);
   const int http_port = http.bind();
@@ -131,7 +134,8 @@ void run_server(const server_options& options) {
   };
   std::cout << fmt::format("ferry serve: HTTP on {}:{}{}\n", options.http.host, http_port, reach(options.http.host));
   std::cout << fmt::format("ferry serve: gRPC on {}:{}{}\n", options.grpc.host, grpc_port, reach(options.grpc.host));
-  std::cout << fmt::format("ferry serve: in-flight memory budget {} bytes\n", intake.budget_bytes());
+  std::cout << fmt::format("ferry serve: in-flight memory budget {} bytes ({} of them for gRPC messages arriving)\n",
+                           intake.budget_bytes(), intake.set_aside_bytes());
   std::cout << fmt::format("ferry serve: memory from {}\n", allocator_description());
   std::cout << "ferry serve: serving" << std::endl;
 
