@@ -45,18 +45,21 @@ std::size_t json_chars_per_element(dtype type) noexcept {
   return 24;
 }
 
-std::size_t answer_bytes_bound(const model_signature& signature, const request_plan& plan, const infer_request& request,
-                               answer_protocol protocol, std::size_t request_bytes,
-                               const std::function<bool(const std::string&)>& binary) {
+std::size_t answer_bytes_bound(const model_signature& signature, const infer_request& request, answer_protocol protocol,
+                               std::size_t request_bytes, const std::function<bool(const std::string&)>& binary) {
+  const bool batched = signature.max_batch > 0;
+  std::int64_t rows = 1;
+  if (batched && !request.inputs.empty() && !request.inputs.front().shape.empty())
+    rows = std::clamp<std::int64_t>(request.inputs.front().shape.front(), 1, signature.max_batch);
   std::size_t raw = 0;                  // the outputs, while the model runs and the answer is encoded
   std::size_t encoding = header_bytes;  // the encoded answer beside them
-  for (const std::size_t index : plan.outputs) {
-    const tensor_spec& spec = signature.outputs.at(index);
+  for (const tensor_spec& spec : signature.outputs) {
     const auto asked = std::find_if(request.outputs.begin(), request.outputs.end(),
                                     [&](const requested_output& o) { return o.name == spec.name; });
+    if (!request.outputs.empty() && asked == request.outputs.end()) continue;  // not asked for
     encoding += header_bytes_per_output;
     if (asked != request.outputs.end() && asked->shared_memory) continue;
-    const std::size_t n = elements(spec, plan.rows, signature.max_batch > 0);
+    const std::size_t n = elements(spec, rows, batched);
     const std::size_t bytes = n * size_of(spec.type);
     raw += bytes;
     if (protocol == answer_protocol::grpc || (binary && binary(spec.name)))

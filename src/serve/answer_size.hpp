@@ -11,7 +11,10 @@
 // becomes takes up to 24: "-1.1754943508222875e-38,"); over gRPC the outputs are copied into the
 // response message and serialized from it. So the answer adds its raw bytes, and whatever its
 // encoding needs beyond the request's own bytes. Outputs written to shared memory add nothing.
-// Raw bytes come from the model's output shapes at the request's batch rows.
+// Raw bytes come from the model's output shapes at the request's batch rows. The bound is taken
+// before the request is checked in full (a shared-memory input is looked up later): its rows are
+// read from its first input and held to [1, max_batch], its outputs are those it names that the
+// model has (every output when it names none), and what is wrong with it is said by the check.
 #pragma once
 
 #include <cstddef>
@@ -29,13 +32,12 @@ enum class answer_protocol { http, grpc };
 // The most characters one element of `type` takes in a JSON answer's "data", its comma included.
 [[nodiscard]] std::size_t json_chars_per_element(dtype type) noexcept;
 
-// What the answer to `request` (checked against `signature` as `plan`) may add to the
-// `request_bytes` the request holds. Over HTTP, `binary(name)` says whether output `name` goes as
-// binary data (JSON when it is unset or says no). A dynamic dim besides the batch counts as 1:
-// such an output has no bound known in advance.
-[[nodiscard]] std::size_t answer_bytes_bound(const model_signature& signature, const request_plan& plan,
-                                             const infer_request& request, answer_protocol protocol,
-                                             std::size_t request_bytes,
+// What the answer to `request`, for a model of `signature`, may add to the `request_bytes` the
+// request holds. Over HTTP, `binary(name)` says whether output `name` goes as binary data (JSON
+// when it is unset or says no). A dynamic dim besides the batch counts as 1: such an output has no
+// bound known in advance.
+[[nodiscard]] std::size_t answer_bytes_bound(const model_signature& signature, const infer_request& request,
+                                             answer_protocol protocol, std::size_t request_bytes,
                                              const std::function<bool(const std::string&)>& binary = {});
 
 }  // namespace ferry::serve

@@ -29,8 +29,8 @@
 namespace ferry::serve {
 
 struct grpc_options {
-  std::string host = "0.0.0.0";
-  int port = 8001;  // 0: any free port (start() returns it)
+  std::string host = "127.0.0.1";  // this machine only; "0.0.0.0": every interface
+  int port = 8001;                 // 0: any free port (start() returns it)
   // The largest message: of a request, at most grpc_receive_bytes; of an answer, this.
   std::size_t max_message_bytes = std::size_t{1} << 30;
   int threads = 0;       // parse inference requests and encode their answers; 0: one per CPU core, at least 2

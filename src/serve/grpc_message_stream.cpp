@@ -1,5 +1,7 @@
 #include "serve/grpc_message_stream.hpp"
 
+#include <algorithm>
+
 namespace ferry::serve {
 
 consuming_message_stream::consuming_message_stream(grpc::ByteBuffer& message) {
@@ -46,6 +48,28 @@ bool consuming_message_stream::Skip(int count) {
     count -= size;
   }
   return true;
+}
+
+std::optional<std::string> peek_model_name(const grpc::ByteBuffer& message) {
+  constexpr std::size_t longest = 2 + 255;  // the tag, a one- or two-byte length, a name of at most 255 bytes
+  std::vector<grpc::Slice> slices;
+  if (!message.Dump(&slices).ok()) return std::nullopt;
+  std::string head;
+  for (const auto& slice : slices) {
+    head.append(reinterpret_cast<const char*>(slice.begin()), std::min(slice.size(), longest + 1 - head.size()));
+    if (head.size() > longest) break;
+  }
+  // Tag 0x0a: field 1, length-delimited; then the length as a varint of one or two bytes.
+  if (head.size() < 2 || head[0] != 0x0a) return std::nullopt;
+  std::size_t length = static_cast<unsigned char>(head[1]);
+  std::size_t at = 2;
+  if (length & 0x80) {
+    if (head.size() < 3 || (static_cast<unsigned char>(head[2]) & 0x80)) return std::nullopt;
+    length = (length & 0x7f) | (static_cast<std::size_t>(static_cast<unsigned char>(head[2])) << 7);
+    at = 3;
+  }
+  if (at + length > head.size()) return std::nullopt;
+  return head.substr(at, length);
 }
 
 }  // namespace ferry::serve

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include <google/protobuf/io/zero_copy_stream.h>
@@ -33,5 +35,11 @@ class consuming_message_stream final : public google::protobuf::io::ZeroCopyInpu
   std::int64_t read_ = 0;
   bool ok_ = false;
 };
+
+// The model a ModelInferRequest names, read from its first bytes without parsing it: model_name
+// is field 1, which encoders write first. For counting a request refused before it is parsed
+// (its size did not fit the in-flight budget) against its model; nothing when the message does
+// not start with it.
+[[nodiscard]] std::optional<std::string> peek_model_name(const grpc::ByteBuffer& message);
 
 }  // namespace ferry::serve

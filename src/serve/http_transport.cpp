@@ -246,6 +246,7 @@ class connection : public std::enable_shared_from_this<connection> {
   // request_timeout.
   void start_request() {
     phase_ = phase::reading;
+    on_refused_ = {};
     reading_headers_ = true;
     first_byte_ = std::chrono::steady_clock::now();
     buffer_.reserve(read_chunk_bytes);
@@ -275,6 +276,7 @@ class connection : public std::enable_shared_from_this<connection> {
     keep_alive_ = message.keep_alive();
     http_admission admission;
     if (const auto& decide = server_.handlers().admit) admission = decide(request_);
+    on_refused_ = std::move(admission.refused);
     if (admission.answer) {
       if (request_.has_body()) return refuse(std::move(*admission.answer));
       disarm();
@@ -377,6 +379,7 @@ class connection : public std::enable_shared_from_this<connection> {
   // The request is complete: its handler runs here and answers through the reply, now or later.
   void dispatch() {
     disarm();
+    on_refused_ = {};
     phase_ = phase::handling;
     request_.body = std::move(parser_->get().body());
     parser_.reset();
@@ -418,6 +421,7 @@ class connection : public std::enable_shared_from_this<connection> {
   // client may still be sending, and closing with unread data would reset the connection before
   // the client reads the answer. So: stop sending, then discard what arrives for a moment.
   void refuse(int status, const std::string& message) {
+    if (auto told = std::exchange(on_refused_, {})) told();
     http_response answer = server_.handlers().refused(status, message);
     if (status == 503) answer.headers.emplace_back("Retry-After", retry_after_seconds);
     refuse(std::move(answer));
@@ -539,7 +543,8 @@ class connection : public std::enable_shared_from_this<connection> {
   unsigned version_ = 11;
   bool head_only_ = false;
   bool keep_alive_ = false;
-  intake_ticket ticket_;  // its share of the in-flight budget, until its answer is written
+  intake_ticket ticket_;              // its share of the in-flight budget, until its answer is written
+  std::function<void()> on_refused_;  // its admission's `refused`, until its handler has it
   std::unique_ptr<http::response<http::string_body>> response_;             // while it is written
   std::optional<http::response_serializer<http::string_body>> serializer_;  // of response_
   // The body being read or the answer being written (arm_transfer): since when, how many bytes,

@@ -89,8 +89,8 @@ struct http_response {
 class request_intake;
 
 struct http_transport_options {
-  std::string host = "0.0.0.0";
-  int port = 8000;  // 0: any free port
+  std::string host = "127.0.0.1";  // this machine only; "0.0.0.0": every interface
+  int port = 8000;                 // 0: any free port
   // Threads running the sockets (they never block); 0: a quarter of the CPU cores, 2 to 8
   // (default_io_threads). They also decode small inference bodies (http_frontend).
   int io_threads = 0;
@@ -132,6 +132,10 @@ struct http_admission {
   // The request takes its announced body's bytes from the intake until it is answered (a chunked
   // body takes them as it arrives); refused when they do not fit.
   bool counted = false;
+  // Called, on the I/O thread, when the transport refuses the request after this admission and
+  // before its handler sees it (no room in the intake, a body over the limit, too slow or
+  // malformed): for a front end's failure counts.
+  std::function<void()> refused;
 };
 
 // Answers one request: send() once, from any thread. Copies share the one answer; a reply
