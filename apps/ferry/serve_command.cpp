@@ -109,8 +109,9 @@ void add_serve_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1'000'000));
   cmd->add_option("--http-max-connections-per-peer", options->http.max_connections_per_peer,
-                  "HTTP connections served at once from one client address; one more is answered 503 and closed "
-                  "(0: a quarter of --http-max-connections)")
+                  "HTTP connections served at once from one client network (--http-peer-prefix-ipv4/-ipv6); one "
+                  "more is answered 503 and closed (0: a quarter of --http-max-connections). The last tenth of "
+                  "--http-max-connections is kept for networks holding fewer than 4")
       ->capture_default_str()
       ->check(CLI::Range(0, 1'000'000));
   cmd->add_option("--http-peer-prefix-ipv4", options->http.peer_prefix_ipv4,
@@ -138,7 +139,8 @@ void add_serve_command(CLI::App& app) {
         }
       });
   cmd->add_option("--http-transfer-grace-ms", *transfer_grace_ms,
-                  "how long a request body or an answer may move slower than --http-min-transfer-rate at first")
+                  "how long a request body or an answer may move slower than --http-min-transfer-rate at first, and "
+                  "the longest it may pause")
       ->capture_default_str()
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{3600} * 1000));
   cmd->add_option("--http-header-timeout-ms", *header_timeout_ms,

@@ -324,6 +324,7 @@ class connection : public std::enable_shared_from_this<connection> {
     http::async_read_some(socket_, buffer_, *parser_, [self = shared_from_this()](error_code ec, std::size_t) {
       if (ec || self->timed_out_) return self->fail(ec);
       const std::size_t held = self->parser_->get().body().size();
+      if (held > self->transferred_) self->last_progress_ = std::chrono::steady_clock::now();
       self->transferred_ = held;
       if (self->ticket_.valid() && self->request_.chunked && held > self->ticket_.bytes()) {
         if (!self->ticket_.grow(held - self->ticket_.bytes()))
@@ -341,12 +342,14 @@ class connection : public std::enable_shared_from_this<connection> {
   void fail(const error_code& ec) {
     const auto& o = server_.options();
     if (timed_out_ && slow_transfer_)
-      return refuse(408, "the request body arrived too slowly: " + std::to_string(transferred_) + " bytes in " +
+      return refuse(408, "the request body arrived too slowly (or stopped): " + std::to_string(transferred_) +
+                             " bytes in " +
                              std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
                                                 std::chrono::steady_clock::now() - transfer_start_)
                                                 .count()) +
                              " ms, where the server wants at least " + std::to_string(o.min_transfer_rate) +
-                             " bytes a second after the first " + std::to_string(o.transfer_grace.count()) + " ms");
+                             " bytes a second after the first " + std::to_string(o.transfer_grace.count()) +
+                             " ms, and no pause as long");
     if (timed_out_ && reading_headers_ && o.header_timeout < o.request_timeout)
       return refuse(408, "the request's headers did not arrive within " + std::to_string(o.header_timeout.count()) +
                              " ms of its first byte");
@@ -407,6 +410,7 @@ class connection : public std::enable_shared_from_this<connection> {
     http::async_write_some(socket_, *serializer_,
                            [self = shared_from_this(), keep_alive](error_code ec, std::size_t n) {
                              self->transferred_ += n;
+      if (n > 0) self->last_progress_ = std::chrono::steady_clock::now();
                              if (!ec && !self->timed_out_ && !self->serializer_->is_done())
                                return self->write_piece(keep_alive);
                              self->serializer_.reset();
@@ -473,12 +477,15 @@ class connection : public std::enable_shared_from_this<connection> {
   }
 
   // The deadline of a body being read or an answer being written: `hard`, or sooner where the
-  // bytes moved so far (transferred_) fall behind the minimum rate once the grace has passed.
+  // bytes moved so far (transferred_) fall behind the minimum rate once the grace has passed, or
+  // where nothing has moved for the grace (bytes the kernel's buffers took at first would
+  // otherwise credit an answer nobody reads with seconds of "average rate").
   // The timer is set for the deadline as it stands and, when it fires, looks again: bytes that
   // moved meanwhile pushed the deadline on, so it waits for that instead, and a steady transfer
   // costs a timer event per pushed deadline, not one per read.
   void arm_transfer(std::chrono::steady_clock::time_point hard) {
     transfer_start_ = std::chrono::steady_clock::now();
+    last_progress_ = transfer_start_;
     transferred_ = 0;
     slow_transfer_ = false;
     transfer_hard_deadline_ = hard;
@@ -489,12 +496,13 @@ class connection : public std::enable_shared_from_this<connection> {
 
   [[nodiscard]] std::chrono::steady_clock::time_point transfer_due() const {
     const auto& o = server_.options();
-    if (o.min_transfer_rate == 0) return transfer_hard_deadline_;
+    if (o.min_transfer_rate == 0) return std::min(transfer_hard_deadline_, last_progress_ + o.transfer_grace);
     const auto allowed =
         o.transfer_grace + std::chrono::microseconds(static_cast<std::int64_t>(
                                static_cast<double>(transferred_) * 1e6 / static_cast<double>(o.min_transfer_rate)));
-    return std::min(transfer_hard_deadline_,
-                    transfer_start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(allowed));
+    return std::min({transfer_hard_deadline_,
+                     transfer_start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(allowed),
+                     last_progress_ + o.transfer_grace});
   }
 
   void wait_for_transfer(std::uint64_t generation) {
@@ -551,6 +559,7 @@ class connection : public std::enable_shared_from_this<connection> {
   // the latest it may end, and whether it was cut for moving too slowly.
   std::chrono::steady_clock::time_point transfer_start_;
   std::size_t transferred_ = 0;
+  std::chrono::steady_clock::time_point last_progress_;  // when a byte last moved
   std::chrono::steady_clock::time_point transfer_hard_deadline_;
   bool slow_transfer_ = false;
 };

@@ -21,7 +21,8 @@
 //   header_timeout, and its headers and body within request_timeout (or it is answered 408 and
 //   the connection closed), and an answer must be written within request_timeout too.
 // - A request body, and an answer, must also keep moving: past `transfer_grace`, at least
-//   `min_transfer_rate` bytes a second on average since it began (Apache's MinRate). A body that
+//   `min_transfer_rate` bytes a second on average since it began (Apache's MinRate), and never a
+//   pause as long as the grace (nginx's client_body_timeout and send_timeout). A body that
 //   trickles is answered 408 and gives its share of the in-flight budget back then, not at the
 //   request deadline; an answer the client does not read closes its connection.
 // - At most max_connections connections are served at once, and at most
@@ -115,8 +116,8 @@ struct http_transport_options {
   // and the most its answer may take to be written.
   std::chrono::milliseconds request_timeout{60'000};
   // A body being received and an answer being sent must move at least this many bytes a second
-  // on average, once `transfer_grace` has passed since they began (408 / closed past it); 0: no
-  // minimum.
+  // on average, once `transfer_grace` has passed since they began, and never pause as long as the
+  // grace (408 / closed past it); a rate of 0: no minimum rate (pauses still end them).
   std::size_t min_transfer_rate = std::size_t{128} << 10;
   std::chrono::milliseconds transfer_grace{2000};
   // Where counted requests take their share of the in-flight budget; none: nothing is counted.
