@@ -3,6 +3,12 @@
 find_package(CUDAToolkit 13 REQUIRED)
 find_package(fmt REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
+# NumPy's .npz input data files are zip archives; without libzip they are refused with a message.
+# Through pkg-config: Debian's libzip CMake config requires its command-line tools to be installed.
+find_package(PkgConfig QUIET)
+if(PkgConfig_FOUND)
+  pkg_check_modules(LIBZIP QUIET IMPORTED_TARGET libzip)
+endif()
 if(FERRY_BUILD_APPS)
   find_package(CLI11 REQUIRED)
 endif()

@@ -38,6 +38,7 @@ RANK = {"core": 0, "device": 1, "memory": 2, "engines": 3, "session": 4, "bench"
 # include/ferry/<name>: the layer whose sources implement it.
 PUBLIC_HEADERS = {
     "error.hpp": "core",
+    "device_fault.hpp": "core",
     "stream.hpp": "core",
     "dtype.hpp": "core",
     "byte_size.hpp": "core",
@@ -64,6 +65,8 @@ PUBLIC_HEADERS = {
     "replica_set.hpp": "session",
     "choose.hpp": "session",
     "caller_memory.hpp": "session",
+    "input_data.hpp": "session",
+    "index_check.hpp": "session",
 }
 
 # Pairs the ranks would allow that the design keeps apart: engines stand on core and device only,

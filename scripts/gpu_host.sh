@@ -80,7 +80,9 @@ start_torch_build() {
   [[ ${GPU_TORCH:-0} == 1 ]] && wanted=1
   ((wanted)) || return 0
   [[ $GPU_SETS == *" encoder "* ]] && exports="$exports encoder-s128 encoder-s384"
-  [[ $GPU_SETS == *" serve-model "* ]] && eager=(--save-eager)
+  [[ $GPU_SETS == *" serve-model "* || $GPU_SETS == *" text-serve "* ]] && eager=(--save-eager)
+  local text=0
+  [[ $GPU_SETS == *" text-model "* || $GPU_SETS == *" text-serve "* ]] && text=1
   step "torch: build and export in the background"
   touch "$out/.torch-started"
   mkdir -p models
@@ -97,6 +99,15 @@ start_torch_build() {
         > "$out/export.log" 2>&1 || rc=$?
       echo "rc=$rc" >> "$out/export.log"
     ) &
+    # A text encoder nobody here wrote, exported bare as a user would.
+    if ((text)); then
+      (
+        rc=0
+        TORCHINDUCTOR_COMPILE_THREADS=4 timeout 400 python3 scripts/text_model.py export --out models \
+          > "$out/export-text.log" 2>&1 || rc=$?
+        echo "rc=$rc" >> "$out/export-text.log"
+      ) &
+    fi
     # The tests' small model, also as a package with no description (read from the package itself).
     if [[ $GPU_SETS == *" tests "* ]]; then
       (

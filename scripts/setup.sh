@@ -4,6 +4,7 @@
 set -euo pipefail
 
 packages=(ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev python3 python3-venv python3-matplotlib
+          libzip-dev  # .npz input data (ferry/input_data.hpp)
           libboost-dev libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc  # ferry serve
           libjemalloc2  # ferry serve runs on it where installed (apps/ferry/serve_allocator.hpp)
           clang-14 libclang-rt-14-dev llvm-14  # sanitizer and fuzz builds: clang, its runtimes, llvm-symbolizer

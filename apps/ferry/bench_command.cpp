@@ -81,6 +81,13 @@ void run_bench(bench_flags& f, bool device_given, const std::string& command_lin
     }
     if (f.json.empty()) std::filesystem::remove(json_path);
   }
+  // The GPU's context is lost: every report above holds what was measured before; main exits with
+  // its own code, without the cleanup that would call CUDA in the lost context.
+  if (!report.device_fault.empty())
+    throw device_fault(cudaErrorLaunchFailure,
+                       fmt::format("the GPU faulted, and the run stopped: {}; the reports hold the {} cells measured "
+                                   "before; this process cannot use the GPU again",
+                                   report.device_fault, report.results.size() - bench::count_failed(report)));
   // Every report is written with the failed cells and their reasons; the exit code says so too.
   if (const std::size_t failed = bench::count_failed(report); failed > 0)
     throw error(fmt::format("{} of {} cells failed (the report gives each reason)", failed, report.results.size()));
@@ -205,6 +212,17 @@ void add_bench_command(CLI::App& app, std::string command_line) {
   cmd->add_option("--input-writes", f.input_writes,
                   "how the CPU writes each request's fresh input: streaming (non-temporal stores, default) or cached")
       ->check(CLI::IsMember({"cached", "streaming"}));
+  cmd->add_option("--input-data", f.input_data,
+                  "the values each input gets: auto (default: random floats; integers inside their index_bound, "
+                  "zeros where none is known; booleans false), zero, random (refuses an integer input with no "
+                  "index_bound), or a .json (perf_analyzer's form) or .npz file with each input's values, checked "
+                  "against the model's shapes, dtypes and bounds");
+  cmd->add_option("--index-bound", f.index_bounds,
+                  "INPUT=N: a model file's integer input takes values in [0, N) (token ids: the vocabulary size), "
+                  "where its file does not say; repeat for several inputs");
+  cmd->add_flag("--index-checks,!--no-index-checks", f.index_checks,
+                "check inputs that have an index_bound on the GPU before the engine reads them, as `ferry serve` "
+                "does (default); --no-index-checks leaves the check's few microseconds out");
   cmd->add_option("--json", f.json, "write the JSON report here");
   cmd->add_option("--profile", f.profile,
                   "this profile (ferry calibrate) instead of the GPU's own in $XDG_CACHE_HOME/ferry/profiles: "

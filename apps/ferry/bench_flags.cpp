@@ -80,6 +80,10 @@ bench::run_options run_options_from(bench_flags& f) {
   options.l2_flush = !f.no_l2_flush;
   options.recipes = f.recipes;
   options.writes = f.input_writes == "cached" ? bench::input_writes::cached : bench::input_writes::streaming;
+  options.data = input_data::parse(f.input_data);  // a file is read now: a bad one is named before any GPU
+  options.session.index_checks = f.index_checks ? index_check::on : index_check::off;
+  f.matrix.index_bounds.clear();
+  for (const auto& b : f.index_bounds) f.matrix.index_bounds.push_back(parse_index_bound(b));
   f.matrix.measure_link = !f.no_link_measure;
   f.matrix.backend_directories = backend_directories(f.backend_directory);
   check_writable(f.json, "--json");

@@ -31,6 +31,9 @@ struct bench_flags {
   bool graph = false;
   bool recipes = true;
   std::string input_writes = "streaming";
+  std::string input_data = "auto";        // --input-data: auto, zero, random or a .json/.npz file
+  bool index_checks = true;               // --no-index-checks turns the GPU check of index inputs off
+  std::vector<std::string> index_bounds;  // --index-bound INPUT=N, for model files that do not say
   std::string json, csv, md, plot;
   int device = 0;
   std::string devices;  // --devices; empty: just --device

@@ -6,8 +6,11 @@
 //   1  it failed while running (a CUDA call, a port in use, a benchmark cell, a write)
 //   2  what was asked is wrong: a flag, a value, a file (CLI11's parse errors, invalid_argument)
 //   3  this machine cannot do it: no usable GPU, no code for its GPU, a strategy or backend it lacks
+//   4  the GPU faulted: a sticky CUDA error (a device-side assert, an illegal address) lost its
+//      context; what was measured before is written, and the process must restart to use it
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <string>
 
@@ -25,6 +28,7 @@ namespace {
 constexpr int exit_runtime = 1;
 constexpr int exit_usage = 2;
 constexpr int exit_platform = 3;
+constexpr int exit_device_fault = 4;
 
 int report(const char* message, int code) {
   std::string line = message;
@@ -49,7 +53,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", version_text());
   app.footer(
       "Exit codes: 0 done, 1 failed while running, 2 a wrong flag, value or file, 3 this machine cannot "
-      "do it (no usable GPU, a strategy or backend it lacks).");
+      "do it (no usable GPU, a strategy or backend it lacks), 4 the GPU faulted (a sticky CUDA error: "
+      "restart the process).");
   // `ferry help` is --help, as git and docker have it; `ferry` alone prints the same.
   auto* help = app.add_subcommand("help", "Show this help");
   app.require_subcommand(0, 1);
@@ -72,6 +77,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);  // prints the help, the version, or the mistake
     return code == 0 ? 0 : exit_usage;
+  } catch (const ferry::device_fault& e) {
+    // Straight out: destructors of this process's CUDA objects and backends would only fail in the
+    // lost context (or abort, in a framework's cleanup).
+    report(e.what(), exit_device_fault);
+    std::fflush(stdout);
+    std::_Exit(exit_device_fault);
   } catch (const ferry::no_device& e) {
     return report(e.what(), exit_platform);
   } catch (const ferry::unsupported& e) {

@@ -10,8 +10,9 @@
  * A backend is a file named libferry_backend_<NAME>.so, and a model spec "<NAME>:<PATH>" is
  * loaded by it (ferry bench --engine torch:resnet50.pt2 loads libferry_backend_torch.so). It
  * exports the functions below with C linkage; those marked optional may be left out. ferry calls
- * ferry_backend_api_version() first and refuses a backend whose number differs from
- * FERRY_BACKEND_API_VERSION. examples/backend/ is a complete backend in about 250 lines of C.
+ * ferry_backend_api_version() first and refuses a backend whose number is not between
+ * FERRY_BACKEND_API_OLDEST_VERSION and FERRY_BACKEND_API_VERSION. examples/backend/ is a complete backend in about 250
+ * lines of C.
  *
  * Ownership: a failing call returns a ferry_backend_error* that the backend made and that ferry
  * releases with ferry_backend_error_release(); success is NULL. Strings and arrays a backend hands
@@ -27,7 +28,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FERRY_BACKEND_API_VERSION 1u
+#define FERRY_BACKEND_API_VERSION 2u
+/* The oldest version ferry still loads: what each later version added is marked "(version N)"
+ * below, and a backend of an older version simply never uses it. */
+#define FERRY_BACKEND_API_OLDEST_VERSION 1u
 
 #if defined(__GNUC__)
 #define FERRY_BACKEND_EXPORT __attribute__((visibility("default")))
@@ -53,7 +57,12 @@ typedef enum ferry_backend_error_kind {
   FERRY_BACKEND_ERROR_INVALID_ARGUMENT = 1, /* the caller's mistake: a bad model file, shape, tensor */
   FERRY_BACKEND_ERROR_UNSUPPORTED = 2,      /* cannot be done here: no GPU, a feature this backend lacks */
   FERRY_BACKEND_ERROR_OUT_OF_MEMORY = 3,    /* device or host memory ran out */
-  FERRY_BACKEND_ERROR_RUNTIME = 4           /* anything else that failed while running */
+  FERRY_BACKEND_ERROR_RUNTIME = 4,          /* anything else that failed while running */
+  /* (version 2) The GPU's context is lost: a sticky CUDA error (a device-side assert such as an
+   * index out of bounds, an illegal address, an uncorrectable ECC error), after which every CUDA
+   * call of the process fails the same way. ferry stops using the GPU and, when serving, exits for
+   * a restart; it calls no backend function that releases GPU resources afterwards. */
+  FERRY_BACKEND_ERROR_DEVICE_FAULT = 5
 } ferry_backend_error_kind;
 
 /* Element types; the values are part of the ABI. */

@@ -2,8 +2,10 @@
 //
 // Every CUDA runtime call in ferry goes through FERRY_CUDA_TRY, which throws a cuda_error that
 // carries the call's text, the CUDA error name and string, and file:line. Out-of-memory gets its
-// own type so callers can react (shrink a batch, refuse a strategy) without parsing strings.
-// Destructors must never throw: they use FERRY_CUDA_TRY_NOTHROW, which logs to stderr instead.
+// own type so callers can react (shrink a batch, refuse a strategy) without parsing strings, and
+// so does a sticky error that lost the GPU's context (device_fault; ferry/device_fault.hpp).
+// Destructors must never throw: they use FERRY_CUDA_TRY_NOTHROW, which logs to stderr instead,
+// and makes no call at all once the context is lost.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -63,12 +65,21 @@ class out_of_memory : public cuda_error {
   using cuda_error::cuda_error;
 };
 
+// A sticky CUDA error (ferry/device_fault.hpp): the GPU's context is lost for the rest of the
+// process. Noted once, process-wide, when it is raised; nothing can recover but a restart.
+class device_fault : public cuda_error {
+ public:
+  using cuda_error::cuda_error;
+};
+
 namespace detail {
 // Throws the right cuda_error subtype when code is not cudaSuccess. Clears the sticky
 // "last error" so a handled failure does not surface again at the next unrelated call.
 void throw_cuda_error(cudaError_t code, const char* call, const char* file, int line);
 // Logs a failed call to stderr; used where throwing is not allowed (destructors).
 void log_cuda_error(cudaError_t code, const char* call, const char* file, int line) noexcept;
+// Whether cleanup should still call CUDA: false once a device fault was noted.
+[[nodiscard]] bool cuda_cleanup_allowed() noexcept;
 }  // namespace detail
 
 }  // namespace ferry
@@ -79,8 +90,11 @@ void log_cuda_error(cudaError_t code, const char* call, const char* file, int li
     if (ferry_status_ != cudaSuccess) ::ferry::detail::throw_cuda_error(ferry_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
+// Skips the call once the context is lost: every call would fail the same way, and a destructor
+// has nothing to release in a context that is gone.
 #define FERRY_CUDA_TRY_NOTHROW(call)                                                                             \
   do {                                                                                                           \
+    if (!::ferry::detail::cuda_cleanup_allowed()) break;                                                         \
     const cudaError_t ferry_status_ = (call);                                                                    \
     if (ferry_status_ != cudaSuccess) ::ferry::detail::log_cuda_error(ferry_status_, #call, __FILE__, __LINE__); \
   } while (0)

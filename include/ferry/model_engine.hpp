@@ -15,6 +15,17 @@
 
 namespace ferry {
 
+// A bound for a model's integer input that its file does not say (a package exported bare, a
+// plan built without one): the input's valid values are [0, bound). ferry checks requests against
+// it and draws benchmark values inside it (ferry/index_check.hpp, ferry/input_data.hpp).
+struct index_bound_override {
+  std::string input;
+  std::int64_t bound = 0;
+};
+
+// "input_ids=30522" -> {"input_ids", 30522}; throws invalid_argument for anything else.
+[[nodiscard]] index_bound_override parse_index_bound(std::string_view text);
+
 struct model_engine_options {
   // The CUDA device the model runs on; -1 loads it for the CPU only (host_reference_engine's
   // run_on_host), which only backends that compute on the host accept.
@@ -24,6 +35,9 @@ struct model_engine_options {
   int max_concurrency = 1;
   // Where backends are looked for, in order; empty: backend_directories() (ferry/backend.hpp).
   std::vector<std::filesystem::path> backend_directories;
+  // Bounds of integer inputs the model file does not give (or gives otherwise): each names an
+  // int32/int64 input, or the load throws invalid_argument naming it.
+  std::vector<index_bound_override> index_bounds = {};
 };
 
 // True for "<NAME>:<PATH>" specs whose NAME (lower-case letters, digits, '_') is no built-in

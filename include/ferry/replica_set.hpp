@@ -56,7 +56,7 @@ class replica_set {
   [[nodiscard]] filling_slot acquire_for(const void* data, std::size_t bytes);
 
   // Warms every replica's session (session::warmup).
-  void warmup(int rounds = 3);
+  void warmup(int rounds = 3, const input_data& data = {});
 
   [[nodiscard]] std::size_t size() const noexcept;
   // The GPU ordinals, in the order given to the constructor (replica i runs on devices()[i]).

@@ -36,11 +36,17 @@
 #include "ferry/caller_memory.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/engine.hpp"
+#include "ferry/index_check.hpp"
+#include "ferry/input_data.hpp"
 #include "ferry/strategy.hpp"
 
 namespace ferry {
 
 enum class graph_mode { off, on };
+
+// Whether inputs with an index_bound are checked on the GPU before the engine reads them
+// (ferry/index_check.hpp): on unless the caller made every value itself and knows it is inside.
+enum class index_check { on, off };
 
 // Whether a request's stages are timed with CUDA events. Recording an event costs host time on
 // every request, so a caller that never reads times() can leave them out.
@@ -52,6 +58,7 @@ struct session_options {
   int inflight = 2;  // slots
   graph_mode graph = graph_mode::off;
   oversubscription managed_policy = oversubscription::refuse;
+  index_check index_checks = index_check::on;
   // Tensors that go another way than `strategy`, by name: each a tensor of the engine's I/O, each
   // named once (check_session_options). Last, so brace initialisers that stop earlier still work.
   std::vector<tensor_strategy> tensor_strategies = {};
@@ -130,7 +137,9 @@ using slot_handle = std::unique_ptr<slot, slot_release>;
 
 class pending_slot {
  public:
-  // Blocks until the request has finished (outputs readable on the host).
+  // Blocks until the request has finished (outputs readable on the host). Throws
+  // index_out_of_range when an input's check found a value outside its bound: the slot is then
+  // back in the pool and the request's outputs, computed on repaired values, are never seen.
   [[nodiscard]] completed_slot wait() &&;
   // Blocks until the inputs' host memory may be reused while the request still runs: after the
   // copy when every input's strategy copies, once the engine has read them otherwise (zero-copy,
@@ -247,8 +256,10 @@ class session {
   // Runs every slot's pipeline `rounds` times the way real requests do (the CPU writes every
   // input page, the pipeline runs, the CPU reads every output page) so the first real request
   // is not the slow one: modules load, library handles initialise, host mappings and managed
-  // pages settle into their steady state. Overwrites the host views.
-  void warmup(int rounds = 3);
+  // pages settle into their steady state. Overwrites the host views with `data`'s values
+  // (ferry/input_data.hpp; by default finite floats, and zeros for integers and booleans, which
+  // every model takes).
+  void warmup(int rounds = 3, const input_data& data = {});
 
   // The options the session was made with, tensor_strategies included.
   [[nodiscard]] const session_options& options() const noexcept;

@@ -48,6 +48,7 @@ def bench(engine: str | list[str] | None = None, *, size: str | list[str] | None
           schedule: str | None = None, memory_margin: float | None = None, slowdown: float | None = None,
           duration: float | None = None, warmup: bool | None = None, graph: bool | None = None,
           recipes: bool | None = None, objective: str | None = None, input_writes: str | None = None,
+          input_data: str | None = None, index_checks: bool | None = None, index_bound: list[str] | None = None,
           device: int | None = None, devices: str | list[int] | None = None,
           allow_oversubscription: bool | None = None, um_counters: bool | None = None, l2_flush: bool | None = None,
           link_measure: bool | None = None, profile: str | None = None,
@@ -56,7 +57,8 @@ def bench(engine: str | list[str] | None = None, *, size: str | list[str] | None
 
     Each keyword is the CLI flag of that name (``--max-noise`` is ``max_noise``; ``--no-recipes``
     is ``recipes=False``, ``--no-um-counters`` ``um_counters=False``, ``--no-l2-flush`` ``l2_flush=False``, ``--no-link-measure``
-    ``link_measure=False``); None keeps the CLI's default. Lists may be given as lists or as the
+    ``link_measure=False``, ``--no-index-checks`` ``index_checks=False``; ``--input-data`` is
+    ``input_data``: "auto", "zero", "random" or a file's path); None keeps the CLI's default. Lists may be given as lists or as the
     CLI's comma-separated text. ``ferry bench --help`` describes every flag; ``--json``, ``--csv``,
     ``--md`` and ``--plot`` have no keyword (the report is returned: ``json.dump`` it, or
     ``to_pandas()``), nor has ``--placement`` (another report; the CLI runs it). Errors are the
@@ -68,7 +70,7 @@ def bench(engine: str | list[str] | None = None, *, size: str | list[str] | None
         if key in given and given[key] not in allowed:
             raise InvalidArgumentError(f"{key} must be one of {', '.join(allowed)}, not '{given[key]}'")
     options: dict[str, Any] = dict(given)
-    for key in ("engine", "size", "shape"):
+    for key in ("engine", "size", "shape", "index_bound"):
         if key in options:
             options[key] = _listed(options[key])
     if "strategy" in options:

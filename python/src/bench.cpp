@@ -54,6 +54,9 @@ std::string run_bench(const nb::dict& options, const std::string& command_line) 
   take(options, "graph", f.graph);
   take(options, "recipes", f.recipes);
   take(options, "input_writes", f.input_writes);
+  take(options, "input_data", f.input_data);
+  take(options, "index_checks", f.index_checks);
+  take(options, "index_bound", f.index_bounds);
   take(options, "device", f.device);
   take(options, "devices", f.devices);
   take(options, "allow_oversubscription", f.allow_oversubscription);

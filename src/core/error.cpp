@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "ferry/device_fault.hpp"
+
 namespace ferry {
 namespace {
 
@@ -32,6 +34,7 @@ cuda_error::cuda_error(cudaError_t code, const std::string& message) : error(mes
 namespace detail {
 
 void throw_cuda_error(cudaError_t code, const char* call, const char* file, int line) {
+  if (is_sticky(code)) raise_device_fault(code, describe(code, call, file, line));
   // Non-sticky errors stay in the runtime's "last error" slot; clear it so the next, unrelated
   // FERRY_CUDA_CHECK_LAUNCH does not report this one again.
   (void)cudaGetLastError();
@@ -40,10 +43,21 @@ void throw_cuda_error(cudaError_t code, const char* call, const char* file, int 
 }
 
 void log_cuda_error(cudaError_t code, const char* call, const char* file, int line) noexcept {
+  if (is_sticky(code)) {
+    // Noted, and said once by whoever handles the fault: the cleanup that follows calls no CUDA.
+    try {
+      note_device_fault({.ordinal = current_ordinal(), .code = code, .what = describe(code, call, file, line)});
+    } catch (...) {  // no memory for the text
+      note_device_fault({.ordinal = current_ordinal(), .code = code, .what = {}});
+    }
+    return;
+  }
   (void)cudaGetLastError();
   std::fprintf(stderr, "ferry: %s failed: %s (%s) at %s:%d\n", call, cudaGetErrorName(code), cudaGetErrorString(code),
                file, line);
 }
+
+bool cuda_cleanup_allowed() noexcept { return !device_faulted(); }
 
 }  // namespace detail
 }  // namespace ferry

@@ -1,5 +1,6 @@
 #include "ferry/model_engine.hpp"
 
+#include <charconv>
 #include <string>
 
 #include <fmt/format.h>
@@ -55,6 +56,20 @@ std::shared_ptr<const plugin::backend_library> open_backend(std::string_view spe
 }
 
 }  // namespace
+
+index_bound_override parse_index_bound(std::string_view text) {
+  const auto equals = text.rfind('=');
+  const auto bad = [&] {
+    return invalid_argument(
+        fmt::format("bad index bound '{}': expected INPUT=N with N >= 1, e.g. input_ids=30522", text));
+  };
+  if (equals == std::string_view::npos || equals == 0 || equals + 1 == text.size()) throw bad();
+  index_bound_override o{std::string(text.substr(0, equals)), 0};
+  const auto digits = text.substr(equals + 1);
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), o.bound);
+  if (ec != std::errc() || end != digits.data() + digits.size() || o.bound < 1) throw bad();
+  return o;
+}
 
 bool is_model_engine_spec(std::string_view spec) noexcept {
   const auto colon = spec.find(':');

@@ -57,7 +57,8 @@ std::unique_ptr<executor> make_executor(const model_config& config, const execut
     try {
       engine = load_model_engine_on_host(config.engine, {.device = -1,
                                                          .max_concurrency = config.inflight * config.instances_per_gpu,
-                                                         .backend_directories = platform.backend_directories});
+                                                         .backend_directories = platform.backend_directories,
+                                                         .index_bounds = config.index_bounds});
     } catch (const unsupported& e) {
       throw unsupported(std::string(e.what()) + "; this server runs on the CPU (" + platform.no_gpu_reason + ")");
     }

@@ -426,6 +426,8 @@ void grpc_core::add_methods() {
     if (const auto overrides = tensor_strategies_text(m.config.tensor_strategies); !overrides.empty())
       parameters["tensor_strategies"].set_string_value(overrides);
     if (!m.automatic.empty()) parameters["strategy_choice"].set_string_value(m.automatic);
+    if (const auto bounds = index_bounds_text(m.signature); !bounds.empty())
+      parameters["index_bounds"].set_string_value(bounds);
     const auto dims_of = [batched](const tensor_spec& t) {
       std::vector<std::int64_t> dims = t.shape;
       if (batched && !dims.empty()) dims.erase(dims.begin());

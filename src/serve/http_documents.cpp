@@ -42,6 +42,9 @@ json transfer_parameters(const served_model& model) {
   if (const auto overrides = tensor_strategies_text(model.config.tensor_strategies); !overrides.empty())
     p["tensor_strategies"] = {{"string_value", overrides}};
   if (!model.automatic.empty()) p["strategy_choice"] = {{"string_value", model.automatic}};
+  // Which values each integer input takes: requests outside are refused (400) before the model.
+  if (const auto bounds = index_bounds_text(model.signature); !bounds.empty())
+    p["index_bounds"] = {{"string_value", bounds}};
   return p;
 }
 

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 
+#include "ferry/device_fault.hpp"
 #include "serve/client_json.hpp"
 #include "serve/cuda_shm_registry.hpp"
+#include "serve/device_fault_report.hpp"
 #include "serve/request_error.hpp"
 #include "serve/shm_registry.hpp"
 #include "serve/shm_resolution.hpp"
@@ -20,7 +22,10 @@ inference_service::inference_service(model_repository& repository, shm_registry*
       request_timeout_(request_timeout),
       intake_(inflight_bytes) {}
 
+bool inference_service::live() const noexcept { return !device_faulted(); }
+
 std::string inference_service::not_ready_reason() const {
+  if (const auto fault = first_device_fault()) return device_fault_reason(*fault);
   if (intake_.draining()) return "the server is shutting down";
   if (readiness_ == readiness::per_model) return {};
   // Only the models meant to be loaded count: one never loaded or unloaded by the API does not.
@@ -56,6 +61,8 @@ std::shared_ptr<const served_model> inference_service::find(std::string_view nam
 std::shared_ptr<const served_model> inference_service::find_ready(std::string_view name,
                                                                   std::string_view version) const {
   auto model = find(name, version);
+  if (const auto fault = first_device_fault())
+    throw request_error(error_status::unavailable, device_fault_reason(*fault));
   if (!model->ready())
     throw request_error(error_status::unavailable, "model '" + quote_text(name) + "' is not ready: " + model->failure);
   return model;
@@ -101,6 +108,7 @@ void inference_service::infer(infer_request request, infer_callback done) {
     resolve_shared_memory(request, *system_shm_, cuda_shm_, work.output_destinations, work.pinned_regions);
   }
   work.plan = plan_request(model.signature, request);
+  check_index_values(model.signature, request);
   if (uses_shm) check_output_ranges(model.signature, work.plan, request, work.output_destinations);
   // The shorter of the server's timeout and the client's; a client cannot wait longer than the
   // server allows.

@@ -33,10 +33,12 @@ class inference_service {
                     std::size_t inflight_bytes = default_inflight_budget(),
                     readiness readiness_rule = readiness::strict);
 
-  // Live once constructed. Ready, until the server begins to shut down, when every model loaded
-  // (strict, Triton's default: a load balancer then never sends traffic to a server missing a
-  // model), or whatever failed (per_model: only the failed models are not ready).
-  [[nodiscard]] bool live() const noexcept { return true; }
+  // Live once constructed, until a GPU faults (ferry/device_fault.hpp: the process cannot recover
+  // its context, so an orchestrator must restart it). Ready, until the server begins to shut
+  // down or a GPU faults, when every model loaded (strict, Triton's default: a load balancer then
+  // never sends traffic to a server missing a model), or whatever failed (per_model: only the
+  // failed models are not ready).
+  [[nodiscard]] bool live() const noexcept;
   [[nodiscard]] bool ready() const { return not_ready_reason().empty(); }
   // Why the server is not ready ("the server is shutting down", "strict readiness: 2 of 7 models
   // are not ready: a, b"), or empty when it is.
@@ -48,7 +50,8 @@ class inference_service {
   // Throws request_error(not_found) for an unknown model or a version other than model_version.
   // The model stays valid while the pointer is held, even when it is unloaded meanwhile.
   [[nodiscard]] std::shared_ptr<const served_model> find(std::string_view name, std::string_view version) const;
-  // As find(), and throws request_error(unavailable) with the load failure when not ready.
+  // As find(), and throws request_error(unavailable) with the load failure when not ready, and
+  // with the fault once a GPU has faulted.
   [[nodiscard]] std::shared_ptr<const served_model> find_ready(std::string_view name, std::string_view version) const;
 
   // The repository extension's load and unload (model_repository::load/unload). Refused with

@@ -105,10 +105,11 @@ model_config parse_model_config(std::string_view json_text, std::string model_na
   if (!doc.is_object()) read.fail("expected a JSON object");
   for (const auto& [key, value] : doc.items()) {
     if (key != "engine" && key != "strategy" && key != "inflight" && key != "instances_per_gpu" && key != "max_batch" &&
-        key != "batch_delay_us" && key != "max_queue_size" && key != "input_size" && key != "tensor_strategies")
+        key != "batch_delay_us" && key != "max_queue_size" && key != "input_size" && key != "tensor_strategies" &&
+        key != "warmup_data" && key != "index_bounds")
       read.fail("unknown key '" + quote_text(key) +
                 "' (known: engine, strategy, inflight, instances_per_gpu, max_batch, "
-                "batch_delay_us, max_queue_size, input_size, tensor_strategies)");
+                "batch_delay_us, max_queue_size, input_size, tensor_strategies, warmup_data, index_bounds)");
   }
   if (read.find("engine") == nullptr) read.fail("'engine' is missing (e.g. \"mlp:2x256\", \"touch\")");
   config.engine = read.text("engine");
@@ -153,6 +154,26 @@ model_config parse_model_config(std::string_view json_text, std::string model_na
     config.batch_delay = std::chrono::microseconds(read.integer("batch_delay_us", 0, 10'000'000));
   if (read.find("max_queue_size") != nullptr)
     config.max_queue_size = static_cast<std::size_t>(read.integer("max_queue_size", 0, int_max));
+  if (const json* bounds = read.find("index_bounds")) {
+    if (!bounds->is_object())
+      read.fail("'index_bounds' must be an object of input names to bounds (e.g. {\"input_ids\": 30522}), got " +
+                quote_json(*bounds));
+    for (const auto& [tensor, value] : bounds->items()) {
+      const std::string key = "'index_bounds': '" + quote_text(tensor) + "'";
+      if (!value.is_number_integer() || value.get<std::int64_t>() < 1 ||
+          (value.is_number_unsigned() && value.get<std::uint64_t>() > std::uint64_t{1} << 62))
+        read.fail(key + " must be a whole number of at least 1, got " + quote_json(value));
+      config.index_bounds.push_back({tensor, value.get<std::int64_t>()});
+    }
+    if (!config.index_bounds.empty() && !is_model_engine_spec(config.engine))
+      read.fail("'index_bounds' bounds a model file's inputs; built-in engine '" + quote_text(config.engine) +
+                "' declares its own");
+  }
+  if (read.find("warmup_data") != nullptr) {
+    config.warmup_data = read.text("warmup_data");
+    if (config.warmup_data.empty())
+      read.fail("'warmup_data' is empty (auto, zero, random, or a .json/.npz file in the model's folder)");
+  }
   if (const json* size = read.find("input_size")) {
     if (size->is_number_integer()) {
       config.input_bytes =

@@ -5,6 +5,8 @@
 //   {"engine": "torch:/models/resnet50.pt2", "max_batch": 32}
 //   {"engine": "reduce", "strategy": "auto", "inflight": "auto"}  (ferry::choose at load time)
 //   {"engine": "sparse:0.01", "strategy": "pinned", "tensor_strategies": {"indices": "mapped"}}
+//   {"engine": "torch:bert.pt2", "max_batch": 16, "index_bounds": {"input_ids": 30522},
+//    "warmup_data": "warmup.npz"}
 // Unknown keys are refused, so a typo never silently leaves a setting at its default.
 //
 // A config is untrusted input: it is read with bounded nesting and size (no recursion a file can
@@ -20,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ferry/model_engine.hpp"
 #include "ferry/strategy.hpp"
 
 namespace ferry::serve {
@@ -50,6 +53,13 @@ struct model_config {
   // tensor name. Whether each names a tensor of the engine is checked when the model loads.
   // With "strategy": "auto", these stay as written and the pick fills in the other tensors.
   std::vector<tensor_strategy> tensor_strategies;
+  // What the warm-up feeds the model (ferry/input_data.hpp): "auto" (the default: finite floats,
+  // integers inside their index_bound or zero, false), "zero", "random", or a .json/.npz file of
+  // real inputs, relative to the model's folder (resolved there when the model loads).
+  std::string warmup_data = "auto";
+  // Bounds of a model file's integer inputs that the file does not give ("index_bounds":
+  // {"input_ids": 30522}): requests are checked against them, and warm-up draws inside them.
+  std::vector<index_bound_override> index_bounds;
 };
 
 // The queue bound of a model whose config sets none: 32 requests per slot (`workers` batches run

@@ -69,6 +69,21 @@ std::string in_model_folder(const served_model& model, const fs::path& folder, c
   return engine.substr(0, colon + 1) + resolved.string();
 }
 
+// The warm-up's data file, as the model file: in the model's folder, and inside the repository
+// unless links may be followed out of it. The named kinds (auto, zero, random) stay as written.
+std::string warmup_data_in_folder(const served_model& model, const fs::path& folder, const fs::path& root,
+                                  bool follow_outside_links) {
+  const std::string& spec = model.config.warmup_data;
+  if (spec == "auto" || spec == "zero" || spec == "zeros" || spec == "random") return spec;
+  const fs::path file(spec);
+  if (file.is_absolute()) return spec;
+  const fs::path resolved = (folder / file).lexically_normal();
+  if (!follow_outside_links && !inside(resolved, root))
+    throw invalid_argument("model '" + model.config.name + "': its warmup_data '" + quote_text(spec) +
+                           "' leads outside the model repository");
+  return resolved.string();
+}
+
 // The name a folder's model goes by: the folder's name, printable (safe_name.hpp) when it is not
 // a safe name, so that such a folder is listed, unavailable, and its name never reaches a client
 // or a log raw.
@@ -93,6 +108,7 @@ void build(served_model& model, const fs::path& folder, const fs::path& root, co
   }
   model.config = parse_model_config(read_config(model, file), model.config.name);
   model.config.engine = in_model_folder(model, folder, root, follow_outside_links);
+  model.config.warmup_data = warmup_data_in_folder(model, folder, root, follow_outside_links);
   model.automatic = choose_automatic(model.config, platform);
   // What the config asks for, before any of it is made.
   const std::size_t threads = model_threads(model.config, platform.gpus.size());

@@ -5,7 +5,10 @@
 #include <exception>
 #include <iterator>
 
+#include "ferry/device_fault.hpp"
 #include "ferry/error.hpp"
+#include "ferry/index_check.hpp"
+#include "serve/device_fault_report.hpp"
 #include "serve/request_error.hpp"
 
 namespace ferry::serve {
@@ -305,6 +308,16 @@ void model_scheduler::run(std::span<const std::unique_ptr<job>> jobs, int worker
     const auto done = std::chrono::steady_clock::now();
     for (const auto& j : jobs)
       stats_.record_success(j->work.plan.rows, ns_between(j->arrived, j->started), ns_between(j->arrived, done));
+  } catch (const device_fault& e) {
+    // The GPU's context is lost: every run on it would fail the same way, so no job is retried
+    // alone. The server turns not live and not ready and exits for a restart (server.cpp).
+    report_device_fault(model_, jobs.front()->work.request.id, e.what());
+    const auto done = std::chrono::steady_clock::now();
+    for (const auto& j : jobs) {
+      stats_.record_failure(ns_between(j->arrived, done));
+      j->failure = std::make_exception_ptr(request_error(
+          error_status::unavailable, "model '" + model_ + "': " + device_fault_reason(*first_device_fault())));
+    }
   } catch (const std::exception& e) {
     if (jobs.size() > 1) {
       // One bad request must not fail its batch-mates: run each alone, so only it fails.
@@ -315,8 +328,12 @@ void model_scheduler::run(std::span<const std::unique_ptr<job>> jobs, int worker
     const auto& j = jobs.front();
     stats_.record_failure(ns_between(j->arrived, done));
     const bool caller = dynamic_cast<const ferry::invalid_argument*>(&e) != nullptr;
-    j->failure = std::make_exception_ptr(request_error(caller ? error_status::bad_request : error_status::internal,
-                                                       "model '" + model_ + "': inference failed: " + e.what()));
+    // An index out of range found on the GPU (CUDA shared memory) is the request's own mistake,
+    // said as the host's check says it.
+    const bool index = dynamic_cast<const index_out_of_range*>(&e) != nullptr;
+    j->failure = std::make_exception_ptr(
+        request_error(caller ? error_status::bad_request : error_status::internal,
+                      "model '" + model_ + "': " + (index ? "" : "inference failed: ") + e.what()));
   }
 }
 

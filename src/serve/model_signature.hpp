@@ -44,4 +44,15 @@ void check_input(const model_signature& signature, const std::string& model, con
 // wrong datatype, rank, dim, batch size or byte size, and an unknown or repeated output.
 [[nodiscard]] request_plan plan_request(const model_signature& signature, infer_request& request);
 
+// Checks the values of every index input (an int32/int64 input with an index_bound) whose bytes
+// the CPU can read: the request body and system shared memory, before the request is queued, so
+// that an id out of range never reaches a model (ferry/index_check.hpp). Inputs in CUDA shared
+// memory are checked on the GPU instead. `request` is planned (inputs in engine order). Throws
+// request_error(bad_request) naming the model, the tensor, the value, its position and the bound.
+void check_index_values(const model_signature& signature, const infer_request& request);
+
+// "input_ids=30522, attention_mask=none": each int32/int64 input's index_bound, for the model's
+// metadata and config; empty when the model has no integer input.
+[[nodiscard]] std::string index_bounds_text(const model_signature& signature);
+
 }  // namespace ferry::serve

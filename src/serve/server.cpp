@@ -12,7 +12,9 @@
 
 #include <fmt/format.h>
 
+#include "ferry/device_fault.hpp"
 #include "serve/cuda_shm_registry.hpp"
+#include "serve/device_fault_report.hpp"
 #include "serve/execution_platform.hpp"
 #include "serve/inference_service.hpp"
 #include "serve/listen_addresses.hpp"
@@ -35,6 +37,10 @@ sigset_t block_stop_signals() {
 }
 
 const char* signal_name(int signal) { return signal == SIGINT ? "SIGINT" : "SIGTERM"; }
+
+// How long a server whose GPU faulted waits for the requests it can still answer (on the CPU or
+// another GPU) before it exits for a restart.
+constexpr std::chrono::seconds fault_drain_limit{10};
 
 // Waits for SIGINT/SIGTERM (blocked by block_stop_signals) until `done` is ready; returns the
 // signal, 0 once `done` is, or -1 once `deadline` passed.
@@ -147,10 +153,20 @@ void run_server(const server_options& options) {
   std::cout << fmt::format("ferry serve: memory from {}\n", allocator_description());
   std::cout << "ferry serve: serving" << std::endl;
 
+  // Until a stop signal, or a GPU fault (ferry/device_fault.hpp): the process cannot use that GPU
+  // again, so it drains what it can and exits for its supervisor to restart it.
   int received = 0;
-  sigwait(&signals, &received);
-  std::cout << "ferry serve: stopping (" << signal_name(received)
-            << "): no new requests; finishing those in flight (a second signal stops at once)" << std::endl;
+  while (received == 0 && !device_faulted()) {
+    const timespec poll{0, 100'000'000};
+    if (const int s = sigtimedwait(&signals, nullptr, &poll); s > 0) received = s;
+  }
+  const bool faulted = received == 0;
+  if (faulted)
+    std::cout << "ferry serve: stopping: " << device_fault_reason(*first_device_fault())
+              << "; answering the requests in flight, then exiting with code " << serve_exit_device_fault << std::endl;
+  else
+    std::cout << "ferry serve: stopping (" << signal_name(received)
+              << "): no new requests; finishing those in flight (a second signal stops at once)" << std::endl;
   // Both protocols stop taking work now: the intake admits nothing (HTTP answers 503, readiness
   // is false), and gRPC refuses new calls while those accepted finish.
   intake.begin_draining();
@@ -167,10 +183,19 @@ void run_server(const server_options& options) {
     drained.set_value();
   });
   poller.stop();  // no model loads or reloads while the server drains
-  const auto deadline = options.drain_timeout.count() > 0
-                            ? std::optional(std::chrono::steady_clock::now() + options.drain_timeout)
-                            : std::nullopt;
+  auto deadline = options.drain_timeout.count() > 0
+                      ? std::optional(std::chrono::steady_clock::now() + options.drain_timeout)
+                      : std::nullopt;
+  // After a fault the requests on the lost GPU fail at once; the others get a short while.
+  if (faulted)
+    deadline = std::min(deadline.value_or(std::chrono::steady_clock::time_point::max()),
+                        std::chrono::steady_clock::now() + fault_drain_limit);
   if (const int again = wait_for_signal_or(signals, drained_future, deadline); again != 0) {
+    if (faulted) {
+      std::cout << "ferry serve: exiting after the GPU fault, " << intake.requests_in_flight() << " requests unanswered"
+                << std::endl;
+      std::_Exit(serve_exit_device_fault);
+    }
     if (again < 0) {
       std::cout << "ferry serve: the drain timeout of " << options.drain_timeout.count()
                 << " s passed: exiting without finishing the " << intake.requests_in_flight() << " requests in flight"
@@ -182,6 +207,11 @@ void run_server(const server_options& options) {
     std::_Exit(128 + again);
   }
   drain.join();
+  if (faulted) {
+    // No cleanup: the models' contexts and backends would only fail (or abort) in the lost context.
+    std::cout << "ferry serve: exiting after the GPU fault (code " << serve_exit_device_fault << ")" << std::endl;
+    std::_Exit(serve_exit_device_fault);
+  }
   std::cout << "ferry serve: stopped" << std::endl;
 }
 

@@ -34,7 +34,8 @@ std::unique_ptr<engine> make_engine(const model_config& config, int device,
   if (is_model_engine_spec(config.engine))
     return load_model_engine(config.engine, {.device = device,
                                              .max_concurrency = config.inflight * config.instances_per_gpu,
-                                             .backend_directories = backend_directories});
+                                             .backend_directories = backend_directories,
+                                             .index_bounds = config.index_bounds});
   builtin_options options{.input_bytes = config.input_bytes, .batch = std::max<std::int64_t>(1, config.max_batch)};
   return make_builtin_engine(config.engine, options);
 }
@@ -95,7 +96,8 @@ std::unique_ptr<replica_set> make_replicas(const model_config& config, const std
         return make_engine(config, device, backend_directories);
       },
       shapes, options);
-  set->warmup();
+  // Values the model takes (never garbage in an integer input: a bad id would lose the GPU).
+  set->warmup(3, input_data::parse(config.warmup_data));
   return set;
 }
 

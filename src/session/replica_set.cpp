@@ -130,8 +130,8 @@ filling_slot replica_set::acquire_with(std::optional<int> preferred_device) {
   }
 }
 
-void replica_set::warmup(int rounds) {
-  for (auto& r : state_->replicas) r.s->warmup(rounds);
+void replica_set::warmup(int rounds, const input_data& data) {
+  for (auto& r : state_->replicas) r.s->warmup(rounds, data);
 }
 
 std::size_t replica_set::size() const noexcept { return state_->replicas.size(); }

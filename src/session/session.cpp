@@ -174,19 +174,20 @@ int session::slots_in_use() const {
 
 void session::set_release_listener(std::function<void()> listener) { state_->release_listener = std::move(listener); }
 
-void session::warmup(int rounds) {
+void session::warmup(int rounds, const input_data& data) {
   nvtx3::scoped_range r{"ferry.warmup"};
+  // Values every model takes (ferry/input_data.hpp): engines should not see garbage even when
+  // it is not timed. An out-of-range id would trip a device-side assert in a real model.
+  const input_data values = data.bound_to(state_->io);
+  std::uint64_t request = 0;
   for (int round = 0; round < rounds; ++round) {
     // Hold every slot at once so each one runs, not the same slot N times.
     std::vector<filling_slot> held;
     for (int i = 0; i < slots(); ++i) held.push_back(acquire());
     std::vector<pending_slot> pending;
     for (auto& f : held) {
-      // Finite, non-zero values: engines should not see garbage even when it is not timed. Index
-      // inputs (token ids, rows) get 0, the one index every table has: an out-of-range id would
-      // trip a device-side assert in a real model.
-      for (std::size_t i = 0; i < f.input_count(); ++i)
-        std::memset(f.input(i).data(), f.input_spec(i).index_bound ? 0 : 0x3C, f.input(i).size());
+      for (std::size_t i = 0; i < f.input_count(); ++i) values.fill(f.input(i), 0, f.input_spec(i), request);
+      ++request;
       f.upload_resident_inputs();
       pending.push_back(std::move(f).submit());
     }
@@ -280,7 +281,10 @@ pending_slot filling_slot::submit(stage_timing timing) && {
 
 completed_slot pending_slot::wait() && {
   slot_->wait_blocking();
-  return completed_slot(std::move(slot_));
+  completed_slot done(std::move(slot_));
+  // Thrown with the slot finished: it goes back to the pool with `done`, its answer unread.
+  done.slot_->throw_index_violations();
+  return done;
 }
 
 void pending_slot::wait_inputs_consumed() const {

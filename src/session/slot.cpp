@@ -31,9 +31,10 @@ slot::slot(int slot_index, engine& eng, const std::vector<tensor_spec>& io, cons
                                  .dir = is_input ? direction::input : direction::output,
                                  .managed_policy = options.managed_policy};
     auto buffer = io_buffer::allocate(strategy_for(options, spec.name), request, caps);
-    if (is_input)
-      inputs.emplace_back(spec, std::move(buffer));
-    else
+    if (is_input) {
+      auto& input = inputs.emplace_back(spec, std::move(buffer));
+      if (options.index_checks == index_check::on && spec.index_bound) input.guard.emplace(spec);
+    } else
       outputs.emplace_back(spec, std::move(buffer));
   }
   const auto copy_path = [](const auto& t) { return properties(t.buffer.strategy()).path == data_path::copy; };
@@ -74,6 +75,7 @@ void slot::enqueue_stages(bool timed) {
   consumed_ = plan_consumed(after_copies, timed);
   if (timed) start_.record(s);
   copy_in(s);
+  check_indices(s);  // part of getting the inputs ready, so of the h2d stage where there is one
   if (timed && stage_events_) after_h2d_.record(s);
   if (after_copies) mark_consumed(s);
   context->enqueue(s);  // in its own NVTX range, "ferry.engine" (engine_context)
@@ -107,6 +109,17 @@ void slot::copy_in(stream_ref s) {
   // later finds it in stream order.
   for (auto& t : outputs)
     if (!t.prefetches()) t.buffer.to_device(s);
+}
+
+void slot::check_indices(stream_ref s) {
+  for (auto& t : inputs)
+    if (t.guard) t.guard->enqueue(t.engine_address(), s);
+}
+
+void slot::throw_index_violations() const {
+  for (const auto& t : inputs)
+    if (t.guard)
+      if (auto v = t.guard->violation()) throw index_out_of_range(std::move(*v));
 }
 
 void slot::copy_out(stream_ref s) {

@@ -52,6 +52,9 @@ struct slot {
   // Tries to capture the pipeline into a graph; returns why not when capture fails.
   [[nodiscard]] std::optional<std::string> capture_graph();
   void wait_blocking();
+  // Throws index_out_of_range for the first input whose check found a value out of its bound in
+  // the request that just finished (wait_blocking first).
+  void throw_index_violations() const;
   [[nodiscard]] stage_times times() const;
   [[nodiscard]] const event& consumed_marker() const noexcept;
   // Forgets the last request's caller memory (acquire): the engine is bound to the buffers again.
@@ -82,6 +85,7 @@ struct slot {
   // The steps of enqueue_stages, in stream order.
   void issue_prefetches(stream_ref s);
   void copy_in(stream_ref s);
+  void check_indices(stream_ref s);
   void copy_out(stream_ref s);
   // Where the inputs count as consumed for this request, and marking that point in stream order.
   [[nodiscard]] consumed_mark plan_consumed(bool after_copies, bool timed) const noexcept;

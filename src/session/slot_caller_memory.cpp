@@ -71,8 +71,18 @@ void slot::use_caller_input(std::size_t i, std::span<const std::byte> memory) {
   slot_input& t = inputs[i];
   const caller_memory m = describe(memory.data(), memory.size(), t.buffer.strategy(), false);
   if (auto refusal = caller_input_refusal(t.spec, facts(t.buffer.strategy()), m)) throw_refusal(*refusal);
+  const bool in_place =
+      m.kind == caller_memory_kind::device || properties(t.buffer.strategy()).path == data_path::zero_copy;
+  if (in_place && t.guard) {
+    // A checked input is never read where the caller keeps it: the check repairs values in place,
+    // which must not write the caller's memory, and the caller could change a value after the
+    // check. One copy into the slot's device memory (a few KB for token ids) closes both.
+    const gather_piece whole{.source = memory, .offset = 0};
+    gather_input(i, std::span(&whole, 1));
+    return;
+  }
   t.reset(*context);
-  if (m.kind == caller_memory_kind::device || properties(t.buffer.strategy()).path == data_path::zero_copy) {
+  if (in_place) {
     // Device memory (a CUDA IPC handle, another engine's output) is read where it is, whatever the
     // strategy, with no device-to-device copy; registered host memory under zero-copy strategies
     // by its device view (m.address).

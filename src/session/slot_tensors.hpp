@@ -13,6 +13,7 @@
 #include "ferry/engine.hpp"
 #include "ferry/session.hpp"
 #include "ferry/stream.hpp"
+#include "session/index_guard.hpp"
 
 namespace ferry::detail {
 
@@ -34,6 +35,8 @@ struct slot_input {
   // Device memory for gathers under strategies whose buffer is host or managed memory, made the
   // first time the input is gathered and kept for the slot's life.
   std::optional<core::device_memory> gather_scratch;
+  // The check of an index input's values before the engine (session_options::index_checks).
+  std::optional<index_guard> guard;
 
   // The request feeds this input from elsewhere than its host view.
   [[nodiscard]] bool fed_by_caller() const noexcept {
@@ -46,6 +49,10 @@ struct slot_input {
   // Stream-ordered: the gather, the DMA from caller memory, nothing for memory read in place, or
   // the strategy's own to_device.
   void to_device(stream_ref s);
+  // Where the engine reads this input for the current request.
+  [[nodiscard]] void* engine_address() noexcept {
+    return bound_address != nullptr ? bound_address : buffer.device_address();
+  }
   // Forgets the last request's caller memory and binds the engine back to the buffer.
   void reset(engine_context& context);
 };

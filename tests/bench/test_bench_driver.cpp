@@ -94,8 +94,8 @@ TEST(Workloads, UnknownEnginesAndStagesAreNamed) {
 TEST(InputFill, FloatsAreFiniteAndFreshPerSeed) {
   ferry::tensor_spec spec{.name = "x", .type = ferry::dtype::f32, .shape = {1001}};
   std::vector<std::byte> a(spec.bytes()), b(spec.bytes());
-  ferry::bench::fill_fresh(a, spec, 1, ferry::bench::input_writes::cached);
-  ferry::bench::fill_fresh(b, spec, 2, ferry::bench::input_writes::cached);
+  ferry::bench::fill_fresh(a, spec, 1, ferry::bench::input_writes::cached, ferry::input_data{});
+  ferry::bench::fill_fresh(b, spec, 2, ferry::bench::input_writes::cached, ferry::input_data{});
   EXPECT_NE(a, b);
   for (std::size_t i = 0; i < 1001; ++i) {
     float v;
@@ -109,7 +109,7 @@ TEST(InputFill, FloatsAreFiniteAndFreshPerSeed) {
 TEST(InputFill, IndicesStayInsideTheBound) {
   ferry::tensor_spec spec{.name = "indices", .type = ferry::dtype::i32, .shape = {4096}, .index_bound = 37};
   std::vector<std::byte> host(spec.bytes());
-  ferry::bench::fill_fresh(host, spec, 9, ferry::bench::input_writes::cached);
+  ferry::bench::fill_fresh(host, spec, 9, ferry::bench::input_writes::cached, ferry::input_data{});
   std::vector<int> seen(37, 0);
   for (std::size_t i = 0; i < 4096; ++i) {
     std::int32_t v;
@@ -137,8 +137,8 @@ TEST(InputFill, StreamingWritesTheSameBytesAsCached) {
          {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{4098}, chunk, 3 * chunk + 7, 3 * chunk + 8}) {
       // Different starting bytes, so a byte either mode leaves unwritten shows (bar a coincidence).
       std::vector<std::byte> cached(bytes, std::byte{0x00}), streamed(bytes, std::byte{0xA5});
-      ferry::bench::fill_fresh(cached, spec, 77, ferry::bench::input_writes::cached);
-      ferry::bench::fill_fresh(streamed, spec, 77, ferry::bench::input_writes::streaming);
+      ferry::bench::fill_fresh(cached, spec, 77, ferry::bench::input_writes::cached, ferry::input_data{});
+      ferry::bench::fill_fresh(streamed, spec, 77, ferry::bench::input_writes::streaming, ferry::input_data{});
       ASSERT_EQ(cached, streamed) << ferry::to_string(spec.type) << (spec.index_bound ? " with a bound, " : ", ")
                                   << bytes << " bytes";
     }

@@ -30,17 +30,19 @@ class fake_cell final : public fb::trial_cell {
   fake_cell(std::string name, std::size_t wanted, std::vector<std::string>& log, std::size_t throw_at = 0,
             std::function<void()> error = {})
       : name_(std::move(name)), wanted_(wanted), log_(log), throw_at_(throw_at), error_(std::move(error)) {}
-  [[nodiscard]] bool wants_trial() const override { return !failure && trials < wanted_; }
+  [[nodiscard]] bool wants_trial() const override { return !failure && !stopped && trials < wanted_; }
   void run_trial() override {
     ++trials;
     log_.push_back(name_);
     if (trials == throw_at_) error_();
   }
   void fail(fb::cell_failure why) override { failure = std::move(why); }
+  void stop(std::string why) override { stopped = std::move(why); }
   [[nodiscard]] std::string describe() const override { return name_; }
 
   std::size_t trials = 0;
   std::optional<fb::cell_failure> failure;
+  std::optional<std::string> stopped;
 
  private:
   std::string name_;
@@ -281,4 +283,28 @@ TEST(TrialAssembly, TheCellSaysWhetherItsRequestsBeganWithACleanL2) {
   EXPECT_FALSE(assembled(true, false).l2_flushed);
   EXPECT_FALSE(assembled(false, true).l2_flushed);  // requests overlapped: nothing to flush between them
   EXPECT_TRUE(ferry::bench::run_options{}.l2_flush) << "flushing is the default";
+}
+
+// A lost GPU context ends the whole run: the cell that saw it fails, every other cell stops where
+// it is (keeping its trials), and the fault reaches the caller, which reports what was measured.
+TEST(RunTrials, DeviceFaultStopsEveryCellAndIsRethrown) {
+  std::vector<std::string> log;
+  std::vector<fake_cell> cells;
+  cells.emplace_back("a", 3, log);
+  cells.emplace_back("b", 3, log, 2, [] { throw ferry::device_fault(cudaErrorAssert, "device-side assert"); });
+  cells.emplace_back("c", 3, log);
+  const auto ptrs = pointers(cells);
+  EXPECT_THROW(fb::run_trials(ptrs, fb::trial_schedule::interleaved), ferry::device_fault);
+  ASSERT_TRUE(cells[1].failure.has_value());
+  EXPECT_TRUE(cells[1].failure->failed);
+  EXPECT_NE(cells[1].failure->reason.find("device-side assert"), std::string::npos);
+  for (const std::size_t i : {std::size_t{0}, std::size_t{2}}) {
+    ASSERT_TRUE(cells[i].stopped.has_value()) << i;
+    EXPECT_NE(cells[i].stopped->find("the GPU faulted in b"), std::string::npos) << *cells[i].stopped;
+    EXPECT_FALSE(cells[i].failure.has_value());
+  }
+  // No trial ran after the fault: the second round stopped at b.
+  EXPECT_EQ(log.back(), "b");
+  EXPECT_EQ(std::count(log.begin(), log.end(), "b"), 2);
+  EXPECT_LE(log.size(), 6U);
 }

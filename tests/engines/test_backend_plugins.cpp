@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "ferry/backend.hpp"
+#include "ferry/backend_api.h"
 #include "ferry/builtin.hpp"
+#include "ferry/device_fault.hpp"
 #include "ferry/error.hpp"
 #include "ferry/model_engine.hpp"
 #include "support/backend_test_paths.hpp"
@@ -167,7 +169,8 @@ TEST(BackendPlugins, AMissingBackendNamesWhereItLooked) {
 
 TEST(BackendPlugins, ABrokenBackendIsRefusedWithOneClearMessage) {
   auto text = message_of<ferry::unsupported>([] { (void)ferry::load_model_engine("oldapi:m", on_host()); });
-  EXPECT_NE(text.find("built for backend API version 2 and this ferry speaks version 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("built for backend API version 3 and this ferry speaks versions 1 to 2"), std::string::npos)
+      << text;
   text = message_of<ferry::unsupported>([] { (void)ferry::load_model_engine("partial:m", on_host()); });
   EXPECT_NE(text.find("lacks the required functions"), std::string::npos) << text;
   EXPECT_NE(text.find("'ferry_backend_model_load'"), std::string::npos) << text;
@@ -207,14 +210,14 @@ TEST(BackendPlugins, ListedWithTheirVersionsFirstFolderWinning) {
   for (const auto& b : listed) by_name[b.name] = b;
   ASSERT_TRUE(by_name.contains("affine"));
   EXPECT_EQ(by_name["affine"].version, "1.0 (example, C)");
-  EXPECT_EQ(by_name["affine"].api_version, 1U);
+  EXPECT_EQ(by_name["affine"].api_version, FERRY_BACKEND_API_VERSION);
   EXPECT_TRUE(by_name["affine"].computes_on_host);
   EXPECT_EQ(by_name["affine"].file, example_dir / "libferry_backend_affine.so");
   EXPECT_TRUE(by_name["affine"].problem.empty());
   ASSERT_TRUE(by_name.contains("seam"));
   EXPECT_FALSE(by_name["seam"].computes_on_host);
   ASSERT_TRUE(by_name.contains("oldapi"));
-  EXPECT_NE(by_name["oldapi"].problem.find("API version 2"), std::string::npos);
+  EXPECT_NE(by_name["oldapi"].problem.find("API version 3"), std::string::npos);
   EXPECT_TRUE(by_name["oldapi"].version.empty());
 }
 
@@ -246,6 +249,74 @@ TEST(BackendPlugins, SpecsNameABackendUnlessTheyNameABuiltIn) {
   EXPECT_EQ(ferry::backend_of("touch"), "");
   const auto text = message_of<ferry::invalid_argument>([] { (void)ferry::load_model_engine("torch:", {}); });
   EXPECT_NE(text.find("no model file after 'torch:'"), std::string::npos) << text;
+}
+
+}  // namespace
+
+namespace {
+
+const std::string lookup_text = "format ferry-lookup/1\nrows 10\nwidth 4\ndim 2\nmax_batch 2\ndeclare_bound yes\n";
+
+TEST(BackendPlugins, AnIndexInputCarriesItsBoundThroughTheCAbi) {
+  const auto e =
+      ferry::load_model_engine_on_host("lookup:" + write_model("bound.lookup", lookup_text).string(), on_host());
+  ASSERT_EQ(e->io().size(), 2U);
+  EXPECT_EQ(e->io()[0].type, ferry::dtype::i64);
+  EXPECT_EQ(e->io()[0].index_bound, std::optional<std::int64_t>(10));
+  const auto bare = ferry::load_model_engine_on_host(
+      "lookup:" + write_model("bare.lookup",
+                              "format ferry-lookup/1\nrows 10\nwidth 4\ndim 2\nmax_batch 2\n"
+                              "declare_bound no\n")
+                      .string(),
+      on_host());
+  EXPECT_FALSE(bare->io()[0].index_bound.has_value());
+}
+
+// The user's bounds where a model file gives none (a bare package): --index-bound, "index_bounds".
+TEST(BackendPlugins, IndexBoundsTheFileDoesNotGiveComeFromTheUser) {
+  const auto bare = write_model("user.lookup",
+                                "format ferry-lookup/1\nrows 10\nwidth 4\ndim 2\nmax_batch 2\n"
+                                "declare_bound no\n")
+                        .string();
+  auto options = on_host();
+  options.index_bounds = {ferry::parse_index_bound("ids=10")};
+  const auto e = ferry::load_model_engine_on_host("lookup:" + bare, options);
+  EXPECT_EQ(e->io()[0].index_bound, std::optional<std::int64_t>(10));
+  const ferry::shape_binding one[] = {{"ids", {1, 4}}};
+  EXPECT_EQ(e->resolve(one)[0].index_bound, std::optional<std::int64_t>(10));  // concrete I/O keeps it
+  options.index_bounds = {{"tokens", 10}};
+  auto text =
+      message_of<ferry::invalid_argument>([&] { (void)ferry::load_model_engine_on_host("lookup:" + bare, options); });
+  EXPECT_NE(text.find("has no input 'tokens' to bound; its inputs are: ids"), std::string::npos) << text;
+  options.index_bounds = {{"x", 10}};
+  text = message_of<ferry::invalid_argument>(
+      [&] { (void)ferry::load_model_engine_on_host("affine:" + example_model, options); });
+  EXPECT_NE(text.find("input 'x' is FP32; an index bound is for INT32 and INT64 inputs"), std::string::npos) << text;
+  for (const char* bad : {"ids", "=3", "ids=", "ids=0", "ids=x"})
+    EXPECT_THROW((void)ferry::parse_index_bound(bad), ferry::invalid_argument) << bad;
+}
+
+// A backend's device fault is ferry's device_fault, noted process-wide: in a child process, since
+// a fault is permanent.
+TEST(BackendPluginsDeathTest, ABackendsDeviceFaultIsNotedAndThrownAsOne) {
+  const auto model = write_model("fault.lookup", lookup_text).string();
+  const auto fault_on_host = [&model] {
+    const auto e = ferry::load_model_engine_on_host("lookup:" + model, on_host());
+    const ferry::shape_binding one[] = {{"ids", {1, 4}}};
+    (void)e->resolve(one);
+    std::vector<std::int64_t> ids = {1, 2, 99, 3};
+    std::vector<float> out(8);
+    const std::span<const std::byte> in[] = {std::as_bytes(std::span(ids))};
+    const std::span<std::byte> outs[] = {std::as_writable_bytes(std::span(out))};
+    try {
+      e->run_on_host(in, outs);
+    } catch (const ferry::device_fault& fault) {
+      const std::string text = fault.what();
+      std::exit(ferry::device_faulted() && text.find("index out of bounds: 0 <= 99 < 10") != std::string::npos ? 0 : 1);
+    }
+    std::exit(2);
+  };
+  EXPECT_EXIT(fault_on_host(), ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace

@@ -71,6 +71,28 @@ TEST(ServeConfig, RefusesMistakesNamingThem) {
   EXPECT_EQ(failure(R"({"engine": "touch", "inflight": 0})").rfind("model 'm': config.json: ", 0), 0U);
 }
 
+TEST(ServeConfig, WarmupDataNamesWhatTheWarmUpFeedsTheModel) {
+  EXPECT_EQ(parse_model_config(R"({"engine": "touch"})", "t").warmup_data, "auto");
+  EXPECT_EQ(parse_model_config(R"({"engine": "touch", "warmup_data": "zero"})", "t").warmup_data, "zero");
+  EXPECT_EQ(parse_model_config(R"({"engine": "touch", "warmup_data": "tokens.npz"})", "t").warmup_data, "tokens.npz");
+  EXPECT_NE(failure(R"({"engine": "touch", "warmup_data": ""})").find("'warmup_data' is empty"), std::string::npos);
+  EXPECT_NE(failure(R"({"engine": "touch", "warmup_data": 3})").find("'warmup_data' must be a string"),
+            std::string::npos);
+}
+
+TEST(ServeConfig, IndexBoundsNameAModelFilesIntegerInputs) {
+  const auto c =
+      parse_model_config(R"({"engine": "torch:bert.pt2", "index_bounds": {"input_ids": 30522, "mask": 2}})", "bert");
+  ASSERT_EQ(c.index_bounds.size(), 2U);
+  EXPECT_EQ(c.index_bounds[0].input, "input_ids");
+  EXPECT_EQ(c.index_bounds[0].bound, 30522);
+  EXPECT_NE(failure(R"({"engine": "torch:b.pt2", "index_bounds": {"input_ids": 0}})").find("at least 1"),
+            std::string::npos);
+  EXPECT_NE(failure(R"({"engine": "torch:b.pt2", "index_bounds": [1]})").find("must be an object"), std::string::npos);
+  EXPECT_NE(failure(R"({"engine": "sparse:0.1", "index_bounds": {"indices": 3}})").find("declares its own"),
+            std::string::npos);
+}
+
 TEST(ServeConfig, TensorStrategiesNameAStrategyPerTensor) {
   const auto c = parse_model_config(
       R"({"engine": "sparse:0.01", "strategy": "pinned", "tensor_strategies": {"indices": "mapped",

@@ -172,3 +172,32 @@ TEST(ServeBatchIo, GathersPadsAndScattersEachRequestsOwnRows) {
 }
 
 }  // namespace
+
+namespace {
+
+// Index inputs are checked on the host before the request is queued: an id out of range is the
+// client's mistake (400), never the model's assert.
+TEST(ServeSignature, IndexValuesOutsideTheirBoundAreRefusedBeforeQueueing) {
+  const std::vector<tensor_spec> io{{"ids", dtype::i64, {dynamic_dim, 3}, tensor_role::input, 30522},
+                                    {"mask", dtype::i64, {dynamic_dim, 3}, tensor_role::input, std::nullopt},
+                                    {"y", dtype::f32, {dynamic_dim, 3}, tensor_role::output, std::nullopt}};
+  const auto sig = make_signature(io, 4, "bert");
+  EXPECT_EQ(index_bounds_text(sig), "ids=30522, mask=none");
+  std::vector<std::int64_t> ids = {1, 2, 3, 4, 99999, 6};
+  std::vector<std::int64_t> mask = {-7, 1, 1, 1, 1, 1};  // no bound: any value goes to the model
+  infer_request r;
+  r.model = "bert";
+  r.inputs.push_back({"ids", dtype::i64, {2, 3}, std::as_bytes(std::span(ids)), std::nullopt});
+  r.inputs.push_back({"mask", dtype::i64, {2, 3}, std::as_bytes(std::span(mask)), std::nullopt});
+  (void)plan_request(sig, r);
+  const std::string text = error_of([&] { check_index_values(sig, r); });
+  EXPECT_EQ(text, "model 'bert': input 'ids': value 99999 at [1, 1] is outside [0, 30522)");
+  ids[4] = 5;
+  EXPECT_NO_THROW(check_index_values(sig, r));
+  // Device memory (a CUDA shared-memory input) is not read on the host: the GPU checks it.
+  ids[4] = -1;
+  r.inputs[0].cuda_device = 0;
+  EXPECT_NO_THROW(check_index_values(sig, r));
+}
+
+}  // namespace

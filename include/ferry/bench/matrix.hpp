@@ -16,6 +16,7 @@
 #include "ferry/bench/result.hpp"
 #include "ferry/bench/run_options.hpp"
 #include "ferry/choose.hpp"
+#include "ferry/model_engine.hpp"
 #include "ferry/profile.hpp"
 #include "ferry/strategy.hpp"
 
@@ -48,6 +49,8 @@ struct matrix_request {
   bool measure_link = true;  // the pinned link peak, for % of peak
   // Where model files' backends are looked for; empty: ferry::backend_directories().
   std::vector<std::filesystem::path> backend_directories;
+  // Bounds of model files' integer inputs their files do not give (--index-bound INPUT=N).
+  std::vector<index_bound_override> index_bounds;
 };
 
 // Checks what can be checked without a GPU (sizes, shapes), so a typo is named

@@ -226,6 +226,9 @@ struct strategy_result {
   std::string check_detail;  // first mismatch, or how many elements were compared
 
   std::vector<std::string> notes;  // visible fallbacks and caveats (e.g. graph capture failed)
+  // What each input was given, one line per input (ferry/input_data.hpp's describe: "input_ids:
+  // random in [0, 30522), checked on the GPU"); empty in older reports and for cells not planned.
+  std::vector<std::string> input_data;
 
   std::optional<um_traffic> um;  // nullopt: see um_note
   std::string um_note;           // why counters are missing, where they are
@@ -289,6 +292,7 @@ struct field_table<strategy_result> {
       figure("output_matches", &r::output_matches, "", "they matched"),
       figure("check_detail", &r::check_detail, "", "the first mismatch, or how many elements were compared"),
       figure("notes", &r::notes, "", "visible fallbacks and caveats"),
+      figure("input_data", &r::input_data, "", "the values each input was given"),
       figure("um", &r::um, "", "unified-memory traffic per request"),
       figure("um_note", &r::um_note, "", "why the counters are missing"),
   };
@@ -378,6 +382,9 @@ struct bench_report {
   std::string winner;                       // best strategy for the objective across the matrix
   std::string recommendation;               // one paragraph: what to use and why
   std::vector<advice_check> advice_checks;  // with a profile and several strategies per cell
+  // Set when the GPU's context was lost during the run (ferry/device_fault.hpp): what happened
+  // and where. The cells after it did not run, and the report holds what was measured before.
+  std::string device_fault;
 };
 
 template <>
@@ -392,6 +399,7 @@ struct field_table<bench_report> {
       figure("winner", &b::winner, "", "the best strategy for the objective"),
       figure("recommendation", &b::recommendation, "", "what to use and why"),
       figure("advice_checks", &b::advice_checks, "", "the profile's picks against the best measured"),
+      figure("device_fault", &b::device_fault, "", "the GPU's context was lost: what happened, where"),
   };
 };
 

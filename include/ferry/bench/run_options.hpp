@@ -16,6 +16,7 @@
 #include "ferry/bench/trials.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/engine.hpp"
+#include "ferry/input_data.hpp"
 #include "ferry/session.hpp"
 #include "ferry/strategy.hpp"
 
@@ -74,6 +75,9 @@ struct run_options {
   // Streaming by default: it models a client that follows ferry's advice and writes its inputs
   // with copy_streaming; `--input-writes cached` shows what ordinary stores cost.
   input_writes writes = input_writes::streaming;
+  // What each input is given (ferry/input_data.hpp: --input-data auto, zero, random or a file);
+  // checked against each workload's inputs before any cell runs, and bound to them in each trial.
+  input_data data;
   // How run_matrix spreads the trials of its cells (ferry/bench/trials.hpp).
   trial_schedule schedule = trial_schedule::interleaved;
   // `--inflight auto` stops before a depth whose slots would leave less than this share of the

@@ -77,13 +77,18 @@ class trial_cell {
   virtual void run_trial() = 0;
   // Ends the cell with a refusal or a failure; it wants no more trials.
   virtual void fail(cell_failure why) = 0;
+  // Ends the cell where it is, for a reason outside it (the GPU faulted in another cell): the
+  // trials it ran stay its result, with `why` noted; a cell with none fails with `why`.
+  virtual void stop(std::string why) = 0;
   // "reduce 19MB pinned, trial 2", for progress lines.
   [[nodiscard]] virtual std::string describe() const = 0;
 };
 
 // Runs trials until no cell wants more. Every trial runs inside a boundary: an exception of any
-// kind ends that cell (fail) and the run goes on with the others. `progress` is called before
-// each trial with the cell's describe().
+// kind ends that cell (fail) and the run goes on with the others, except a device fault
+// (ferry/device_fault.hpp): the GPU is then lost to the process, so that cell fails, every other
+// cell stops where it is (stop), and the device_fault is rethrown for the caller to report what
+// was measured before. `progress` is called before each trial with the cell's describe().
 void run_trials(std::span<trial_cell* const> cells, trial_schedule schedule,
                 const std::function<void(const std::string&)>& progress = {});
 

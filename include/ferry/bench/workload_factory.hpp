@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ferry/bench/run_options.hpp"
+#include "ferry/model_engine.hpp"
 
 namespace ferry::bench {
 
@@ -24,6 +25,7 @@ struct workload_request {
   std::vector<int> devices{0};                             // model files load onto each of these GPUs
   int max_concurrency = 1;                                 // model files: contexts that run at once (slots)
   std::vector<std::filesystem::path> backend_directories;  // model files: where backends are; empty: the default
+  std::vector<index_bound_override> index_bounds;          // model files: bounds of integer inputs (--index-bound)
 };
 
 // Built-in specs, or a model file ("trt:PATH.plan", "torch:PATH.pt2", loaded once and shared by

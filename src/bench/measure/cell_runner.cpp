@@ -94,7 +94,7 @@ double seconds_since(bench_clock::time_point start) {
 trial_record measure_with_clients(const cell_target& target, const run_options& options, const stopping_criterion& stop,
                                   std::size_t free_before) {
   output_checks checks(target.references, target.request_bytes, options.check_every);
-  checks.start(options.warmup, options.writes);
+  checks.start(options.warmup, options.writes, options.data);
   client_loop loop(target, options, checks, stop);
   loop.run();
   trial_record t;
@@ -141,12 +141,20 @@ side_recipes make_side_recipes(strategy_kind strategy, engine& eng, const std::v
   return out;
 }
 
+// The run's options with their input data bound to the workload's concrete I/O, as the trial's
+// loops fill inputs with it.
+run_options with_data_for(const run_options& options, const std::vector<tensor_spec>& io) {
+  run_options bound = options;
+  bound.data = options.data.bound_to(io);
+  return bound;
+}
+
 // One trial on one GPU: one session and its reference.
-trial_outcome trial_on_one_gpu(const workload& w, strategy_kind strategy, const run_options& options,
+trial_outcome trial_on_one_gpu(const workload& w, strategy_kind strategy, const run_options& given,
                                const stopping_criterion& stop, bool first) {
   trial_outcome out;
-  const int ordinal = options.devices.front();
-  const device_caps& caps = options.capabilities.front();
+  const int ordinal = given.devices.front();
+  const device_caps& caps = given.capabilities.front();
   const std::size_t free_before = query_free_memory(ordinal);
   std::unique_ptr<engine> eng;
   {
@@ -154,6 +162,7 @@ trial_outcome trial_on_one_gpu(const workload& w, strategy_kind strategy, const 
     eng = w.make_engine(ordinal);
   }
   const auto io = eng->resolve(w.shapes);
+  const run_options options = with_data_for(given, io);
   set_io_bytes(io, out);
   if (auto reason = unavailable_reason(strategy, caps)) {
     out.refusal = *reason;
@@ -178,14 +187,14 @@ trial_outcome trial_on_one_gpu(const workload& w, strategy_kind strategy, const 
   clock_monitor clocks(caps.pci_bus_id);
   if (options.warmup) {
     // The measured session last, so nothing else runs between its warm-up and its first request.
-    reference.warmup();
-    measured.warmup();
+    reference.warmup(3, options.data);
+    measured.warmup(3, options.data);
   }
   core::scoped_device on_device(ordinal);  // recipes run on their GPU
   trial_record& t = out.record.emplace();
   if (one_at_a_time) {
     output_checks checks(target.references, target.request_bytes, options.check_every);
-    checks.start(options.warmup, options.writes);
+    checks.start(options.warmup, options.writes, options.data);
     paired_loop loop(measured, sides.own.get(), sides.floor.get(), checks, options, stop);
     loop.run();
     t.device_bytes_used = held_since(free_before, ordinal);
@@ -204,20 +213,21 @@ trial_outcome trial_on_one_gpu(const workload& w, strategy_kind strategy, const 
 }
 
 // One trial on several GPUs: a replica_set spreads the requests, each GPU checks its own outputs.
-trial_outcome trial_on_replicas(const workload& w, strategy_kind strategy, const run_options& options,
+trial_outcome trial_on_replicas(const workload& w, strategy_kind strategy, const run_options& given,
                                 const stopping_criterion& stop, bool first) {
   trial_outcome out;
-  const std::vector<device_caps>& caps = options.capabilities;
+  const std::vector<device_caps>& caps = given.capabilities;
   for (const device_caps& gpu : caps) {
     if (auto reason = unavailable_reason(strategy, gpu)) {
       out.refusal = "GPU " + std::to_string(gpu.ordinal) + ": " + *reason;
       return out;
     }
   }
-  const std::size_t free_before = query_free_memory(options.devices.front());
-  session_options session_settings = options.session;
+  const std::size_t free_before = query_free_memory(given.devices.front());
+  session_options session_settings = given.session;
   session_settings.strategy = strategy;
   replica_set measured(caps, w.make_engine, w.shapes, session_settings);
+  const run_options options = with_data_for(given, measured.io());
   set_io_bytes(measured.io(), out);
   for (std::size_t i = 0; i < measured.size(); ++i) {
     if (session_settings.graph == graph_mode::on && !measured.replica(i).graph().active)
@@ -240,8 +250,8 @@ trial_outcome trial_on_replicas(const workload& w, strategy_kind strategy, const
   }
   clock_monitor clocks(caps.front().pci_bus_id);
   if (options.warmup) {
-    for (auto& ref : references) ref->warmup();
-    measured.warmup();
+    for (auto& ref : references) ref->warmup(3, options.data);
+    measured.warmup(3, options.data);
   }
   const auto before = measured.acquisitions();
   trial_record& t = out.record.emplace(measure_with_clients(target, options, stop, free_before));
@@ -293,6 +303,15 @@ void cell_trials::fail(cell_failure why) {
   result_.refused = std::move(why.reason);
   result_.failed = why.failed;
   done_ = true;
+}
+
+void cell_trials::stop(std::string why) {
+  done_ = true;
+  if (trials_.empty()) {
+    fail({.reason = std::move(why), .failed = true});
+    return;
+  }
+  result_.notes.push_back(fmt::format("{} trial{} only: {}", trials_.size(), trials_.size() == 1 ? "" : "s", why));
 }
 
 void cell_trials::search_depth() {

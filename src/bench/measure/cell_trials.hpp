@@ -25,6 +25,7 @@ class cell_trials final : public trial_cell {
   // The first trial of an --inflight auto cell searches the depth first (search_inflight_depth).
   void run_trial() override;
   void fail(cell_failure why) override;
+  void stop(std::string why) override;
   [[nodiscard]] std::string describe() const override;
 
   // The cell's result: its trials pooled, or the refusal or failure.

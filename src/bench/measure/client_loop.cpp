@@ -114,7 +114,7 @@ client_loop::in_flight client_loop::start_request(filling_slot filling, std::opt
   const auto fill_start = bench_clock::now();
   const std::uint64_t seed = seq ? *seq * 131 : ~std::uint64_t{0} - 97 * warmups_.fetch_add(1);
   for (std::size_t i = 0; i < filling.input_count(); ++i)
-    fill_fresh(filling.input(i), filling.input_spec(i), seed + i, options_.writes);
+    fill_fresh(filling.input(i), filling.input_spec(i), seed, options_.writes, options_.data);
   const auto fill_end = bench_clock::now();
   filling.upload_resident_inputs();
   byte_copies inputs;

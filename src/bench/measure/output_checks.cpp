@@ -19,9 +19,9 @@ output_checks::~output_checks() {
   if (checker_.joinable()) finish();
 }
 
-void output_checks::start(bool warm, input_writes writes) {
+void output_checks::start(bool warm, input_writes writes, const input_data& data) {
   std::latch warmed(1);
-  checker_ = std::thread([this, warm, writes, &warmed] {
+  checker_ = std::thread([this, warm, writes, &data, &warmed] {
     if (warm) {
       // A warm-up that fails leaves the checks to say so: each one reruns the reference.
       try {
@@ -29,7 +29,7 @@ void output_checks::start(bool warm, input_writes writes) {
           std::lock_guard lock(reference_mutex_.at(device));
           auto filling = reference->acquire();
           for (std::size_t i = 0; i < filling.input_count(); ++i)
-            fill_fresh(filling.input(i), filling.input_spec(i), ~std::uint64_t{0} - 7 - i, writes);
+            fill_fresh(filling.input(i), filling.input_spec(i), ~std::uint64_t{0} - 7, writes, data);
           filling.upload_resident_inputs();
           (void)std::move(filling).submit().wait();
         }

@@ -49,7 +49,7 @@ class output_checks {
   // (libtorch makes per-thread handles, ~50 ms, that a check must not pay while holding the
   // engine) and only then returns, so the clients start after it and nothing runs between their
   // warm-up and their first timed request.
-  void start(bool warm, input_writes writes);
+  void start(bool warm, input_writes writes, const input_data& data);
   // Whether request `seq` is due a check and the budget still holds its copies. Request 0 never
   // is: the first request after warm-up runs exactly like the steady state.
   [[nodiscard]] bool reserve(std::optional<std::uint64_t> seq);

@@ -66,7 +66,7 @@ double paired_loop::strategy_request(std::optional<std::uint64_t> seq) {
   const std::uint64_t seed = seq ? *seq * 131 : ~std::uint64_t{0} - 97 * ++warmups_;
   const auto fill_start = bench_clock::now();
   for (std::size_t i = 0; i < filling.input_count(); ++i)
-    fill_fresh(filling.input(i), filling.input_spec(i), seed + i, options_.writes);
+    fill_fresh(filling.input(i), filling.input_spec(i), seed, options_.writes, options_.data);
   const double fill_us = micros(bench_clock::now() - fill_start);
   filling.upload_resident_inputs();
   byte_copies inputs;
@@ -100,7 +100,8 @@ double paired_loop::recipe_request(recipe& r, cell_samples& into, std::uint64_t 
                                    std::optional<std::uint64_t> seq) {
   const std::uint64_t seed = (seq ? *seq * 131 : ~std::uint64_t{0} - 97 * ++warmups_) + salt;
   const auto fill_start = bench_clock::now();
-  for (std::size_t i = 0; i < r.input_count(); ++i) fill_fresh(r.input(i), r.input_spec(i), seed + i, options_.writes);
+  for (std::size_t i = 0; i < r.input_count(); ++i)
+    fill_fresh(r.input(i), r.input_spec(i), seed, options_.writes, options_.data);
   const double fill_us = micros(bench_clock::now() - fill_start);
   r.stage_inputs_untimed();
   byte_copies inputs;

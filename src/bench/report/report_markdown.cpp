@@ -128,6 +128,8 @@ std::string render_markdown(const bench_report& report) {
     }
     if (!report.recommendation.empty()) out += report.recommendation + "\n";
   }
+  if (!report.device_fault.empty())
+    out += "\n## The GPU faulted\n\nThe run stopped: " + report.device_fault + ". The cells after it did not run.\n";
   return out;
 }
 

@@ -99,6 +99,7 @@ std::string render_table(const bench_report& report) {
   if (!winner.empty() || !report.recommendation.empty()) out += '\n';
   if (!winner.empty()) append_line(winner);
   if (!report.recommendation.empty()) append_line("recommendation: " + report.recommendation);
+  if (!report.device_fault.empty()) append_line("\nthe GPU faulted, and the run stopped: " + report.device_fault);
   return out;
 }
 

@@ -10,12 +10,14 @@
 #include "bench/measure/inflight_search.hpp"
 #include "bench/runs/auto_strategy.hpp"
 #include "bench/statistics/verdict.hpp"
+#include "core/scoped_device.hpp"
 #include "ferry/bench/advice_check.hpp"
 #include "ferry/bench/trials.hpp"
 #include "ferry/bench/workload_factory.hpp"
 #include "ferry/builtin.hpp"
 #include "ferry/byte_size.hpp"
 #include "ferry/device_caps.hpp"
+#include "ferry/device_fault.hpp"
 #include "ferry/error.hpp"
 #include "ferry/model_engine.hpp"
 #include "ferry/recommendation.hpp"
@@ -45,6 +47,9 @@ void validate(const matrix_request& request) {
   for (const auto& size : request.sizes) (void)parse_byte_size(size);
   (void)parsed_shapes(request);
   if (request.batch < 1) throw invalid_argument("--batch must be at least 1");
+  if (!request.index_bounds.empty() && std::none_of(request.engines.begin(), request.engines.end(),
+                                                    [](const auto& e) { return is_model_engine_spec(e); }))
+    throw invalid_argument("--index-bound bounds a model file's input; built-in workloads declare their own");
 }
 
 strategy_selection parse_strategy_selection(std::string_view text) {
@@ -63,9 +68,31 @@ struct planned_group {
   std::unique_ptr<workload> loaded;
   std::optional<cell_failure> failure;  // the workload, or the auto pick, could not be made
   std::vector<strategy_kind> strategies;
-  std::string pick_note;  // --strategy auto: what picked the strategy, and how
+  std::string pick_note;                 // --strategy auto: what picked the strategy, and how
+  std::vector<std::string> input_lines;  // what each input is given (input_data::describe)
   std::vector<std::unique_ptr<cell_trials>> cells;
 };
+
+// What each input of the workload is given, one line each; throws invalid_argument for data that
+// cannot feed it (a file lacking an input, random ids with no bound), before any cell runs.
+std::vector<std::string> describe_inputs(const workload& w, const run_options& options) {
+  const int device = options.devices.front();
+  std::unique_ptr<engine> eng;
+  {
+    core::scoped_device on_device(device);
+    eng = w.make_engine(device);
+  }
+  const auto io = eng->resolve(w.shapes);
+  const input_data bound = options.data.bound_to(io);
+  std::vector<std::string> lines;
+  for (const auto& spec : io) {
+    if (spec.role != tensor_role::input) continue;
+    std::string line = bound.describe(spec);
+    if (spec.index_bound && options.session.index_checks == index_check::on) line += ", checked on the GPU";
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
 
 // The group's cells, or why it has none: the workload is made here (a model file loads), and with
 // --strategy auto the pick is made here too, so every cell of the run exists before the first
@@ -86,8 +113,10 @@ void plan_group(planned_group& g, const matrix_request& request, const run_optio
                                                          // run at once: the slots a cell may use, and one for
                                                          // the reference session's checks.
                                                          .max_concurrency = max_slots(options) + 1,
-                                                         .backend_directories = request.backend_directories}));
+                                                         .backend_directories = request.backend_directories,
+                                                         .index_bounds = request.index_bounds}));
     const workload& w = *g.loaded;
+    g.input_lines = describe_inputs(w, options);
     if (automatic && request.profile) {
       const choice pick = choose(traffic_of(w, options.devices.front()), caps, *request.profile, request.goal);
       g.strategies = {pick.strategy};
@@ -131,6 +160,18 @@ void report_failed_group(const planned_group& g, const matrix_request& request, 
   }
 }
 
+// The fault as the report and the CLI say it: what happened, in which cell, and what its inputs
+// were given (a bad id in a file is the usual cause).
+std::string describe_fault(const device_fault_record& fault, const std::vector<strategy_result>& results) {
+  const auto hit = std::find_if(results.begin(), results.end(),
+                                [&](const strategy_result& r) { return r.failed && r.refused == fault.what; });
+  if (hit == results.end()) return fault.what;
+  std::string inputs;
+  for (const auto& line : hit->input_data) inputs += (inputs.empty() ? "" : "; ") + line;
+  return fmt::format("{}, in {} {}{}", fault.what, hit->engine, strategy_name(hit->strategy),
+                     inputs.empty() ? "" : " (inputs: " + inputs + ")");
+}
+
 }  // namespace
 
 std::size_t count_failed(const bench_report& report) {
@@ -163,14 +204,26 @@ bench_report run_matrix(const matrix_request& request, const run_options& given,
       g.engine = engine;
       g.size = size;
       g.by_batch = by_batch;
-      plan_group(g, request, options, shapes, caps, run_start, progress);
+      if (device_faulted()) {
+        // The GPU was lost planning a group before (a model's probe run): nothing more can run.
+        g.failure = cell_failure{.reason = "not run: the GPU faulted earlier in the run", .failed = true};
+        g.strategies = request.strategies.kinds;
+      } else {
+        plan_group(g, request, options, shapes, caps, run_start, progress);
+      }
       if (by_batch) break;
     }
   }
   std::vector<trial_cell*> cells;
   for (auto& g : groups)
     for (auto& c : g.cells) cells.push_back(c.get());
-  run_trials(cells, options.schedule, progress);
+  if (!device_faulted()) {
+    try {
+      run_trials(cells, options.schedule, progress);
+    } catch (const device_fault&) {
+      // Every cell has stopped; the report below holds what was measured before the fault.
+    }
+  }
 
   for (const auto& g : groups) {
     if (g.failure) {
@@ -180,11 +233,12 @@ bench_report run_matrix(const matrix_request& request, const run_options& given,
     const std::size_t first = report.results.size();
     for (const auto& c : g.cells) {
       report.results.push_back(c->finish());
+      report.results.back().input_data = g.input_lines;
       if (!g.pick_note.empty()) report.results.back().notes.push_back(g.pick_note);
       if (!request.profile_note.empty() && request.strategies.automatic && !request.profile)
         report.results.back().notes.push_back(request.profile_note);
     }
-    if (request.profile && g.strategies.size() > 1) {
+    if (request.profile && g.strategies.size() > 1 && !device_faulted()) {
       // What `auto` would have picked from the profile, against the best of this run.
       try {
         const choice pick =
@@ -203,6 +257,7 @@ bench_report run_matrix(const matrix_request& request, const run_options& given,
                                     request.profile->date, request.profile->link)
                       : fmt::format("Platform rules, not measured on this machine: {}",
                                     recommendation_for(classify(caps)).reasoning);
+  if (const auto fault = first_device_fault()) report.device_fault = describe_fault(*fault, report.results);
   report.objective = to_string(request.goal);
   verdict decided = decide_winner(report.results, request.goal, advice);
   report.winner = std::move(decided.winner);
@@ -225,7 +280,8 @@ std::vector<placement_cost> run_placement_matrix(const matrix_request& request, 
                                     .shapes = shapes,
                                     .devices = devices,
                                     .max_concurrency = 2,
-                                    .backend_directories = request.backend_directories});
+                                    .backend_directories = request.backend_directories,
+                                    .index_bounds = request.index_bounds});
       for (const int data : devices)
         for (const int run : devices) {
           if (progress) progress(fmt::format("{} {} data on GPU {}, run on GPU {}", w.label, size, data, run));

@@ -71,7 +71,7 @@ placement_cost measure_placement_cost(const workload& w, int data_device, int ru
       result.input_bytes += t.bytes();
       std::vector<std::byte> host(t.bytes());
       // No run_options here; streaming as bench's default (untimed, so it changes no figure).
-      fill_fresh(host, t, 4242 + inputs.size(), input_writes::streaming);
+      fill_fresh(host, t, 4242 + inputs.size(), input_writes::streaming, input_data{});
       core::scoped_device on_data(data_device);
       FERRY_CUDA_TRY(cudaMemcpy(b.at_data.get(), host.data(), host.size(), cudaMemcpyHostToDevice));
       inputs.push_back(std::move(b));

@@ -85,7 +85,8 @@ workload model_workload(const workload_request& request) {
   for (const int device : request.devices)
     loaded.emplace(device, load_model_engine(request.engine, {.device = device,
                                                               .max_concurrency = request.max_concurrency,
-                                                              .backend_directories = request.backend_directories}));
+                                                              .backend_directories = request.backend_directories,
+                                                              .index_bounds = request.index_bounds}));
   const engine& first = *loaded.begin()->second;
   workload w;
   w.label = std::string(first.name());
@@ -107,6 +108,8 @@ workload make_workload(const workload_request& request) {
   if (!request.preprocess.empty() && request.preprocess != "u8-normalize")
     throw invalid_argument("unknown preprocess stage '" + request.preprocess + "'; the only one is u8-normalize");
   if (is_model_engine_spec(spec)) return model_workload(request);
+  // Built-in workloads declare their own bounds; --index-bound names model files' inputs
+  // (validate() refuses it where no model file is run).
 
   builtin_options options{.input_bytes = request.input_bytes, .batch = request.batch};
   const bool images = request.preprocess == "u8-normalize";

@@ -65,10 +65,16 @@ cell_failure describe_failure(const std::exception_ptr& error) {
 
 void run_trials(std::span<trial_cell* const> cells, trial_schedule schedule,
                 const std::function<void(const std::string&)>& progress) {
-  const auto one_trial = [&progress](trial_cell& cell) {
+  const auto one_trial = [&](trial_cell& cell) {
     if (progress) progress(cell.describe());
     try {
       cell.run_trial();
+    } catch (const device_fault& fault) {
+      cell.fail({.reason = fault.what(), .failed = true});
+      const std::string why = "stopped: the GPU faulted in " + cell.describe() + " (" + fault.what() + ")";
+      for (trial_cell* other : cells)
+        if (other != &cell && other->wants_trial()) other->stop(why);
+      throw;
     } catch (...) {
       cell.fail(describe_failure(std::current_exception()));
     }

@@ -40,6 +40,8 @@ ferry_backend_error* guarded(Body&& body) noexcept {
   try {
     body();
     return nullptr;
+  } catch (const ferry::device_fault& e) {
+    return new (std::nothrow) ferry_backend_error{FERRY_BACKEND_ERROR_DEVICE_FAULT, first_line(e.what())};
   } catch (const ferry::invalid_argument& e) {
     return new (std::nothrow) ferry_backend_error{FERRY_BACKEND_ERROR_INVALID_ARGUMENT, first_line(e.what())};
   } catch (const ferry::unsupported& e) {

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "ferry/device_fault.hpp"
 #include "ferry/error.hpp"
 
 namespace ferry::plugin {
@@ -28,7 +29,9 @@ bool look_up(void* handle, const char* symbol, Function& slot) {
 backend_library::backend_library(void* handle, std::filesystem::path file) : handle_(handle), file_(std::move(file)) {}
 
 backend_library::~backend_library() {
-  if (handle_ != nullptr) dlclose(handle_);
+  // After a device fault the library stays loaded: unloading runs its framework's static cleanup,
+  // which calls CUDA in the lost context.
+  if (handle_ != nullptr && !device_faulted()) dlclose(handle_);
 }
 
 std::shared_ptr<const backend_library> backend_library::open(const std::filesystem::path& file) {
@@ -47,11 +50,11 @@ std::shared_ptr<const backend_library> backend_library::open(const std::filesyst
                     "'ferry_backend_api_version'",
                     file.string()));
   const uint32_t version = f.api_version();
-  if (version != FERRY_BACKEND_API_VERSION)
+  if (version < FERRY_BACKEND_API_OLDEST_VERSION || version > FERRY_BACKEND_API_VERSION)
     throw unsupported(
         fmt::format("backend file '{}' was built for backend API version {} and this ferry speaks "
-                    "version {}: rebuild it against this ferry's ferry/backend_api.h",
-                    file.string(), version, FERRY_BACKEND_API_VERSION));
+                    "versions {} to {}: rebuild it against this ferry's ferry/backend_api.h",
+                    file.string(), version, FERRY_BACKEND_API_OLDEST_VERSION, FERRY_BACKEND_API_VERSION));
 
   std::string missing;
   const auto required = [&](const char* symbol, auto& slot) {
@@ -101,6 +104,10 @@ void backend_library::check(ferry_backend_error* error, const std::string& what)
       throw unsupported(message);
     case FERRY_BACKEND_ERROR_OUT_OF_MEMORY:
       throw out_of_memory(cudaErrorMemoryAllocation, message);
+    case FERRY_BACKEND_ERROR_DEVICE_FAULT:
+      // The backend saw the context die (its kernel's assert, say); ferry's own next call would
+      // too. The ABI carries no CUDA code: launch failure is the runtime's generic one for it.
+      raise_device_fault(cudaErrorLaunchFailure, message);
     case FERRY_BACKEND_ERROR_RUNTIME:
       break;
   }

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "engines/plugin/backend_library.hpp"
+#include "ferry/device_fault.hpp"
 #include "ferry/error.hpp"
 
 namespace ferry::plugin {
@@ -23,7 +24,12 @@ struct loaded_model {
       : library(std::move(lib)), handle(model) {}
   loaded_model(const loaded_model&) = delete;
   loaded_model& operator=(const loaded_model&) = delete;
-  ~loaded_model() { library->functions().model_unload(handle); }
+  // After a device fault the backend is not asked to release anything: its GPU memory went with
+  // the context, and a framework's cleanup in a lost context fails or aborts.
+  ~loaded_model() {
+    if (device_faulted()) return;
+    library->functions().model_unload(handle);
+  }
 
   [[nodiscard]] const backend_functions& call() const noexcept { return library->functions(); }
   void check(ferry_backend_error* error, const std::string& what) const { library->check(error, what); }
@@ -113,7 +119,9 @@ class plugin_context final : public engine_context {
       : engine_context(model_name, tensor_names(io)), model_(std::move(model)), handle_(handle) {}
   plugin_context(const plugin_context&) = delete;
   plugin_context& operator=(const plugin_context&) = delete;
-  ~plugin_context() override { model_->call().context_destroy(handle_); }
+  ~plugin_context() override {
+    if (!device_faulted()) model_->call().context_destroy(handle_);
+  }
 
  private:
   // The backend's index is the concrete I/O's, the order engine_context was given.
@@ -123,7 +131,23 @@ class plugin_context final : public engine_context {
   }
 
   void do_enqueue(stream_ref stream) override {
-    model_->check(model_->call().context_enqueue(handle_, stream.get()), "enqueue");
+    try {
+      model_->check(model_->call().context_enqueue(handle_, stream.get()), "enqueue");
+    } catch (const device_fault&) {
+      throw;
+    } catch (const error& e) {
+      throw_if_context_lost(stream, e.what());
+      throw;
+    }
+  }
+
+  // A backend of API version 1, or a framework's exception text, reports a lost context as an
+  // ordinary failure: the stream says whether the context is gone, so the fault is noted here
+  // rather than at ferry's next call.
+  static void throw_if_context_lost(stream_ref stream, const std::string& message) {
+    const cudaError_t state = cudaStreamQuery(stream.get());
+    if (!is_sticky(state)) return;
+    raise_device_fault(state, fmt::format("{} (the GPU's context is lost: {})", message, cudaGetErrorName(state)));
   }
 
   [[nodiscard]] bool do_signal_inputs_consumed(cudaEvent_t consumed) override {
@@ -146,12 +170,33 @@ class plugin_context final : public engine_context {
   ferry_backend_context* handle_;
 };
 
+// The user's bounds for integer inputs the model file does not bound (model_engine_options).
+void apply_index_bounds(std::vector<tensor_spec>& io, std::span<const index_bound_override> bounds,
+                        const std::string& model) {
+  for (const auto& b : bounds) {
+    const auto it = std::find_if(
+        io.begin(), io.end(), [&](const tensor_spec& t) { return t.name == b.input && t.role == tensor_role::input; });
+    if (it == io.end()) {
+      std::string inputs;
+      for (const auto& t : io)
+        if (t.role == tensor_role::input) inputs += (inputs.empty() ? "" : ", ") + t.name;
+      throw invalid_argument(
+          fmt::format("model '{}' has no input '{}' to bound; its inputs are: {}", model, b.input, inputs));
+    }
+    if (it->type != dtype::i32 && it->type != dtype::i64)
+      throw invalid_argument(fmt::format("model '{}': input '{}' is {}; an index bound is for INT32 and INT64 inputs",
+                                         model, b.input, to_string(it->type)));
+    it->index_bound = b.bound;
+  }
+}
+
 class loaded_plugin_engine final : public plugin_engine {
  public:
-  explicit loaded_plugin_engine(std::shared_ptr<const loaded_model> model)
+  loaded_plugin_engine(std::shared_ptr<const loaded_model> model, std::span<const index_bound_override> bounds)
       : model_(std::move(model)), io_(declared_io(*model_)) {
     const char* name = model_->call().model_name(model_->handle);
     name_ = name != nullptr && *name != '\0' ? name : model_->library->name();
+    apply_index_bounds(io_, bounds, name_);
   }
 
   [[nodiscard]] std::string_view name() const override { return name_; }
@@ -292,7 +337,7 @@ std::unique_ptr<plugin_engine> load_plugin_engine(std::shared_ptr<const backend_
   if (handle == nullptr)
     throw error(fmt::format("backend '{}' loaded '{}' but returned no model", library->name(), model_file.string()));
   auto model = std::make_shared<const loaded_model>(std::move(library), handle);
-  return std::make_unique<loaded_plugin_engine>(std::move(model));
+  return std::make_unique<loaded_plugin_engine>(std::move(model), options.index_bounds);
 }
 
 }  // namespace ferry::plugin

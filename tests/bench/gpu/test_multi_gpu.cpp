@@ -110,7 +110,7 @@ TEST_P(ReplicasMatchTheCpu, OnEveryGpu) {
       std::vector<std::vector<std::byte>> inputs;
       for (std::size_t i = 0; i < filling.input_count(); ++i) {
         ferry::bench::fill_fresh(filling.input(i), filling.input_spec(i), 1000 * device + round * 10 + i,
-                                 ferry::bench::input_writes::streaming);
+                                 ferry::bench::input_writes::streaming, ferry::input_data{});
         inputs.emplace_back(filling.input(i).begin(), filling.input(i).end());
       }
       filling.upload_resident_inputs();
