@@ -18,6 +18,7 @@
 // idle callback runs (the server gives memory back to the system then, see memory_release.hpp).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -98,8 +99,8 @@ class request_intake {
 
   [[nodiscard]] std::size_t budget_bytes() const noexcept { return budget_; }
   // What requests are admitted into: the budget less what is set aside. The largest request.
-  [[nodiscard]] std::size_t admissible_bytes() const noexcept { return budget_ - set_aside_; }
-  [[nodiscard]] std::size_t set_aside_bytes() const noexcept { return set_aside_; }
+  [[nodiscard]] std::size_t admissible_bytes() const noexcept { return budget_ - set_aside_.load(); }
+  [[nodiscard]] std::size_t set_aside_bytes() const noexcept { return set_aside_.load(); }
   [[nodiscard]] std::size_t bytes_in_use() const;
   [[nodiscard]] std::size_t requests_in_flight() const;
 
@@ -110,7 +111,7 @@ class request_intake {
   void end(std::size_t bytes);                    // a ticket released
 
   const std::size_t budget_;
-  std::size_t set_aside_ = 0;
+  std::atomic<std::size_t> set_aside_{0};  // read by every admission, set once before them
   mutable std::mutex mutex_;
   std::condition_variable idle_;
   std::size_t in_use_ = 0;
