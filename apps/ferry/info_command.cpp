@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "engine_io.hpp"
 #include "ferry/backend.hpp"
 #include "ferry/error.hpp"
 #include "ferry/info/info_report.hpp"
@@ -59,6 +60,7 @@ void add_info_command(CLI::App& app) {
     int device = -1;
     std::string profile;
     std::string backend_directory;
+    std::string engine;
     CLI::Option* device_option = nullptr;
   };
   auto flags = std::make_shared<parsed>();
@@ -72,6 +74,9 @@ void add_info_command(CLI::App& app) {
                    "Read (and with --measure write) this profile instead of "
                    "$XDG_CACHE_HOME/ferry/profiles/<GPU UUID>.json");
   info->add_flag("--json", flags->json, "Print JSON instead of text");
+  info->add_option("--engine", flags->engine,
+                   "Show this engine's inputs and outputs instead (a built-in or BACKEND:PATH), with each integer "
+                   "input's index bound or that it has none");
   info->add_option("--backend-directory", flags->backend_directory,
                    "Folder searched first for backends (before FERRY_BACKEND_PATH and the folder beside ferry)");
   flags->device_option =
@@ -83,6 +88,10 @@ void add_info_command(CLI::App& app) {
               "ORDINAL"));
 
   info->callback([flags] {
+    if (!flags->engine.empty()) {
+      print_engine_io(flags->engine, flags->backend_directory, flags->json);
+      return;
+    }
     info_options options;
     options.format = flags->json ? info_format::json : info_format::text;
     options.link = flags->measure ? link_measurement::measure : link_measurement::skip;

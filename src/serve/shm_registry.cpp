@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -53,6 +55,7 @@ struct shm_registry::region {
   // zeros). So a change of the object's ctime (truncation, resizing; also a write() by the client)
   // makes a new view before the next request, and the old one goes when its requests end.
   std::mutex view_mutex;
+  std::uint64_t views_remade = 0;  // how often the object changed under the registration
   std::shared_ptr<shm_region_view> view;
   timespec view_ctime{};
 
@@ -185,6 +188,13 @@ std::span<std::byte> shm_registry::lookup(const shm_ref& ref, const std::string&
                                                         "' changed and could not be mapped again: " + what);
       });
       r->view_ctime = info.st_ctim;
+      // Said at 1, 10, 100, ... times: mapping and page-locking again costs a request about a
+      // millisecond, so a client that keeps changing its object should know it does.
+      if (const auto n = ++r->views_remade; n == 1 || n == 10 || n == 100 || n == 1000 || n % 10000 == 0)
+        std::fprintf(stderr,
+                     "ferry serve: system shared-memory region '%s' changed (its object's change time moved): "
+                     "mapped and page-locked again, %llu time(s) so far\n",
+                     ref.region.c_str(), static_cast<unsigned long long>(n));
     }
     view = r->view;
   }

@@ -1,12 +1,14 @@
 // The GPU side of ferry/index_check.hpp: one guarded input of one slot. Internal to src/session.
 //
 // enqueue() launches one kernel on the slot's stream, before the engine: it reads every value of
-// the input where the engine will read it, sets each one outside [0, bound) to 0 (so the engine
-// never indexes past its table, which would lose the GPU's context) and writes the count and the
-// first such value into page-locked host memory. Blocks reduce their own findings and the last
-// block to finish combines them (the CUDA samples' threadFenceReduction), so one launch does it,
-// with nothing to reset between requests, also when the slot's pipeline is a captured graph.
-// violation() reads that memory once the stream's work has finished.
+// the input where the engine will read it and sets each one outside [0, bound) to 0, so the engine
+// never indexes past its table (which would lose the GPU's context). Most requests hold no such
+// value, and then the kernel writes nothing the host reads: before each request the host zeroes
+// the count in page-locked memory (reset(), on the slot's thread, also before a graph's replay),
+// and only a request with a value out of range writes its count and first value there. Blocks
+// combine their findings through device memory and the last block to finish (the CUDA samples'
+// threadFenceReduction), so one launch does it with nothing else to reset. violation() reads the
+// result once the stream's work has finished.
 #pragma once
 
 #include <optional>
@@ -19,7 +21,7 @@
 
 namespace ferry::detail {
 
-// What the kernel writes for the host; count 0 when every value was inside.
+// What the kernel writes for the host when a value is out of range; count 0 otherwise.
 struct index_guard_result {
   unsigned long long count;
   unsigned long long first;  // flat position of the first value out of range
@@ -31,6 +33,8 @@ class index_guard {
   // For an int32 or int64 input with an index_bound, on the device current now.
   explicit index_guard(const tensor_spec& spec);
 
+  // Zeroes the host's copy of the result: before each request is enqueued (or replayed).
+  void reset() noexcept;
   // Checks and repairs the input's elements at `device_data` (where the engine reads them: device,
   // mapped host or managed memory), on `stream`.
   void enqueue(void* device_data, stream_ref stream) const;
@@ -40,7 +44,7 @@ class index_guard {
  private:
   tensor_spec spec_;
   int blocks_ = 1;
-  core::device_memory scratch_;  // per-block findings, then the arrival counter
+  core::device_memory scratch_;  // per-block findings, then the arrival counter and the found flag
   core::pinned_memory result_;   // index_guard_result, mapped for the kernel
   index_guard_result* device_result_ = nullptr;
 };

@@ -27,8 +27,9 @@ __global__ void lookup_kernel(const std::int64_t* ids, float* vectors, std::size
 
 extern "C" const char* lookup_launch(const std::int64_t* ids, float* vectors, std::size_t count, std::int64_t rows,
                                      std::int64_t dim, int fault, cudaStream_t stream) {
-  const unsigned blocks = static_cast<unsigned>((count + 255) / 256 > 0 ? (count + 255) / 256 : 1);
-  lookup_kernel < <<blocks<1024 ? blocks : 1024, 256, 0, stream>>>(ids, vectors, count, rows, dim, fault);
+  const std::size_t wanted = (count + 255) / 256;
+  const auto blocks = static_cast<unsigned>(wanted == 0 ? 1 : wanted > 1024 ? 1024 : wanted);
+  lookup_kernel<<<blocks, 256, 0, stream>>>(ids, vectors, count, rows, dim, fault);
   const cudaError_t status = cudaPeekAtLastError();
   return status == cudaSuccess ? nullptr : cudaGetErrorString(status);
 }

@@ -9,6 +9,8 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <span>
 #include <sstream>
@@ -399,6 +401,36 @@ TEST(CliBench, ABadOutputPathIsNamedBeforeTheRun) {
     EXPECT_NE(result.output.find(says), std::string::npos) << args << ": " << result.output;
     EXPECT_EQ(result.output.find("no CUDA device"), std::string::npos) << args << ": " << result.output;
   }
+}
+
+}  // namespace
+
+namespace {
+
+// `ferry info --engine`: a model's integer inputs with their bound, or that they have none, on a
+// machine with or without a GPU (the lookup test backend computes on the CPU too).
+TEST(InfoEngine, SaysEachIntegerInputsBoundOrThatItHasNone) {
+  const auto folder = std::filesystem::temp_directory_path();
+  const auto write = [&](const std::string& name, const std::string& declare) {
+    const auto path = folder / name;
+    std::ofstream(path) << "format ferry-lookup/1\nrows 30522\nwidth 8\ndim 2\nmax_batch 4\ndeclare_bound " << declare
+                        << "\n";
+    return path.string();
+  };
+  const std::string dir = " --backend-directory '" + ferry::test::test_backend_dir().string() + "'";
+  auto r = run_cli("info --engine lookup:" + write("info_bound.lookup", "yes") + dir, captured::both);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("index bound 30522: values in [0, 30522)"), std::string::npos) << r.output;
+  r = run_cli("info --engine lookup:" + write("info_bare.lookup", "no") + dir + " --json", captured::stdout_only);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto doc = nlohmann::json::parse(r.output);
+  EXPECT_EQ(doc["tensors"][0]["name"], "ids");
+  EXPECT_TRUE(doc["tensors"][0]["index_bound"].is_null());
+  r = run_cli("info --engine lookup:" + write("info_bare.lookup", "no") + dir, captured::both);
+  EXPECT_NE(r.output.find("no index bound: ferry gives it zeros"), std::string::npos) << r.output;
+  r = run_cli("info --engine sparse:0.5", captured::both);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("indices"), std::string::npos) << r.output;
 }
 
 }  // namespace

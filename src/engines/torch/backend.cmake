@@ -7,7 +7,8 @@
 target_sources(ferry_engines PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/../io_description.cpp
   ${CMAKE_CURRENT_LIST_DIR}/aoti_package.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/compiled_io.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/compiled_io.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/call_spec.cpp)
 
 option(FERRY_WITH_TORCH "Build the libtorch AOTInductor backend plugin when Torch is found" ON)
 if(FERRY_WITH_TORCH)
@@ -18,7 +19,7 @@ if(Torch_FOUND)
   # libtorch's include folders carry their own fmt headers: only the framework sources see them.
   ferry_add_engine_backend(torch
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/../io_description.cpp ${CMAKE_CURRENT_LIST_DIR}/aoti_package.cpp
-            ${CMAKE_CURRENT_LIST_DIR}/compiled_io.cpp
+            ${CMAKE_CURRENT_LIST_DIR}/compiled_io.cpp ${CMAKE_CURRENT_LIST_DIR}/call_spec.cpp
     FRAMEWORK_SOURCES ${CMAKE_CURRENT_LIST_DIR}/aoti_engine.cpp ${CMAKE_CURRENT_LIST_DIR}/torch_backend.cpp
     FRAMEWORK_LIBRARIES ${TORCH_LIBRARIES})
 else()

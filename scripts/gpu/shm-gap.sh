@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# shm-gap (scripts/gpu_host.sh OUTDIR shm-gap): system against CUDA shared memory through `ferry serve`, to find
+# where a system-shm request's time goes. perf_analyzer at 16 clients, batch 16, gRPC, for ResNet-50 (torch
+# plugin, fp16, pinned, 2 slots) and for touch at 4.8 MB (no framework), each over CUDA and system shared memory,
+# under jemalloc (serve's choice) and glibc; the server's statistics (compute_input / infer / output per request)
+# before and after each run, and the strategy mapped beside pinned. Writes OUTDIR/shm-gap/summary.txt.
+# gpu-set: needs-torch
+set -euo pipefail
+out=${1:?usage: scripts/gpu/SET.sh OUTDIR (run by scripts/gpu_host.sh)}
+# shellcheck source=scripts/gpu/lib.sh
+source scripts/gpu/lib.sh
+# shellcheck source=scripts/gpu/lib_serve.sh
+source scripts/gpu/lib_serve.sh
+
+here=$out/shm-gap
+mkdir -p "$here/models"/{touch,touch_mapped}
+serve_python_ready
+perf_analyzer_ready || exit 1
+echo '{"engine": "touch", "strategy": "pinned", "inflight": 2, "input_size": 4800000}' > "$here/models/touch/config.json"
+echo '{"engine": "touch", "strategy": "mapped", "inflight": 2, "input_size": 4800000}' \
+  > "$here/models/touch_mapped/config.json"
+if torch_ready; then
+  mkdir -p "$here/models/resnet50"
+  echo "{\"engine\": \"torch:$PWD/models/resnet50.pt2\", \"strategy\": \"pinned\", \"inflight\": 2, \"max_batch\": 16}" \
+    > "$here/models/resnet50/config.json"
+fi
+
+# stats MODEL: the model's inference statistics, one JSON document.
+stats() { curl -s "127.0.0.1:$http_port/v2/models/$1/stats"; }
+for allocator in jemalloc glibc; do
+  server_env=("FERRY_SERVE_MALLOC=$allocator")
+  step "ferry serve ($allocator)"
+  start_server "$here/models" || continue
+  for model in resnet50 touch touch_mapped; do
+    [[ -e $here/models/$model/config.json ]] || continue
+    batch=()
+    output=4800000
+    if [[ $model == resnet50 ]]; then
+      batch=(-b 16)
+      output=32000
+    fi
+    for shm in cuda system; do
+      stem=$here/$allocator-$model-$shm
+      stats "$model" > "$stem.before.json"
+      echo "$allocator $model $shm $(run_pa "$stem" 40 -m "$model" "${batch[@]}" -i grpc -u "127.0.0.1:$grpc_port" \
+        --concurrency-range 16:16 --shared-memory "$shm" --output-shared-memory-size $output)" | tee -a "$here/summary.txt"
+      stats "$model" > "$stem.after.json"
+      "${host_python[@]}" - "$stem.before.json" "$stem.after.json" << 'PY' | tee -a "$here/summary.txt"
+import json, sys
+b, a = (json.load(open(p))["model_stats"][0]["inference_stats"] for p in sys.argv[1:])
+n = max(1, int(a["success"]["count"]) - int(b["success"]["count"]))
+print("   per request (us): " + ", ".join(
+    f"{k} {(int(a[k]['ns']) - int(b[k]['ns'])) / n / 1e3:.0f}" for k in ("queue", "compute_input", "compute_infer", "compute_output")))
+PY
+    done
+  done
+  stop_server
+  cp "$out/serve.log" "$here/serve-$allocator.log"
+done
+server_env=()
