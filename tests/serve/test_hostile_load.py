@@ -90,8 +90,8 @@ class GrpcMessagesShareTheBudget(unittest.TestCase):
     """8 gRPC messages at once, each up to the largest gRPC takes and past it: gRPC holds what
     arrives in its part of the budget, the rest is admitted into the remainder by its size before
     it is parsed, and parsed letting go of its bytes. Peak resident memory stays within the budget
-    and a margin of a quarter of it (what gRPC's quota lets arrive past its size before its
-    reclaimer refuses streams)."""
+    and a margin of half of it (what gRPC's quota lets arrive past its size before its reclaimer
+    refuses streams, and freed pages the allocator has not given back yet)."""
 
     BUDGET = 128 * MiB
 
@@ -128,7 +128,7 @@ class GrpcMessagesShareTheBudget(unittest.TestCase):
                 peak = sampler.stop()
                 print(f"\n8 gRPC messages of {size // MiB} MiB: resident {before:.0f} MiB before, {peak:.0f} at "
                       f"the peak (budget {self.BUDGET // MiB} MiB)", flush=True)
-                self.assertLessEqual(peak - before, self.BUDGET // MiB * 1.25)
+                self.assertLessEqual(peak - before, self.BUDGET // MiB * 1.5)
             # Refused (too large, no room, gRPC's buffers full) or wrong for the model: never INTERNAL.
             self.assertNotIn("StatusCode.INTERNAL", statuses)
             self.assertTrue(all(s in ("StatusCode.RESOURCE_EXHAUSTED", "StatusCode.INVALID_ARGUMENT") for s in statuses),
@@ -216,8 +216,9 @@ class SlowBodiesLetTheBudgetGo(unittest.TestCase):
 class AnswersAreChargedBeforeTheyAreMade(unittest.TestCase):
     """Binary inputs asking for JSON outputs (several times larger), their answers never read: a
     request whose answer would not fit is refused before it runs (503, saying so), resident memory
-    stays within the budget and a margin, and the answers nobody reads let the budget go once
-    they stall for the grace."""
+    stays within the budget and a margin of half of it (freed bodies of the refused requests the
+    allocator has not given back yet), and the answers nobody reads let the budget go once they
+    stall for the grace."""
 
     BUDGET = 64 * MiB
     ELEMENTS = 300_000  # 1.2 MB in; about 12 MB of JSON out at the bound
@@ -269,7 +270,7 @@ class AnswersAreChargedBeforeTheyAreMade(unittest.TestCase):
             self.assertGreater(answers_refused, 0, statuses)
             self.assertGreater(statuses.count(200), 0, statuses)
             if not SANITIZED:
-                self.assertLessEqual(peak - before, self.BUDGET // MiB * 1.25)
+                self.assertLessEqual(peak - before, self.BUDGET // MiB * 1.5)
             # The stalled answers let go: a legitimate request is served again.
             self.assertTrue(wait_for(lambda: http_infer_touch(server.http_port, self.ELEMENTS)[0] == 200,
                                      5 * SLOWER))
