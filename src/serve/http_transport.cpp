@@ -407,18 +407,20 @@ class connection : public std::enable_shared_from_this<connection> {
 
   // The answer piece by piece, so that its rate is known (arm_transfer).
   void write_piece(bool keep_alive) {
-    http::async_write_some(socket_, *serializer_,
-                           [self = shared_from_this(), keep_alive](error_code ec, std::size_t n) {
-                             self->transferred_ += n;
-      if (n > 0) self->last_progress_ = std::chrono::steady_clock::now();
-                             if (!ec && !self->timed_out_ && !self->serializer_->is_done())
-                               return self->write_piece(keep_alive);
-                             self->serializer_.reset();
-                             self->response_.reset();
-                             self->ticket_.release();
-                             if (ec || self->timed_out_ || !keep_alive) return self->close();
-                             self->await_request();
-                           });
+    http::async_write_some(
+        socket_, *serializer_,
+        [self = shared_from_this(), keep_alive](error_code ec, std::size_t n) { self->wrote(ec, n, keep_alive); });
+  }
+
+  void wrote(const error_code& ec, std::size_t n, bool keep_alive) {
+    transferred_ += n;
+    if (n > 0) last_progress_ = std::chrono::steady_clock::now();
+    if (!ec && !timed_out_ && !serializer_->is_done()) return write_piece(keep_alive);
+    serializer_.reset();
+    response_.reset();
+    ticket_.release();
+    if (ec || timed_out_ || !keep_alive) return close();
+    await_request();
   }
 
   // Answers a request the transport will not read on, and closes the connection gently: the

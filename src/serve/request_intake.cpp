@@ -47,10 +47,11 @@ request_intake::admission request_intake::admit(std::size_t bytes) {
     a.message = "the server is shutting down and takes no new requests";
   } else if (bytes > admissible_bytes()) {
     a.refusal = intake_refusal::too_large;
-    a.message = "request of " + std::to_string(bytes) + " bytes exceeds the server's in-flight memory budget of " +
-                std::to_string(admissible_bytes()) + " bytes (--max-inflight-bytes" +
-                (set_aside_ > 0 ? ", less the " + std::to_string(set_aside_.load()) + " kept for gRPC messages arriving)"
-                                : std::string(")"));
+    a.message =
+        "request of " + std::to_string(bytes) + " bytes exceeds the server's in-flight memory budget of " +
+        std::to_string(admissible_bytes()) + " bytes (--max-inflight-bytes" +
+        (set_aside_ > 0 ? ", less the " + std::to_string(set_aside_.load()) + " kept for gRPC messages arriving)"
+                        : std::string(")"));
   } else if (bytes > admissible_bytes() - std::min(in_use_, admissible_bytes())) {
     a.refusal = intake_refusal::over_budget;
     a.message = "the server's in-flight memory budget of " + std::to_string(admissible_bytes()) + " bytes holds " +

@@ -71,7 +71,7 @@ TEST(ServeAnswerSize, BoundsAJsonAnswerByItsElementsAndABinaryOneByItsBytes) {
   // 4 rows: y has 4000 f32 elements (16,000 bytes), n 40 i64 (320 bytes).
   const std::size_t raw = 16'000 + 320;
   const std::size_t binary_bound = answer_bytes_bound(sig, request_of(4), answer_protocol::http, 0, binary);
-  EXPECT_GE(binary_bound, 2 * raw);          // the outputs, and the body they are copied into
+  EXPECT_GE(binary_bound, 2 * raw);         // the outputs, and the body they are copied into
   EXPECT_LT(binary_bound, 2 * raw + 4096);  // and a little JSON
   const std::size_t json_bound = answer_bytes_bound(sig, request_of(4), answer_protocol::http, 0, json);
   EXPECT_GE(json_bound, raw + 4000 * (16 + 24) + 40 * (16 + 21));
@@ -137,13 +137,12 @@ TEST(ServeLoadCheck, BoundsAModelsThreadsAloneAndWithTheOthers) {
   EXPECT_EQ(model_threads(config_of(64, 64), 0), 4097U);
   EXPECT_EQ(model_threads(config_of(2, 4), 8), 65U);
   EXPECT_NO_THROW(check_model_threads(config_of(4, 4), 17, 83, limits));
-  const std::string alone = invalid_of(
-      [&] { check_model_threads(config_of(64, 64), model_threads(config_of(64, 64), 0), 0, limits); });
+  const std::string alone =
+      invalid_of([&] { check_model_threads(config_of(64, 64), model_threads(config_of(64, 64), 0), 0, limits); });
   EXPECT_EQ(alone,
             "model 'm': its config asks for 4097 threads (instances_per_gpu 64 x inflight 64 workers per device, "
             "and one more), more than the 64 a model may have (--max-model-threads)");
-  const std::string together =
-      invalid_of([&] { check_model_threads(config_of(4, 4), 17, 84, limits); });
+  const std::string together = invalid_of([&] { check_model_threads(config_of(4, 4), 17, 84, limits); });
   EXPECT_EQ(together,
             "model 'm': its 17 threads and the 84 of the models loaded exceed the 100 the server runs for models "
             "(--max-total-model-threads)");
@@ -156,8 +155,8 @@ TEST(ServeLoadCheck, RefusesWeightsThatDoNotFitBeforeMakingThem) {
   EXPECT_EQ(model_weight_bytes(mlp), std::size_t{32} << 30);
   mlp.engine = "touch";
   EXPECT_EQ(model_weight_bytes(mlp), 0U);
-  const std::string message = invalid_of(
-      [&] { check_host_memory(mlp, std::size_t{32} << 30, std::size_t{16} << 30, "weights"); });
+  const std::string message =
+      invalid_of([&] { check_host_memory(mlp, std::size_t{32} << 30, std::size_t{16} << 30, "weights"); });
   EXPECT_EQ(message,
             "model 'big': its weights would take 34.4 GB of host memory, and the host has 17.2 GB available (a "
             "load may take nine tenths of it)");
@@ -201,22 +200,29 @@ TEST(ServeModelControl, AnswersWaitingCallersAtTheTimeoutWhileTheCallGoesOn) {
   std::promise<std::exception_ptr> first, second;
   std::atomic<bool> second_ran{false};
   const auto started = std::chrono::steady_clock::now();
-  control.submit("unload of model 'busy'", [&] { unload_waits.pass(); },
-                 [&](std::exception_ptr e) { first.set_value(std::move(e)); });
+  control.submit(
+      "unload of model 'busy'", [&] { unload_waits.pass(); },
+      [&](std::exception_ptr e) { first.set_value(std::move(e)); });
   unload_waits.wait_for_arrivals(1);
-  control.submit("load of model 'other'", [&] { second_ran = true; },
-                 [&](std::exception_ptr e) { second.set_value(std::move(e)); });
+  control.submit(
+      "load of model 'other'", [&] { second_ran = true; },
+      [&](std::exception_ptr e) { second.set_value(std::move(e)); });
   // One call waits already, the most this one queues: another is refused at once.
-  EXPECT_NE(error_of([&] { control.submit("third", [] {}, [](std::exception_ptr) {}); }, error_status::unavailable)
+  EXPECT_NE(error_of(
+                [&] {
+                  control.submit(
+                      "third", [] {}, [](std::exception_ptr) {});
+                },
+                error_status::unavailable)
                 .find("1 model control calls wait already"),
             std::string::npos);
-  const std::string first_message = error_of([&] { std::rethrow_exception(first.get_future().get()); },
-                                             error_status::timed_out);
+  const std::string first_message =
+      error_of([&] { std::rethrow_exception(first.get_future().get()); }, error_status::timed_out);
   EXPECT_EQ(first_message,
             "unload of model 'busy' did not finish within 200 ms; it goes on, and the repository index shows the "
             "model LOADING or UNLOADING until it ends");
-  const std::string second_message = error_of([&] { std::rethrow_exception(second.get_future().get()); },
-                                              error_status::timed_out);
+  const std::string second_message =
+      error_of([&] { std::rethrow_exception(second.get_future().get()); }, error_status::timed_out);
   EXPECT_EQ(second_message,
             "load of model 'other' was not started within 200 ms: unload of model 'busy' still runs; it is dropped, "
             "try again later");

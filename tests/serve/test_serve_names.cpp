@@ -30,7 +30,7 @@ TEST(ServeNames, RefusesWhatIsNotPrintableUtf8SayingWhy) {
   EXPECT_EQ(name_problem(""), "is empty");
   EXPECT_EQ(name_problem(std::string(256, 'a')), "has 256 bytes, more than the 255 a name may have");
   EXPECT_EQ(name_problem("ab\xff"), "is not valid UTF-8 (byte 0xff at offset 2)");
-  EXPECT_EQ(name_problem("\xc0\xaf"), "is not valid UTF-8 (byte 0xc0 at offset 0)");   // overlong '/'
+  EXPECT_EQ(name_problem("\xc0\xaf"), "is not valid UTF-8 (byte 0xc0 at offset 0)");      // overlong '/'
   EXPECT_EQ(name_problem("\xed\xa0\x80"), "is not valid UTF-8 (byte 0xed at offset 0)");  // a surrogate
   EXPECT_EQ(name_problem("\xe6\xa8"), "is not valid UTF-8 (byte 0xe6 at offset 0)");      // cut short
   EXPECT_EQ(name_problem(std::string("a\0b", 3)), "holds U+0000, a control character");
