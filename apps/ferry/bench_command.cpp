@@ -203,7 +203,9 @@ void add_bench_command(CLI::App& app, std::string command_line) {
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--warmup,!--no-warmup", f.warmup,
                 "warm every slot up before measuring (default); --no-warmup measures a cold start");
-  cmd->add_flag("--graph", f.graph, "capture each slot's pipeline as a CUDA graph");
+  cmd->add_flag("--graph", f.graph,
+                "run requests as CUDA graphs: each slot's pipeline captured, or, where a plain capture cannot "
+                "take the engine (AOTInductor packages), graphs the engine captures of its own run");
   cmd->add_flag("--recipes,!--no-recipes", f.recipes,
                 "time each strategy's hand-written recipe and the device floor beside it, one request of each in "
                 "turn (default, where a cell runs one request at a time)");

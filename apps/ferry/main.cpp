@@ -38,8 +38,9 @@ int report(const char* message, int code) {
 }
 
 std::string version_text() {
-  return fmt::format("ferry {}\nCUDA runtime {}.{}, device code for {}\nbackend API {}", FERRY_VERSION,
-                     CUDART_VERSION / 1000, (CUDART_VERSION % 1000) / 10, ferry::built_cuda_architectures(),
+  return fmt::format("ferry {}\nCUDA runtime {}.{}, device code for {}\nbackend API {} (loads backends of {} to {})",
+                     FERRY_VERSION, CUDART_VERSION / 1000, (CUDART_VERSION % 1000) / 10,
+                     ferry::built_cuda_architectures(), FERRY_BACKEND_API_VERSION, FERRY_BACKEND_API_OLDEST_VERSION,
                      FERRY_BACKEND_API_VERSION);
 }
 

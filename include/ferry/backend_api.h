@@ -4,7 +4,8 @@
  * It is ferry's engine seam (ferry/engine.hpp) in plain C: describe the I/O (names, dtypes,
  * shapes with dynamic dims, index bounds), resolve concrete shapes, make one context per slot,
  * bind device addresses, enqueue on a CUDA stream, record an event once the inputs are read, say
- * why a stream capture cannot take a context, and how many bytes of an input its kernels read.
+ * why a stream capture cannot take a context (and capture graphs of its own instead), and how many
+ * bytes of an input its kernels read.
  * No C++ type crosses it, so a backend built with another compiler or standard library works.
  *
  * A backend is a file named libferry_backend_<NAME>.so, and a model spec "<NAME>:<PATH>" is
@@ -184,6 +185,36 @@ FERRY_BACKEND_EXPORT ferry_backend_error* ferry_backend_context_signal_inputs_co
 /* Optional. Why enqueue cannot be captured into a CUDA graph by a plain stream capture, or NULL
  * when it can (left out: it can). */
 FERRY_BACKEND_EXPORT const char* ferry_backend_context_capture_refusal(const ferry_backend_context* context);
+
+/* ---- CUDA graphs the context captures itself (API version 2) -------------------------------- */
+
+/* Optional (version 2). Asks the context to capture its own enqueue into CUDA graphs and replay
+ * them, for a backend whose run a plain stream capture cannot take (capture_refusal is non-NULL:
+ * it allocates while it runs, its runtime keeps state a failed capture would break). ferry asks
+ * only such a context, and only when graphs are wanted, before its first enqueue.
+ *
+ * With max_graphs > 0 the context keeps at most that many graphs, each for one key of what a
+ * replay fixes: the concrete shapes and every bound address (a rebind to caller memory is another
+ * key). A key runs plainly for a few warm-up runs, is then captured, on a memory pool private to
+ * the context's graphs (so its run's allocations come back at the same addresses on every replay),
+ * together with the copies that put its outputs at the bound addresses, and is replayed from then
+ * on; beyond max_graphs the least recently used graph is dropped. A key whose capture fails (the
+ * run synchronises, shapes depend on the data) is remembered and runs plainly from then on: the
+ * capture is ended cleanly, the stream left out of capture mode, the error cleared, and the
+ * reason kept for ferry_backend_context_graph_failure. max_graphs 0 turns it off again, dropping
+ * the graphs; a negative count is an INVALID_ARGUMENT error.
+ *
+ * *refusal is NULL when the context will, else why it will not, in one line (valid until the
+ * context is destroyed or this function is called again). ferry enqueues a context on one stream
+ * for its whole life (its slot's) and one request at a time, so graphs of one context may share
+ * their pool. Left out (a version 1 backend): ferry takes it as a refusal and runs without graphs. */
+FERRY_BACKEND_EXPORT ferry_backend_error* ferry_backend_context_use_graphs(ferry_backend_context* context,
+                                                                           int32_t max_graphs, const char** refusal);
+
+/* Optional (version 2). Why the context's first failed capture of its own failed, in one line,
+ * or NULL while none has (valid until the context is destroyed or this function is called again).
+ * ferry reads it after warm-up and after a measurement to say why requests ran without a graph. */
+FERRY_BACKEND_EXPORT const char* ferry_backend_context_graph_failure(const ferry_backend_context* context);
 
 #ifdef __cplusplus
 }

@@ -70,6 +70,17 @@ class engine_context {
   // it can. Sessions asked for graphs do not try to capture such an engine: a failed capture can
   // leave an engine's own state (a framework's allocator, a runner) unusable for later runs.
   [[nodiscard]] std::optional<std::string> capture_refusal() const { return do_capture_refusal(); }
+  // Asks the context to capture its own enqueue into CUDA graphs and replay them, for an engine
+  // whose run a plain stream capture cannot take (it allocates while it runs): the engine keys a
+  // graph by the concrete shapes and the bound addresses, runs a key plainly while it warms up,
+  // then captures it on a memory pool of its own and replays it; at most `max_graphs` graphs, the
+  // least recently used dropped beyond; a key whose capture fails runs plainly from then on
+  // (own_graphs_failure says why). 0 turns it off again. Returns why the engine will not, or
+  // nullopt when it will; throws invalid_argument for a negative count. Call it before enqueue.
+  [[nodiscard]] std::optional<std::string> use_own_graphs(int max_graphs);
+  // Why the context's first capture of its own failed (that key runs without a graph), or nullopt
+  // while none has.
+  [[nodiscard]] std::optional<std::string> own_graphs_failure() const { return do_own_graphs_failure(); }
 
  protected:
   // `tensor_names`: the tensors bind() accepts, in the order do_bind's indices and
@@ -91,6 +102,13 @@ class engine_context {
     return false;
   }
   [[nodiscard]] virtual std::optional<std::string> do_capture_refusal() const { return std::nullopt; }
+  // max_graphs >= 0; the context's GPU is current. Engines that capture nothing themselves refuse
+  // (and have nothing to turn off for 0).
+  [[nodiscard]] virtual std::optional<std::string> do_use_own_graphs(int max_graphs) {
+    if (max_graphs == 0) return std::nullopt;
+    return "the engine does not capture CUDA graphs of its own";
+  }
+  [[nodiscard]] virtual std::optional<std::string> do_own_graphs_failure() const { return std::nullopt; }
 
   std::string engine_name_;
   std::vector<std::string> names_;

@@ -102,9 +102,24 @@ struct stage_times {
   float enqueue_us = 0;
 };
 
-// Whether requests run as a captured CUDA graph, and if not, why (visible, never silent).
+// Which CUDA graphs a session set up for graph_mode::on.
+enum class graph_kind {
+  none,  // graphs not asked for, or refused (graph_status::reason says why)
+  // Each slot's whole pipeline (copies in, the engine, copies out) captured by the session, where
+  // the engine's capture_refusal allows it: addresses are fixed, so caller memory is copied, never
+  // bound in place, and only a request's total time is known.
+  pipeline,
+  // The engine captures its own run (engine_context::use_own_graphs), for an engine a plain
+  // capture cannot take (AOTInductor packages): a graph per shapes and bound addresses, captured
+  // after warm-up runs and replayed; the slot's copies run as before, so caller memory may still
+  // be bound in place and every stage is timed.
+  engine,
+};
+
+// Whether requests run as CUDA graphs, and if not, why (visible, never silent).
 struct graph_status {
   bool active = false;
+  graph_kind kind = graph_kind::none;
   std::string reason;  // empty when active or when graphs were not asked for
 };
 
@@ -238,11 +253,11 @@ class completed_slot {
 class session {
  public:
   // Allocates every slot's buffers, each with its tensor's strategy, binds them to a context per
-  // slot, and (graph_mode::on) captures each slot's pipeline. Everything is made on caps.ordinal
-  // (the calling thread's current device is restored afterwards), so `eng` must be able to make
-  // contexts on that GPU. Throws what check_session_options throws (an unknown or twice-named
-  // tensor, a strategy that is not available), unsupported when a buffer cannot be made,
-  // invalid_argument when the I/O is not concrete.
+  // slot, and (graph_mode::on) captures each slot's pipeline, or, where a plain capture cannot take
+  // the engine, asks each context for graphs of its own (graph() says which, or why none). Everything is made on
+  // caps.ordinal (the calling thread's current device is restored afterwards), so `eng` must be able to make contexts
+  // on that GPU. Throws what check_session_options throws (an unknown or twice-named tensor, a strategy that is not
+  // available), unsupported when a buffer cannot be made, invalid_argument when the I/O is not concrete.
   session(engine& eng, std::vector<tensor_spec> concrete_io, const session_options& options, const device_caps& caps);
   ~session();
   session(const session&) = delete;
@@ -260,6 +275,12 @@ class session {
   // (ferry/input_data.hpp; by default finite floats, and zeros for integers and booleans, which
   // every model takes).
   void warmup(int rounds = 3, const input_data& data = {});
+  // With the engine's own graphs (graph_kind::engine), a key is captured only after warm-up runs,
+  // so a capture may fail after the session began: this reads the engines' first failure into
+  // graph() (then inactive, saying why; the requests of that key run without a graph). It holds
+  // every slot while it reads, so it waits for requests in flight; warmup() ends with it. Not
+  // while another thread reads graph().
+  const graph_status& refresh_graph_status();
 
   // The options the session was made with, tensor_strategies included.
   [[nodiscard]] const session_options& options() const noexcept;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# graph (scripts/gpu_host.sh OUTDIR graph): ResNet-50 batch 16 as a CUDA graph (AOTInductor refuses capture: the report
-# says so).
+# graph (scripts/gpu_host.sh OUTDIR graph): ResNet-50 batch 16 as CUDA graphs (AOTInductor refuses a plain capture, so
+# the engine captures its own; the report's note says so). torch-graphs compares them with plain runs.
 # gpu-set: needs-torch
 set -euo pipefail
 out=${1:?usage: scripts/gpu/SET.sh OUTDIR (run by scripts/gpu_host.sh)}

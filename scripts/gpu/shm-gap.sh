@@ -58,3 +58,27 @@ PY
   cp "$out/serve.log" "$here/serve-$allocator.log"
 done
 server_env=()
+
+# The guard: over system shared memory each model must reach at least 80% of its CUDA-shm rate
+# under the server's default allocator (jemalloc where the bundle has it); the set fails otherwise.
+"${host_python[@]}" - "$here" << 'PY' | tee -a "$here/summary.txt"
+import glob, os, re, sys
+here = sys.argv[1]
+def rate(path):
+    m = re.search(r"Throughput: ([0-9.]+) infer/sec", open(path).read()) if os.path.exists(path) else None
+    return float(m.group(1)) if m else None
+failed = False
+for cuda in sorted(glob.glob(os.path.join(here, "jemalloc-*-cuda.txt"))):
+    model = os.path.basename(cuda)[len("jemalloc-"):-len("-cuda.txt")]
+    if model == "touch_mapped":  # read in place over the link from system memory: not the same path
+        continue
+    c, s = rate(cuda), rate(cuda.replace("-cuda.txt", "-system.txt"))
+    if not c or not s:
+        print(f"guard {model}: no rate (cuda {c}, system {s})")
+        failed = True
+        continue
+    ratio = s / c
+    print(f"guard {model}: system {s:.0f} / cuda {c:.0f} infer/s = {ratio:.0%} (at least 80%)")
+    failed |= ratio < 0.8
+sys.exit(1 if failed else 0)
+PY

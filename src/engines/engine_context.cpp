@@ -73,4 +73,14 @@ void engine_context::enqueue(stream_ref stream) {
   do_enqueue(stream);
 }
 
+std::optional<std::string> engine_context::use_own_graphs(int max_graphs) {
+  if (max_graphs < 0)
+    throw invalid_argument(engine_name_ + ": a context keeps at least 0 graphs of its own, not " +
+                           std::to_string(max_graphs));
+  // The engine may load or allocate what its captures need here: on the context's GPU, as enqueue.
+  if (ordinal_ < 0) return do_use_own_graphs(max_graphs);
+  const core::scoped_device on_device(ordinal_);
+  return do_use_own_graphs(max_graphs);
+}
+
 }  // namespace ferry

@@ -106,10 +106,10 @@ model_config parse_model_config(std::string_view json_text, std::string model_na
   for (const auto& [key, value] : doc.items()) {
     if (key != "engine" && key != "strategy" && key != "inflight" && key != "instances_per_gpu" && key != "max_batch" &&
         key != "batch_delay_us" && key != "max_queue_size" && key != "input_size" && key != "tensor_strategies" &&
-        key != "warmup_data" && key != "index_bounds")
+        key != "warmup_data" && key != "index_bounds" && key != "graph")
       read.fail("unknown key '" + quote_text(key) +
                 "' (known: engine, strategy, inflight, instances_per_gpu, max_batch, "
-                "batch_delay_us, max_queue_size, input_size, tensor_strategies, warmup_data, index_bounds)");
+                "batch_delay_us, max_queue_size, input_size, tensor_strategies, warmup_data, index_bounds, graph)");
   }
   if (read.find("engine") == nullptr) read.fail("'engine' is missing (e.g. \"mlp:2x256\", \"touch\")");
   config.engine = read.text("engine");
@@ -146,6 +146,10 @@ model_config parse_model_config(std::string_view json_text, std::string model_na
     config.inflight_auto = true;
   } else if (inflight != nullptr) {
     config.inflight = static_cast<int>(read.integer("inflight", 1, 64));
+  }
+  if (const json* graph = read.find("graph")) {
+    if (!graph->is_boolean()) read.fail("'graph' must be true or false, got " + quote_json(*graph));
+    config.graph = graph->get<bool>();
   }
   if (read.find("instances_per_gpu") != nullptr)
     config.instances_per_gpu = static_cast<int>(read.integer("instances_per_gpu", 1, 64));

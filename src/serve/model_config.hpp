@@ -7,6 +7,7 @@
 //   {"engine": "sparse:0.01", "strategy": "pinned", "tensor_strategies": {"indices": "mapped"}}
 //   {"engine": "torch:bert.pt2", "max_batch": 16, "index_bounds": {"input_ids": 30522},
 //    "warmup_data": "warmup.npz"}
+//   {"engine": "torch:/models/resnet50.pt2", "max_batch": 16, "graph": true}  (CUDA graphs)
 // Unknown keys are refused, so a typo never silently leaves a setting at its default.
 //
 // A config is untrusted input: it is read with bounded nesting and size (no recursion a file can
@@ -60,6 +61,11 @@ struct model_config {
   // Bounds of a model file's integer inputs that the file does not give ("index_bounds":
   // {"input_ids": 30522}): requests are checked against them, and warm-up draws inside them.
   std::vector<index_bound_override> index_bounds;
+  // "graph": true: requests run as CUDA graphs (session graph_mode::on): each slot's pipeline
+  // captured where the engine allows it, else graphs the engine captures of its own run (AOTInductor
+  // packages); the model's platform says which, or why none. Off by default: a graph is worth its
+  // capture only where the host's launches bound the rate, which ferry bench --graph measures.
+  bool graph = false;
 };
 
 // The queue bound of a model whose config sets none: 32 requests per slot (`workers` batches run

@@ -62,8 +62,20 @@ std::vector<slot_facts> facts_of(const session& s, int device, tensor_role role)
   std::vector<slot_facts> facts;
   for (const auto& spec : s.io())
     if (spec.role == role)
-      facts.push_back({.strategy = s.strategy_of(spec.name), .device = device, .graph_active = s.graph().active});
+      // Only the session's own capture of a slot's pipeline fixes its addresses; graphs an engine
+      // captures of its own run are keyed by the bound addresses, so caller memory still binds.
+      facts.push_back({.strategy = s.strategy_of(spec.name),
+                       .device = device,
+                       .graph_active = s.graph().active && s.graph().kind == graph_kind::pipeline});
   return facts;
+}
+
+// What the model's platform says of its CUDA graphs ("graph": true), read after warm-up (the
+// engine's own graphs are captured on it): every replica runs the same engine, so the first speaks
+// for all.
+std::string graphs_text(const graph_status& g) {
+  if (!g.active) return "no CUDA graphs (" + g.reason + ")";
+  return g.kind == graph_kind::engine ? "CUDA graphs captured by the engine" : "CUDA graphs of each slot's pipeline";
 }
 
 // The library's replica set: per GPU one engine and one session, the same concrete I/O on every
@@ -88,6 +100,7 @@ std::unique_ptr<replica_set> make_replicas(const model_config& config, const std
   check_session_buffers(config, bytes_per_slot, gpus);
   const session_options options{.strategy = config.strategy,
                                 .inflight = config.inflight * config.instances_per_gpu,
+                                .graph = config.graph ? graph_mode::on : graph_mode::off,
                                 .tensor_strategies = config.tensor_strategies};
   auto set = std::make_unique<replica_set>(
       gpus,
@@ -117,9 +130,10 @@ class session_executor final : public executor {
       gpu_names += (gpu_names.empty() ? "" : ", ") + fmt::format("GPU {} ({})", device, gpus[r].name);
     }
     const std::string overrides = tensor_strategies_text(config.tensor_strategies);
-    platform_ = fmt::format("ferry_gpu: {}, strategy {}{}, {} instance(s) x {} slot(s)", gpu_names,
+    platform_ = fmt::format("ferry_gpu: {}, strategy {}{}, {} instance(s) x {} slot(s){}", gpu_names,
                             to_string(config.strategy), overrides.empty() ? "" : " (" + overrides + ")",
-                            replicas_->size() * static_cast<std::size_t>(config.instances_per_gpu), config.inflight);
+                            replicas_->size() * static_cast<std::size_t>(config.instances_per_gpu), config.inflight,
+                            config.graph ? ", " + graphs_text(replicas_->replica(0).graph()) : "");
   }
 
   [[nodiscard]] const std::vector<tensor_spec>& io() const override { return io_; }

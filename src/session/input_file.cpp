@@ -121,7 +121,8 @@ std::vector<given_input> read_json(const std::filesystem::path& path) {
         inputs.push_back(std::move(g));
         continue;
       }
-      auto it = std::find_if(inputs.begin(), inputs.end(), [&](const given_input& i) { return i.name == name; });
+      const std::string key = name;  // a lambda does not capture a structured binding (clang before 16)
+      auto it = std::find_if(inputs.begin(), inputs.end(), [&key](const given_input& i) { return i.name == key; });
       if (it == inputs.end()) refuse(path, fmt::format("sample {} gives input '{}', which sample 0 does not", s, name));
       if (it->shape && g.shape && *it->shape != *g.shape)
         refuse(path, fmt::format("input '{}' has another shape in sample {}", name, s));

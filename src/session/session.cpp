@@ -51,6 +51,35 @@ void read_outputs_like_a_client(const completed_slot& done) {
   volatile std::uint64_t sink = sum;
   (void)sink;
 }
+// How many graphs of its own each slot's context may keep (graph_kind::engine): one per set of
+// bound addresses, so a server's slot that binds several clients' shared memory in place keeps a
+// graph for each. The graphs of one context share its memory pool (they replay one after another
+// on the slot's stream), so more graphs cost their launch state, not their activations again.
+constexpr int own_graphs_per_slot = 16;
+
+// graph_mode::on: each slot's pipeline captured by the session where the engine allows a plain
+// capture, else graphs the engine captures of its own run where it offers them. All slots or none:
+// a mix would make the timing of one run incomparable.
+graph_status start_graphs(const std::vector<std::unique_ptr<detail::slot>>& slots) {
+  const auto plain_refusal = slots.front()->context->capture_refusal();
+  if (!plain_refusal) {
+    for (const auto& s : slots) {
+      if (auto failure = s->capture_graph()) {
+        for (const auto& t : slots) t->graph.reset();
+        return {false, graph_kind::none, "CUDA graph capture failed, running without graphs: " + *failure};
+      }
+    }
+    return {true, graph_kind::pipeline, ""};
+  }
+  for (const auto& s : slots) {
+    if (auto refusal = s->context->use_own_graphs(own_graphs_per_slot)) {
+      for (const auto& t : slots) (void)t->context->use_own_graphs(0);
+      return {false, graph_kind::none, "CUDA graphs not used: " + *plain_refusal + "; " + *refusal};
+    }
+  }
+  return {true, graph_kind::engine, ""};
+}
+
 // "table (input), indices (input), rows (output)": what a refusal lists as the known tensors.
 std::string tensor_list(std::span<const tensor_spec> io) {
   std::string names;
@@ -107,20 +136,7 @@ session::session(engine& eng, std::vector<tensor_spec> concrete_io, const sessio
   for (int i = 0; i < options.inflight; ++i)
     state_->slots.push_back(detail::slot::make(i, eng, state_->io, options, caps));
 
-  if (options.graph == graph_mode::on) {
-    // All slots or none: a mix would make the timing of one run incomparable.
-    if (auto refusal = state_->slots.front()->context->capture_refusal())
-      state_->graph = {false, "CUDA graphs not used: " + *refusal};
-    for (auto& s : state_->slots) {
-      if (!state_->graph.reason.empty()) break;
-      if (auto failure = s->capture_graph()) {
-        for (auto& t : state_->slots) t->graph.reset();
-        state_->graph = {false, "CUDA graph capture failed, running without graphs: " + *failure};
-        break;
-      }
-    }
-    if (state_->graph.reason.empty()) state_->graph.active = true;
-  }
+  if (options.graph == graph_mode::on) state_->graph = start_graphs(state_->slots);
   for (auto& s : state_->slots) state_->free_slots.push_back(s.get());
 }
 
@@ -196,6 +212,22 @@ void session::warmup(int rounds, const input_data& data) {
       read_outputs_like_a_client(done);
     }
   }
+  (void)refresh_graph_status();  // the engine's own graphs were captured on these runs
+}
+
+const graph_status& session::refresh_graph_status() {
+  if (state_->graph.kind != graph_kind::engine || !state_->graph.active) return state_->graph;
+  // Every slot held: no context is enqueued while its engine is asked.
+  std::vector<filling_slot> held;
+  for (int i = 0; i < slots(); ++i) held.push_back(acquire());
+  for (const auto& s : state_->slots) {
+    if (auto failure = s->context->own_graphs_failure()) {
+      state_->graph = {false, graph_kind::engine,
+                       "the engine's own CUDA graph capture failed, its requests run without graphs: " + *failure};
+      break;
+    }
+  }
+  return state_->graph;
 }
 
 const session_options& session::options() const noexcept { return state_->options; }

@@ -204,6 +204,26 @@ TEST(BackendPlugins, TheCxxSeamExportsAnEngineAndItsErrors) {
   EXPECT_NE(host.find("backend 'seam' cannot compute on the CPU"), std::string::npos) << host;
 }
 
+// Version 1 of the ABI had no graph functions: such a backend loads and computes, and the loader
+// looks none of the version 2 functions up in it.
+TEST(BackendPlugins, ABackendOfTheFirstApiVersionStillLoadsAndComputes) {
+  const auto e = ferry::load_model_engine_on_host("apiv1:" + example_model, on_host());
+  EXPECT_EQ(compute_on_host(*e, std::vector<float>(1024, 3.0F), 1024)[7], 7.0F);
+}
+
+// The context calls of version 2 cross the C ABI both ways (backend_export.cpp, then the loader):
+// a context that captures graphs of its own accepts, a count below 0 is refused on ferry's side.
+TEST(BackendPlugins, GraphsOfTheContextsOwnCrossTheCAbi) {
+  const auto e = ferry::load_model_engine("seam:own-graphs", on_host());
+  const auto context = e->make_context(e->resolve({}));
+  EXPECT_EQ(context->capture_refusal(), "it stands for an engine that allocates while it runs");
+  EXPECT_FALSE(context->use_own_graphs(4));
+  EXPECT_FALSE(context->own_graphs_failure());
+  EXPECT_FALSE(context->use_own_graphs(0));
+  const auto text = message_of<ferry::invalid_argument>([&] { (void)context->use_own_graphs(-2); });
+  EXPECT_NE(text.find("at least 0 graphs of its own, not -2"), std::string::npos) << text;
+}
+
 TEST(BackendPlugins, ListedWithTheirVersionsFirstFolderWinning) {
   const auto listed = ferry::list_backends({example_dir, test_dir, example_dir});
   std::map<std::string, ferry::backend_info> by_name;
@@ -218,6 +238,10 @@ TEST(BackendPlugins, ListedWithTheirVersionsFirstFolderWinning) {
   EXPECT_FALSE(by_name["seam"].computes_on_host);
   ASSERT_TRUE(by_name.contains("oldapi"));
   EXPECT_NE(by_name["oldapi"].problem.find("API version 3"), std::string::npos);
+  // A backend built against version 1 of the header is still taken.
+  ASSERT_TRUE(by_name.contains("apiv1"));
+  EXPECT_EQ(by_name["apiv1"].api_version, 1U);
+  EXPECT_TRUE(by_name["apiv1"].problem.empty()) << by_name["apiv1"].problem;
   EXPECT_TRUE(by_name["oldapi"].version.empty());
 }
 

@@ -1,6 +1,7 @@
 // engine_context's public calls: the checks every backend gets before its do_* functions run.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,43 @@ TEST(EngineContext, EnqueueNamesTheTensorsNotBoundAndRunsOnceAllAre) {
   c.bind("x", block + 512);
   c.enqueue(some_stream);
   EXPECT_EQ(c.enqueued, 1);
+}
+
+// An engine that captures nothing itself refuses graphs of its own, saying so, and has nothing to
+// turn off; a negative count is the caller's mistake, refused before the backend sees it.
+TEST(EngineContext, GraphsOfItsOwnAreRefusedByDefaultAndANegativeCountIsRefused) {
+  recording_context c;
+  const auto refusal = c.use_own_graphs(4);
+  ASSERT_TRUE(refusal);
+  EXPECT_EQ(*refusal, "the engine does not capture CUDA graphs of its own");
+  EXPECT_FALSE(c.use_own_graphs(0));
+  EXPECT_FALSE(c.own_graphs_failure());
+  EXPECT_NE(message_of([&] { (void)c.use_own_graphs(-1); }).find("at least 0 graphs of its own, not -1"),
+            std::string::npos);
+}
+
+// A backend that offers them gets the count, and what it says comes back as it said it.
+TEST(EngineContext, GraphsOfItsOwnReachTheBackendWithTheirCount) {
+  class offering final : public ferry::engine_context {
+   public:
+    offering() : engine_context("offers", {"x"}) {}
+    std::vector<int> asked;
+
+   private:
+    void do_bind(std::size_t, void*) override {}
+    void do_enqueue(ferry::stream_ref) override {}
+    std::optional<std::string> do_use_own_graphs(int max_graphs) override {
+      asked.push_back(max_graphs);
+      if (max_graphs > 100) return "at most 100";
+      return std::nullopt;
+    }
+    std::optional<std::string> do_own_graphs_failure() const override { return "a capture failed"; }
+  } c;
+  EXPECT_FALSE(c.use_own_graphs(8));
+  EXPECT_EQ(c.use_own_graphs(101), "at most 100");
+  EXPECT_FALSE(c.use_own_graphs(0));
+  EXPECT_EQ(c.asked, (std::vector<int>{8, 101, 0}));
+  EXPECT_EQ(c.own_graphs_failure(), "a capture failed");
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ TEST(ServeConfig, NumbersBeyondRangeAreNamedNotThrownThrough) {
 TEST(ServeConfig, ParsesEveryKey) {
   const auto c = parse_model_config(
       R"({"engine": "mlp:2x256", "strategy": "mapped", "inflight": 3, "instances_per_gpu": 2,
-          "max_batch": 16, "batch_delay_us": 500, "max_queue_size": 32, "input_size": "4KiB"})",
+          "max_batch": 16, "batch_delay_us": 500, "max_queue_size": 32, "input_size": "4KiB", "graph": true})",
       "mlp");
   EXPECT_EQ(c.name, "mlp");
   EXPECT_EQ(c.engine, "mlp:2x256");
@@ -41,6 +41,7 @@ TEST(ServeConfig, ParsesEveryKey) {
   EXPECT_EQ(c.batch_delay.count(), 500);
   EXPECT_EQ(c.max_queue_size, 32U);
   EXPECT_EQ(c.input_bytes, 4096U);
+  EXPECT_TRUE(c.graph);
 }
 
 TEST(ServeConfig, DefaultsAndIntegerSizes) {
@@ -53,6 +54,7 @@ TEST(ServeConfig, DefaultsAndIntegerSizes) {
   EXPECT_FALSE(c.max_queue_size.has_value());  // the repository gives it the default of its slots
   EXPECT_EQ(parse_model_config(R"({"engine": "touch", "max_queue_size": 0})", "t").max_queue_size, 0U);  // no limit
   EXPECT_EQ(c.input_bytes, 8000U);
+  EXPECT_FALSE(c.graph);  // CUDA graphs only when asked for
 }
 
 TEST(ServeConfig, RefusesMistakesNamingThem) {
@@ -68,6 +70,9 @@ TEST(ServeConfig, RefusesMistakesNamingThem) {
   EXPECT_NE(failure(R"({"engine": "touch", "max_queue_size": -1})").find("'max_queue_size' must be in [0, "),
             std::string::npos);
   EXPECT_NE(failure(R"({"engine": "touch", "input_size": "lots"})").find("'input_size'"), std::string::npos);
+  EXPECT_NE(failure(R"({"engine": "touch", "graph": "yes"})").find("'graph' must be true or false, got \"yes\""),
+            std::string::npos)
+      << failure(R"({"engine": "touch", "graph": "yes"})");
   EXPECT_EQ(failure(R"({"engine": "touch", "inflight": 0})").rfind("model 'm': config.json: ", 0), 0U);
 }
 

@@ -53,6 +53,7 @@ struct trial_outcome {
   std::size_t input_bytes = 0;
   std::size_t output_bytes = 0;
   std::vector<std::string> graph_fallbacks;  // why a capture fell back, per GPU
+  std::vector<std::string> graph_notes;      // which graphs ran, where it is not the usual kind
   std::string recipe_note;                   // why no recipe or floor ran
   std::string recipe_steps;                  // the recipe's and the floor's steps, where they ran
   std::string floor_steps;
@@ -71,6 +72,8 @@ void keep(const trial_outcome& outcome, strategy_result& cell) {
     cell.graph = false;
     if (std::find(cell.notes.begin(), cell.notes.end(), fallback) == cell.notes.end()) cell.notes.push_back(fallback);
   }
+  for (const std::string& note : outcome.graph_notes)
+    if (std::find(cell.notes.begin(), cell.notes.end(), note) == cell.notes.end()) cell.notes.push_back(note);
   if (!outcome.recipe_note.empty()) cell.recipe_note = outcome.recipe_note;
   if (!outcome.recipe_steps.empty() && !cell.recipe) cell.recipe.emplace().steps = outcome.recipe_steps;
   if (!outcome.floor_steps.empty() && !cell.floor) cell.floor.emplace().steps = outcome.floor_steps;
@@ -78,6 +81,18 @@ void keep(const trial_outcome& outcome, strategy_result& cell) {
     cell.um = outcome.um->traffic;
     cell.um_note = outcome.um->note;
   }
+}
+
+// What the cell says of the graphs `measured` ran with, read after its requests (the engine's own
+// graphs are captured after warm-up runs, so a capture may fail after the session began).
+void note_graphs(session& measured, const std::string& gpu, trial_outcome& out) {
+  const graph_status& g = measured.refresh_graph_status();
+  if (!g.active)
+    out.graph_fallbacks.push_back(gpu + g.reason);
+  else if (g.kind == graph_kind::engine)
+    out.graph_notes.push_back(
+        "CUDA graphs captured by the engine itself (a plain capture cannot take it): one per slot, "
+        "after warm-up runs; the copies around it run as without --graph, so every stage is timed");
 }
 
 // What a trial holds on GPU `ordinal` now, against the free memory before it started.
@@ -171,8 +186,6 @@ trial_outcome trial_on_one_gpu(const workload& w, strategy_kind strategy, const 
   session_options session_settings = options.session;
   session_settings.strategy = strategy;
   session measured(*eng, io, session_settings, caps);
-  if (session_settings.graph == graph_mode::on && !measured.graph().active)
-    out.graph_fallbacks.push_back(measured.graph().reason);
   session reference(*eng, io, {.strategy = strategy_kind::device, .inflight = 1}, caps);
   const bool one_at_a_time = options.clients == 1 && session_settings.inflight == 1;
   side_recipes sides;
@@ -208,6 +221,7 @@ trial_outcome trial_on_one_gpu(const workload& w, strategy_kind strategy, const 
     t = measure_with_clients(target, options, stop, free_before);
   }
   t.clocks = clocks.finish();
+  if (session_settings.graph == graph_mode::on) note_graphs(measured, "", out);
   if (first) out.um = count_managed_traffic(target, strategy, options);
   return out;
 }
@@ -229,10 +243,6 @@ trial_outcome trial_on_replicas(const workload& w, strategy_kind strategy, const
   replica_set measured(caps, w.make_engine, w.shapes, session_settings);
   const run_options options = with_data_for(given, measured.io());
   set_io_bytes(measured.io(), out);
-  for (std::size_t i = 0; i < measured.size(); ++i) {
-    if (session_settings.graph == graph_mode::on && !measured.replica(i).graph().active)
-      out.graph_fallbacks.push_back(fmt::format("GPU {}: {}", caps[i].ordinal, measured.replica(i).graph().reason));
-  }
   out.recipe_note = "no recipe or floor: they run one request at a time on one GPU";
   std::vector<std::unique_ptr<session>> references;
   cell_target target{.acquire = [&measured] { return measured.acquire(); },
@@ -258,6 +268,9 @@ trial_outcome trial_on_replicas(const workload& w, strategy_kind strategy, const
   t.clocks = clocks.finish();
   const auto after = measured.acquisitions();
   for (std::size_t i = 0; i < after.size(); ++i) t.requests_per_gpu.push_back(after[i] - before[i]);
+  if (session_settings.graph == graph_mode::on)
+    for (std::size_t i = 0; i < measured.size(); ++i)
+      note_graphs(measured.replica(i), fmt::format("GPU {}: ", caps[i].ordinal), out);
   if (first) out.um = count_managed_traffic(target, strategy, options);
   return out;
 }

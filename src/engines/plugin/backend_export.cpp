@@ -24,6 +24,10 @@ struct ferry_backend_context {
   std::unique_ptr<ferry::engine_context> context;
   std::vector<std::string> names;
   std::optional<std::string> capture_refusal;
+  // What ferry_backend_context_use_graphs and _graph_failure last handed out, kept for their
+  // pointers' lifetime.
+  std::optional<std::string> graphs_refusal;
+  mutable std::optional<std::string> graph_failure;  // the ABI's const is the context's own state
 };
 
 namespace {
@@ -166,6 +170,25 @@ ferry_backend_error* ferry_backend_context_signal_inputs_consumed(ferry_backend_
 
 const char* ferry_backend_context_capture_refusal(const ferry_backend_context* context) {
   return context->capture_refusal ? context->capture_refusal->c_str() : nullptr;
+}
+
+ferry_backend_error* ferry_backend_context_use_graphs(ferry_backend_context* context, int32_t max_graphs,
+                                                      const char** refusal) {
+  return guarded([&] {
+    if (refusal == nullptr) throw ferry::invalid_argument("use_graphs: no place for the refusal (refusal is NULL)");
+    context->graphs_refusal = context->context->use_own_graphs(max_graphs);
+    *refusal = context->graphs_refusal ? context->graphs_refusal->c_str() : nullptr;
+  });
+}
+
+const char* ferry_backend_context_graph_failure(const ferry_backend_context* context) {
+  auto& kept = context->graph_failure;
+  try {
+    kept = context->context->own_graphs_failure();
+  } catch (...) {
+    kept = "the backend failed to say why its capture failed";
+  }
+  return kept ? kept->c_str() : nullptr;
 }
 
 }  // extern "C"

@@ -55,6 +55,7 @@ std::shared_ptr<const backend_library> backend_library::open(const std::filesyst
         fmt::format("backend file '{}' was built for backend API version {} and this ferry speaks "
                     "versions {} to {}: rebuild it against this ferry's ferry/backend_api.h",
                     file.string(), version, FERRY_BACKEND_API_OLDEST_VERSION, FERRY_BACKEND_API_VERSION));
+  library->api_version_ = version;
 
   std::string missing;
   const auto required = [&](const char* symbol, auto& slot) {
@@ -77,12 +78,16 @@ std::shared_ptr<const backend_library> backend_library::open(const std::filesyst
   required("ferry_backend_context_enqueue", f.context_enqueue);
   if (!missing.empty())
     throw unsupported(fmt::format("backend file '{}' lacks the required function{} {} of backend API version {}",
-                                  file.string(), missing.find(',') != std::string::npos ? "s" : "", missing,
-                                  FERRY_BACKEND_API_VERSION));
+                                  file.string(), missing.find(',') != std::string::npos ? "s" : "", missing, version));
   look_up(handle, "ferry_backend_model_input_bytes_read", f.model_input_bytes_read);
   look_up(handle, "ferry_backend_model_run_host", f.model_run_host);
   look_up(handle, "ferry_backend_context_signal_inputs_consumed", f.context_signal_inputs_consumed);
   look_up(handle, "ferry_backend_context_capture_refusal", f.context_capture_refusal);
+  // Added by version 2: a version 1 backend has none (and cannot have them by accident of naming).
+  if (version >= 2) {
+    look_up(handle, "ferry_backend_context_use_graphs", f.context_use_graphs);
+    look_up(handle, "ferry_backend_context_graph_failure", f.context_graph_failure);
+  }
 
   const char* name = f.name();
   const char* text = f.version();

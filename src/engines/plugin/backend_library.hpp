@@ -3,6 +3,7 @@
 // so the library stays loaded while any of its models or contexts lives, and is closed after.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -36,13 +37,17 @@ struct backend_functions {
                                          const size_t*, void* const*, const size_t*);
   ferry_backend_error* (*context_signal_inputs_consumed)(ferry_backend_context*, struct CUevent_st*, int32_t*);
   const char* (*context_capture_refusal)(const ferry_backend_context*);
+  // Optional, API version 2.
+  ferry_backend_error* (*context_use_graphs)(ferry_backend_context*, int32_t, const char**);
+  const char* (*context_graph_failure)(const ferry_backend_context*);
 };
 
 class backend_library {
  public:
   // Opens the backend in `file`. Throws unsupported, naming the file, when it cannot be loaded
-  // (with dlerror's text), reports another API version (both numbers) or lacks a required
-  // function (its name).
+  // (with dlerror's text), reports an API version this ferry does not speak (the numbers) or lacks
+  // a required function (its name). A backend of an older version this ferry still speaks loads
+  // without the optional functions added since.
   [[nodiscard]] static std::shared_ptr<const backend_library> open(const std::filesystem::path& file);
 
   backend_library(const backend_library&) = delete;
@@ -52,6 +57,7 @@ class backend_library {
   [[nodiscard]] const backend_functions& functions() const noexcept { return functions_; }
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
   [[nodiscard]] const std::string& version() const noexcept { return version_; }
+  [[nodiscard]] std::uint32_t api_version() const noexcept { return api_version_; }
   [[nodiscard]] const std::filesystem::path& file() const noexcept { return file_; }
   [[nodiscard]] bool computes_on_host() const noexcept { return functions_.model_run_host != nullptr; }
 
@@ -66,6 +72,7 @@ class backend_library {
   std::filesystem::path file_;
   backend_functions functions_{};
   std::string name_, version_;
+  std::uint32_t api_version_ = 0;
 };
 
 }  // namespace ferry::plugin

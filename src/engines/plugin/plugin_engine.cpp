@@ -166,6 +166,27 @@ class plugin_context final : public engine_context {
     return std::string(why);
   }
 
+  [[nodiscard]] std::optional<std::string> do_use_own_graphs(int max_graphs) override {
+    const auto use_graphs = model_->call().context_use_graphs;
+    if (use_graphs == nullptr) {
+      if (max_graphs == 0) return std::nullopt;  // nothing to turn off
+      return fmt::format("backend '{}' (backend API version {}) does not capture CUDA graphs of its own",
+                         model_->library->name(), model_->library->api_version());
+    }
+    const char* refusal = nullptr;
+    model_->check(use_graphs(handle_, static_cast<int32_t>(max_graphs), &refusal), "asking for graphs of its own");
+    if (refusal == nullptr) return std::nullopt;
+    return std::string(refusal);
+  }
+
+  [[nodiscard]] std::optional<std::string> do_own_graphs_failure() const override {
+    const auto failure = model_->call().context_graph_failure;
+    if (failure == nullptr) return std::nullopt;
+    const char* why = failure(handle_);
+    if (why == nullptr) return std::nullopt;
+    return std::string(why);
+  }
+
   std::shared_ptr<const loaded_model> model_;
   ferry_backend_context* handle_;
 };

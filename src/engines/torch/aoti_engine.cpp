@@ -10,7 +10,10 @@
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 #include <torch/version.h>
 
+#include "engines/graph_cache.hpp"
+#include "engines/torch/aoti_graphs.hpp"
 #include "engines/torch/aoti_package.hpp"
+#include "engines/torch/call_spec.hpp"
 #include "engines/torch/compiled_io.hpp"
 #include "ferry/error.hpp"
 
@@ -55,10 +58,11 @@ std::string first_line(const char* what) {
 
 class aoti_context final : public engine_context {
  public:
-  aoti_context(torch::inductor::AOTIModelPackageLoader& loader, std::vector<tensor_spec> io, int device,
-               const std::string& name)
+  aoti_context(torch::inductor::AOTIModelPackageLoader& loader, aoti::capture_runner& captures,
+               std::vector<tensor_spec> io, int device, const std::string& name)
       : engine_context(name, tensor_names(io)),
         loader_(loader),
+        captures_(captures),
         io_(std::move(io)),
         addresses_(io_.size(), nullptr),
         device_(device) {}
@@ -68,24 +72,59 @@ class aoti_context final : public engine_context {
   void do_bind(std::size_t index, void* device_address) override {
     addresses_[index] = device_address;
     inputs_.clear();  // rebuilt on the next enqueue
+    key_.reset();
   }
 
   // A capture tried on a GPU failed inside the package's run, and a later run of the same loader
-  // failed too: the refusal keeps a session from leaving the loader unusable.
+  // failed too: the refusal keeps a session from leaving the loader unusable. The context captures
+  // its own graphs instead (do_use_own_graphs), through a runner made for it.
   [[nodiscard]] std::optional<std::string> do_capture_refusal() const override {
     return "an AOTInductor package allocates through libtorch's caching allocator while it runs, which a plain "
            "stream capture cannot record";
   }
 
+  [[nodiscard]] std::optional<std::string> do_use_own_graphs(int max_graphs) override {
+    if (max_graphs == 0) {
+      graphs_.reset();
+      return std::nullopt;
+    }
+    if (graphs_ && graphs_->max_graphs() == static_cast<std::size_t>(max_graphs)) return std::nullopt;
+    graphs_.reset();  // a new bound starts afresh, on a fresh pool
+    try {
+      graphs_.emplace(captures_, static_cast<std::size_t>(max_graphs), device_);
+    } catch (const unsupported& e) {
+      return std::string(e.what());
+    }
+    return std::nullopt;
+  }
+
+  [[nodiscard]] std::optional<std::string> do_own_graphs_failure() const override {
+    if (!graphs_) return std::nullopt;
+    return graphs_->first_failure();
+  }
+
   void do_enqueue(stream_ref stream) override {
     if (inputs_.empty()) wrap_inputs();
     // Allocations the package makes (outputs, workspaces) come from libtorch's caching allocator
-    // on the current stream: making it the slot's stream keeps their reuse stream-ordered.
+    // on the current stream: making it the slot's stream keeps their reuse stream-ordered, and a
+    // graph's capture and replay happen on it.
     c10::cuda::CUDAStreamGuard guard(
         c10::cuda::getStreamFromExternal(stream.get(), static_cast<c10::DeviceIndex>(device_)));
+    const aoti::package_run run = [this, stream](torch::inductor::AOTIModelPackageLoader& loader) {
+      run_package(loader, stream);
+    };
+    if (!graphs_) {
+      run(loader_);
+      return;
+    }
+    if (!key_) key_ = graph_key_of();
+    graphs_->enqueue(*key_, loader_, run);
+  }
+
+  void run_package(torch::inductor::AOTIModelPackageLoader& loader, stream_ref stream) {
     std::vector<at::Tensor> outputs;
     try {
-      outputs = loader_.run(inputs_, stream.get());
+      outputs = loader.run(inputs_, stream.get());
     } catch (const std::exception& e) {
       throw error("AOTInductor run failed: " + first_line(e.what()));
     }
@@ -113,6 +152,14 @@ class aoti_context final : public engine_context {
     }
   }
 
+  // What a graph of this run fixes: the concrete shapes and every bound address.
+  [[nodiscard]] graph_key graph_key_of() const {
+    graph_key key;
+    for (const auto& t : io_) key.dims.insert(key.dims.end(), t.shape.begin(), t.shape.end());
+    key.addresses.assign(addresses_.begin(), addresses_.end());
+    return key;
+  }
+
   static void deliver(at::Tensor out, const tensor_spec& spec, void* destination, stream_ref stream) {
     if (out.scalar_type() != scalar_type(spec.type) || static_cast<std::size_t>(out.numel()) != spec.elements())
       throw error("output '" + spec.name + "': the package produced " + std::to_string(out.numel()) + " x " +
@@ -123,16 +170,20 @@ class aoti_context final : public engine_context {
   }
 
   torch::inductor::AOTIModelPackageLoader& loader_;
+  aoti::capture_runner& captures_;
   std::vector<tensor_spec> io_;
   std::vector<void*> addresses_;
   std::vector<at::Tensor> inputs_;
   int device_;
+  std::optional<graph_key> key_;                // of the current bindings, made on first use
+  std::optional<aoti::context_graphs> graphs_;  // with graphs of its own (use_own_graphs)
 };
 
 class aoti_engine final : public engine {
  public:
-  aoti_engine(std::unique_ptr<torch::inductor::AOTIModelPackageLoader> loader, io_description d, int device)
-      : loader_(std::move(loader)), description_(std::move(d)), device_(device) {}
+  aoti_engine(std::unique_ptr<torch::inductor::AOTIModelPackageLoader> loader, io_description d,
+              const std::string& path, int device)
+      : loader_(std::move(loader)), description_(std::move(d)), captures_(path, device), device_(device) {}
 
   [[nodiscard]] std::string_view name() const override { return description_.name; }
   [[nodiscard]] const std::vector<tensor_spec>& io() const override { return description_.tensors; }
@@ -140,12 +191,13 @@ class aoti_engine final : public engine {
     return resolve_io(description_, inputs);
   }
   [[nodiscard]] std::unique_ptr<engine_context> make_context(const std::vector<tensor_spec>& io) override {
-    return std::make_unique<aoti_context>(*loader_, io, device_, description_.name);
+    return std::make_unique<aoti_context>(*loader_, captures_, io, device_, description_.name);
   }
 
  private:
   std::unique_ptr<torch::inductor::AOTIModelPackageLoader> loader_;
   io_description description_;
+  aoti::capture_runner captures_;  // loaded when a context first asks for graphs of its own
   int device_;
 };
 
@@ -168,7 +220,15 @@ std::string wrapper_source(const std::string& path) {
 // runs on zeros (compiled_io.hpp says how).
 io_description describe_from_package(torch::inductor::AOTIModelPackageLoader& loader, const std::string& path,
                                      int device) {
-  const auto io = aoti::parse_compiled_io(wrapper_source(path), path);
+  auto io = aoti::parse_compiled_io(wrapper_source(path), path);
+  // The generated code names inputs by the graph's placeholders (arg73_1); the caller's keyword
+  // names (input_ids) are in the call spec, and files and flags use those. A spec that cannot be
+  // read leaves the generated names, which work as well.
+  try {
+    const auto spec = loader.get_call_spec();
+    if (!spec.empty()) (void)aoti::apply_caller_names(io, aoti::caller_input_names(spec.front()));
+  } catch (const std::exception&) {
+  }
   std::vector<aoti::probe_run> runs;
   for (const auto& values : aoti::probe_values(io)) {
     std::vector<at::Tensor> inputs;
@@ -233,7 +293,7 @@ std::unique_ptr<engine> load_aoti_engine(const std::string& path, const model_en
       throw invalid_argument(aoti::no_description_message(path, e.what()));
     }
   }
-  return std::make_unique<aoti_engine>(std::move(loader), std::move(*written), options.device);
+  return std::make_unique<aoti_engine>(std::move(loader), std::move(*written), path, options.device);
 }
 
 }  // namespace ferry

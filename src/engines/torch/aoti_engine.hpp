@@ -5,6 +5,10 @@
 // outputs into memory of its own, which one device-to-device copy on the slot's stream moves into
 // the strategy's output buffers (AOTInductor has no way to take caller-provided outputs). The
 // package is loaded once with one model runner per concurrent context, so slots really overlap.
+//
+// A plain stream capture cannot take a package's run (it allocates while it runs), so a context
+// refuses one (capture_refusal) and captures graphs of its own when asked (use_own_graphs):
+// engines/torch/aoti_graphs.hpp.
 #pragma once
 
 #include <memory>

@@ -20,7 +20,8 @@ if(Torch_FOUND)
   ferry_add_engine_backend(torch
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/../io_description.cpp ${CMAKE_CURRENT_LIST_DIR}/aoti_package.cpp
             ${CMAKE_CURRENT_LIST_DIR}/compiled_io.cpp ${CMAKE_CURRENT_LIST_DIR}/call_spec.cpp
-    FRAMEWORK_SOURCES ${CMAKE_CURRENT_LIST_DIR}/aoti_engine.cpp ${CMAKE_CURRENT_LIST_DIR}/torch_backend.cpp
+    FRAMEWORK_SOURCES ${CMAKE_CURRENT_LIST_DIR}/aoti_engine.cpp ${CMAKE_CURRENT_LIST_DIR}/aoti_graphs.cpp
+                      ${CMAKE_CURRENT_LIST_DIR}/torch_backend.cpp
     FRAMEWORK_LIBRARIES ${TORCH_LIBRARIES})
 else()
   message(STATUS "ferry: libtorch AOTInductor backend plugin OFF (Torch not found)")

@@ -108,6 +108,28 @@ TEST(BackendPluginsOnGpu, SessionsOnSeveralThreadsShareOneLoadedModel) {
   EXPECT_EQ(wrong, std::vector<int>(4, 0));
 }
 
+// A backend built against version 1 of the ABI has no graph functions: its contexts refuse graphs
+// of their own, naming the version, and a session asked for graphs captures their pipeline plainly.
+TEST(BackendPluginsOnGpu, AVersionOneBackendsContextsRefuseGraphsOfTheirOwnByName) {
+  const auto caps = ferry::query_device(0);
+  auto eng = ferry::load_model_engine("apiv1:" + ferry::test::example_model().string(), on_gpu(2));
+  const ferry::shape_binding batch[] = {{"x", {4, 1024}}};
+  const auto io = eng->resolve(batch);
+  const auto context = eng->make_context(io);
+  const auto refusal = context->use_own_graphs(4);
+  ASSERT_TRUE(refusal);
+  EXPECT_NE(refusal->find("backend 'apiv1' (backend API version 1) does not capture CUDA graphs of its own"),
+            std::string::npos)
+      << *refusal;
+  EXPECT_FALSE(context->own_graphs_failure());
+  ferry::session s(*eng, io, {.strategy = ferry::strategy_kind::pinned, .inflight = 2, .graph = ferry::graph_mode::on},
+                   caps);
+  s.warmup();
+  EXPECT_TRUE(s.graph().active) << s.graph().reason;
+  EXPECT_EQ(s.graph().kind, ferry::graph_kind::pipeline);
+  EXPECT_EQ(wrong_answers(s, 8, 2), 0);
+}
+
 TEST(BackendPluginsOnGpu, TheCxxSeamRunsABuiltInAsTheInProcessOneDoes) {
   const auto caps = ferry::query_device(0);
   auto plugin = ferry::load_model_engine("seam:touch", on_gpu(2));
