@@ -484,6 +484,18 @@ class ConfigsAreResourceRequests(unittest.TestCase):
         finally:
             stop_and_remove(server, repository)
 
+    def test_session_buffers_past_a_gpus_memory_are_refused_before_they_are_made(self):
+        # 4 slots of a 64 GiB input and its 64 GiB output on each GPU: more than any GPU has. On the
+        # CPU nothing is allocated at load (a request brings its own bytes), so this is a GPU check.
+        server, repository, index = self.serve({"huge": {"engine": "touch", "input_size": "64GiB", "inflight": 4}})
+        try:
+            if any("running on the CPU" in line for line in server.log):
+                self.skipTest("session buffers are made on a GPU only")
+            self.assertEqual(index["huge"]["state"], "UNAVAILABLE")
+            self.assertIn("its sessions' buffers would take 549.8 GB on GPU ", index["huge"]["reason"])
+        finally:
+            stop_and_remove(server, repository)
+
     def test_weights_past_the_hosts_memory_are_refused_before_they_are_made(self):
         if mem_available() >= 34 << 30:
             self.skipTest("this machine has the memory for mlp:64x16384's 32 GiB of weights, and would load them")
