@@ -330,8 +330,8 @@ struct http_frontend::state {
   void control(const route& r, http_request&& req, std::vector<std::string> captures, const http_reply& reply) {
     auto request = std::make_shared<const http_request>(std::move(req));
     auto names = std::make_shared<const std::vector<std::string>>(std::move(captures));
-    const std::string what = (request->path.rfind("/unload") == request->path.size() - 7 ? "unload" : "load") +
-                             std::string(" of model '") + quote_text(names->at(0)) + "'";
+    const std::string what = std::string(request->path.ends_with("/unload") ? "unload" : "load") + " of model '" +
+                             quote_text(names->at(0)) + "'";
     const auto answer = [reply, request](std::exception_ptr outcome) {
       http_response res;
       res.status = 200;
