@@ -58,6 +58,9 @@ void raise_open_file_limit() {
   }
 }
 
+// --http-min-transfer-rate: a byte size a second, or 0 for no minimum rate.
+std::size_t transfer_rate_of(const std::string& text) { return text == "0" ? 0 : parse_byte_size(text); }
+
 }  // namespace
 
 void add_serve_command(CLI::App& app) {
@@ -132,7 +135,7 @@ void add_serve_command(CLI::App& app) {
       ->capture_default_str()
       ->check([](const std::string& text) {
         try {
-          (void)parse_byte_size(text);
+          (void)transfer_rate_of(text);
           return std::string();
         } catch (const std::exception& e) {
           return std::string(e.what());
@@ -234,7 +237,7 @@ void add_serve_command(CLI::App& app) {
                  poll_secs, drain_secs, control_secs, transfer_rate, transfer_grace_ms, client_shm] {
     options->allow_client_shm = client_shm->count() > 0;
     options->model_control_timeout = std::chrono::seconds(*control_secs);
-    options->http.min_transfer_rate = parse_byte_size(*transfer_rate);
+    options->http.min_transfer_rate = transfer_rate_of(*transfer_rate);
     options->http.transfer_grace = std::chrono::milliseconds(*transfer_grace_ms);
     options->model_control = *serve::parse_model_control_mode(*control_mode);
     // Flags of another mode are refused, not ignored: they say the user expects what will not happen.
