@@ -9,7 +9,8 @@ its own, so runs are independent; the CI tests in tests/serve do the same at sma
                            [--server-env NAME=VALUE ...]
 
 ATTACKs: unknown-model, json-bodies, grpc-large, many-requests, slow-model, grpc-threads, trickle,
-throughput, all (every one but throughput). --extra-args are added to every server's command line
+grpc-flood, slow-bodies, json-answers, many-peers, control-busy, throughput, all (every one but
+throughput and grpc-flood, whose client needs 9 GB of its own). --extra-args are added to every server's command line
 (e.g. "--max-inflight-bytes 2GiB"); arguments a server does not know make it exit at once, which
 is reported. --server-env sets variables in the servers' environment only (an allocator's
 LD_PRELOAD, MALLOC_ARENA_MAX), not in this client's. Run with build-tools/venv/bin/python
@@ -484,6 +485,306 @@ def attack_trickle(binary, extra, connections=1024, rounds=3):
         server.stop()
 
 
+def attack_grpc_flood(binary, extra, count=8, mib=1000):
+    """8 concurrent gRPC messages of 1000 MiB (touch: the model refuses the shape, so any answer
+    past the budget says so), sent as prebuilt bytes."""
+    import grpc
+    size = mib * 2**20
+    server = Server(binary, {"touch": {"engine": "touch", "input_size": "4KiB"}}, extra)
+    try:
+        before = resident_mb(server.pid)
+        sampler = Sampler(server.pid)
+        # ModelInferRequest: model_name "touch", one FP32 input of size/4 elements, raw contents.
+        name = b"\x0a\x05touch"
+
+        def varint(n):
+            out = b""
+            while True:
+                byte, n = n & 0x7f, n >> 7
+                out += bytes([byte | (0x80 if n else 0)])
+                if not n:
+                    return out
+
+        tensor = b"\x0a\x05input" + b"\x12\x04FP32" + b"\x1a" + varint(len(varint(size // 4))) + varint(size // 4)
+        head = name + b"\x2a" + varint(len(tensor)) + tensor + b"\x3a" + varint(size)
+        message = head + bytes(size)
+        channel = grpc.insecure_channel(f"127.0.0.1:{server.grpc_port}",
+                                        options=[("grpc.max_send_message_length", -1)])
+        call = channel.unary_unary("/inference.GRPCInferenceService/ModelInfer",
+                                   request_serializer=lambda b: b, response_deserializer=lambda b: b)
+        outcomes = {}
+        lock = threading.Lock()
+
+        def one():
+            try:
+                call(message, timeout=300)
+                key = "OK"
+            except grpc.RpcError as e:
+                key = e.code().name
+            with lock:
+                outcomes[key] = outcomes.get(key, 0) + 1
+
+        start = time.monotonic()
+        threads = [threading.Thread(target=one) for _ in range(count)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        took = time.monotonic() - start
+        peak, _ = sampler.stop()
+        budget = next((int(m.group(1)) for line in server.log
+                       if (m := re.search(r"in-flight memory budget (\d+) bytes", line))), 0)
+        idle = settle(server)
+        return {"before_mb": before, "peak_mb": peak, "idle_mb": idle, "budget_mb": round(budget / 2**20),
+                "seconds": round(took, 1), "outcomes": outcomes}
+    finally:
+        server.stop()
+
+
+def attack_slow_bodies(binary, extra, connections=3):
+    """3 connections announcing bodies that fill the in-flight budget together, sending a byte
+    every 10 s; meanwhile a legitimate client tries HTTP and gRPC every 0.1 s: seconds until each
+    is served, and what the trickling connections are answered."""
+    import tritonclient.grpc as grpcclient
+    server = Server(binary, {"touch": {"engine": "touch", "input_size": "64KiB"}}, extra)
+    try:
+        budget = next(int(m.group(1)) for line in server.log
+                      if (m := re.search(r"in-flight memory budget (\d+) bytes \((\d+)", line)))
+        aside = next(int(m.group(2)) for line in server.log
+                     if (m := re.search(r"in-flight memory budget (\d+) bytes \((\d+)", line)))
+        announced = (budget - aside) // connections
+        attackers = []
+        for _ in range(connections):
+            s = socket.create_connection(("127.0.0.1", server.http_port), timeout=120)
+            s.sendall(f"POST /v2/models/touch/infer HTTP/1.1\r\nHost: a\r\nContent-Length: {announced}\r\n"
+                      f"Inference-Header-Content-Length: 100\r\n\r\n".encode())
+            attackers.append(s)
+        start = time.monotonic()
+        stop = threading.Event()
+
+        def trickle():
+            while not stop.wait(10):
+                for s in attackers:
+                    try:
+                        s.send(b"x")
+                    except OSError:
+                        pass
+
+        sender = threading.Thread(target=trickle, daemon=True)
+        sender.start()
+        x = np.ones(16384, dtype=np.float32)
+        body, header_length = binary_request(x)
+        client = grpcclient.InferenceServerClient(f"127.0.0.1:{server.grpc_port}")
+        inp = grpcclient.InferInput("input", [x.size], "FP32")
+        inp.set_data_from_numpy(x)
+        served = {"http": None, "grpc": None}
+        refused = {"http": 0, "grpc": 0}
+        while None in served.values() and time.monotonic() - start < 120:
+            if served["http"] is None:
+                status, _ = http_status(server.http_port, "POST", "/v2/models/touch/infer", body,
+                                        {"Inference-Header-Content-Length": str(header_length)})
+                if status == 200:
+                    served["http"] = round(time.monotonic() - start, 2)
+                else:
+                    refused["http"] += 1
+            if served["grpc"] is None:
+                try:
+                    client.infer("touch", [inp])
+                    served["grpc"] = round(time.monotonic() - start, 2)
+                except Exception:  # RESOURCE_EXHAUSTED while the budget is held
+                    refused["grpc"] += 1
+            time.sleep(0.1)
+        stop.set()
+        answers = []
+        for s in attackers:
+            status = None
+            try:
+                s.settimeout(5)
+                got = s.recv(4096)
+                status = int(got[9:12]) if got.startswith(b"HTTP/1.1 ") else None
+            except OSError:
+                pass
+            answers.append(status)
+            s.close()
+        return {"announced_mb": round(announced / 2**20), "served_after_s": served, "refused_meanwhile": refused,
+                "attackers_answered": answers}
+    finally:
+        server.stop()
+
+
+def attack_json_answers(binary, extra, count=300, clients=30, size=4_800_000):
+    """300 requests of 4.8 MB binary input asking for JSON outputs, whose answers are never read
+    (30 connections at a time, 10 requests each, pipelined)."""
+    server = Server(binary, {"touch": {"engine": "touch", "input_size": size}}, extra)
+    try:
+        before = resident_mb(server.pid)
+        sampler = Sampler(server.pid)
+        x = np.arange(size // 4, dtype=np.float32)
+        header = json.dumps({"inputs": [{"name": "input", "shape": [x.size], "datatype": "FP32",
+                                         "parameters": {"binary_data_size": x.nbytes}}],
+                             "outputs": [{"name": "output"}]}).encode()
+        request = (f"POST /v2/models/touch/infer HTTP/1.1\r\nHost: a\r\nContent-Length: {len(header) + x.nbytes}"
+                   f"\r\nInference-Header-Content-Length: {len(header)}\r\n\r\n").encode() + header + x.tobytes()
+        sockets = []
+
+        def client(_):
+            s = socket.create_connection(("127.0.0.1", server.http_port), timeout=120)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sockets.append(s)
+            for _ in range(count // clients):
+                try:
+                    s.sendall(request)
+                except OSError:
+                    return
+
+        start = time.monotonic()
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        time.sleep(5)
+        peak, _ = sampler.stop()
+        heads = {}
+        for s in sockets:
+            try:
+                s.settimeout(2)
+                got = s.recv(4096)
+                key = got[9:12].decode() if got.startswith(b"HTTP/1.1 ") else "closed"
+            except OSError:
+                key = "none"
+            heads[key] = heads.get(key, 0) + 1
+            s.close()
+        idle = settle(server)
+        return {"before_mb": before, "peak_mb": peak, "idle_mb": idle, "seconds": round(time.monotonic() - start, 1),
+                "first_answer_per_connection": heads}
+    finally:
+        server.stop()
+
+
+def attack_many_peers(binary, extra, connections=1024, networks=4):
+    """1,024 connections from 4 networks (127.0.1.1 ... 127.0.4.1) trickling a request's headers a
+    byte every 4 s (reconnecting when closed); probes from a fifth network (127.0.99.1)."""
+    server = Server(binary, SLOW_MODELS, extra)
+    try:
+        request = b"POST /v2/models/quick/infer HTTP/1.1\r\nHost: slow\r\nX-Slow: " + b"a" * 100000
+        stop = threading.Event()
+
+        def trickler(source):
+            k, s = 0, None
+            while not stop.is_set():
+                try:
+                    if s is None:
+                        s = socket.create_connection(("127.0.0.1", server.http_port), timeout=5,
+                                                     source_address=(source, 0))
+                        k = 0
+                    s.send(request[k:k + 1])
+                    k += 1
+                except OSError:
+                    if s is not None:
+                        s.close()
+                    s = None
+                stop.wait(4)
+            if s is not None:
+                s.close()
+
+        threads = [threading.Thread(target=trickler, args=(f"127.0.{1 + i % networks}.1",), daemon=True)
+                   for i in range(connections)]
+        for t in threads:
+            t.start()
+        time.sleep(6)
+        results = []
+        for _ in range(15):
+            start = time.monotonic()
+            try:
+                s = socket.create_connection(("127.0.0.1", server.http_port), timeout=5,
+                                             source_address=("127.0.99.1", 0))
+                s.sendall(b"GET /v2/health/live HTTP/1.1\r\nHost: p\r\nConnection: close\r\n\r\n")
+                got = s.recv(64)
+                s.close()
+                results.append((got[9:12].decode() if got.startswith(b"HTTP/1.1 ") else "closed",
+                                time.monotonic() - start))
+            except OSError as e:
+                results.append((type(e).__name__, time.monotonic() - start))
+            time.sleep(0.5)
+        stop.set()
+        for t in threads:
+            t.join(10)
+        return {"fifth_network": {"statuses": {k: [r[0] for r in results].count(k) for k in {r[0] for r in results}},
+                                  "max_ms": round(max(r[1] for r in results) * 1000, 1)}}
+    finally:
+        server.stop()
+
+
+def attack_control_busy(binary, extra, clients=64):
+    """64 clients keep the slow model busy; an unload of it, then a load of another model; the
+    quick model's latency over HTTP and gRPC meanwhile (a 64 KiB body: decoded on the pool)."""
+    import tritonclient.grpc as grpcclient
+    import tritonclient.http as httpclient
+    models = dict(SLOW_MODELS)
+    models["quick"] = {"engine": "touch", "input_size": "64KiB"}
+    models["other"] = {"engine": "touch"}
+    server = Server(binary, models, ["--model-control-mode", "explicit", "--load-model", "slow", "--load-model",
+                                     "quick", *extra])
+    try:
+        body, header_length = mlp_body(1)
+        stop = threading.Event()
+
+        def client():
+            while not stop.is_set():
+                try:
+                    http_status(server.http_port, "POST", "/v2/models/slow/infer", body,
+                                {"Inference-Header-Content-Length": str(header_length)}, timeout=600)
+                except OSError:
+                    time.sleep(0.2)
+
+        threads = [threading.Thread(target=client, daemon=True) for _ in range(clients)]
+        for t in threads:
+            t.start()
+        time.sleep(3)
+        outcomes = {}
+
+        def control(name, call):
+            c = httpclient.InferenceServerClient(f"127.0.0.1:{server.http_port}", network_timeout=600)
+            start = time.monotonic()
+            try:
+                getattr(c, call)(name)
+                outcomes[f"{call} {name}"] = ("done", round(time.monotonic() - start, 2))
+            except Exception as e:
+                outcomes[f"{call} {name}"] = (getattr(e, "status", lambda: type(e).__name__)(),
+                                              round(time.monotonic() - start, 2))
+
+        calls = [threading.Thread(target=control, args=("slow", "unload_model")),
+                 threading.Thread(target=control, args=("other", "load_model"))]
+        calls[0].start()
+        time.sleep(0.2)
+        calls[1].start()
+        x = np.ones(16384, dtype=np.float32)
+        quick_body, quick_length = binary_request(x)
+        grpc_client = grpcclient.InferenceServerClient(f"127.0.0.1:{server.grpc_port}")
+        inp = grpcclient.InferInput("input", [x.size], "FP32")
+        inp.set_data_from_numpy(x)
+        http_s, grpc_s, states = [], [], set()
+        for _ in range(20):
+            start = time.monotonic()
+            http_status(server.http_port, "POST", "/v2/models/quick/infer", quick_body,
+                        {"Inference-Header-Content-Length": str(quick_length)}, timeout=120)
+            http_s.append(time.monotonic() - start)
+            start = time.monotonic()
+            grpc_client.infer("quick", [inp], client_timeout=120)
+            grpc_s.append(time.monotonic() - start)
+            _, index = http_status(server.http_port, "POST", "/v2/repository/index")
+            states.update(m["state"] for m in json.loads(index) if m["name"] == "slow")
+            time.sleep(0.1)
+        stop.set()
+        for t in calls:
+            t.join(600)
+        return {"control": outcomes, "slow_states_seen": sorted(states),
+                "quick_http_max_ms": round(max(http_s) * 1000, 1), "quick_grpc_max_ms": round(max(grpc_s) * 1000, 1)}
+    finally:
+        server.stop()
+
+
 THROUGHPUT_REPEATS = [5]
 
 
@@ -542,7 +843,8 @@ def attack_throughput(binary, extra, seconds=10.0):
 ATTACKS = {"unknown-model": attack_unknown_model, "json-bodies": attack_json_bodies,
            "grpc-large": attack_grpc_large, "many-requests": attack_many_requests,
            "slow-model": attack_slow_model, "grpc-threads": attack_grpc_threads, "trickle": attack_trickle,
-           "throughput": attack_throughput}
+           "grpc-flood": attack_grpc_flood, "slow-bodies": attack_slow_bodies, "json-answers": attack_json_answers,
+           "many-peers": attack_many_peers, "control-busy": attack_control_busy, "throughput": attack_throughput}
 
 
 def main():
@@ -555,7 +857,7 @@ def main():
     parser.add_argument("--repeats", type=int, default=5, help="throughput: runs of each load")
     parser.add_argument("attacks", nargs="+", choices=[*ATTACKS, "all"])
     args = parser.parse_args()
-    names = [n for n in ATTACKS if n != "throughput"] if "all" in args.attacks else args.attacks
+    names = [n for n in ATTACKS if n not in ("throughput", "grpc-flood")] if "all" in args.attacks else args.attacks
     extra = shlex.split(args.extra_args)
     SERVER_ENV.update(item.split("=", 1) for item in args.server_env)
     THROUGHPUT_REPEATS[0] = args.repeats

@@ -58,6 +58,9 @@ void raise_open_file_limit() {
   }
 }
 
+// --http-min-transfer-rate: a byte size a second, or 0 for no minimum rate.
+std::size_t transfer_rate_of(const std::string& text) { return text == "0" ? 0 : parse_byte_size(text); }
+
 }  // namespace
 
 void add_serve_command(CLI::App& app) {
@@ -69,6 +72,10 @@ void add_serve_command(CLI::App& app) {
   auto control_mode = std::make_shared<std::string>("none");
   auto poll_secs = std::make_shared<std::int64_t>(options->repository_poll.count());
   auto drain_secs = std::make_shared<std::int64_t>(options->drain_timeout.count());
+  auto control_secs = std::make_shared<std::int64_t>(
+      std::chrono::duration_cast<std::chrono::seconds>(options->model_control_timeout).count());
+  auto transfer_rate = std::make_shared<std::string>("128KiB");
+  auto transfer_grace_ms = std::make_shared<std::int64_t>(options->http.transfer_grace.count());
   auto* cmd = app.add_subcommand("serve", "serve a model repository over the KServe v2 protocol (HTTP/REST and gRPC)");
   cmd->add_option("--model-repository", options->model_repository,
                   "folder with one sub-folder per model, each holding a config.json")
@@ -81,8 +88,8 @@ void add_serve_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(0, 65535));
   cmd->add_option("--host", options->http.host,
-                  "address to listen on, HTTP and gRPC (0.0.0.0: every interface of this machine; 127.0.0.1: "
-                  "this machine only)")
+                  "address to listen on, HTTP and gRPC (127.0.0.1: this machine only; 0.0.0.0: every interface "
+                  "of this machine, as the container image does); the interfaces are named at start")
       ->capture_default_str();
   cmd->add_option("--strict-readiness", options->strict_readiness,
                   "the server is ready only when every model loaded (Triton's default); false: only the models "
@@ -107,10 +114,40 @@ void add_serve_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1'000'000));
   cmd->add_option("--http-max-connections-per-peer", options->http.max_connections_per_peer,
-                  "HTTP connections served at once from one client address; one more is answered 503 and closed "
-                  "(0: a quarter of --http-max-connections)")
+                  "HTTP connections served at once from one client network (--http-peer-prefix-ipv4/-ipv6); one "
+                  "more is answered 503 and closed (0: a quarter of --http-max-connections). The last tenth of "
+                  "--http-max-connections is kept for networks holding fewer than 4")
       ->capture_default_str()
       ->check(CLI::Range(0, 1'000'000));
+  cmd->add_option("--http-peer-prefix-ipv4", options->http.peer_prefix_ipv4,
+                  "IPv4 addresses sharing this many leading bits are one client for the per-client connection "
+                  "cap (32: each address)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 32));
+  cmd->add_option("--http-peer-prefix-ipv6", options->http.peer_prefix_ipv6,
+                  "IPv6 addresses sharing this many leading bits are one client for the per-client connection "
+                  "cap (128: each address)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 128));
+  cmd->add_option("--http-min-transfer-rate", *transfer_rate,
+                  "bytes a second a request body and an answer must move at on average, once "
+                  "--http-transfer-grace-ms has passed (e.g. 128KiB); a body slower than that is answered 408 and "
+                  "gives its share of the in-flight budget back, an answer slower than that closes its connection "
+                  "(0: no minimum)")
+      ->capture_default_str()
+      ->check([](const std::string& text) {
+        try {
+          (void)transfer_rate_of(text);
+          return std::string();
+        } catch (const std::exception& e) {
+          return std::string(e.what());
+        }
+      });
+  cmd->add_option("--http-transfer-grace-ms", *transfer_grace_ms,
+                  "how long a request body or an answer may move slower than --http-min-transfer-rate at first, and "
+                  "the longest it may pause")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{3600} * 1000));
   cmd->add_option("--http-header-timeout-ms", *header_timeout_ms,
                   "longest an HTTP request's headers may take to arrive from its first byte (408 past it)")
       ->capture_default_str()
@@ -145,6 +182,21 @@ void add_serve_command(CLI::App& app) {
                   "exits 1 without them (0: no limit); keep it below the pod's terminationGracePeriodSeconds")
       ->capture_default_str()
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{24} * 3600));
+  cmd->add_option("--max-model-threads", options->model_limits.max_model_threads,
+                  "threads one model may run (instances_per_gpu x inflight workers on each GPU, and one); a model "
+                  "asking for more is unavailable, saying so")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 65536));
+  cmd->add_option("--max-total-model-threads", options->model_limits.max_total_threads,
+                  "threads every loaded model may run together; a model that would pass it is unavailable")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 1 << 20));
+  cmd->add_option("--model-control-timeout-secs", *control_secs,
+                  "longest a load or unload call waits for its outcome (they run one at a time on a thread of "
+                  "their own); past it the call is answered 504 / DEADLINE_EXCEEDED, and one that started goes "
+                  "on (the repository index shows LOADING or UNLOADING)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{24} * 3600));
   cmd->add_flag("--allow-repository-symlinks", options->allow_repository_symlinks,
                 "serve model folders and config files that are symbolic links leading outside the repository, "
                 "and model files named by a relative path that climbs out of it");
@@ -169,8 +221,12 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--profile", options->profile,
                   "models with \"strategy\": \"auto\" or \"inflight\": \"auto\" pick from this profile (ferry "
                   "calibrate) instead of the first GPU's own in $XDG_CACHE_HOME/ferry/profiles");
-  cmd->add_flag("--allow-client-shm", options->allow_client_shm,
-                "let clients register shared-memory regions and point tensors at them");
+  auto* client_shm = cmd->add_option("--allow-client-shm", options->client_shm_key_prefix,
+                                     "let clients on this machine register shared-memory regions and point tensors "
+                                     "at them: the server then reads and writes, with its own rights, objects of "
+                                     "the client's user. =PREFIX (e.g. =ferry-): only system shared-memory keys "
+                                     "starting with it (docs/USAGE.md, Client shared memory)")
+                         ->expected(0, 1);
   cmd->add_option("--max-shm-regions", options->max_shm_regions,
                   "system shared-memory regions registered at once; more are refused (HTTP 429)")
       ->capture_default_str()
@@ -180,7 +236,11 @@ void add_serve_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 32768));  // each a mapping: half the kernel's default 65,530
   cmd->callback([cmd, options, request_timeout_ms, receive_timeout_ms, header_timeout_ms, inflight_bytes, control_mode,
-                 poll_secs, drain_secs] {
+                 poll_secs, drain_secs, control_secs, transfer_rate, transfer_grace_ms, client_shm] {
+    options->allow_client_shm = client_shm->count() > 0;
+    options->model_control_timeout = std::chrono::seconds(*control_secs);
+    options->http.min_transfer_rate = transfer_rate_of(*transfer_rate);
+    options->http.transfer_grace = std::chrono::milliseconds(*transfer_grace_ms);
     options->model_control = *serve::parse_model_control_mode(*control_mode);
     // Flags of another mode are refused, not ignored: they say the user expects what will not happen.
     if (!options->load_models.empty() && options->model_control != serve::model_control_mode::explicit_load)

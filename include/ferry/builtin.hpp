@@ -58,6 +58,13 @@ struct builtin_options {
 [[nodiscard]] std::unique_ptr<host_reference_engine> make_builtin_engine(std::string_view spec,
                                                                          const builtin_options& options);
 
+// Bytes a built-in engine allocates when it is made, so that a caller can check them against the
+// memory it has first: mlp's fp16 weights (layers x width x width x 2 bytes: 32 GiB at its
+// largest, mlp:64x16384), made on the host, and the same again on each device a context is made
+// on. The other workloads own no memory of their own (0). Throws invalid_argument as
+// make_builtin_engine does for a malformed spec.
+[[nodiscard]] std::size_t builtin_weight_bytes(std::string_view spec);
+
 // Checks a built-in spec's grammar (the kind and its parameter) without making the engine, so a
 // typo is named before anything is built or measured. Throws invalid_argument as
 // make_builtin_engine would.

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "serve/request_error.hpp"
+#include "serve/safe_name.hpp"
 
 namespace ferry::serve {
 
@@ -22,19 +23,31 @@ json parse_client_json(std::string_view text, std::string_view what) {
 
 std::string quote_text(std::string_view text, std::size_t limit) {
   std::string quoted;
-  quoted.reserve(std::min(text.size(), limit) + 3);
-  for (const char c : text.substr(0, limit)) {
+  const std::string_view cut = text.substr(0, limit);
+  quoted.reserve(cut.size() + 3);
+  static constexpr char hex[] = "0123456789abcdef";
+  const auto escape = [&quoted](char c) {
     const auto byte = static_cast<unsigned char>(c);
-    if (byte >= 0x20 && byte != 0x7f) {
-      quoted.push_back(c);
-      continue;
-    }
-    // A control character would end a C string (NUL), split a log line (newline) or move a
-    // terminal's cursor: it is shown, not sent.
-    static constexpr char hex[] = "0123456789abcdef";
     quoted += "\\x";
     quoted.push_back(hex[byte >> 4]);
     quoted.push_back(hex[byte & 15]);
+  };
+  for (std::size_t at = 0; at < cut.size();) {
+    char32_t c = 0;
+    const std::size_t length = utf8_sequence(cut, at, c);
+    // A control character would end a C string (NUL), split a log line (newline) or move a
+    // terminal's cursor, and bytes that are not UTF-8 would make the message unreadable as text
+    // (a gRPC status, a JSON document): they are shown, not sent.
+    if (length == 0) {
+      escape(cut[at++]);
+      continue;
+    }
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) {
+      for (std::size_t i = 0; i < length; ++i) escape(cut[at + i]);
+    } else {
+      quoted.append(cut.substr(at, length));
+    }
+    at += length;
   }
   if (text.size() > limit) quoted += "...";
   return quoted;

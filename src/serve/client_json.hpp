@@ -43,8 +43,9 @@ inline constexpr std::size_t max_quoted_chars = 64;
 // by their size ("an array of 3 elements").
 [[nodiscard]] std::string quote_json(const nlohmann::json& value);
 
-// `text` cut to `limit` characters, with "..." when cut, and control characters shown as \xNN;
-// for names and keys taken from a request or a file.
+// `text` cut to `limit` bytes, with "..." when cut, and control characters and bytes that are not
+// UTF-8 shown as \xNN (valid UTF-8 whatever `text` holds); for names and keys taken from a
+// request or a file.
 [[nodiscard]] std::string quote_text(std::string_view text, std::size_t limit = max_quoted_chars);
 
 // Whether `text` holds a control character (below 0x20, or DEL), NUL included.

@@ -10,6 +10,7 @@
 #include "ferry/data_location.hpp"
 #include "ferry/error.hpp"
 #include "serve/request_error.hpp"
+#include "serve/safe_name.hpp"
 #include "serve/shm_range.hpp"
 
 namespace ferry::serve {
@@ -28,12 +29,14 @@ cuda_shm_registry::~cuda_shm_registry() = default;
 
 void cuda_shm_registry::register_region(const std::string& name, std::string_view raw_handle, std::int64_t device_id,
                                         std::size_t byte_size) {
+  if (const auto why = name_problem(name))
+    throw bad_request("CUDA shared-memory region name '" + printable_name(name) + "' " + *why +
+                      ": region names must be printable UTF-8 without / \\ \"");
   const std::string who = "CUDA shared-memory region '" + name + "'";
   if (gpus_ == 0)
     throw request_error(
         error_status::unavailable,
         who + ": CUDA shared memory needs a GPU and this server runs on the CPU (" + no_gpu_reason_ + ")");
-  if (name.empty()) throw bad_request("a CUDA shared-memory region needs a name");
   if (byte_size == 0) throw bad_request(who + ": byte_size is 0");
   if (raw_handle.size() != sizeof(cudaIpcMemHandle_t))
     throw bad_request(who + ": raw_handle has " + std::to_string(raw_handle.size()) +

@@ -3,18 +3,22 @@
 #include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/impl/codegen/proto_utils.h>
-#include <grpcpp/support/proto_buffer_reader.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 
 #include "kserve_v2.grpc.pb.h"
+#include "serve/answer_size.hpp"
 #include "serve/client_json.hpp"
 #include "serve/cuda_shm_registry.hpp"
 #include "serve/grpc_infer_codec.hpp"
+#include "serve/grpc_message_stream.hpp"
+#include "serve/peer_identity.hpp"
 #include "serve/request_error.hpp"
 #include "serve/shm_registry.hpp"
 #include "serve/work_pool.hpp"
@@ -137,19 +141,17 @@ class call final : public grpc::ServerGenericBidiReactor {
   void OnDone() override { delete this; }
 
   [[nodiscard]] const std::string& method() const { return context_->method(); }
+  [[nodiscard]] std::string peer() const { return context_->peer(); }
   [[nodiscard]] std::chrono::system_clock::time_point deadline() const { return context_->deadline(); }
   [[nodiscard]] grpc::ByteBuffer& request() { return request_; }
   intake_ticket ticket;  // an inference's share of the in-flight budget
 
-  // Parses the request's bytes into `message` and lets go of them; false for malformed bytes.
+  // Parses the request's bytes into `message`, letting go of them as it goes; false for malformed
+  // bytes.
   bool parse(google::protobuf::Message& message) {
-    bool ok = false;
-    {
-      grpc::ProtoBufferReader reader(&request_);
-      ok = reader.status().ok() && message.ParseFromZeroCopyStream(&reader);
-    }
     const std::size_t bytes = request_.Length();
-    request_.Clear();
+    consuming_message_stream stream(request_);
+    const bool ok = stream.ok() && message.ParseFromZeroCopyStream(&stream);
     if (!ok)
       fail({StatusCode::INVALID_ARGUMENT, "malformed " + std::string(message.GetTypeName()) + " message (" +
                                               std::to_string(bytes) + " bytes that do not parse as protobuf)"});
@@ -199,6 +201,8 @@ class grpc_core final : public grpc::CallbackGenericService {
   }
 
   void join() { pool_.join(); }
+  // The port the server listens on, once bound: where local clients' sockets are connected.
+  void set_port(int port) { port_ = static_cast<std::uint16_t>(port); }
 
  private:
   using method_handler = std::function<void(call&)>;
@@ -219,7 +223,7 @@ class grpc_core final : public grpc::CallbackGenericService {
   }
 
   // A method answered on the pool: it may take a while (registering shared memory maps and
-  // page-locks it).
+  // page-locks it). `body` may take the call too, to know its client.
   template <class Request, class Response, class Body>
   void pooled(const char* name, Body body) {
     methods_.emplace(std::string(service_prefix) + name, [this, body](call& c) {
@@ -227,10 +231,41 @@ class grpc_core final : public grpc::CallbackGenericService {
         Request request;
         if (!c.parse(request)) return;
         Response response;
-        const Status status = guarded([&] { body(request, response); });
+        const Status status = guarded([&] {
+          if constexpr (std::is_invocable_v<Body, const Request&, Response&, call&>)
+            body(request, response, c);
+          else
+            body(request, response);
+        });
         if (!status.ok()) return c.fail(status);
         c.reply(response);
       });
+    });
+  }
+
+  // A model control method: parsed on gRPC's thread (a small message), run on the repository's
+  // control thread (model_control.hpp), answered from there with its outcome, the control's
+  // refusal, or its timeout.
+  template <class Request, class Response, class Body>
+  void controlled(const char* name, Body body) {
+    methods_.emplace(std::string(service_prefix) + name, [this, name, body](call& c) {
+      auto request = std::make_shared<Request>();
+      if (!c.parse(*request)) return;
+      const std::string what = std::string(name) + " of model '" + quote_text(request->model_name()) + "'";
+      const auto answer = [&c](std::exception_ptr outcome) {
+        if (!outcome) return c.reply(Response());
+        try {
+          std::rethrow_exception(outcome);
+        } catch (...) {
+          c.fail(current_exception_status());
+        }
+      };
+      try {
+        service_.repository().control().submit(
+            what, [request, body] { body(*request); }, answer);
+      } catch (...) {
+        answer(std::current_exception());
+      }
     });
   }
 
@@ -238,10 +273,12 @@ class grpc_core final : public grpc::CallbackGenericService {
   // budget cannot hold it), parsed and queued on the pool, answered when its model calls back.
   void infer(call& c) {
     auto admitted = service_.intake().admit(c.request().Length());
-    if (admitted.refusal)
+    if (admitted.refusal) {
+      if (*admitted.refusal != intake_refusal::draining) count_rejection(peek_model_name(c.request()));
       return c.fail(
           {*admitted.refusal == intake_refusal::draining ? StatusCode::UNAVAILABLE : StatusCode::RESOURCE_EXHAUSTED,
            admitted.message});
+    }
     c.ticket = std::move(admitted.ticket);
     pool_.post([this, &c] {
       // The request message outlives the inference: its raw_input_contents are the inputs' bytes.
@@ -253,13 +290,17 @@ class grpc_core final : public grpc::CallbackGenericService {
         return c.fail({StatusCode::PERMISSION_DENIED,
                        "the request uses shared memory, which this server does not allow (start it with "
                        "--allow-client-shm)"});
+      bool queueing = false;  // service_.infer runs: its scheduler counts a full queue itself
       try {
         infer_request request = from_grpc(*message);
         wait_no_longer_than_the_client(request, c.deadline());
+        take_answer_bound(c, request);
+        queueing = true;
         service_.infer(std::move(request), [this, &c, message](infer_result result) mutable {
-          pool_.post([&c, message = std::move(message), result = std::move(result)]() mutable {
-            message.reset();  // the inputs have been read
-            if (result.failure) {
+          pool_.post([this, &c, message = std::move(message), result = std::move(result)]() mutable {
+            const std::string model = message->model_name();
+            message.reset();       // the inputs have been read
+            if (result.failure) {  // counted by the scheduler
               try {
                 std::rethrow_exception(result.failure);
               } catch (...) {
@@ -269,14 +310,44 @@ class grpc_core final : public grpc::CallbackGenericService {
             inference::ModelInferResponse response;
             const Status status = guarded([&] { to_grpc(result.response, response); });
             result = {};
-            if (!status.ok()) return c.fail(status);
+            if (!status.ok()) {
+              count_rejection(model, failure_reason::other);  // the answer could not be made
+              return c.fail(status);
+            }
             c.reply(response);
           });
         });
       } catch (...) {
-        c.fail(current_exception_status());
+        const Status status = current_exception_status();
+        if (!(queueing && status.error_code() == StatusCode::UNAVAILABLE)) count_rejection(message->model_name());
+        c.fail(status);
       }
     });
+  }
+
+  // Counts a request that failed before it ran (REJECTED) or while its answer was made (OTHER)
+  // against its model, when it names one the repository has.
+  void count_rejection(const std::optional<std::string>& model_name,
+                       failure_reason reason = failure_reason::rejected) const {
+    if (!model_name) return;
+    if (const auto model = service_.repository().find(*model_name)) model->stats->record_failure(0, reason);
+  }
+
+  // Takes the bound of the request's answer from the in-flight budget (answer_size.hpp); throws
+  // request_error when it does not fit (RESOURCE_EXHAUSTED).
+  void take_answer_bound(call& c, infer_request& request) {
+    const auto model = service_.find_ready(request.model, request.version);
+    const std::size_t bound = answer_bytes_bound(model->signature, request, answer_protocol::grpc, c.ticket.bytes());
+    if (c.ticket.grow(bound)) return;
+    const request_intake& intake = service_.intake();
+    const bool never = c.ticket.bytes() + bound > intake.admissible_bytes();
+    throw request_error(
+        never ? error_status::payload_too_large : error_status::unavailable,
+        "model '" + quote_text(request.model) + "': this request's answer may take up to " + std::to_string(bound) +
+            " bytes, which with its " + std::to_string(c.ticket.bytes()) + " bytes " +
+            (never ? "exceeds" : "do not fit") + " the server's in-flight memory budget of " +
+            std::to_string(intake.admissible_bytes()) + " bytes" +
+            (never ? "" : " (" + std::to_string(intake.bytes_in_use()) + " in use): try again shortly"));
   }
 
   void add_methods();
@@ -299,6 +370,7 @@ class grpc_core final : public grpc::CallbackGenericService {
   inference_service& service_;
   work_pool pool_;
   std::unordered_map<std::string, method_handler> methods_;
+  std::atomic<std::uint16_t> port_{0};
 };
 
 void call::OnReadDone(bool ok) {
@@ -419,8 +491,9 @@ void grpc_core::add_methods() {
       entry->set_reason(m.reason);
     }
   });
-  // Load and unload wait for the model (its build, or its requests in flight): on the pool.
-  pooled<RepositoryModelLoadRequest, RepositoryModelLoadResponse>("RepositoryModelLoad", [this](const auto& q, auto&) {
+  // Load and unload wait for the model (its build, or its requests in flight): on the
+  // repository's control thread, never on a thread requests need.
+  controlled<RepositoryModelLoadRequest, RepositoryModelLoadResponse>("RepositoryModelLoad", [this](const auto& q) {
     // Triton's load may carry a config or model files inline; ferry loads what the repository
     // holds, and says so rather than ignoring them.
     for (const auto& [key, value] : q.parameters())
@@ -430,8 +503,8 @@ void grpc_core::add_methods() {
                                 "' is not supported: ferry loads the model's folder as the repository holds it");
     service_.load_model(q.model_name());
   });
-  pooled<RepositoryModelUnloadRequest, RepositoryModelUnloadResponse>(
-      "RepositoryModelUnload", [this](const auto& q, auto&) { service_.unload_model(q.model_name()); });
+  controlled<RepositoryModelUnloadRequest, RepositoryModelUnloadResponse>(
+      "RepositoryModelUnload", [this](const auto& q) { service_.unload_model(q.model_name()); });
   add_shared_memory_methods();
 }
 
@@ -448,8 +521,13 @@ void grpc_core::add_shared_memory_methods() {
         }
       });
   pooled<SystemSharedMemoryRegisterRequest, SystemSharedMemoryRegisterResponse>(
-      "SystemSharedMemoryRegister",
-      [this](const auto& q, auto&) { system_shm().register_region(q.name(), q.key(), q.offset(), q.byte_size()); });
+      "SystemSharedMemoryRegister", [this](const auto& q, auto&, call& c) {
+        shm_registry& registry = system_shm();
+        const std::string peer = c.peer();
+        const auto endpoint = parse_grpc_peer(peer, port_.load());
+        const shm_client client{peer, endpoint ? local_peer_uid(*endpoint) : std::nullopt};
+        registry.register_region(q.name(), q.key(), q.offset(), q.byte_size(), client);
+      });
   pooled<SystemSharedMemoryUnregisterRequest, SystemSharedMemoryUnregisterResponse>(
       "SystemSharedMemoryUnregister", [this](const auto& q, auto&) {
         if (q.name().empty())
@@ -483,6 +561,10 @@ int default_threads() { return std::clamp(static_cast<int>(std::thread::hardware
 
 }  // namespace
 
+std::size_t grpc_receive_bytes(const grpc_options& options, std::size_t budget_bytes) {
+  return std::max<std::size_t>(1, std::min(options.max_message_bytes, budget_bytes / 4));
+}
+
 struct grpc_frontend::state {
   grpc_options options;
   inference_service& service;
@@ -505,22 +587,30 @@ int grpc_frontend::start() {
   // No SO_REUSEPORT: a second server on the same port must fail, not share it silently.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &port);
-  builder.SetMaxReceiveMessageSize(static_cast<int>(std::min<std::size_t>(o.max_message_bytes, INT32_MAX)));
-  builder.SetMaxSendMessageSize(static_cast<int>(std::min<std::size_t>(o.max_message_bytes, INT32_MAX)));
   // gRPC's own memory for the messages it is receiving (its reads, before a call reaches the
-  // intake), bounded by the same budget as the requests in flight; and the threads of its
-  // synchronous paths, though every method here is served on the callback API.
+  // intake): the part of the in-flight budget set aside for it, which the server admits no request
+  // into. A message larger than that could never arrive whole, and is refused.
+  request_intake& intake = state_->service.intake();
+  if (intake.set_aside_bytes() == 0) intake.set_aside(grpc_receive_bytes(o, intake.budget_bytes()));
+  const std::size_t receive = std::min<std::size_t>(intake.set_aside_bytes(), INT32_MAX);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(receive));
+  builder.SetMaxSendMessageSize(static_cast<int>(std::min<std::size_t>(o.max_message_bytes, INT32_MAX)));
+  // And the threads of its synchronous paths, though every method here is served on the callback API.
   grpc::ResourceQuota quota("ferry-grpc");
-  quota.Resize(state_->service.intake().budget_bytes());
+  quota.Resize(receive);
   quota.SetMaxThreads(o.max_threads);
   builder.SetResourceQuota(quota);
   builder.RegisterCallbackGenericService(&state_->core);
   state_->server = builder.BuildAndStart();
   if (!state_->server || port == 0) throw error("gRPC: cannot bind to " + address + " (in use?)");
+  state_->core.set_port(port);
   return port;
 }
 
 void grpc_frontend::stop() {
+  // A load or unload still running answers a call of this front end: it ends first, and no
+  // other starts (model_control.hpp).
+  state_->service.repository().control().stop();
   if (state_->server) {
     // New calls are refused (UNAVAILABLE) from now on; those accepted finish first.
     state_->server->Shutdown();

@@ -8,11 +8,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "serve/answer_size.hpp"
 #include "serve/client_json.hpp"
 #include "serve/cuda_shm_registry.hpp"
 #include "serve/http_documents.hpp"
 #include "serve/http_transport.hpp"
 #include "serve/metrics_text.hpp"
+#include "serve/peer_identity.hpp"
 #include "serve/request_error.hpp"
 #include "serve/route_pattern.hpp"
 #include "serve/shm_registry.hpp"
@@ -39,9 +41,10 @@ struct route_request {
 using route_handler = std::function<void(const route_request&, http_response&)>;
 
 // How a route is answered: on the I/O thread at once (quick: reads a few counters or documents,
-// never blocks), on the pool (it has a body to decode, or touches shared memory), or as an
-// inference (decided from its headers, decoded on the pool, answered when its model calls back).
-enum class route_kind { quick, pooled, inference };
+// never blocks), on the pool (it has a body to decode, or touches shared memory), as an inference
+// (decided from its headers, decoded on the pool, answered when its model calls back), or as model
+// control (its handler runs on the repository's control thread, which may wait: model_control.hpp).
+enum class route_kind { quick, pooled, inference, control };
 
 struct route {
   std::string method;
@@ -216,6 +219,9 @@ struct http_frontend::state {
 
   ~state() {
     transport.stop();
+    // A load or unload still running calls into this front end's routes: it ends first, and no
+    // other starts (model_control.hpp).
+    service.repository().control().stop();
     pool.join();
   }
 
@@ -237,7 +243,9 @@ struct http_frontend::state {
   }
 
   // The largest inference body: the transport's limit, never more than the whole in-flight budget.
-  std::size_t inference_body_limit() const { return std::min(options.max_body_bytes, service.intake().budget_bytes()); }
+  std::size_t inference_body_limit() const {
+    return std::min(options.max_body_bytes, service.intake().admissible_bytes());
+  }
   std::size_t json_body_limit() const {
     return std::min(inference_body_limit(), options.limits.max_inference_header_bytes);
   }
@@ -264,11 +272,14 @@ struct http_frontend::state {
     a.body_limit = r->max_body_bytes;
     if (r->kind != route_kind::inference) return a;
     try {
-      (void)service.find_ready(captures[0], version_of(captures));
+      const auto model = service.find_ready(captures[0], version_of(captures));
       if (const auto why = unsupported_body_type(head)) {
+        model->stats->record_failure(0, failure_reason::rejected);
         a.answer = error_response(415, *why);
         return a;
       }
+      // Refused by the transport from here on (budget, body limit or pace): the model's rejection.
+      a.refused = [model] { model->stats->record_failure(0, failure_reason::rejected); };
       // Without a binary part the whole body is JSON, held to the JSON limit.
       if (!inference_header_length(head)) a.body_limit = json_body_limit();
     } catch (...) {
@@ -305,12 +316,46 @@ struct http_frontend::state {
     }
     auto& [r, captures] = *found;
     if (r->kind == route_kind::quick) return reply.send(run(*r, req, captures));
+    if (r->kind == route_kind::control) return control(*r, std::move(req), std::move(captures), reply);
     if (r->kind == route_kind::inference && req.body.size() <= inline_body_bytes)
       return infer(std::move(req), std::move(captures), reply);
     pool.post([this, r = r, req = std::move(req), captures = std::move(captures), reply]() mutable {
       if (r->kind == route_kind::inference) return infer(std::move(req), std::move(captures), reply);
       reply.send(run(*r, req, captures));
     });
+  }
+
+  // Model control: the handler runs on the control thread, and its outcome (or the control's
+  // refusal or timeout) answers the request from there.
+  void control(const route& r, http_request&& req, std::vector<std::string> captures, const http_reply& reply) {
+    auto request = std::make_shared<const http_request>(std::move(req));
+    auto names = std::make_shared<const std::vector<std::string>>(std::move(captures));
+    const std::string what = std::string(request->path.ends_with("/unload") ? "unload" : "load") + " of model '" +
+                             quote_text(names->at(0)) + "'";
+    const auto answer = [reply, request](std::exception_ptr outcome) {
+      http_response res;
+      res.status = 200;
+      if (outcome) {
+        try {
+          std::rethrow_exception(outcome);
+        } catch (...) {
+          answer_current_exception(res);
+        }
+      }
+      fill_error_body(res, request->method, request->path);
+      reply.send(std::move(res));
+    };
+    try {
+      service.repository().control().submit(
+          what,
+          [&r, request, names] {
+            http_response ignored;  // a control handler throws what goes wrong, and answers nothing else
+            r.handler(route_request{*request, *names}, ignored);
+          },
+          answer);
+    } catch (...) {
+      answer(std::current_exception());
+    }
   }
 
   http_response run(const route& r, const http_request& req, std::vector<std::string> captures) const {
@@ -326,11 +371,13 @@ struct http_frontend::state {
   // the binary inputs are read there.
   void infer(http_request&& req, std::vector<std::string> captures, const http_reply& reply) {
     auto call = std::make_shared<infer_call>(infer_call{std::move(req), {}, {}, false, reply});
+    std::shared_ptr<const served_model> model;
+    bool queueing = false;  // service.infer runs: its scheduler counts a full queue itself
     try {
       const std::optional<std::string_view> header_length = inference_header_length(call->http);
       // The model first: its signature checks each input before the input's data is decoded.
       const std::string& name = captures[0];
-      const auto model = service.find_ready(name, version_of(captures));
+      model = service.find_ready(name, version_of(captures));
       const auto check = [&](const input_tensor& in) { check_input(model->signature, name, in); };
       http_infer_request parsed = parse_http_infer_request(call->http.body, header_length, options.limits, check);
       parsed.request.model = name;
@@ -338,22 +385,53 @@ struct http_frontend::state {
       for (const auto& o : parsed.request.outputs) call->requested.push_back(o.name);
       call->binary_outputs = std::move(parsed.binary_outputs);
       call->binary_by_default = parsed.binary_by_default;
-      service.infer(std::move(parsed.request), [this, call](infer_result result) mutable {
+      take_answer_bound(*call, *model, parsed.request);
+      queueing = true;
+      service.infer(std::move(parsed.request), [this, call, model](infer_result result) mutable {
         // On the model's worker: a small answer is encoded here and goes straight to its
         // connection; a larger one (or an error) is encoded on the pool, so the worker goes on.
-        if (small_answer(result)) return answer(*call, std::move(result));
-        pool.post([call = std::move(call), result = std::move(result)]() mutable { answer(*call, std::move(result)); });
+        if (small_answer(result)) return answer(*call, *model, std::move(result));
+        pool.post([call = std::move(call), model = std::move(model), result = std::move(result)]() mutable {
+          answer(*call, *model, std::move(result));
+        });
       });
     } catch (...) {
       http_response res;
       answer_current_exception(res);
+      if (model && !(queueing && res.status == 503)) model->stats->record_failure(0, failure_reason::rejected);
       call->reply.send(std::move(res));
     }
   }
 
-  static void answer(infer_call& call, infer_result result) {
+  // Takes the bound of the request's answer from the in-flight budget, in the form the request
+  // asks for it (answer_size.hpp); throws request_error when it does not fit: 503 while the
+  // budget is busy, 413 when it could never fit.
+  void take_answer_bound(const infer_call& call, const served_model& model, infer_request& request) const {
+    const auto binary = [&call](const std::string& output) {
+      bool choice = call.binary_by_default;
+      for (std::size_t i = 0; i < call.requested.size() && i < call.binary_outputs.size(); ++i)
+        if (call.requested[i] == output) choice = call.binary_outputs[i];
+      return choice;
+    };
+    const std::size_t bound =
+        answer_bytes_bound(model.signature, request, answer_protocol::http, call.http.body.size(), binary);
+    if (call.reply.reserve(bound)) return;
+    const request_intake& intake = service.intake();
+    const std::size_t body = call.http.body.size();
+    const bool never = body + bound > intake.admissible_bytes();
+    throw request_error(never ? error_status::payload_too_large : error_status::unavailable,
+                        "model '" + quote_text(model.config.name) + "': this request's answer may take up to " +
+                            std::to_string(bound) + " bytes, which with its " + std::to_string(body) + " bytes " +
+                            (never ? "exceeds" : "do not fit") + " the server's in-flight memory budget of " +
+                            std::to_string(intake.admissible_bytes()) + " bytes" +
+                            (never ? " (binary outputs take less than JSON)"
+                                   : " (" + std::to_string(intake.bytes_in_use()) + " in use): try again shortly"));
+  }
+
+  static void answer(infer_call& call, const served_model& model, infer_result result) {
     call.http = {};  // the inputs have been read: the body goes before the answer is built
     http_response res;
+    const bool failed = static_cast<bool>(result.failure);  // counted by the scheduler already
     try {
       if (result.failure) std::rethrow_exception(result.failure);
       const infer_response& response = result.response;
@@ -369,6 +447,7 @@ struct http_frontend::state {
     } catch (...) {
       res = {};
       answer_current_exception(res);
+      if (!failed) model.stats->record_failure(0, failure_reason::other);  // the answer could not be made
     }
     call.reply.send(std::move(res));
   }
@@ -408,16 +487,18 @@ struct http_frontend::state {
     post("/v2/repository/index",
          guarded([this](const auto&, auto& res) { send_json(res, repository_index_json(service.repository())); }));
 
-    // Load and unload wait for the model (its build, or its requests in flight): on the pool.
-    post("/v2/repository/models/{}/load", guarded([this](const route_request& req, auto& res) {
-           refuse_load_overrides(parse_json_body(req));
-           service.load_model(req.captures[0]);
-           res.status = 200;
-         }));
-    post("/v2/repository/models/{}/unload", guarded([this](const route_request& req, auto& res) {
-           service.unload_model(req.captures[0]);
-           res.status = 200;
-         }));
+    // Load and unload wait for the model (its build, or its requests in flight): on the
+    // repository's control thread, never on a thread requests need. Their handlers throw.
+    post(
+        "/v2/repository/models/{}/load",
+        [this](const route_request& req, auto&) {
+          refuse_load_overrides(parse_json_body(req));
+          service.load_model(req.captures[0]);
+        },
+        route_kind::control);
+    post(
+        "/v2/repository/models/{}/unload",
+        [this](const route_request& req, auto&) { service.unload_model(req.captures[0]); }, route_kind::control);
 
     // Statistics first: "/v2/models/stats" would otherwise read as metadata of a model "stats".
     get("/v2/models/stats", guarded([this](const auto&, auto& res) {
@@ -534,7 +615,10 @@ struct http_frontend::state {
              if (!o->is_number_unsigned()) throw bad_request("register: \"offset\" must be a non-negative integer");
              offset = o->get<std::size_t>();
            }
-           registry.register_region(req.captures[0], key->get<std::string>(), offset, byte_size->get<std::size_t>());
+           const http_peer& peer = req.http.peer;
+           const shm_client client{peer.address, local_peer_uid({peer.address, peer.port, peer.local_port})};
+           registry.register_region(req.captures[0], key->get<std::string>(), offset, byte_size->get<std::size_t>(),
+                                    client);
            res.status = 200;
          }));
     post("/v2/systemsharedmemory/region/{}/unregister", guarded([this](const route_request& req, auto& res) {

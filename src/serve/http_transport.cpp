@@ -32,6 +32,7 @@
 #include <boost/beast/http.hpp>
 
 #include "ferry/error.hpp"
+#include "serve/peer_group.hpp"
 #include "serve/request_intake.hpp"
 
 namespace ferry::serve {
@@ -130,7 +131,9 @@ class server_core {
   void serve();
   void stop();
   // A connection's destructor: it no longer counts.
-  void forget(const connection* c, bool refused, const std::string& peer);
+  void forget(const connection* c, bool refused, const std::string& group);
+  // The connections the last tenth of max_connections is kept for (small_peer_connections).
+  [[nodiscard]] std::size_t reserved_connections() const noexcept { return options_.max_connections / 10; }
 
  private:
   static http_transport_options resolved(http_transport_options o) {
@@ -150,8 +153,9 @@ class server_core {
   std::unordered_map<const connection*, std::weak_ptr<connection>> connections_;
   std::size_t serving_ = 0;   // connections counted against max_connections
   std::size_t refusing_ = 0;  // connections being answered 503 for being over a limit
-  std::unordered_map<std::string, std::size_t> serving_by_peer_;  // against max_connections_per_peer
-  std::vector<std::unique_ptr<asio::io_context>> contexts_;       // one per I/O thread
+  // By client network (peer_group): against max_connections_per_peer and the reserved tenth.
+  std::unordered_map<std::string, std::size_t> serving_by_peer_;
+  std::vector<std::unique_ptr<asio::io_context>> contexts_;  // one per I/O thread
   // Keep each context running while it has no connection, until stop().
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> keep_running_;
   std::size_t next_context_ = 0;           // the context of the next connection (on the acceptor's strand)
@@ -160,7 +164,7 @@ class server_core {
 };
 
 // Why a connection is refused as it is accepted.
-enum class refused_at_accept { no, over_limit, over_peer_limit };
+enum class refused_at_accept { no, over_limit, over_peer_limit, reserved };
 
 // One accepted connection. Everything it does runs on its own strand (its socket's executor), so
 // a connection is never touched by two threads at once, whichever I/O thread runs it; its
@@ -170,14 +174,15 @@ enum class refused_at_accept { no, over_limit, over_peer_limit };
 class connection : public std::enable_shared_from_this<connection> {
  public:
   connection(server_core& server, asio::io_context& context, tcp::socket socket, refused_at_accept refused,
-             std::string peer)
+             http_peer peer, std::string group)
       : server_(server),
         context_(context),
         socket_(std::move(socket)),
         deadline_(socket_.get_executor()),
         refused_at_accept_(refused),
-        peer_(std::move(peer)) {}
-  ~connection() { server_.forget(this, refused_at_accept_ != refused_at_accept::no, peer_); }
+        peer_(std::move(peer)),
+        group_(std::move(group)) {}
+  ~connection() { server_.forget(this, refused_at_accept_ != refused_at_accept::no, group_); }
   connection(const connection&) = delete;
   connection& operator=(const connection&) = delete;
 
@@ -190,9 +195,15 @@ class connection : public std::enable_shared_from_this<connection> {
       return refuse(503, "the server is serving its limit of " + std::to_string(o.max_connections) +
                              " HTTP connections at once; try again later");
     if (refused_at_accept_ == refused_at_accept::over_peer_limit)
-      return refuse(503, "this client address (" + peer_ + ") has the limit of " +
+      return refuse(503, "this client address (" + peer_.address + ", network " + group_ + ") has the limit of " +
                              std::to_string(o.max_connections_per_peer) +
                              " HTTP connections open at once; try again later");
+    if (refused_at_accept_ == refused_at_accept::reserved)
+      return refuse(503, "the server's last " + std::to_string(server_.reserved_connections()) + " of " +
+                             std::to_string(o.max_connections) +
+                             " HTTP connections are kept for clients holding fewer than " +
+                             std::to_string(o.small_peer_connections) + ", and this client's network (" + group_ +
+                             ") holds more; try again later");
     await_request();
   }
 
@@ -235,6 +246,7 @@ class connection : public std::enable_shared_from_this<connection> {
   // request_timeout.
   void start_request() {
     phase_ = phase::reading;
+    on_refused_ = {};
     reading_headers_ = true;
     first_byte_ = std::chrono::steady_clock::now();
     buffer_.reserve(read_chunk_bytes);
@@ -258,11 +270,13 @@ class connection : public std::enable_shared_from_this<connection> {
   void admit() {
     const auto& message = parser_->get();
     request_ = to_head(message, *parser_);
+    request_.peer = peer_;
     version_ = message.version();
     head_only_ = message.method() == http::verb::head;
     keep_alive_ = message.keep_alive();
     http_admission admission;
     if (const auto& decide = server_.handlers().admit) admission = decide(request_);
+    on_refused_ = std::move(admission.refused);
     if (admission.answer) {
       if (request_.has_body()) return refuse(std::move(*admission.answer));
       disarm();
@@ -280,6 +294,7 @@ class connection : public std::enable_shared_from_this<connection> {
       if (granted.refusal) return refuse(*granted.refusal == intake_refusal::too_large ? 413 : 503, granted.message);
       ticket_ = std::move(granted.ticket);
     }
+    // The body must arrive within the request's deadline, and keep arriving at the minimum rate.
     arm_rest_of(server_.options().request_timeout);
     continue_if_asked();
   }
@@ -299,33 +314,42 @@ class connection : public std::enable_shared_from_this<connection> {
 
   void read_body() {
     if (parser_->is_done()) return dispatch();
-    // A counted chunked body takes its bytes from the intake as it grows: read it piece by piece.
-    if (ticket_.valid() && request_.chunked) return read_counted_chunks();
-    http::async_read(socket_, buffer_, *parser_, [self = shared_from_this()](error_code ec, std::size_t) {
-      if (ec || self->timed_out_) return self->fail(ec);
-      self->dispatch();
-    });
+    arm_transfer(first_byte_ + server_.options().request_timeout);
+    read_body_piece();
   }
 
-  void read_counted_chunks() {
+  // The body piece by piece, so that its rate is known (arm_transfer), and a counted chunked body
+  // takes its bytes from the intake as it grows.
+  void read_body_piece() {
     http::async_read_some(socket_, buffer_, *parser_, [self = shared_from_this()](error_code ec, std::size_t) {
       if (ec || self->timed_out_) return self->fail(ec);
       const std::size_t held = self->parser_->get().body().size();
-      if (held > self->ticket_.bytes()) {
+      if (held > self->transferred_) self->last_progress_ = std::chrono::steady_clock::now();
+      self->transferred_ = held;
+      if (self->ticket_.valid() && self->request_.chunked && held > self->ticket_.bytes()) {
         if (!self->ticket_.grow(held - self->ticket_.bytes()))
           return self->refuse(503, "the server's in-flight memory budget of " +
-                                       std::to_string(self->server_.options().intake->budget_bytes()) +
+                                       std::to_string(self->server_.options().intake->admissible_bytes()) +
                                        " bytes cannot hold more of this request's chunked body (" +
                                        std::to_string(held) + " bytes so far); try again shortly");
       }
       if (self->parser_->is_done()) return self->dispatch();
-      self->read_counted_chunks();
+      self->read_body_piece();
     });
   }
 
   // A read of a request failed: answer what is the request's fault, close on the rest.
   void fail(const error_code& ec) {
     const auto& o = server_.options();
+    if (timed_out_ && slow_transfer_)
+      return refuse(408, "the request body arrived too slowly (or stopped): " + std::to_string(transferred_) +
+                             " bytes in " +
+                             std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                std::chrono::steady_clock::now() - transfer_start_)
+                                                .count()) +
+                             " ms, where the server wants at least " + std::to_string(o.min_transfer_rate) +
+                             " bytes a second after the first " + std::to_string(o.transfer_grace.count()) +
+                             " ms, and no pause as long");
     if (timed_out_ && reading_headers_ && o.header_timeout < o.request_timeout)
       return refuse(408, "the request's headers did not arrive within " + std::to_string(o.header_timeout.count()) +
                              " ms of its first byte");
@@ -348,6 +372,9 @@ class connection : public std::enable_shared_from_this<connection> {
     void deliver(http_response&& answer) override {
       asio::post(to->executor(), [c = to, answer = std::move(answer)]() mutable { c->answered(std::move(answer)); });
     }
+    // On the handler's thread while the connection waits for the answer (phase handling): the
+    // connection's own thread touches the ticket again only once the answer is posted to it.
+    bool reserve(std::size_t bytes) override { return !to->ticket_.valid() || to->ticket_.grow(bytes); }
     std::shared_ptr<connection> to;
     asio::executor_work_guard<asio::io_context::executor_type> busy;  // serve() runs until the reply goes
   };
@@ -355,6 +382,7 @@ class connection : public std::enable_shared_from_this<connection> {
   // The request is complete: its handler runs here and answers through the reply, now or later.
   void dispatch() {
     disarm();
+    on_refused_ = {};
     phase_ = phase::handling;
     request_.body = std::move(parser_->get().body());
     parser_.reset();
@@ -371,19 +399,35 @@ class connection : public std::enable_shared_from_this<connection> {
     keep_alive = keep_alive && !server_.stopping();
     phase_ = phase::writing;
     response_ = to_message(std::move(answer), version, keep_alive, head_only);
-    arm(server_.options().request_timeout);  // a client that never reads its answer lets it go
-    http::async_write(socket_, *response_, [self = shared_from_this(), keep_alive](error_code ec, std::size_t) {
-      self->response_.reset();
-      self->ticket_.release();
-      if (ec || self->timed_out_ || !keep_alive) return self->close();
-      self->await_request();
-    });
+    serializer_.emplace(*response_);
+    // A client that never reads its answer, or reads it a trickle at a time, lets it go.
+    arm_transfer(std::chrono::steady_clock::now() + server_.options().request_timeout);
+    write_piece(keep_alive);
+  }
+
+  // The answer piece by piece, so that its rate is known (arm_transfer).
+  void write_piece(bool keep_alive) {
+    http::async_write_some(
+        socket_, *serializer_,
+        [self = shared_from_this(), keep_alive](error_code ec, std::size_t n) { self->wrote(ec, n, keep_alive); });
+  }
+
+  void wrote(const error_code& ec, std::size_t n, bool keep_alive) {
+    transferred_ += n;
+    if (n > 0) last_progress_ = std::chrono::steady_clock::now();
+    if (!ec && !timed_out_ && !serializer_->is_done()) return write_piece(keep_alive);
+    serializer_.reset();
+    response_.reset();
+    ticket_.release();
+    if (ec || timed_out_ || !keep_alive) return close();
+    await_request();
   }
 
   // Answers a request the transport will not read on, and closes the connection gently: the
   // client may still be sending, and closing with unread data would reset the connection before
   // the client reads the answer. So: stop sending, then discard what arrives for a moment.
   void refuse(int status, const std::string& message) {
+    if (auto told = std::exchange(on_refused_, {})) told();
     http_response answer = server_.handlers().refused(status, message);
     if (status == 503) answer.headers.emplace_back("Retry-After", retry_after_seconds);
     refuse(std::move(answer));
@@ -434,6 +478,48 @@ class connection : public std::enable_shared_from_this<connection> {
                  first_byte_ + timeout - std::chrono::steady_clock::now()));
   }
 
+  // The deadline of a body being read or an answer being written: `hard`, or sooner where the
+  // bytes moved so far (transferred_) fall behind the minimum rate once the grace has passed, or
+  // where nothing has moved for the grace (bytes the kernel's buffers took at first would
+  // otherwise credit an answer nobody reads with seconds of "average rate").
+  // The timer is set for the deadline as it stands and, when it fires, looks again: bytes that
+  // moved meanwhile pushed the deadline on, so it waits for that instead, and a steady transfer
+  // costs a timer event per pushed deadline, not one per read.
+  void arm_transfer(std::chrono::steady_clock::time_point hard) {
+    transfer_start_ = std::chrono::steady_clock::now();
+    last_progress_ = transfer_start_;
+    transferred_ = 0;
+    slow_transfer_ = false;
+    transfer_hard_deadline_ = hard;
+    const std::uint64_t generation = ++deadline_generation_;
+    timed_out_ = false;
+    wait_for_transfer(generation);
+  }
+
+  [[nodiscard]] std::chrono::steady_clock::time_point transfer_due() const {
+    const auto& o = server_.options();
+    if (o.min_transfer_rate == 0) return std::min(transfer_hard_deadline_, last_progress_ + o.transfer_grace);
+    const auto allowed =
+        o.transfer_grace + std::chrono::microseconds(static_cast<std::int64_t>(
+                               static_cast<double>(transferred_) * 1e6 / static_cast<double>(o.min_transfer_rate)));
+    return std::min({transfer_hard_deadline_,
+                     transfer_start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(allowed),
+                     last_progress_ + o.transfer_grace});
+  }
+
+  void wait_for_transfer(std::uint64_t generation) {
+    deadline_.expires_at(transfer_due());
+    deadline_.async_wait([self = shared_from_this(), generation](error_code ec) {
+      if (ec || generation != self->deadline_generation_) return;
+      const auto due = self->transfer_due();
+      if (std::chrono::steady_clock::now() < due) return self->wait_for_transfer(generation);
+      self->slow_transfer_ = due < self->transfer_hard_deadline_;
+      self->timed_out_ = true;
+      error_code ignored;
+      self->socket_.cancel(ignored);
+    });
+  }
+
   void disarm() {
     ++deadline_generation_;
     deadline_.cancel();
@@ -454,7 +540,8 @@ class connection : public std::enable_shared_from_this<connection> {
   std::uint64_t deadline_generation_ = 0;
   bool timed_out_ = false;
   const refused_at_accept refused_at_accept_;
-  const std::string peer_;  // the client's address
+  const http_peer peer_;     // the client's address and port, and the server's port
+  const std::string group_;  // the client's network (peer_group), as the caps count it
   phase phase_ = phase::idle;
   beast::flat_buffer buffer_;
   std::optional<request_parser> parser_;
@@ -466,8 +553,17 @@ class connection : public std::enable_shared_from_this<connection> {
   unsigned version_ = 11;
   bool head_only_ = false;
   bool keep_alive_ = false;
-  intake_ticket ticket_;  // its share of the in-flight budget, until its answer is written
-  std::unique_ptr<http::response<http::string_body>> response_;  // while it is written
+  intake_ticket ticket_;              // its share of the in-flight budget, until its answer is written
+  std::function<void()> on_refused_;  // its admission's `refused`, until its handler has it
+  std::unique_ptr<http::response<http::string_body>> response_;             // while it is written
+  std::optional<http::response_serializer<http::string_body>> serializer_;  // of response_
+  // The body being read or the answer being written (arm_transfer): since when, how many bytes,
+  // the latest it may end, and whether it was cut for moving too slowly.
+  std::chrono::steady_clock::time_point transfer_start_;
+  std::size_t transferred_ = 0;
+  std::chrono::steady_clock::time_point last_progress_;  // when a byte last moved
+  std::chrono::steady_clock::time_point transfer_hard_deadline_;
+  bool slow_transfer_ = false;
 };
 
 void server_core::serve() {
@@ -515,33 +611,39 @@ void server_core::admit(tcp::socket socket, asio::io_context& context) {
   socket.set_option(tcp::no_delay(true), ec);
   const auto remote = socket.remote_endpoint(ec);
   if (ec) return;  // gone already
-  std::string peer = remote.address().to_string();
+  const auto local = socket.local_endpoint(ec);
+  if (ec) return;
+  http_peer peer{remote.address().to_string(), remote.port(), local.port()};
+  std::string group = peer_group(peer.address, options_.peer_prefix_ipv4, options_.peer_prefix_ipv6);
   std::shared_ptr<connection> c;
   {
     const std::lock_guard lock(table_mutex_);
     auto refused = refused_at_accept::no;
+    const auto it = serving_by_peer_.find(group);
+    const std::size_t held = it == serving_by_peer_.end() ? 0 : it->second;
     if (serving_ >= options_.max_connections)
       refused = refused_at_accept::over_limit;
-    else if (const auto it = serving_by_peer_.find(peer);
-             it != serving_by_peer_.end() && it->second >= options_.max_connections_per_peer)
+    else if (held >= options_.max_connections_per_peer)
       refused = refused_at_accept::over_peer_limit;
+    else if (serving_ >= options_.max_connections - reserved_connections() && held >= options_.small_peer_connections)
+      refused = refused_at_accept::reserved;
     // Past a limit, a client is told so while as many again as the server serves are being told;
     // past that, a flood of connections is closed unanswered, so refusing costs bounded
     // descriptors too.
     if (refused != refused_at_accept::no && refusing_ >= options_.max_connections) return;  // closes the socket
     if (refused == refused_at_accept::no) {
       ++serving_;
-      ++serving_by_peer_[peer];
+      ++serving_by_peer_[group];
     } else {
       ++refusing_;
     }
-    c = std::make_shared<connection>(*this, context, std::move(socket), refused, std::move(peer));
+    c = std::make_shared<connection>(*this, context, std::move(socket), refused, std::move(peer), std::move(group));
     connections_.emplace(c.get(), c);
   }
   asio::dispatch(c->executor(), [c] { c->start(); });
 }
 
-void server_core::forget(const connection* c, bool refused, const std::string& peer) {
+void server_core::forget(const connection* c, bool refused, const std::string& group) {
   const std::lock_guard lock(table_mutex_);
   connections_.erase(c);
   if (refused) {
@@ -549,7 +651,7 @@ void server_core::forget(const connection* c, bool refused, const std::string& p
     return;
   }
   --serving_;
-  if (const auto it = serving_by_peer_.find(peer); it != serving_by_peer_.end() && --it->second == 0)
+  if (const auto it = serving_by_peer_.find(group); it != serving_by_peer_.end() && --it->second == 0)
     serving_by_peer_.erase(it);
 }
 

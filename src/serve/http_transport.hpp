@@ -20,8 +20,16 @@
 //   is closed; once a request's first byte has arrived its headers must arrive within
 //   header_timeout, and its headers and body within request_timeout (or it is answered 408 and
 //   the connection closed), and an answer must be written within request_timeout too.
+// - A request body, and an answer, must also keep moving: past `transfer_grace`, at least
+//   `min_transfer_rate` bytes a second on average since it began (Apache's MinRate), and never a
+//   pause as long as the grace (nginx's client_body_timeout and send_timeout). A body that
+//   trickles is answered 408 and gives its share of the in-flight budget back then, not at the
+//   request deadline; an answer the client does not read closes its connection.
 // - At most max_connections connections are served at once, and at most
-//   max_connections_per_peer from one client address, so one host cannot lock out the others.
+//   max_connections_per_peer from one client network (the address's /24 for IPv4, /64 for IPv6,
+//   by default: peer_group.hpp), so one host, or a block of addresses one party holds, cannot
+//   lock out the others. The last tenth of max_connections is kept for networks holding fewer
+//   than small_peer_connections, so that many attackers together cannot fill the server either.
 //   One more is accepted and answered 503 (Retry-After) with Connection: close at once, without
 //   reading its request, so clients learn why; only while as many again are being refused are
 //   further ones closed unanswered.
@@ -49,7 +57,15 @@
 
 namespace ferry::serve {
 
+// The two ends of a request's connection: who sent it, and where it arrived.
+struct http_peer {
+  std::string address;  // the client's address ("127.0.0.1", "::1")
+  std::uint16_t port = 0;
+  std::uint16_t local_port = 0;  // the server's port the client connected to
+};
+
 struct http_request {
+  http_peer peer;
   std::string method;  // as sent: GET, POST, ...
   std::string path;    // percent-decoded, without the query
   std::vector<std::pair<std::string, std::string>> headers;
@@ -74,14 +90,20 @@ struct http_response {
 class request_intake;
 
 struct http_transport_options {
-  std::string host = "0.0.0.0";
-  int port = 8000;  // 0: any free port
+  std::string host = "127.0.0.1";  // this machine only; "0.0.0.0": every interface
+  int port = 8000;                 // 0: any free port
   // Threads running the sockets (they never block); 0: a quarter of the CPU cores, 2 to 8
   // (default_io_threads). They also decode small inference bodies (http_frontend).
   int io_threads = 0;
   std::size_t max_connections = 1024;  // served at once; one more is answered 503 and closed
-  // Served at once from one client address; 0: a quarter of max_connections (at least 1).
+  // Served at once from one client network (peer_group); 0: a quarter of max_connections (at
+  // least 1).
   std::size_t max_connections_per_peer = 0;
+  // The prefixes that make a client network: addresses sharing their first bits are one peer.
+  int peer_prefix_ipv4 = 24;
+  int peer_prefix_ipv6 = 64;
+  // The last tenth of max_connections is given only to networks holding fewer than this many.
+  std::size_t small_peer_connections = 4;
   // Larger bodies are refused with 413; an admission may lower it per request.
   std::size_t max_body_bytes = std::size_t{1} << 30;
   std::size_t max_header_bytes = std::size_t{64} << 10;  // the request line and headers; 400 beyond
@@ -93,6 +115,11 @@ struct http_transport_options {
   // From a request's first byte, the most its headers and body may take to arrive (408 past it),
   // and the most its answer may take to be written.
   std::chrono::milliseconds request_timeout{60'000};
+  // A body being received and an answer being sent must move at least this many bytes a second
+  // on average, once `transfer_grace` has passed since they began, and never pause as long as the
+  // grace (408 / closed past it); a rate of 0: no minimum rate (pauses still end them).
+  std::size_t min_transfer_rate = std::size_t{128} << 10;
+  std::chrono::milliseconds transfer_grace{2000};
   // Where counted requests take their share of the in-flight budget; none: nothing is counted.
   request_intake* intake = nullptr;
 };
@@ -106,6 +133,10 @@ struct http_admission {
   // The request takes its announced body's bytes from the intake until it is answered (a chunked
   // body takes them as it arrives); refused when they do not fit.
   bool counted = false;
+  // Called, on the I/O thread, when the transport refuses the request after this admission and
+  // before its handler sees it (no room in the intake, a body over the limit, too slow or
+  // malformed): for a front end's failure counts.
+  std::function<void()> refused;
 };
 
 // Answers one request: send() once, from any thread. Copies share the one answer; a reply
@@ -115,9 +146,16 @@ class http_reply {
   struct target {
     virtual ~target() = default;
     virtual void deliver(http_response&& answer) = 0;
+    // Takes `bytes` more of the in-flight budget for the request (its answer, once the handler
+    // knows how large it can be); false, taking nothing, when they do not fit.
+    virtual bool reserve(std::size_t bytes) = 0;
   };
   explicit http_reply(std::shared_ptr<target> to) : to_(std::move(to)) {}
   void send(http_response answer) const { to_->deliver(std::move(answer)); }
+  // Before send(), from the thread handling the request: `bytes` more of the in-flight budget
+  // for it, until its answer is written. True without taking anything for a request that is not
+  // counted (http_admission::counted); false when they do not fit.
+  [[nodiscard]] bool reserve(std::size_t bytes) const { return to_->reserve(bytes); }
 
  private:
   std::shared_ptr<target> to_;

@@ -39,7 +39,9 @@ std::string render_region_usage(const inference_service& service) {
 
 namespace {
 
-// Model names are folder names; quotes and backslashes would break the label syntax.
+// Model names are folder names, printable ones (safe_name.hpp: the repository names a folder whose
+// name is not safe by its printable form, valid UTF-8); quotes, backslashes and newlines would
+// break the label syntax.
 std::string label_value(std::string_view text) {
   std::string label;
   for (const char c : text) {
@@ -104,8 +106,6 @@ std::string render_metrics(const inference_service& service) {
   const std::vector<metric> metrics{
       {"nv_inference_request_success", "counter", "Number of successful inference requests",
        [](const served_model&, const statistics_snapshot& s) { return double(s.success.count); }},
-      {"nv_inference_request_failure", "counter", "Number of failed inference requests",
-       [](const served_model&, const statistics_snapshot& s) { return double(s.fail.count); }},
       {"nv_inference_count", "counter", "Number of inferences performed (batch rows)",
        [](const served_model&, const statistics_snapshot& s) { return double(s.inference_count); }},
       {"nv_inference_exec_count", "counter", "Number of model executions (batches)",
@@ -139,6 +139,15 @@ std::string render_metrics(const inference_service& service) {
       text += fmt::format("{}{{model=\"{}\",version=\"{}\"}} {}\n", metric.name, label_value(models[i]->config.name),
                           model_version, metric.value(*models[i], snapshots[i]));
   }
+  // Failures by reason, as Triton labels them: a series for every reason of every model, zeros too.
+  text +=
+      "# HELP nv_inference_request_failure Number of failed inference requests, by reason (REJECTED: refused "
+      "before it ran; CANCELED; BACKEND: the engine failed; OTHER)\n# TYPE nv_inference_request_failure counter\n";
+  for (std::size_t i = 0; i < snapshots.size(); ++i)
+    for (const failure_reason reason : failure_reasons)
+      text += fmt::format("nv_inference_request_failure{{model=\"{}\",version=\"{}\",reason=\"{}\"}} {}\n",
+                          label_value(models[i]->config.name), model_version, to_label(reason),
+                          snapshots[i].failures_by_reason[static_cast<std::size_t>(reason)]);
   text += render_histogram("ferry_request_duration_us", "Inference request duration (queue + compute), microseconds",
                            models, snapshots, &statistics_snapshot::request_histogram);
   text += render_histogram("ferry_queue_duration_us", "Time a request waited for a worker, microseconds", models,

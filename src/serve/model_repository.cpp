@@ -9,6 +9,7 @@
 #include "serve/memory_release.hpp"
 #include "serve/model_choice.hpp"
 #include "serve/request_error.hpp"
+#include "serve/safe_name.hpp"
 
 namespace ferry::serve {
 namespace {
@@ -83,8 +84,17 @@ std::string warmup_data_in_folder(const served_model& model, const fs::path& fol
   return resolved.string();
 }
 
+// The name a folder's model goes by: the folder's name, printable (safe_name.hpp) when it is not
+// a safe name, so that such a folder is listed, unavailable, and its name never reaches a client
+// or a log raw.
+std::string model_name_of(const fs::path& folder) { return printable_name(folder.filename().string()); }
+
+// Builds the model of `folder`. `others`: the threads the other loaded models run.
 void build(served_model& model, const fs::path& folder, const fs::path& root, const execution_platform& platform,
-           bool follow_outside_links) {
+           bool follow_outside_links, const load_limits& limits, std::size_t others) {
+  if (const auto why = name_problem(folder.filename().string()))
+    throw invalid_argument("model '" + model.config.name + "': its folder's name " + *why +
+                           "; model names must be printable UTF-8 without / \\ \" (rename the folder)");
   const auto file = folder / model_config_file;
   if (!follow_outside_links) {
     if (!inside(folder, root))
@@ -100,6 +110,12 @@ void build(served_model& model, const fs::path& folder, const fs::path& root, co
   model.config.engine = in_model_folder(model, folder, root, follow_outside_links);
   model.config.warmup_data = warmup_data_in_folder(model, folder, root, follow_outside_links);
   model.automatic = choose_automatic(model.config, platform);
+  // What the config asks for, before any of it is made.
+  const std::size_t threads = model_threads(model.config, platform.gpus.size());
+  check_model_threads(model.config, threads, others, limits);
+  const std::size_t weights = model_weight_bytes(model.config);
+  check_host_memory(model.config, weights, available_host_memory(), "weights");
+  check_device_memory(model.config, weights, platform.gpus, "weights");
   std::shared_ptr<executor> exec = make_executor(model.config, platform);
   model.signature = make_signature(exec->io(), model.config.max_batch, model.config.name);
   model.platform = exec->platform();
@@ -109,6 +125,7 @@ void build(served_model& model, const fs::path& folder, const fs::path& root, co
   model.scheduler = std::make_unique<model_scheduler>(
       model.config.name, std::string(model_version), exec, model.signature,
       batching_rules{model.config.max_batch, model.config.batch_delay}, *model.stats, *model.config.max_queue_size);
+  model.threads = threads;
 }
 
 }  // namespace
@@ -199,14 +216,18 @@ void retire(const std::shared_ptr<served_model>& model) {
 
 model_repository::model_repository(const std::filesystem::path& directory, const execution_platform& platform,
                                    std::ostream& log, repository_options options)
-    : directory_(directory), platform_(platform), log_(log), options_(std::move(options)) {
+    : directory_(directory),
+      platform_(platform),
+      log_(log),
+      options_(std::move(options)),
+      control_(options_.control_timeout) {
   std::error_code ec;
   if (!fs::is_directory(directory, ec))
     throw invalid_argument("model repository '" + directory.string() + "' is not a directory");
   root_ = fs::canonical(directory);
   const std::lock_guard control(control_mutex_);
   for (const auto& folder : folders()) {
-    const std::string name = folder.filename().string();
+    const std::string name = model_name_of(folder);
     entries_[name] = unloaded_entry(folder, name);
   }
   std::vector<std::string> startup;
@@ -229,6 +250,7 @@ model_repository::model_repository(const std::filesystem::path& directory, const
 }
 
 model_repository::~model_repository() {
+  control_.stop();  // no load or unload runs from here on
   // Each model's requests are answered before the model goes (the server drained them already).
   for (auto& [name, e] : entries_) retire(e.model);
 }
@@ -238,11 +260,7 @@ std::vector<fs::path> model_repository::folders() const {
   std::error_code ec;
   for (fs::directory_iterator it(directory_, ec), end; !ec && it != end; it.increment(ec)) {
     if (!it->is_directory(ec)) continue;
-    // A name no request could carry cleanly, and one that would split or forge log lines.
-    if (const std::string name = it->path().filename().string(); has_control_character(name)) {
-      log_line("ferry serve: folder '" + quote_text(name) + "' skipped: a model name may not hold control characters");
-      continue;
-    }
+    // A name that is not a safe one is listed under its printable form, and fails to load.
     list.push_back(it->path());
   }
   std::sort(list.begin(), list.end());
@@ -263,18 +281,21 @@ void model_repository::set_state(const std::string& name, std::string_view state
 void model_repository::load_locked(const std::string& name, origin from) {
   fs::path folder;
   std::shared_ptr<served_model> previous;
+  std::size_t others = 0;  // threads of the other loaded models
   {
     const std::unique_lock lock(mutex_);
     entry& e = entries_.at(name);
     e.state = "LOADING";
     folder = e.folder;
     previous = e.model;
+    for (const auto& [other, o] : entries_)
+      if (other != name) others += o.model->threads;
   }
   auto fresh = std::make_shared<served_model>();
   fresh->config.name = name;
   const std::string stamp = folder_stamp(folder);
   try {
-    build(*fresh, folder, root_, platform_, options_.follow_outside_links);
+    build(*fresh, folder, root_, platform_, options_.follow_outside_links, options_.limits, others);
     log_line("ferry serve: model '" + name + "' ready (" + quote_text(fresh->config.engine, 256) + " on " +
              fresh->platform + "; queue " + std::to_string(*fresh->config.max_queue_size) + ")");
     if (!fresh->automatic.empty()) log_line("ferry serve: model '" + name + "' " + fresh->automatic);
@@ -352,18 +373,21 @@ void model_repository::unload_locked(const std::string& name, std::string_view r
 void model_repository::load(std::string_view name) {
   const std::lock_guard control(control_mutex_);
   const std::string key(name);
-  // Only a folder of the repository itself: a name that is not one plain path component never
-  // reaches the file system.
-  const bool plain =
-      !key.empty() && key != "." && key != ".." && key.find('/') == std::string::npos && !has_control_character(key);
-  std::error_code ec;
-  const fs::path folder = directory_ / key;
-  if (!plain || !fs::is_directory(folder, ec)) {
-    bool known = false;
-    {
-      const std::shared_lock lock(mutex_);
-      known = entries_.find(key) != entries_.end();
+  // A model the repository lists is loaded from its folder (a folder whose name is not a safe one
+  // goes by its printable name); otherwise only a folder of the repository itself: a name that is
+  // not one safe path component never reaches the file system.
+  fs::path folder;
+  bool known = false;
+  {
+    const std::shared_lock lock(mutex_);
+    if (const auto it = entries_.find(key); it != entries_.end()) {
+      known = true;
+      folder = it->second.folder;
     }
+  }
+  if (!known && !name_problem(key) && key != "." && key != "..") folder = directory_ / key;
+  std::error_code ec;
+  if (folder.empty() || !fs::is_directory(folder, ec)) {
     if (known) unload_locked(key, "removed from the repository", true);
     throw request_error(error_status::not_found,
                         "failed to load '" + quote_text(key) + "': the model repository has no such model folder");
@@ -389,7 +413,7 @@ void model_repository::unload(std::string_view name) {
 void model_repository::rescan() {
   const std::lock_guard control(control_mutex_);
   std::map<std::string, fs::path> present;
-  for (const auto& folder : folders()) present[folder.filename().string()] = folder;
+  for (const auto& folder : folders()) present[model_name_of(folder)] = folder;
   std::vector<std::string> removed, added, changed;
   {
     const std::shared_lock lock(mutex_);

@@ -33,7 +33,9 @@
 #include <vector>
 
 #include "serve/execution_platform.hpp"
+#include "serve/load_check.hpp"
 #include "serve/model_config.hpp"
+#include "serve/model_control.hpp"
 #include "serve/model_scheduler.hpp"
 #include "serve/model_signature.hpp"
 #include "serve/model_statistics.hpp"
@@ -50,6 +52,7 @@ struct served_model {
   model_signature signature;
   std::unique_ptr<model_statistics> stats = std::make_unique<model_statistics>();
   std::unique_ptr<model_scheduler> scheduler;  // set when ready
+  std::size_t threads = 0;                     // the scheduler's, while it is set (load_check.hpp)
 
   [[nodiscard]] bool ready() const noexcept { return failure.empty(); }
 };
@@ -69,6 +72,10 @@ struct repository_options {
   bool follow_outside_links = false;
   model_control_mode mode = model_control_mode::none;
   std::vector<std::string> startup_models;  // explicit: the models loaded at start
+  // What one model, and all of them, may take when they load (load_check.hpp).
+  load_limits limits;
+  // How long a caller of load() or unload() through control() waits for the outcome.
+  std::chrono::milliseconds control_timeout{30'000};
 };
 
 // One model of the repository index: READY, UNAVAILABLE, LOADING or UNLOADING, and why.
@@ -104,6 +111,8 @@ class model_repository {
   };
   [[nodiscard]] wanted_models wanted() const;
   [[nodiscard]] model_control_mode mode() const noexcept { return options_.mode; }
+  // Where the front ends run load() and unload(): a thread of their own (model_control.hpp).
+  [[nodiscard]] model_control& control() noexcept { return control_; }
 
   // Loads (or reloads) the model of folder `name`. Throws request_error: not_found without such a
   // folder, bad_request with the reason when it fails to load (a model that served keeps serving).
@@ -140,6 +149,7 @@ class model_repository {
   std::mutex control_mutex_;         // one load, unload or rescan at a time
   mutable std::shared_mutex mutex_;  // the table below
   std::map<std::string, entry, std::less<>> entries_;
+  model_control control_;  // stopped first when the repository goes, before its models
 };
 
 }  // namespace ferry::serve

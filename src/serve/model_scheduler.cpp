@@ -103,7 +103,7 @@ void model_scheduler::submit(submission work, infer_callback done) {
   if (max_queue_size_ > 0 && queue_.size() >= max_queue_size_) {
     const std::size_t waiting = queue_.size();
     lock.unlock();
-    stats_.record_failure(0);
+    stats_.record_failure(0, failure_reason::rejected);
     throw request_error(error_status::unavailable,
                         "model '" + model_ + "' is busy: " + std::to_string(waiting) +
                             " requests wait for a worker, its max_queue_size; try again later");
@@ -161,7 +161,7 @@ void model_scheduler::expire() {
       return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
     };
     for (auto& j : late) {
-      stats_.record_failure(ns_between(j->arrived, now));
+      stats_.record_failure(ns_between(j->arrived, now), failure_reason::rejected);
       const auto waited = now - j->arrived;
       const auto timeout = *j->work.timeout;
       auto why = std::make_exception_ptr(request_error(

@@ -44,9 +44,24 @@ void model_statistics::record_success(std::int64_t rows, std::uint64_t queue_ns,
   touch_last_inference();
 }
 
-void model_statistics::record_failure(std::uint64_t total_ns) {
+const char* to_label(failure_reason reason) noexcept {
+  switch (reason) {
+    case failure_reason::rejected:
+      return "REJECTED";
+    case failure_reason::canceled:
+      return "CANCELED";
+    case failure_reason::backend:
+      return "BACKEND";
+    case failure_reason::other:
+      return "OTHER";
+  }
+  return "OTHER";
+}
+
+void model_statistics::record_failure(std::uint64_t total_ns, failure_reason reason) {
   const std::lock_guard lock(mutex_);
   stats_.fail.add(total_ns);
+  ++stats_.failures_by_reason.at(static_cast<std::size_t>(reason));
   touch_last_inference();
 }
 

@@ -8,6 +8,12 @@
 // A batch's compute times count once per request in it (as Triton counts them); execution_count
 // counts engine runs and inference_count counts batch rows, so their ratio is the mean batch.
 //
+// Failures are counted by reason, as Triton's nv_inference_request_failure{reason=...} counts
+// them: REJECTED (the server refused the request before running it: a bad request, no room in the
+// in-flight budget or the queue, its timeout passed in the queue, the model unloading), CANCELED
+// (the client gave up on it), BACKEND (the engine failed to run it) and OTHER (anything else,
+// such as an answer that could not be encoded).
+//
 // Histograms, for autoscalers and latency alerts (Prometheus `_bucket`/`_sum`/`_count`): each
 // request's whole time (success), its queue time and its batch's compute_infer time, over the
 // fixed buckets of duration_bucket_bounds_us (microseconds; one list for every model and server, so
@@ -44,6 +50,12 @@ struct duration_histogram {
   [[nodiscard]] std::uint64_t count() const noexcept;
 };
 
+enum class failure_reason { rejected, canceled, backend, other };
+inline constexpr std::array<failure_reason, 4> failure_reasons{failure_reason::rejected, failure_reason::canceled,
+                                                               failure_reason::backend, failure_reason::other};
+// Triton's label: "REJECTED", "CANCELED", "BACKEND", "OTHER".
+[[nodiscard]] const char* to_label(failure_reason reason) noexcept;
+
 struct batch_timing {
   std::uint64_t compute_input_ns = 0;
   std::uint64_t compute_infer_ns = 0;
@@ -60,6 +72,7 @@ struct statistics_snapshot {
   };
   std::map<std::int64_t, per_batch_size> batches;  // by batch size (rows)
   duration_histogram request_histogram, queue_histogram, compute_infer_histogram;
+  std::array<std::uint64_t, failure_reasons.size()> failures_by_reason{};  // indexed by failure_reason
 };
 
 class model_statistics {
@@ -68,7 +81,9 @@ class model_statistics {
   void record_execution(std::int64_t rows, std::size_t requests, const batch_timing& timing);
   // One request answered; queue_ns and total_ns are its own times.
   void record_success(std::int64_t rows, std::uint64_t queue_ns, std::uint64_t total_ns);
-  void record_failure(std::uint64_t total_ns);
+  // One request failed after `total_ns` in the server (0 when it was refused before it was queued).
+  // A run that failed is the engine's (BACKEND) unless said otherwise.
+  void record_failure(std::uint64_t total_ns, failure_reason reason = failure_reason::backend);
 
   [[nodiscard]] statistics_snapshot snapshot() const;
 

@@ -45,13 +45,16 @@ request_intake::admission request_intake::admit(std::size_t bytes) {
   if (draining_) {
     a.refusal = intake_refusal::draining;
     a.message = "the server is shutting down and takes no new requests";
-  } else if (bytes > budget_) {
+  } else if (bytes > admissible_bytes()) {
     a.refusal = intake_refusal::too_large;
-    a.message = "request of " + std::to_string(bytes) + " bytes exceeds the server's in-flight memory budget of " +
-                std::to_string(budget_) + " bytes (--max-inflight-bytes)";
-  } else if (bytes > budget_ - std::min(in_use_, budget_)) {
+    a.message =
+        "request of " + std::to_string(bytes) + " bytes exceeds the server's in-flight memory budget of " +
+        std::to_string(admissible_bytes()) + " bytes (--max-inflight-bytes" +
+        (set_aside_ > 0 ? ", less the " + std::to_string(set_aside_.load()) + " kept for gRPC messages arriving)"
+                        : std::string(")"));
+  } else if (bytes > admissible_bytes() - std::min(in_use_, admissible_bytes())) {
     a.refusal = intake_refusal::over_budget;
-    a.message = "the server's in-flight memory budget of " + std::to_string(budget_) + " bytes holds " +
+    a.message = "the server's in-flight memory budget of " + std::to_string(admissible_bytes()) + " bytes holds " +
                 std::to_string(in_use_) + " bytes of " + std::to_string(requests_) + " requests; this one of " +
                 std::to_string(bytes) + " bytes does not fit: try again shortly";
   } else {
@@ -62,9 +65,14 @@ request_intake::admission request_intake::admit(std::size_t bytes) {
   return a;
 }
 
+void request_intake::set_aside(std::size_t bytes) {
+  const std::lock_guard lock(mutex_);
+  set_aside_ = std::min(bytes, budget_ / 2);
+}
+
 bool request_intake::take(std::size_t bytes) {
   const std::lock_guard lock(mutex_);
-  if (bytes > budget_ - std::min(in_use_, budget_)) return false;
+  if (bytes > admissible_bytes() - std::min(in_use_, admissible_bytes())) return false;
   in_use_ += bytes;
   return true;
 }

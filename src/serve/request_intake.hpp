@@ -8,11 +8,17 @@
 // answer until that is written, and gives them back when it ends. So the memory the server spends
 // on requests is bounded by the budget, whoever sends them and however large they say they are.
 //
+// gRPC reads a message whole before the server sees it, so the bytes of gRPC messages still
+// arriving are held by gRPC itself: a part of the budget is set aside for them (set_aside, gRPC's
+// resource quota: grpc_frontend.hpp), and requests are admitted into the rest. Together the two
+// never exceed the budget.
+//
 // Shutdown: once draining, no new request is admitted (HTTP 503, gRPC UNAVAILABLE), and
 // wait_until_idle() returns when every admitted one has ended. When the last ticket ends, the
 // idle callback runs (the server gives memory back to the system then, see memory_release.hpp).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -76,6 +82,11 @@ class request_intake {
   // ticket as it arrives).
   [[nodiscard]] admission admit(std::size_t bytes);
 
+  // Keeps `bytes` of the budget for what is held elsewhere (gRPC messages still arriving): from
+  // now on requests are admitted into the rest. Set before any request is admitted; at most half
+  // the budget is set aside.
+  void set_aside(std::size_t bytes);
+
   // From now on nothing is admitted. Idempotent.
   void begin_draining();
   [[nodiscard]] bool draining() const;
@@ -87,6 +98,9 @@ class request_intake {
   void on_idle(std::function<void()> callback) { on_idle_ = std::move(callback); }
 
   [[nodiscard]] std::size_t budget_bytes() const noexcept { return budget_; }
+  // What requests are admitted into: the budget less what is set aside. The largest request.
+  [[nodiscard]] std::size_t admissible_bytes() const noexcept { return budget_ - set_aside_.load(); }
+  [[nodiscard]] std::size_t set_aside_bytes() const noexcept { return set_aside_.load(); }
   [[nodiscard]] std::size_t bytes_in_use() const;
   [[nodiscard]] std::size_t requests_in_flight() const;
 
@@ -97,6 +111,7 @@ class request_intake {
   void end(std::size_t bytes);                    // a ticket released
 
   const std::size_t budget_;
+  std::atomic<std::size_t> set_aside_{0};  // read by every admission, set once before them
   mutable std::mutex mutex_;
   std::condition_variable idle_;
   std::size_t in_use_ = 0;

@@ -17,6 +17,7 @@
 #include "serve/device_fault_report.hpp"
 #include "serve/execution_platform.hpp"
 #include "serve/inference_service.hpp"
+#include "serve/listen_addresses.hpp"
 #include "serve/memory_release.hpp"
 #include "serve/model_repository.hpp"
 #include "serve/shm_registry.hpp"
@@ -101,14 +102,16 @@ void run_server(const server_options& options) {
   model_repository repository(options.model_repository, platform, std::cout,
                               {.follow_outside_links = options.allow_repository_symlinks,
                                .mode = options.model_control,
-                               .startup_models = options.load_models});
+                               .startup_models = options.load_models,
+                               .limits = options.model_limits,
+                               .control_timeout = options.model_control_timeout});
   repository_poller poller(repository, options.model_control == model_control_mode::poll ? options.repository_poll
                                                                                          : std::chrono::seconds(0));
   std::unique_ptr<shm_registry> shm;
   std::unique_ptr<cuda_shm_registry> cuda_shm;
   if (options.allow_client_shm) {
     shm = std::make_unique<shm_registry>(platform.gpus.empty() ? cuda_registration::off : cuda_registration::on,
-                                         options.max_shm_regions);
+                                         options.max_shm_regions, options.client_shm_key_prefix);
     // Regions may be registered on any GPU of the machine; a request reading one on a GPU the
     // model does not run on is refused by its scheduler, naming both.
     cuda_shm = std::make_unique<cuda_shm_registry>(platform.gpus.empty() ? 0 : platform.device_count,
@@ -125,19 +128,28 @@ void run_server(const server_options& options) {
                                      [&intake] { return intake.requests_in_flight() == 0; });
   intake.on_idle([&memory_release] { memory_release.became_idle(); });
 
+  // gRPC holds messages while they arrive, before the intake sees them: its part of the budget
+  // is kept aside before either front end takes its limits from the rest.
+  intake.set_aside(grpc_receive_bytes(options.grpc, intake.budget_bytes()));
   // Both ports are bound before anything serves, so a port in use fails the start cleanly.
   http_frontend http(service, options.http);
   const int http_port = http.bind();
   grpc_frontend grpc(service, options.grpc);
   const int grpc_port = grpc.start();
   std::thread http_thread([&http] { http.serve_blocking(); });
-  // Where clients can reach it: a server on every interface says so, not just "0.0.0.0".
-  const auto reach = [](const std::string& host) {
-    return host == "0.0.0.0" || host == "::" ? " (every interface of this machine)" : "";
-  };
-  std::cout << fmt::format("ferry serve: HTTP on {}:{}{}\n", options.http.host, http_port, reach(options.http.host));
-  std::cout << fmt::format("ferry serve: gRPC on {}:{}{}\n", options.grpc.host, grpc_port, reach(options.grpc.host));
-  std::cout << fmt::format("ferry serve: in-flight memory budget {} bytes\n", intake.budget_bytes());
+  // Where clients can reach it, in words and by the interfaces' addresses (listen_addresses.hpp).
+  std::cout << fmt::format("ferry serve: HTTP on {}:{} ({})\n", options.http.host, http_port,
+                           describe_listening(options.http.host));
+  std::cout << fmt::format("ferry serve: gRPC on {}:{} ({})\n", options.grpc.host, grpc_port,
+                           describe_listening(options.grpc.host));
+  if (shm)
+    std::cout << "ferry serve: client shared memory allowed"
+              << (options.client_shm_key_prefix.empty()
+                      ? std::string(" for any key")
+                      : " for keys starting with '" + options.client_shm_key_prefix + "'")
+              << ", from clients on this machine, for objects of the client's own user\n";
+  std::cout << fmt::format("ferry serve: in-flight memory budget {} bytes ({} of them for gRPC messages arriving)\n",
+                           intake.budget_bytes(), intake.set_aside_bytes());
   std::cout << fmt::format("ferry serve: memory from {}\n", allocator_description());
   std::cout << "ferry serve: serving" << std::endl;
 

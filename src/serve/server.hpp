@@ -24,6 +24,9 @@ struct server_options {
   http_options http;
   grpc_options grpc;
   bool allow_client_shm = false;
+  // With client shared memory: the start every system shared-memory key must have (after its
+  // leading '/'); empty: any key (shm_registry.hpp).
+  std::string client_shm_key_prefix;
   std::size_t max_shm_regions = default_max_regions;       // system shared-memory regions at once
   std::size_t max_cuda_shm_regions = default_max_regions;  // CUDA shared-memory regions at once
   // Bytes the inference requests in flight may hold at once, across HTTP and gRPC (request_intake);
@@ -35,6 +38,10 @@ struct server_options {
   // Which models load when (model_repository.hpp): --model-control-mode, --load-model.
   model_control_mode model_control = model_control_mode::none;
   std::vector<std::string> load_models;
+  // The threads one model and all of them may run (load_check.hpp).
+  load_limits model_limits;
+  // How long a load or unload call waits for its outcome before it is answered timed out.
+  std::chrono::milliseconds model_control_timeout{30'000};
   // Poll mode: how often the repository is scanned for added, changed and removed models.
   std::chrono::seconds repository_poll{15};
   // The longest the drain on the first SIGTERM/SIGINT waits for requests in flight (0: no limit).
@@ -58,8 +65,8 @@ struct server_options {
 
 // Runs the server until SIGINT/SIGTERM. Prints one line per model, a notice when it runs on the
 // CPU, and "HTTP on HOST:PORT" and "gRPC on HOST:PORT" (the bound ports, also when asked for
-// port 0), then "serving". Throws ferry::error when `devices` names GPUs the machine lacks
-// (no_device when it has none), the repository cannot be read or a port cannot be bound.
+// port 0) with the interfaces that reach them, then "serving". Throws ferry::error when `devices` names GPUs the
+// machine lacks (no_device when it has none), the repository cannot be read or a port cannot be bound.
 void run_server(const server_options& options);
 
 }  // namespace ferry::serve

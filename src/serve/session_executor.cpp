@@ -14,6 +14,7 @@
 #include "ferry/session.hpp"
 #include "serve/batch_io.hpp"
 #include "serve/input_routing.hpp"
+#include "serve/load_check.hpp"
 #include "serve/output_routing.hpp"
 
 namespace ferry::serve {
@@ -94,6 +95,9 @@ std::unique_ptr<replica_set> make_replicas(const model_config& config, const std
   declared = first->io();
   signature = make_signature(declared, config.max_batch, config.name);
   const auto shapes = concrete_shapes(signature);
+  std::size_t bytes_per_slot = 0;  // every slot's buffers, checked before any is made
+  for (const auto& t : first->resolve(shapes)) bytes_per_slot += t.bytes();
+  check_session_buffers(config, bytes_per_slot, gpus);
   const session_options options{.strategy = config.strategy,
                                 .inflight = config.inflight * config.instances_per_gpu,
                                 .graph = config.graph ? graph_mode::on : graph_mode::off,

@@ -18,7 +18,9 @@
 
 #include "core/host_registration.hpp"
 #include "ferry/error.hpp"
+#include "serve/client_json.hpp"
 #include "serve/request_error.hpp"
+#include "serve/safe_name.hpp"
 #include "serve/shm_range.hpp"
 
 namespace ferry::serve {
@@ -110,12 +112,25 @@ std::shared_ptr<shm_region_view> make_view(int fd, std::size_t offset, std::size
 }  // namespace
 
 void shm_registry::register_region(const std::string& name, const std::string& key, std::size_t offset,
-                                   std::size_t byte_size) {
-  if (name.empty()) throw bad_request("a shared-memory region needs a name");
+                                   std::size_t byte_size, const std::optional<shm_client>& client) {
+  if (const auto why = name_problem(name))
+    throw bad_request("shared-memory region name '" + printable_name(name) + "' " + *why +
+                      ": region names must be printable UTF-8 without / \\ \"");
+  // shm_open() takes the key with one leading '/' or none; what follows it names the object.
+  const std::string_view object = std::string_view(key).substr(key.rfind('/', 0) == 0 ? 1 : 0);
+  if (const auto why = name_problem(object))
+    throw bad_request("shared-memory region '" + name + "': key '" + quote_text(key, max_name_bytes + 1) + "' " + *why +
+                      ": a key is '/' and a name of printable UTF-8 without / \\ \"");
+  if (object.rfind(key_prefix_, 0) != 0)
+    throw request_error(error_status::forbidden, "shared-memory region '" + name + "': key '" + key +
+                                                     "' is refused: this server registers only objects whose name "
+                                                     "starts with '" +
+                                                     key_prefix_ + "' (--allow-client-shm=" + key_prefix_ + ")");
+  if (client && !client->uid)
+    throw request_error(error_status::forbidden,
+                        "shared-memory region '" + name + "': the client (" + printable_name(client->address) +
+                            ") is not a process of this machine, whose shared memory it could not share");
   if (byte_size == 0) throw bad_request("shared-memory region '" + name + "': byte_size is 0");
-  // shm_open() would read the key only up to the NUL: another object than the one named.
-  if (key.find('\0') != std::string::npos)
-    throw bad_request("shared-memory region '" + name + "': the key contains a NUL byte");
   regions_.check_free(name);
   auto r = std::make_shared<region>();
   r->status = {name, key, offset, byte_size};
@@ -124,6 +139,12 @@ void shm_registry::register_region(const std::string& name, const std::string& k
     throw bad_request("shared-memory region '" + name + "': cannot open key '" + key + "': " + os_error("shm_open"));
   struct stat info {};
   if (fstat(r->fd, &info) != 0) throw bad_request("shared-memory region '" + name + "': " + os_error("fstat"));
+  // The server may open objects the client may not: it registers only the client's own.
+  if (client && info.st_uid != *client->uid)
+    throw request_error(error_status::forbidden, "shared-memory region '" + name + "': the object '" + key +
+                                                     "' belongs to uid " + std::to_string(info.st_uid) +
+                                                     ", not to the client's user (uid " + std::to_string(*client->uid) +
+                                                     ")");
   const auto object_bytes = static_cast<std::size_t>(info.st_size);
   if (offset > object_bytes || byte_size > object_bytes - offset) {
     throw bad_request("shared-memory region '" + name + "': offset " + std::to_string(offset) + " + byte_size " +

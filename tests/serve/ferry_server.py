@@ -25,7 +25,9 @@ class FerryServer:
         binary = os.environ.get("FERRY_BIN")
         if not binary:
             raise RuntimeError("FERRY_BIN is not set (run these tests through ctest)")
-        args = [binary, "serve", "--model-repository", repository, "--host", "127.0.0.1",
+        # 127.0.0.1 (the server's default too) unless the test names another address.
+        host = [] if any(a == "--host" or a.startswith("--host=") for a in extra_args) else ["--host", "127.0.0.1"]
+        args = [binary, "serve", "--model-repository", repository, *host,
                 "--http-port", "0", "--grpc-port", "0", *extra_args]
         self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                         env={**os.environ, **(env or {})})

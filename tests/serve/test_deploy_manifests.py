@@ -185,9 +185,12 @@ class FlagsMatchTheServer(unittest.TestCase):
         # The runtime's own arguments, but for the repository (/mnt/models) and the ports (8000,
         # 8001), which the test server gives as a temporary repository and free ports.
         repository = write_repository({"touch": {"engine": "touch", "input_size": "4KiB"}}, "ferry_deploy_")
-        replaced = {"--model-repository", "--http-port", "--grpc-port"}
+        # And the address: the runtime listens on every interface of its pod, the test server on
+        # this machine only.
+        replaced = {"--model-repository", "--http-port", "--grpc-port", "--host"}
         args = [a for a in container(load_yaml(RUNTIME))["args"][1:] if a.split("=", 1)[0] not in replaced]
         self.assertIn("--model-control-mode=poll", args)
+        self.assertIn("--allow-client-shm=ferry-", args)
         server = FerryServer(*args, repository=repository)
         try:
             for path in ("/v2/health/live", "/v2/health/ready", "/metrics"):

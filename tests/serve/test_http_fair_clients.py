@@ -60,8 +60,10 @@ class FairClients(ServerTestCase):
             status, headers, body = self.probe("127.0.0.1")
             self.assertEqual(status, 503)
             self.assertEqual(headers.get("retry-after"), "1")
-            self.assertIn(f"this client address (127.0.0.1) has the limit of {PER_PEER} HTTP connections", body.decode())
-            for other in ("127.0.0.2", "127.0.0.3"):
+            self.assertIn(f"this client address (127.0.0.1, network 127.0.0.0/24) has the limit of {PER_PEER} HTTP "
+                          "connections", body.decode())
+            # Other networks (a /24 each) are served.
+            for other in ("127.0.1.2", "127.0.2.3"):
                 status, _, body = self.probe(other)
                 self.assertEqual(status, 200, body)
         finally:

@@ -17,18 +17,21 @@ import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 from tritonclient.utils import InferenceServerException
 
+import references as ref
 from ferry_server import SANITIZED, FerryServer, read_answer, resident_mb, run_clients, write_repository, stop_and_remove
 
-BUDGET = 8 << 20
-SIZE = 6 << 20  # one request of this fits the budget, two do not
-MODELS = {"touch": {"engine": "touch", "input_size": SIZE}}
+BUDGET = 16 << 20
+ADMISSIBLE = BUDGET - BUDGET // 4  # a quarter is kept for gRPC messages still arriving
+HELD = 9 << 20  # a reduce request of this fits the budget, two do not (its answer is 4 KB)
+SIZE = 3_670_016  # a touch request of this (with its answer) fits alone or beside nothing held
+MODELS = {"touch": {"engine": "touch", "input_size": SIZE}, "reduce": {"engine": "reduce", "input_size": HELD}}
 ANSWER_TIMEOUT_S = 10  # an answer from the headers comes at once; the body is never sent
 
 
-def binary_body(x):
+def binary_body(x, output="output"):
     header = json.dumps({"inputs": [{"name": "input", "shape": [x.size], "datatype": "FP32",
                                      "parameters": {"binary_data_size": x.nbytes}}],
-                         "outputs": [{"name": "output", "parameters": {"binary_data": True}}]}).encode()
+                         "outputs": [{"name": output, "parameters": {"binary_data": True}}]}).encode()
     return header + x.tobytes(), len(header)
 
 
@@ -77,40 +80,42 @@ class MemoryBudget(unittest.TestCase):
     def test_a_body_over_the_limits_is_answered_from_the_headers(self):
         # All JSON (no binary part): held to the JSON limit, here the budget's 8 MiB.
         self.expect_from_headers("/v2/models/touch/infer", {"Content-Length": 512 * 10**6}, 413,
-                                 f"{BUDGET} bytes for inference ({BUDGET} when it is all JSON)")
+                                 f"{ADMISSIBLE} bytes for inference ({ADMISSIBLE} when it is all JSON)")
         self.expect_from_headers("/v2/models/touch/infer",
-                                 {"Content-Length": BUDGET + 1, "Inference-Header-Content-Length": 100}, 413,
+                                 {"Content-Length": ADMISSIBLE + 1, "Inference-Header-Content-Length": 100}, 413,
                                  "request body exceeds the server's limit")
 
     def test_requests_in_flight_share_one_budget_across_http_and_grpc(self):
-        x = np.arange(SIZE // 4, dtype=np.float32)
-        body, header_length = binary_body(x)
+        held_x = np.ones(HELD // 4, dtype=np.float32)
+        body, header_length = binary_body(held_x, output="sums")
         # A request whose body is half sent holds its share of the budget from its headers on.
         held = socket.create_connection(("127.0.0.1", self.server.http_port), timeout=30)
-        held.sendall((f"POST /v2/models/touch/infer HTTP/1.1\r\nHost: t\r\nContent-Length: {len(body)}\r\n"
+        held.sendall((f"POST /v2/models/reduce/infer HTTP/1.1\r\nHost: t\r\nContent-Length: {len(body)}\r\n"
                       f"Inference-Header-Content-Length: {header_length}\r\n\r\n").encode() + body[:len(body) // 2])
         time.sleep(0.2)
         # Over HTTP, another is told from its headers to come back later.
         answer_headers = self.expect_from_headers(
-            "/v2/models/touch/infer",
+            "/v2/models/reduce/infer",
             {"Content-Length": len(body), "Inference-Header-Content-Length": header_length}, 503,
-            f"in-flight memory budget of {BUDGET} bytes holds {len(body)} bytes of 1 requests")
+            f"in-flight memory budget of {ADMISSIBLE} bytes holds {len(body)} bytes of 1 requests")
         self.assertEqual(answer_headers.get("retry-after"), "1")
         # Over gRPC too.
+        x = np.arange(SIZE // 4, dtype=np.float32)
         grpc = grpcclient.InferenceServerClient(self.server.grpc_url)
         inp = grpcclient.InferInput("input", [x.size], "FP32")
         inp.set_data_from_numpy(x)
         with self.assertRaises(InferenceServerException) as e:
             grpc.infer("touch", [inp])
         self.assertEqual(e.exception.status(), "StatusCode.RESOURCE_EXHAUSTED")
-        self.assertIn(f"in-flight memory budget of {BUDGET} bytes", e.exception.message())
+        self.assertIn(f"in-flight memory budget of {ADMISSIBLE} bytes", e.exception.message())
         # The held request completes and is answered right; then there is room again.
         held.sendall(body[len(body) // 2:])
         status, headers, answer = read_answer(held, 30)
         held.close()
         self.assertEqual(status, 200, answer[:200])
         length = int(headers["inference-header-content-length"])
-        np.testing.assert_array_equal(np.frombuffer(answer[length:], dtype=np.float32), x * 2 + 1)
+        sums = np.frombuffer(answer[length:], dtype=np.float32)
+        np.testing.assert_allclose(sums, ref.reduce(held_x), rtol=1e-5)
         deadline = time.monotonic() + 5
         while True:
             try:

@@ -48,10 +48,37 @@ class ServeDefaults(unittest.TestCase):
     def test_the_address_is_shown(self):
         help_text = subprocess.run([os.environ["FERRY_BIN"], "serve", "--help"], capture_output=True, text=True).stdout
         self.assertIn("0.0.0.0: every interface", help_text)
-        self.assertRegex(help_text, r"--host TEXT .*\[default 0\.0\.0\.0\]")  # the default, shown
+        self.assertRegex(help_text, r"--host TEXT .*\[default 127\.0\.0\.1\]")  # the default, shown: this machine only
         server = FerryServer(repository=self.repository)  # the tests bind 127.0.0.1
         try:
-            self.assertTrue(any(line.startswith("ferry serve: HTTP on 127.0.0.1:") for line in server.log))
+            self.assertTrue(any(line.startswith("ferry serve: HTTP on 127.0.0.1:") and "(this machine only)" in line
+                                for line in server.log), "\n".join(server.log))
+        finally:
+            server.stop()
+
+    def test_listens_on_this_machine_only_unless_told_and_names_the_interfaces(self):
+        # Without --host (FerryServer passes one, so the server is started here): 127.0.0.1.
+        args = [os.environ["FERRY_BIN"], "serve", "--model-repository", self.repository, "--http-port", "0",
+                "--grpc-port", "0"]
+        process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            lines = []
+            for line in process.stdout:
+                lines.append(line)
+                if "ferry serve: serving" in line:
+                    break
+            text = "".join(lines)
+            self.assertRegex(text, r"ferry serve: HTTP on 127\.0\.0\.1:\d+ \(this machine only\)")
+            self.assertRegex(text, r"ferry serve: gRPC on 127\.0\.0\.1:\d+ \(this machine only\)")
+        finally:
+            process.terminate()
+            process.wait(30)
+        # Every interface when asked, each named by its address.
+        server = FerryServer("--host", "0.0.0.0", repository=self.repository)
+        try:
+            line = next(line for line in server.log if line.startswith("ferry serve: HTTP on 0.0.0.0:"))
+            self.assertIn("(every interface of this machine: ", line)
+            self.assertIn("127.0.0.1", line)
         finally:
             server.stop()
 

@@ -666,8 +666,9 @@ TEST_F(HttpTransportServer, CountsRequestsAgainstTheInFlightBudget) {
 }
 
 // 1,024 connections trickling bytes from one host once made every new connection, from any host,
-// get 503. Now one address has its own cap: past it that address is refused, others are served.
-TEST_F(HttpTransportServer, CapsTheConnectionsOfOneAddress) {
+// get 503. Now one network (a /24) has its own cap: past it that network is refused, whatever its
+// address, and others are served.
+TEST_F(HttpTransportServer, CapsTheConnectionsOfOneNetwork) {
   http_transport_options o = options();
   o.max_connections = 10;
   o.max_connections_per_peer = 3;
@@ -684,10 +685,100 @@ TEST_F(HttpTransportServer, CapsTheConnectionsOfOneAddress) {
   EXPECT_EQ(r.head.substr(0, 12), "HTTP/1.1 503") << r.head;
   EXPECT_NE(r.head.find("Retry-After: 1"), std::string::npos) << r.head;
   EXPECT_EQ(r.body,
-            "refused 503: this client address (127.0.0.1) has the limit of 3 HTTP connections open at "
-            "once; try again later");
-  const auto [other, took] = probe("/probe", "127.0.0.2");
+            "refused 503: this client address (127.0.0.1, network 127.0.0.0/24) has the limit of 3 HTTP "
+            "connections open at once; try again later");
+  const auto [same_network, took_same] = probe("/probe", "127.0.0.2");
+  EXPECT_NE(same_network.body.find("(127.0.0.2, network 127.0.0.0/24) has the limit of 3"), std::string::npos)
+      << same_network.body;
+  const auto [other, took] = probe("/probe", "127.0.1.2");
   EXPECT_EQ(other.body, "POST /probe 1 112") << other.head;
+}
+
+// 1,024 slow clients spread over 4 addresses once filled the whole server: a fifth got 503 for
+// everything. Now the last tenth of the connections is kept for networks holding fewer than 4.
+TEST_F(HttpTransportServer, KeepsTheLastTenthForClientsHoldingFew) {
+  http_transport_options o = options();
+  o.max_connections = 20;
+  o.max_connections_per_peer = 20;  // only the reserve stops one network here
+  start(o);
+  std::vector<std::unique_ptr<raw_client>> held;
+  for (int i = 0; i < 18; ++i) {
+    held.push_back(std::make_unique<raw_client>(port_));
+    held.back()->send(post("/one", "1"));
+    EXPECT_EQ(held.back()->receive().body, "POST /one 1 49");
+  }
+  const auto [refused, took_refused] = probe("/probe");
+  EXPECT_EQ(refused.body,
+            "refused 503: the server's last 2 of 20 HTTP connections are kept for clients holding fewer than 4, and "
+            "this client's network (127.0.0.0/24) holds more; try again later");
+  const auto [served, took] = probe("/probe", "127.0.5.1");
+  EXPECT_EQ(served.body, "POST /probe 1 112") << served.head;
+  EXPECT_LT(took, 1s);
+}
+
+// Three connections announcing bodies of the whole budget and sending a byte now and then once
+// held it until the request deadline (a minute): every inference was refused meanwhile. Now a
+// body must keep arriving at the minimum rate once its grace has passed; one that does not is
+// answered 408 and its share of the budget comes back then.
+TEST_F(HttpTransportServer, ABodyArrivingTooSlowlyIsCutAndGivesItsBudgetBack) {
+  intake_ = std::make_unique<request_intake>(20'000);
+  request_intake& intake = *intake_;
+  admit_ = [](const http_request&) {
+    http_admission a;
+    a.counted = true;
+    return a;
+  };
+  http_transport_options o = options();
+  o.intake = &intake;
+  o.min_transfer_rate = 10'000;  // bytes a second
+  o.transfer_grace = 300ms;
+  start(o);
+  raw_client slow(port_);
+  const auto started = std::chrono::steady_clock::now();
+  slow.send("POST /slow HTTP/1.1\r\nHost: t\r\nContent-Length: 900\r\n\r\nab");
+  for (const auto until = started + 2s; intake.bytes_in_use() != 900 && std::chrono::steady_clock::now() < until;)
+    std::this_thread::sleep_for(5ms);
+  EXPECT_EQ(intake.bytes_in_use(), 900U);  // held from its headers on
+  const auto r = slow.receive();
+  const auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_EQ(r.head.substr(0, 12), "HTTP/1.1 408") << r.head;
+  EXPECT_NE(r.body.find("the request body arrived too slowly (or stopped): 2 bytes in "), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("at least 10000 bytes a second after the first 300 ms"), std::string::npos) << r.body;
+  EXPECT_GE(took, 250ms);
+  EXPECT_LT(took, 1500ms);
+  EXPECT_EQ(intake.bytes_in_use(), 0U);  // given back with the answer
+  // A body arriving at pace is read whole, however long it takes past the grace.
+  raw_client steady(port_);
+  steady.send("POST /steady HTTP/1.1\r\nHost: t\r\nContent-Length: 8000\r\n\r\n");
+  for (int i = 0; i < 8; ++i) {
+    steady.send(std::string(1000, 's'));
+    std::this_thread::sleep_for(50ms);  // 20,000 bytes a second, for longer than the grace
+  }
+  const auto s = steady.receive();
+  EXPECT_EQ(s.body.substr(0, 17), "POST /steady 8000") << s.head << s.body;
+}
+
+// Answers nobody reads once held their share of the budget for the whole request deadline. Now an
+// answer must move at the minimum rate too: one the client leaves unread closes its connection
+// once the grace and what was written allow no more.
+TEST_F(HttpTransportServer, AnAnswerReadTooSlowlyClosesItsConnection) {
+  (void)large_answer();  // made before the clock starts
+  http_transport_options o = options();
+  o.min_transfer_rate = std::size_t{16} << 20;
+  o.transfer_grace = 300ms;  // the request deadline stays a minute
+  start(o);
+  raw_client never_reads(port_, nullptr, 64 << 10);
+  never_reads.send(post("/large", ""));
+  std::this_thread::sleep_for(1500ms);
+  const auto draining = std::chrono::steady_clock::now();
+  char chunk[65536];
+  ssize_t n = 0;
+  std::size_t got = 0;
+  while ((n = never_reads.read_some(chunk, sizeof chunk)) > 0) got += static_cast<std::size_t>(n);
+  EXPECT_EQ(n, 0);  // closed by the server, not the receive timeout
+  EXPECT_LT(std::chrono::steady_clock::now() - draining, 2s);
+  EXPECT_LT(got, large_answer().size());
+  EXPECT_EQ(probe().first.body, "POST /probe 1 112");
 }
 
 // Headers trickled a byte at a time once held a connection for the whole request deadline (a

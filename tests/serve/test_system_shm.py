@@ -110,7 +110,7 @@ class SystemSharedMemory(ServerTestCase):
             with self.subTest(client=type(client).__module__):
                 self.expect_error(lambda: client.register_system_shared_memory("in", self.input_key + "\0x",
                                                                               2 * TOUCH_BYTES),
-                                  "the key contains a NUL byte")
+                                  "holds U+0000, a control character")
         self.assertEqual(self.http.get_system_shared_memory_status(), [])
         self.register(self.http)
         self.run_touch(httpclient, self.http, 0, 0)

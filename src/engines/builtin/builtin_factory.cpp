@@ -29,6 +29,14 @@ std::size_t input_elements(std::string_view spec, const builtin_options& options
 
 void validate_builtin_spec(std::string_view spec) { (void)builtin::parse_workload_spec(spec); }
 
+std::size_t builtin_weight_bytes(std::string_view spec) {
+  const builtin::workload_spec parsed = builtin::parse_workload_spec(spec);
+  const auto* mlp = std::get_if<builtin::mlp_spec>(&parsed);
+  if (mlp == nullptr) return 0;
+  const auto width = static_cast<std::size_t>(mlp->width);
+  return static_cast<std::size_t>(mlp->layers) * width * width * 2;  // fp16; the spec bounds them
+}
+
 std::unique_ptr<host_reference_engine> make_builtin_engine(std::string_view spec, const builtin_options& options) {
   const builtin::workload_spec parsed = builtin::parse_workload_spec(spec);
   return std::visit(

@@ -1,0 +1,34 @@
+// Which user a client is, when it is a process of this machine: the owner of its TCP socket, as
+// the kernel's socket tables (/proc/net/tcp, /proc/net/tcp6) list it. A client elsewhere has no
+// socket in them. The server listens on TCP only, so SO_PEERCRED (a Unix socket's credentials)
+// does not apply; the tables give the same answer for a loopback or local-address client, in
+// the server's network namespace (a container's peers are those of its pod or its own).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ferry::serve {
+
+// The client's end of a connection, and the server's port it reached.
+struct peer_endpoint {
+  std::string address;  // "127.0.0.1", "::1", "::ffff:127.0.0.1"
+  std::uint16_t port = 0;
+  std::uint16_t server_port = 0;
+};
+
+// The uid owning the client's socket, when the client runs on this machine; nothing otherwise
+// (or when the tables cannot be read).
+[[nodiscard]] std::optional<unsigned> local_peer_uid(const peer_endpoint& peer);
+
+// The same, over the text of one table (/proc/net/tcp or /proc/net/tcp6): the uid of the socket
+// whose local end is the client's address and port and whose remote port is the server's.
+[[nodiscard]] std::optional<unsigned> find_socket_owner(std::string_view table, const peer_endpoint& peer);
+
+// gRPC's peer text ("ipv4:127.0.0.1:5000", "ipv6:[::1]:5000") as an endpoint; nothing for any
+// other kind of peer.
+[[nodiscard]] std::optional<peer_endpoint> parse_grpc_peer(std::string_view peer, std::uint16_t server_port);
+
+}  // namespace ferry::serve
