@@ -80,7 +80,8 @@ start_torch_build() {
   [[ ${GPU_TORCH:-0} == 1 ]] && wanted=1
   ((wanted)) || return 0
   [[ $GPU_SETS == *" encoder "* ]] && exports="$exports encoder-s128 encoder-s384"
-  [[ $GPU_SETS == *" torch-graphs "* || $GPU_SETS == *" serve-graphs "* ]] && exports="$exports mobilenet-v3-small"
+  [[ $GPU_SETS == *" torch-graphs "* || $GPU_SETS == *" serve-graphs "* || $GPU_SETS == *" shm-gap "* ]] &&
+    exports="$exports mobilenet-v3-small"
   [[ $GPU_SETS == *" serve-model "* || $GPU_SETS == *" text-serve "* ]] && eager=(--save-eager)
   local text=0
   [[ $GPU_SETS == *" text-model "* || $GPU_SETS == *" text-serve "* ]] && text=1
