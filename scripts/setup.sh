@@ -27,7 +27,8 @@ if [[ $purpose == test ]]; then
   packages+=(python3-matplotlib  # plot_bench.py's test, and `ferry bench --plot`
              clang-14 libclang-rt-14-dev llvm-14  # sanitizer and fuzz builds: clang, its runtimes, llvm-symbolizer
              clang-format-14 clang-tidy-14  # scripts/lint.sh: the formatter and the linter
-             shellcheck)  # the scripts are checked in CI, since CI cannot run the GPU host's
+             shellcheck  # the scripts are checked in CI, since CI cannot run the GPU host's
+             unzip)  # scripts/check_torch_backend.sh unpacks PyTorch's wheel
 fi
 missing=()
 for p in "${packages[@]}"; do
