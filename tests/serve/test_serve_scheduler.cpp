@@ -15,9 +15,9 @@
 #include <thread>
 #include <vector>
 
-#include "serve/batch_io.hpp"
-#include "serve/model_scheduler.hpp"
+#include "serve/execution/batch_io.hpp"
 #include "serve/request_error.hpp"
+#include "serve/scheduling/model_scheduler.hpp"
 #include "support/serve_errors.hpp"
 #include "support/test_gate.hpp"
 
