@@ -2,7 +2,7 @@
 // the scheduler: host_executor (built-in workloads computed on the CPU, for machines without a
 // GPU) and session_executor (ferry sessions on the GPUs, with the model's transfer strategy).
 // worker_device tells the scheduler which GPU each worker runs on, so a request whose input
-// already sits in one GPU's memory is run by a worker of that GPU (model_scheduler.hpp).
+// already sits in one GPU's memory is run by a worker of that GPU (worker_placement.hpp).
 #pragma once
 
 #include <optional>

@@ -1,15 +1,14 @@
 #include "serve/scheduling/model_scheduler.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <exception>
-#include <iterator>
 
 #include "ferry/device_fault.hpp"
 #include "ferry/error.hpp"
 #include "ferry/index_check.hpp"
 #include "serve/device_fault_report.hpp"
 #include "serve/request_error.hpp"
+#include "serve/scheduling/request_placement.hpp"
 
 namespace ferry::serve {
 namespace {
@@ -18,18 +17,12 @@ std::uint64_t ns_between(steady_time a, steady_time b) {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count());
 }
 
-}  // namespace
+template <class Duration>
+std::string ms(Duration d) {
+  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
+}
 
-struct model_scheduler::job {
-  submission work;
-  std::optional<int> gpu;  // set: only this GPU's workers may run it (its CUDA inputs are there)
-  infer_response response;
-  std::exception_ptr failure;  // set: the run failed, answer with this instead
-  infer_callback done;
-  steady_time arrived;
-  steady_time started;
-  std::optional<deadline_table::iterator> deadline;  // its entry while queued with a deadline
-};
+}  // namespace
 
 model_scheduler::model_scheduler(std::string model, std::string version, std::shared_ptr<executor> exec,
                                  model_signature signature, batching_rules rules, model_statistics& stats,
@@ -38,27 +31,12 @@ model_scheduler::model_scheduler(std::string model, std::string version, std::sh
       version_(std::move(version)),
       exec_(std::move(exec)),
       signature_(std::move(signature)),
-      rules_(rules),
       stats_(stats),
-      max_queue_size_(max_queue_size),
+      queue_(max_queue_size),
+      batcher_(rules),
+      placement_(*exec_),
       up_(exec_->workers()) {
   const int n = exec_->workers();
-  for (int i = 0; i < n; ++i) {
-    const std::optional<int> device = exec_->worker_device(i);
-    auto found = std::find(group_devices_.begin(), group_devices_.end(), device);
-    if (found == group_devices_.end()) {
-      group_devices_.push_back(device);
-      loads_.push_back({.device = device.value_or(-1), .busy = 0, .total = 0});
-      running_.push_back(0);
-      wake_.emplace_back();
-      if (device) gpus_.push_back(*device);
-      found = std::prev(group_devices_.end());
-    }
-    group_of_.push_back(static_cast<std::size_t>(found - group_devices_.begin()));
-    // Busy until its thread first waits for work.
-    ++loads_[group_of_.back()].total;
-    ++loads_[group_of_.back()].busy;
-  }
   for (int i = 0; i < n; ++i) workers_.emplace_back([this, i] { work(i); });
   deadline_thread_ = std::thread([this] { expire(); });
   up_.wait();
@@ -67,40 +45,32 @@ model_scheduler::model_scheduler(std::string model, std::string version, std::sh
 model_scheduler::~model_scheduler() {
   {
     const std::lock_guard lock(mutex_);
-    stopping_ = true;
-    for (auto& w : wake_) w.notify_all();
+    lifecycle_.shut_down();
+    placement_.wake_all();
     deadline_changed_.notify_all();
   }
   for (auto& t : workers_)
     if (t.joinable()) t.join();
   if (deadline_thread_.joinable()) deadline_thread_.join();
-  std::deque<std::unique_ptr<job>> left;
-  left.swap(queue_);
-  deadlines_.clear();
-  for (auto& j : left) {
+  // Every thread is gone: nothing else touches the queue now.
+  for (auto& r : queue_.take_all()) {
     auto why =
         std::make_exception_ptr(request_error(error_status::unavailable, "model '" + model_ + "' is shutting down"));
-    fail(std::move(j), std::move(why));
+    fail(std::move(r), std::move(why));
   }
 }
 
 void model_scheduler::submit(submission work, infer_callback done) {
-  auto j = std::make_unique<job>();
+  auto r = std::make_unique<scheduled_request>();
   // Refused now, not queued: no worker would ever take it.
-  j->gpu = required_gpu(work.request, gpus_, model_);
-  j->work = std::move(work);
-  j->done = std::move(done);
-  j->arrived = std::chrono::steady_clock::now();
-  std::optional<steady_time> deadline;
-  // A timeout so long that the deadline would overflow the clock is no deadline.
-  if (j->work.timeout &&
-      j->work.timeout->count() <
-          std::chrono::duration_cast<std::chrono::microseconds>(steady_time::max() - j->arrived).count())
-    deadline = j->arrived + *j->work.timeout;
+  r->gpu = required_gpu(work.request, placement_.gpus(), model_);
+  r->work = std::move(work);
+  r->done = std::move(done);
+  r->arrived = std::chrono::steady_clock::now();
+  const std::optional<steady_time> deadline = deadline_after(r->arrived, r->work.timeout);
   std::unique_lock lock(mutex_);
-  if (unloading_) throw request_error(error_status::unavailable, "model '" + model_ + "' is being unloaded");
-  if (stopping_) throw request_error(error_status::unavailable, "model '" + model_ + "' is shutting down");
-  if (max_queue_size_ > 0 && queue_.size() >= max_queue_size_) {
+  if (const auto refused = lifecycle_.refusal(model_)) throw request_error(error_status::unavailable, *refused);
+  if (queue_.full()) {
     const std::size_t waiting = queue_.size();
     lock.unlock();
     stats_.record_failure(0, failure_reason::rejected);
@@ -108,15 +78,8 @@ void model_scheduler::submit(submission work, infer_callback done) {
                         "model '" + model_ + "' is busy: " + std::to_string(waiting) +
                             " requests wait for a worker, its max_queue_size; try again later");
   }
-  if (deadline) {
-    j->deadline = deadlines_.emplace(*deadline, j.get());
-    // Only a deadline before the deadline thread next looks needs it awake sooner. With one
-    // timeout for every request, each new deadline is later than the one it sleeps until, so
-    // requests do not wake it one by one.
-    if (*deadline < deadline_wake_) deadline_changed_.notify_one();
-  }
-  queue_.push_back(std::move(j));
-  offer_work();
+  if (queue_.push(std::move(r), deadline)) deadline_changed_.notify_one();
+  placement_.offer(queue_);
 }
 
 pending_response model_scheduler::submit(submission work) {
@@ -133,45 +96,35 @@ pending_response model_scheduler::submit(submission work) {
 
 void model_scheduler::expire() {
   std::unique_lock lock(mutex_);
-  while (!stopping_) {
-    if (deadlines_.empty()) {
-      deadline_wake_ = steady_time::max();
+  while (lifecycle_.threads_run()) {
+    const std::optional<steady_time> first = queue_.first_deadline();
+    if (!first) {
+      queue_.deadline_thread_sleeps_until(steady_time::max());
       deadline_changed_.wait(lock);
       continue;
     }
-    const steady_time first = deadlines_.begin()->first;
-    if (std::chrono::steady_clock::now() < first) {
-      deadline_wake_ = first;
-      deadline_changed_.wait_until(lock, first);
+    if (std::chrono::steady_clock::now() < *first) {
+      queue_.deadline_thread_sleeps_until(*first);
+      deadline_changed_.wait_until(lock, *first);
       continue;
     }
-    std::vector<std::unique_ptr<job>> late;
     const auto now = std::chrono::steady_clock::now();
-    while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
-      job* const j = deadlines_.begin()->second;
-      deadlines_.erase(deadlines_.begin());
-      const auto it = std::find_if(queue_.begin(), queue_.end(), [j](const auto& q) { return q.get() == j; });
-      late.push_back(std::move(*it));
-      queue_.erase(it);
-    }
+    batch late = queue_.withdraw_expired(now);
     // Outside the lock: dropping a request may unmap its shared-memory regions, and its callback
     // hands the answer to its front end.
     lock.unlock();
-    const auto ms = [](auto d) {
-      return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
-    };
-    for (auto& j : late) {
-      stats_.record_failure(ns_between(j->arrived, now), failure_reason::rejected);
-      const auto waited = now - j->arrived;
-      const auto timeout = *j->work.timeout;
+    for (auto& r : late) {
+      stats_.record_failure(ns_between(r->arrived, now), failure_reason::rejected);
+      const auto waited = now - r->arrived;
+      const auto timeout = *r->work.timeout;
       auto why = std::make_exception_ptr(request_error(
           error_status::timed_out, "model '" + model_ + "': the request timed out: no worker started it within its " +
                                        "timeout of " + ms(timeout) + " ms (it waited " + ms(waited) +
                                        " ms in the queue)"));
-      fail(std::move(j), std::move(why));
+      fail(std::move(r), std::move(why));
     }
     lock.lock();
-    if (unloading_) idle_.notify_all();  // the queue may be empty now
+    if (lifecycle_.stop_began()) idle_.notify_all();  // the queue may be empty now
   }
 }
 
@@ -182,23 +135,22 @@ std::size_t model_scheduler::pending() const {
 
 std::vector<std::pair<std::optional<int>, std::size_t>> model_scheduler::running() const {
   const std::lock_guard lock(mutex_);
-  std::vector<std::pair<std::optional<int>, std::size_t>> list;
-  for (std::size_t g = 0; g < group_devices_.size(); ++g) list.emplace_back(group_devices_[g], running_[g]);
-  return list;
+  return placement_.running();
+}
+
+scheduler_state model_scheduler::state() const {
+  const std::lock_guard lock(mutex_);
+  return lifecycle_.state();
 }
 
 void model_scheduler::stop() {
   std::unique_lock lock(mutex_);
-  if (stopped_) return;
-  unloading_ = true;
+  if (!lifecycle_.begin_drain()) return;
   // Every request admitted before now is answered as usual: queued ones are run (or expire at
   // their deadline), running ones finish; none is dropped or answered with another's data.
-  idle_.wait(lock, [this] {
-    return queue_.empty() && std::all_of(running_.begin(), running_.end(), [](std::size_t n) { return n == 0; });
-  });
-  stopping_ = true;
-  stopped_ = true;
-  for (auto& w : wake_) w.notify_all();
+  idle_.wait(lock, [this] { return queue_.empty() && placement_.none_running(); });
+  if (!lifecycle_.finish_drain()) return;  // another stop() call got here first and joins
+  placement_.wake_all();
   deadline_changed_.notify_all();
   lock.unlock();
   for (auto& t : workers_) t.join();
@@ -208,93 +160,47 @@ void model_scheduler::stop() {
   exec_.reset();
 }
 
-std::optional<std::size_t> model_scheduler::group_for_unplaced() const {
-  if (loads_.empty()) return std::nullopt;
-  return placement_.peek(loads_);
-}
-
-bool model_scheduler::may_run(std::size_t g, const job& j, std::optional<std::size_t> unplaced_group) const {
-  return j.gpu ? group_devices_[g] == j.gpu : unplaced_group == g;
-}
-
-// A group is woken whenever its work may have changed: a request arrived (submit), or a worker
-// took a batch (what is left, and which group takes unplaced requests, changed). A worker that
-// finishes a batch needs no wake-up call: that only makes its own group likelier to take work,
-// and it looks at the queue itself next. A woken worker that finds nothing waits again without
-// waking anyone, so idle workers never wake each other in a loop.
-void model_scheduler::offer_work() {
-  const auto unplaced = group_for_unplaced();
-  for (std::size_t g = 0; g < loads_.size(); ++g) {
-    if (loads_[g].busy == loads_[g].total) continue;  // no idle worker
-    if (std::any_of(queue_.begin(), queue_.end(), [&](const auto& j) { return may_run(g, *j, unplaced); }))
-      wake_[g].notify_one();
-  }
-}
-
-std::vector<std::unique_ptr<model_scheduler::job>> model_scheduler::next_batch(std::size_t g,
-                                                                               std::unique_lock<std::mutex>& lock) {
-  std::vector<queued_request> view;    // what group g may run, in arrival order
-  std::vector<std::size_t> positions;  // where each entry of view is in queue_
+model_scheduler::batch model_scheduler::next_batch(std::size_t g, std::unique_lock<std::mutex>& lock) {
   for (;;) {
-    if (stopping_) return {};
-    const auto unplaced = group_for_unplaced();
-    view.clear();
-    positions.clear();
-    for (std::size_t i = 0; i < queue_.size(); ++i)
-      if (may_run(g, *queue_[i], unplaced)) {
-        view.push_back({queue_[i]->work.plan.rows, queue_[i]->arrived});
-        positions.push_back(i);
-      }
-    const batch_decision d = decide_batch(view, rules_, std::chrono::steady_clock::now());
-    if (d.take > 0) {
-      std::vector<std::unique_ptr<job>> batch;
-      for (std::size_t k = 0; k < d.take; ++k) {
-        auto& j = queue_[positions[k]];
-        if (j->deadline) deadlines_.erase(*std::exchange(j->deadline, std::nullopt));  // it runs: no timeout now
-        batch.push_back(std::move(j));
-      }
-      std::erase(queue_, nullptr);
-      return batch;
-    }
-    if (d.wait_until)
-      wake_[g].wait_until(lock, *d.wait_until);
-    else
-      wake_[g].wait(lock);
+    if (!lifecycle_.threads_run()) return {};
+    const auto unplaced = placement_.group_for_unplaced();
+    batcher::formed formed =
+        batcher_.form(queue_, [&](const scheduled_request& r) { return placement_.may_run(g, r, unplaced); });
+    if (!formed.batch.empty()) return std::move(formed.batch);
+    placement_.wait(g, lock, formed.wait_until);
   }
 }
 
 void model_scheduler::work(int worker) {
-  const std::size_t g = group_of_[static_cast<std::size_t>(worker)];
+  const std::size_t g = placement_.group_of(worker);
   std::unique_lock lock(mutex_);
-  --loads_[g].busy;
+  placement_.worker_waiting(g);
   up_.count_down();
   for (;;) {
-    std::vector<std::unique_ptr<job>> batch = next_batch(g, lock);
-    if (batch.empty()) return;  // stopping
-    ++loads_[g].busy;
-    running_[g] += batch.size();
-    placement_.taken(g, loads_.size());
+    batch jobs = next_batch(g, lock);
+    if (jobs.empty()) return;  // the threads stop
+    placement_.batch_started(g, jobs.size());
     // Others may form the next batch from what is left while this one runs.
-    offer_work();
+    placement_.offer(queue_);
     lock.unlock();
     const auto now = std::chrono::steady_clock::now();
-    for (auto& j : batch) j->started = now;
-    run(batch, worker);
+    for (auto& r : jobs) r->started = now;
+    run(jobs, worker);
     lock.lock();
-    --loads_[g].busy;
+    placement_.batch_run(g);
     // Answered only now that the load says this batch is over: a client sending its next request
     // as soon as it has this answer finds this worker free, so placement sees the real load.
     // Outside the lock: dropping a request may unmap its shared-memory regions.
-    const std::size_t answered = batch.size();
+    const std::size_t answered = jobs.size();
     lock.unlock();
-    answer(std::move(batch));
+    answer(std::move(jobs));
     lock.lock();
-    running_[g] -= answered;
-    if (unloading_) idle_.notify_all();
+    placement_.batch_answered(g, answered);
+    if (lifecycle_.stop_began()) idle_.notify_all();
   }
 }
 
-void model_scheduler::run(std::span<const std::unique_ptr<job>> jobs, int worker) {
+void model_scheduler::run(std::span<const std::unique_ptr<scheduled_request>> jobs, int worker) {
   std::vector<batch_item> items;
   std::int64_t rows = 0;
   for (const auto& j : jobs) {
@@ -337,7 +243,7 @@ void model_scheduler::run(std::span<const std::unique_ptr<job>> jobs, int worker
   }
 }
 
-void model_scheduler::answer(std::vector<std::unique_ptr<job>> jobs) {
+void model_scheduler::answer(batch jobs) {
   for (auto& j : jobs) {
     infer_callback done = std::move(j->done);
     infer_result result{std::move(j->response), j->failure};
@@ -346,9 +252,9 @@ void model_scheduler::answer(std::vector<std::unique_ptr<job>> jobs) {
   }
 }
 
-void model_scheduler::fail(std::unique_ptr<job> j, std::exception_ptr why) {
-  infer_callback done = std::move(j->done);
-  j.reset();
+void model_scheduler::fail(std::unique_ptr<scheduled_request> r, std::exception_ptr why) {
+  infer_callback done = std::move(r->done);
+  r.reset();
   done(infer_result{{}, std::move(why)});
 }
 

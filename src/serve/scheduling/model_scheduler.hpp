@@ -1,22 +1,28 @@
-// One model's request queue and the workers that drain it (docs/ARCHITECTURE.md §4 slots, seen from the
-// server): each worker forms a batch with decide_batch, runs it on the executor and answers every
-// request in it from its own rows. Workers run batches concurrently, so a slow batch holds one
-// worker, not the queue; a batch whose run fails is retried request by request, so only the
-// request that fails gets the error.
+// One model's request queue and the workers that drain it (docs/ARCHITECTURE.md §4 slots, seen
+// from the server): each worker forms a batch, runs it on the executor and answers every request
+// in it from its own rows. Workers run batches concurrently, so a slow batch holds one worker, not
+// the queue; a batch whose run fails is retried request by request, so only the request that
+// fails gets the error.
 //
-// Workers are grouped by the GPU they run on (executor::worker_device). A request whose inputs
-// are in a CUDA region is only seen by its GPU's workers; one without may run anywhere and is
-// seen by the group the library's placement_policy picks to spread load (request_placement.hpp). A worker forms its
-// batch with decide_batch over the requests it sees, in arrival order, so batching works as before within each GPU.
-// Each group has its own condition variable, woken when it has something to take, so a request is never left waiting
-// while a worker that may run it sleeps.
+// The scheduler composes four parts, each in its own file, and owns the threads and the one
+// mutex they share:
+//   request_queue        the waiting requests in arrival order and their deadlines
+//                        (back-pressure: at most max_queue_size wait, one more is refused at once
+//                        as unavailable; a request still queued at its timeout is withdrawn by
+//                        the deadline thread and answered timed_out, so no front-end thread waits
+//                        for it)
+//   batcher              a group's next batch from the queue (batching_policy)
+//   worker_placement     the workers grouped by GPU, which group sees a request, their load
+//                        (request_placement), and the condition variables idle workers wait on
+//   scheduler_lifecycle  ready / draining / unloaded / shutting_down, and its transitions
 //
-// Back-pressure: at most max_queue_size requests wait (0 for no limit); one more is refused at
-// once as unavailable. A request may have a timeout: still queued when it passes, it is taken out
-// of the queue and answered timed_out by the scheduler's deadline thread, so no front-end thread
-// waits for it. Once a worker has started it, it is waited for however long it runs: the run
-// reads the client's buffers (an HTTP body, a gRPC message), which must outlive it, and no request
-// is ever answered with a result that is not its own.
+// Thread safety: `mutex_` guards all four parts and is the only lock; none of them locks on its
+// own. A request is in exactly one place at a time, moved as a unique_ptr: the queue, one
+// worker's batch, or the hands of the thread answering it. Callbacks are called, and requests
+// dropped (which may unmap their shared-memory regions), outside the lock. Once a worker has
+// started a request it is waited for however long it runs: the run reads the client's buffers
+// (an HTTP body, a gRPC message), which must outlive it, and no request is ever answered with a
+// result that is not its own.
 //
 // Answers are delivered asynchronously: each request's callback is called exactly once, with its
 // response or its error, on the thread that settled it (a worker, the deadline thread, or the
@@ -27,72 +33,31 @@
 // so an unloaded model's memory comes back while callers may still hold the scheduler.
 #pragma once
 
-#include <chrono>
 #include <condition_variable>
 #include <cstddef>
-#include <cstdint>
-#include <deque>
 #include <exception>
-#include <functional>
-#include <future>
 #include <latch>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
-#include "ferry/placement.hpp"
+#include "serve/control/model_signature.hpp"
 #include "serve/execution/executor.hpp"
 #include "serve/observability/model_statistics.hpp"
+#include "serve/scheduling/batcher.hpp"
 #include "serve/scheduling/batching_policy.hpp"
-#include "serve/scheduling/request_placement.hpp"
+#include "serve/scheduling/request_queue.hpp"
+#include "serve/scheduling/scheduled_request.hpp"
+#include "serve/scheduling/scheduler_lifecycle.hpp"
+#include "serve/scheduling/submission.hpp"
+#include "serve/scheduling/worker_placement.hpp"
 
 namespace ferry::serve {
-
-// What a queued request needs besides itself: where its shared-memory outputs go.
-struct submission {
-  infer_request request;
-  request_plan plan;
-  std::vector<output_destination> output_destinations;  // see batch_item
-  // Keeps the shared-memory regions the request reads or writes mapped until it is answered,
-  // even when a client unregisters them meanwhile.
-  std::vector<std::shared_ptr<const void>> pinned_regions;
-  // The longest the request may wait for a worker; none: as long as it takes.
-  std::optional<std::chrono::microseconds> timeout;
-};
-
-// A request's outcome: its response, or (failure set) the request_error of its failed run or of
-// its timeout.
-struct infer_result {
-  infer_response response;
-  std::exception_ptr failure;
-};
-
-// Receives a request's outcome. Called exactly once, on a worker or the scheduler's own threads:
-// it must return quickly (hand work elsewhere) and must not throw.
-using infer_callback = std::function<void(infer_result)>;
-
-// A queued request's answer, for callers that wait for it (tests, tools).
-class pending_response {
- public:
-  // Waits for the response and returns it. Throws the request's request_error: that of its failed
-  // run, or timed_out when it was still queued at its deadline (it is then withdrawn, never run).
-  [[nodiscard]] infer_response get() { return answer_.get(); }
-
- private:
-  friend class model_scheduler;
-  explicit pending_response(std::shared_ptr<std::promise<infer_response>> promise)
-      : promise_(std::move(promise)), answer_(promise_->get_future()) {}
-  // Held here too, so the answer (an error's exception object among it) is released by the
-  // caller's thread, never by the scheduler's after the caller has read it: a thread sanitizer
-  // cannot see the exception's reference count, and would report that release as a race.
-  std::shared_ptr<std::promise<infer_response>> promise_;
-  std::future<infer_response> answer_;
-};
 
 class model_scheduler {
  public:
@@ -117,65 +82,48 @@ class model_scheduler {
   // Requests being run now, per device the workers run on (none: the host), in group order.
   [[nodiscard]] std::vector<std::pair<std::optional<int>, std::size_t>> running() const;
   // Refuses new requests (unavailable, "being unloaded"), waits until every request queued or
-  // running has been answered, then stops the workers and releases the executor. Idempotent.
+  // running has been answered, then stops the workers and releases the executor. Idempotent; a
+  // second call while one waits returns with it, leaving the joins and the release to the first.
   void stop();
-  [[nodiscard]] std::size_t max_queue_size() const noexcept { return max_queue_size_; }
+  [[nodiscard]] std::size_t max_queue_size() const noexcept { return queue_.capacity(); }
+  // Where the lifecycle stands (for tests and logs).
+  [[nodiscard]] scheduler_state state() const;
 
  private:
-  struct job;
-  using deadline_table = std::multimap<steady_time, job*>;
+  using batch = std::vector<std::unique_ptr<scheduled_request>>;
   // The deadline thread: withdraws each request still queued at its deadline and answers it
   // timed_out.
   void expire();
   void work(int worker);
-  // Waits for and takes the next batch group `g` may run; empty once stopping.
-  [[nodiscard]] std::vector<std::unique_ptr<job>> next_batch(std::size_t g, std::unique_lock<std::mutex>& lock);
-  // Whether group `g` may run `j` now (under the lock; `unplaced_group` from placement_.peek).
-  [[nodiscard]] bool may_run(std::size_t g, const job& j, std::optional<std::size_t> unplaced_group) const;
-  // Wakes one worker of every group that has something to take (under the lock).
-  void offer_work();
+  // Waits for and takes the next batch group `g` may run; empty once the threads stop.
+  [[nodiscard]] batch next_batch(std::size_t g, std::unique_lock<std::mutex>& lock);
   // Runs `jobs` as one batch (each alone when the batch fails), leaving each its response or failure.
-  void run(std::span<const std::unique_ptr<job>> jobs, int worker);
-  // Calls every job's callback with what run left it.
-  static void answer(std::vector<std::unique_ptr<job>> jobs);
+  void run(std::span<const std::unique_ptr<scheduled_request>> jobs, int worker);
+  // Calls every request's callback with what run left it.
+  static void answer(batch jobs);
   // Fails a request that will never run (timed out, or the scheduler stopping). `why` is the only
   // copy of its error: the message's string is shared by copies of a std::runtime_error, and its
   // count kept by the standard library where a thread sanitizer cannot see it, so no copy may be
   // dropped on this thread once the callback has handed the error to another.
-  static void fail(std::unique_ptr<job> j, std::exception_ptr why);
+  static void fail(std::unique_ptr<scheduled_request> r, std::exception_ptr why);
 
+  // Set at construction, then only read (exec_ is released by stop() once the threads are gone).
   std::string model_, version_;
   std::shared_ptr<executor> exec_;
   model_signature signature_;
-  batching_rules rules_;
-  model_statistics& stats_;
-  std::size_t max_queue_size_;
-  std::vector<int> gpus_;  // the GPUs the model has workers on, for required_gpu
+  model_statistics& stats_;  // thread-safe on its own
+
+  // Guards the four parts below and is waited on through the condition variables after them.
   mutable std::mutex mutex_;
-  std::deque<std::unique_ptr<job>> queue_;
-  // The queued requests that have a deadline, soonest first (each job keeps its entry, erased
-  // when a worker takes it); the deadline thread waits on `deadline_changed_` for the first.
-  deadline_table deadlines_;
+  scheduler_lifecycle lifecycle_;
+  request_queue queue_;
+  batcher batcher_;
+  worker_placement placement_;
+  // The deadline thread waits on it for the queue's first deadline, or a sooner one (submit).
   std::condition_variable deadline_changed_;
-  // When the deadline thread next looks at the table: the first deadline when it went to sleep
-  // (a request a worker took since leaves it there), max while the table is empty. A new
-  // deadline wakes the thread only when it is sooner.
-  steady_time deadline_wake_ = steady_time::max();
-  // Worker groups, one per GPU (or one for the host), by index: the GPU, the load the spreading
-  // rule reads (slots: the group's workers; busy: those not waiting for work, which are those
-  // running a batch once all are up), and the condition variable its idle workers wait on (a
-  // deque: they cannot move).
-  std::vector<std::optional<int>> group_devices_;
-  std::vector<replica_load> loads_;
-  std::deque<std::condition_variable> wake_;
-  std::vector<std::size_t> group_of_;  // per worker
-  placement_policy placement_;         // the spreading rule and its turn for ties
-  [[nodiscard]] std::optional<std::size_t> group_for_unplaced() const;
-  std::vector<std::size_t> running_;  // per group: requests of the batches its workers run
-  std::condition_variable idle_;      // a batch was answered (stop() waits for none left)
-  bool unloading_ = false;            // stop() began: submit refuses
-  bool stopped_ = false;              // workers joined, executor released
-  bool stopping_ = false;
+  // A request was answered or withdrawn while stop() waits for none to be left.
+  std::condition_variable idle_;
+
   std::latch up_;  // counts workers down as they first wait for work
   std::vector<std::thread> workers_;
   std::thread deadline_thread_;

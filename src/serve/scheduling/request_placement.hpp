@@ -1,5 +1,6 @@
 // Which GPU's workers run a queued request: pure rules, tested without threads or GPUs
-// (model_scheduler.cpp applies them under its lock).
+// (model_scheduler.cpp checks required_gpu when a request is queued; worker_placement.cpp spreads
+// the rest under the scheduler's lock).
 //
 // Placement follows the data: a request with an input in a CUDA shared-memory region runs on
 // that region's GPU, where the engine reads it in place or gathers it device-to-device (another
