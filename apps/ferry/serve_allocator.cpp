@@ -10,7 +10,7 @@
 #include <linux/limits.h>
 #include <unistd.h>
 
-#include "serve/memory_release.hpp"
+#include "serve/admission/memory_release.hpp"
 
 namespace ferry::cli {
 namespace {

@@ -15,7 +15,7 @@
 #include "commands.hpp"
 #include "ferry/byte_size.hpp"
 #include "ferry/error.hpp"
-#include "serve/memory_release.hpp"
+#include "serve/admission/memory_release.hpp"
 #include "serve/server.hpp"
 #include "serve_allocator.hpp"
 

@@ -3,8 +3,8 @@
 #include <atomic>
 #include <cstdio>
 
-#include "serve/client_json.hpp"
-#include "serve/model_repository.hpp"
+#include "serve/codec/client_json.hpp"
+#include "serve/control/model_repository.hpp"
 
 namespace ferry::serve {
 

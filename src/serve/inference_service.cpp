@@ -3,12 +3,12 @@
 #include <algorithm>
 
 #include "ferry/device_fault.hpp"
-#include "serve/client_json.hpp"
-#include "serve/cuda_shm_registry.hpp"
+#include "serve/codec/client_json.hpp"
 #include "serve/device_fault_report.hpp"
 #include "serve/request_error.hpp"
-#include "serve/shm_registry.hpp"
-#include "serve/shm_resolution.hpp"
+#include "serve/shm/cuda_shm_registry.hpp"
+#include "serve/shm/shm_registry.hpp"
+#include "serve/shm/shm_resolution.hpp"
 
 namespace ferry::serve {
 

@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
+#include "serve/admission/request_intake.hpp"
+#include "serve/control/model_repository.hpp"
 #include "serve/inference.hpp"
-#include "serve/model_repository.hpp"
-#include "serve/request_intake.hpp"
 
 namespace ferry::serve {
 

@@ -13,14 +13,14 @@
 #include <fmt/format.h>
 
 #include "ferry/device_fault.hpp"
-#include "serve/cuda_shm_registry.hpp"
+#include "serve/admission/memory_release.hpp"
+#include "serve/control/model_repository.hpp"
 #include "serve/device_fault_report.hpp"
-#include "serve/execution_platform.hpp"
+#include "serve/execution/execution_platform.hpp"
 #include "serve/inference_service.hpp"
-#include "serve/listen_addresses.hpp"
-#include "serve/memory_release.hpp"
-#include "serve/model_repository.hpp"
-#include "serve/shm_registry.hpp"
+#include "serve/shm/cuda_shm_registry.hpp"
+#include "serve/shm/shm_registry.hpp"
+#include "serve/transport/listen_addresses.hpp"
 
 namespace ferry::serve {
 namespace {

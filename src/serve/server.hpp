@@ -12,10 +12,10 @@
 #include <filesystem>
 #include <string>
 
-#include "serve/grpc_frontend.hpp"
-#include "serve/http_frontend.hpp"
-#include "serve/model_repository.hpp"
-#include "serve/region_table.hpp"
+#include "serve/control/model_repository.hpp"
+#include "serve/shm/region_table.hpp"
+#include "serve/transport/grpc/grpc_frontend.hpp"
+#include "serve/transport/http/http_frontend.hpp"
 
 namespace ferry::serve {
 

@@ -14,7 +14,7 @@
 #include <google/protobuf/stubs/logging.h>
 
 #include "kserve_v2.pb.h"
-#include "serve/grpc_infer_codec.hpp"
+#include "serve/codec/grpc_infer_codec.hpp"
 #include "serve/request_error.hpp"
 
 #include "fuzz_check.hpp"

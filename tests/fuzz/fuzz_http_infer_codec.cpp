@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "serve/http_infer_codec.hpp"
+#include "serve/codec/http_infer_codec.hpp"
 #include "serve/request_error.hpp"
 
 #include "fuzz_check.hpp"

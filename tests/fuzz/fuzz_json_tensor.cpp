@@ -18,8 +18,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "serve/http_infer_codec.hpp"
-#include "serve/json_tensor.hpp"
+#include "serve/codec/http_infer_codec.hpp"
+#include "serve/codec/json_tensor.hpp"
 #include "serve/request_error.hpp"
 
 #include "fuzz_check.hpp"

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "ferry/error.hpp"
-#include "serve/model_config.hpp"
+#include "serve/control/model_config.hpp"
 
 #include "fuzz_check.hpp"
 

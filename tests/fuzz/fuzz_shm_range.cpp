@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "serve/request_error.hpp"
-#include "serve/shm_range.hpp"
+#include "serve/shm/shm_range.hpp"
 
 #include "fuzz_check.hpp"
 

@@ -13,11 +13,11 @@
 #include <nlohmann/json.hpp>
 
 #include "ferry/error.hpp"
-#include "serve/execution_platform.hpp"
-#include "serve/http_documents.hpp"
-#include "serve/model_choice.hpp"
-#include "serve/model_config.hpp"
-#include "serve/model_repository.hpp"
+#include "serve/control/model_choice.hpp"
+#include "serve/control/model_config.hpp"
+#include "serve/control/model_repository.hpp"
+#include "serve/execution/execution_platform.hpp"
+#include "serve/transport/http/http_documents.hpp"
 #include "support/synthetic_profile.hpp"
 
 namespace {

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <vector>
 
-#include "serve/batching_policy.hpp"
+#include "serve/scheduling/batching_policy.hpp"
 
 namespace {
 

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "serve/client_json.hpp"
+#include "serve/codec/client_json.hpp"
 #include "serve/request_error.hpp"
 #include "support/serve_errors.hpp"
 

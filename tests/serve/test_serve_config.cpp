@@ -4,7 +4,7 @@
 #include <string>
 
 #include "ferry/error.hpp"
-#include "serve/model_config.hpp"
+#include "serve/control/model_config.hpp"
 
 namespace {
 

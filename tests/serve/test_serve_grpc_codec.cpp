@@ -6,7 +6,7 @@
 #include <functional>
 #include <string>
 
-#include "serve/grpc_infer_codec.hpp"
+#include "serve/codec/grpc_infer_codec.hpp"
 #include "serve/request_error.hpp"
 #include "support/serve_errors.hpp"
 

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "serve/http_infer_codec.hpp"
+#include "serve/codec/http_infer_codec.hpp"
 #include "serve/request_error.hpp"
 #include "support/serve_errors.hpp"
 

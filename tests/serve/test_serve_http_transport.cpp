@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "ferry/error.hpp"
-#include "serve/http_transport.hpp"
-#include "serve/request_intake.hpp"
+#include "serve/admission/request_intake.hpp"
+#include "serve/transport/http/http_transport.hpp"
 #include "support/test_gate.hpp"
 
 namespace {

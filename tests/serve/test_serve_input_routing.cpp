@@ -11,13 +11,13 @@
 #include "ferry/buffer.hpp"
 #include "ferry/caller_memory.hpp"
 #include "ferry/error.hpp"
-#include "serve/batch_io.hpp"
-#include "serve/cuda_shm_registry.hpp"
-#include "serve/input_routing.hpp"
+#include "serve/execution/batch_io.hpp"
+#include "serve/execution/input_routing.hpp"
 #include "serve/request_error.hpp"
-#include "serve/shm_range.hpp"
-#include "serve/shm_registry.hpp"
-#include "serve/shm_resolution.hpp"
+#include "serve/shm/cuda_shm_registry.hpp"
+#include "serve/shm/shm_range.hpp"
+#include "serve/shm/shm_registry.hpp"
+#include "serve/shm/shm_resolution.hpp"
 
 namespace {
 

@@ -12,10 +12,10 @@
 
 #include <string>
 
-#include "serve/client_json.hpp"
-#include "serve/peer_group.hpp"
-#include "serve/peer_identity.hpp"
-#include "serve/safe_name.hpp"
+#include "serve/admission/peer_group.hpp"
+#include "serve/admission/peer_identity.hpp"
+#include "serve/codec/client_json.hpp"
+#include "serve/codec/safe_name.hpp"
 
 namespace {
 

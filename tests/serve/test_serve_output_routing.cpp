@@ -9,8 +9,8 @@
 
 #include "ferry/buffer.hpp"
 #include "ferry/error.hpp"
-#include "serve/batch_io.hpp"
-#include "serve/output_routing.hpp"
+#include "serve/execution/batch_io.hpp"
+#include "serve/execution/output_routing.hpp"
 
 namespace {
 

@@ -19,10 +19,10 @@
 
 #include "ferry/error.hpp"
 #include "ferry/placement.hpp"
-#include "serve/batch_io.hpp"
-#include "serve/execution_platform.hpp"
-#include "serve/model_scheduler.hpp"
-#include "serve/request_placement.hpp"
+#include "serve/execution/batch_io.hpp"
+#include "serve/execution/execution_platform.hpp"
+#include "serve/scheduling/model_scheduler.hpp"
+#include "serve/scheduling/request_placement.hpp"
 #include "support/serve_errors.hpp"
 
 namespace {

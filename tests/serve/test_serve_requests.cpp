@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "ferry/error.hpp"
-#include "serve/batch_io.hpp"
-#include "serve/model_signature.hpp"
+#include "serve/control/model_signature.hpp"
+#include "serve/execution/batch_io.hpp"
 #include "serve/request_error.hpp"
 #include "support/serve_errors.hpp"
 

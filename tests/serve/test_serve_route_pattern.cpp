@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "serve/route_pattern.hpp"
+#include "serve/transport/http/route_pattern.hpp"
 
 namespace {
 

@@ -15,9 +15,9 @@
 #include <thread>
 #include <vector>
 
-#include "serve/batch_io.hpp"
-#include "serve/model_scheduler.hpp"
+#include "serve/execution/batch_io.hpp"
 #include "serve/request_error.hpp"
+#include "serve/scheduling/model_scheduler.hpp"
 #include "support/serve_errors.hpp"
 #include "support/test_gate.hpp"
 
@@ -294,6 +294,7 @@ TEST(ServeScheduler, StopAnswersEveryRequestItHadThenReleasesTheExecutor) {
     std::this_thread::sleep_for(1ms);
   }
   EXPECT_EQ(refused, "model 'm' is being unloaded");
+  EXPECT_EQ(scheduler.state(), scheduler_state::draining) << "two requests are held at the gate";
   EXPECT_FALSE(watch.expired()) << "the executor goes only after the requests it runs";
   watch.lock()->held.open();
   stopping.join();
@@ -301,6 +302,7 @@ TEST(ServeScheduler, StopAnswersEveryRequestItHadThenReleasesTheExecutor) {
     EXPECT_EQ(values(requests[i].answer->get()), std::vector<float>{requests[i].x[0] + 1000}) << i;
   for (auto& answer : admitted) EXPECT_EQ(values(answer.get()), std::vector<float>{1099});
   EXPECT_TRUE(watch.expired()) << "stop() releases the executor";
+  EXPECT_EQ(scheduler.state(), scheduler_state::unloaded);
   EXPECT_EQ(scheduler.pending(), 0U);
   scheduler.stop();  // again: nothing to do
 }

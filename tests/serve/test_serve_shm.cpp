@@ -14,12 +14,12 @@
 #include <string>
 
 #include "ferry/error.hpp"
-#include "serve/batch_io.hpp"
-#include "serve/cuda_shm_registry.hpp"
+#include "serve/execution/batch_io.hpp"
 #include "serve/request_error.hpp"
-#include "serve/shm_guarded_copy.hpp"
-#include "serve/shm_registry.hpp"
-#include "serve/shm_resolution.hpp"
+#include "serve/shm/cuda_shm_registry.hpp"
+#include "serve/shm/shm_guarded_copy.hpp"
+#include "serve/shm/shm_registry.hpp"
+#include "serve/shm/shm_resolution.hpp"
 #include "support/serve_errors.hpp"
 
 namespace {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "serve/request_error.hpp"
-#include "serve/shm_registry.hpp"
+#include "serve/shm/shm_registry.hpp"
 
 namespace {
 

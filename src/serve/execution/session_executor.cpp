@@ -1,0 +1,236 @@
+#include "serve/execution/session_executor.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <optional>
+
+#include "core/scoped_device.hpp"
+#include "ferry/buffer.hpp"
+#include "ferry/builtin.hpp"
+#include "ferry/error.hpp"
+#include "ferry/model_engine.hpp"
+#include "ferry/replica_set.hpp"
+#include "ferry/session.hpp"
+#include "serve/control/load_check.hpp"
+#include "serve/execution/batch_io.hpp"
+#include "serve/execution/input_routing.hpp"
+#include "serve/execution/output_routing.hpp"
+
+namespace ferry::serve {
+namespace {
+
+std::uint64_t ns_since(std::chrono::steady_clock::time_point start) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+}
+
+std::uint64_t ms_to_ns(const std::optional<float>& ms) {
+  return ms ? static_cast<std::uint64_t>(static_cast<double>(*ms) * 1e6) : 0;
+}
+
+std::unique_ptr<engine> make_engine(const model_config& config, int device,
+                                    const std::vector<std::filesystem::path>& backend_directories) {
+  if (is_model_engine_spec(config.engine))
+    return load_model_engine(config.engine, {.device = device,
+                                             .max_concurrency = config.inflight * config.instances_per_gpu,
+                                             .backend_directories = backend_directories,
+                                             .index_bounds = config.index_bounds});
+  builtin_options options{.input_bytes = config.input_bytes, .batch = std::max<std::int64_t>(1, config.max_batch)};
+  return make_builtin_engine(config.engine, options);
+}
+
+// The concrete shapes every session of the model binds: the declared shapes, batch = max_batch.
+std::vector<shape_binding> concrete_shapes(const model_signature& signature) {
+  std::vector<shape_binding> shapes;
+  for (const auto& in : signature.inputs) {
+    shape_binding b{in.name, in.shape};
+    if (signature.max_batch > 0) b.dims.front() = signature.max_batch;
+    shapes.push_back(std::move(b));
+  }
+  return shapes;
+}
+
+// What the caller-memory rule needs for each input and output of one GPU's session: tensors may
+// go by different strategies (the model's tensor_strategies), so each has its own.
+struct gpu_facts {
+  int device = 0;
+  std::vector<slot_facts> inputs, outputs;
+};
+
+std::vector<slot_facts> facts_of(const session& s, int device, tensor_role role) {
+  std::vector<slot_facts> facts;
+  for (const auto& spec : s.io())
+    if (spec.role == role)
+      // Only the session's own capture of a slot's pipeline fixes its addresses; graphs an engine
+      // captures of its own run are keyed by the bound addresses, so caller memory still binds.
+      facts.push_back({.strategy = s.strategy_of(spec.name),
+                       .device = device,
+                       .graph_active = s.graph().active && s.graph().kind == graph_kind::pipeline});
+  return facts;
+}
+
+// What the model's platform says of its CUDA graphs ("graph": true), read after warm-up (the
+// engine's own graphs are captured on it): every replica runs the same engine, so the first speaks
+// for all.
+std::string graphs_text(const graph_status& g) {
+  if (!g.active) return "no CUDA graphs (" + g.reason + ")";
+  return g.kind == graph_kind::engine ? "CUDA graphs captured by the engine" : "CUDA graphs of each slot's pipeline";
+}
+
+// The library's replica set: per GPU one engine and one session, the same concrete I/O on every
+// GPU, peer access between them. A model's `instances_per_gpu` instances of `inflight` slots are
+// that GPU's session with instances x inflight slots: each slot has its own stream and engine
+// context, which is what an instance is; the scheduler's workers are those slots, one each.
+std::unique_ptr<replica_set> make_replicas(const model_config& config, const std::vector<device_caps>& gpus,
+                                           const std::vector<std::filesystem::path>& backend_directories,
+                                           model_signature& signature, std::vector<tensor_spec>& declared) {
+  if (gpus.empty()) throw invalid_argument("model '" + config.name + "': no GPU to run it on");
+  // The first GPU's engine is made first: its declared I/O gives the shapes every replica binds.
+  std::unique_ptr<engine> first;
+  {
+    const core::scoped_device on_device(gpus.front().ordinal);
+    first = make_engine(config, gpus.front().ordinal, backend_directories);
+  }
+  declared = first->io();
+  signature = make_signature(declared, config.max_batch, config.name);
+  const auto shapes = concrete_shapes(signature);
+  std::size_t bytes_per_slot = 0;  // every slot's buffers, checked before any is made
+  for (const auto& t : first->resolve(shapes)) bytes_per_slot += t.bytes();
+  check_session_buffers(config, bytes_per_slot, gpus);
+  const session_options options{.strategy = config.strategy,
+                                .inflight = config.inflight * config.instances_per_gpu,
+                                .graph = config.graph ? graph_mode::on : graph_mode::off,
+                                .tensor_strategies = config.tensor_strategies};
+  auto set = std::make_unique<replica_set>(
+      gpus,
+      [&](int device) {
+        if (first) return std::move(first);  // the replica set asks for the first GPU's first
+        return make_engine(config, device, backend_directories);
+      },
+      shapes, options);
+  // Values the model takes (never garbage in an integer input: a bad id would lose the GPU).
+  set->warmup(3, input_data::parse(config.warmup_data));
+  return set;
+}
+
+class session_executor final : public executor {
+ public:
+  session_executor(const model_config& config, const std::vector<device_caps>& gpus,
+                   const std::vector<std::filesystem::path>& backend_directories)
+      : slots_per_gpu_(config.inflight * config.instances_per_gpu),
+        replicas_(make_replicas(config, gpus, backend_directories, signature_, io_)) {
+    for (const auto& spec : replicas_->io())
+      if (spec.role == tensor_role::output) outputs_.push_back(spec);
+    std::string gpu_names;
+    for (std::size_t r = 0; r < replicas_->size(); ++r) {
+      const session& s = replicas_->replica(r);
+      const int device = replicas_->devices()[r];
+      facts_.push_back({device, facts_of(s, device, tensor_role::input), facts_of(s, device, tensor_role::output)});
+      gpu_names += (gpu_names.empty() ? "" : ", ") + fmt::format("GPU {} ({})", device, gpus[r].name);
+    }
+    const std::string overrides = tensor_strategies_text(config.tensor_strategies);
+    platform_ = fmt::format("ferry_gpu: {}, strategy {}{}, {} instance(s) x {} slot(s){}", gpu_names,
+                            to_string(config.strategy), overrides.empty() ? "" : " (" + overrides + ")",
+                            replicas_->size() * static_cast<std::size_t>(config.instances_per_gpu), config.inflight,
+                            config.graph ? ", " + graphs_text(replicas_->replica(0).graph()) : "");
+  }
+
+  [[nodiscard]] const std::vector<tensor_spec>& io() const override { return io_; }
+  [[nodiscard]] int workers() const override { return static_cast<int>(replicas_->size()) * slots_per_gpu_; }
+  [[nodiscard]] std::optional<int> worker_device(int worker) const override { return facts_of_worker(worker).device; }
+  [[nodiscard]] std::string platform() const override { return platform_; }
+
+  batch_timing execute(std::span<batch_item> batch, int worker) override {
+    const gpu_facts& facts = facts_of_worker(worker);
+    const core::scoped_device on_device(facts.device);
+    check_cuda_inputs_on(batch, facts.device);
+    batch_timing timing;
+    auto start = std::chrono::steady_clock::now();
+    // This GPU's session has one slot per worker of the GPU, so a slot is always free here.
+    filling_slot slot = replicas_->replica(replica_of(worker)).acquire();
+    for (std::size_t i = 0; i < slot.input_count(); ++i) {
+      switch (route_input(batch, i, slot.input_spec(i), facts.inputs.at(i))) {
+        case input_route::caller_host:
+        case input_route::caller_device:
+          slot.use_caller_input(i, batch.front().request->inputs[i].data);
+          break;
+        case input_route::gather_on_device:
+          slot.gather_input(i, gather_pieces(batch, i));
+          break;
+        case input_route::gather_on_host:
+          gather_input(batch, i, slot.input(i), gathered_for::device);
+          break;
+      }
+    }
+    const output_plan plan = plan_outputs(batch, signature_, outputs_, facts.outputs);
+    for (const output_step& step : plan.steps) {
+      if (step.route == output_route::response) continue;
+      const std::span<std::byte> range = batch[step.item].output_destinations[step.k].bytes.first(step.bytes);
+      if (step.route == output_route::bind_in_place) {
+        slot.bind_caller_output(step.output, range);
+      } else {
+        const auto view =
+            plan.host_view_needed[step.output] ? filling_slot::host_view::fetched : filling_slot::host_view::skipped;
+        slot.deliver_output(step.output, {step.offset, range}, view);
+      }
+    }
+    slot.upload_resident_inputs();
+    timing.compute_input_ns = ns_since(start);
+
+    start = std::chrono::steady_clock::now();
+    completed_slot done = std::move(slot).submit().wait();
+    done.download_resident_outputs();
+    const std::uint64_t run_ns = ns_since(start);
+    const stage_times stages = done.times();
+    // The stage events bracket every copy of the request on the slot's stream: the strategy's,
+    // the gathers from shared memory, and the deliveries into it. Triton counts them as moving
+    // inputs in and outputs out.
+    const std::uint64_t h2d = ms_to_ns(stages.h2d_ms);
+    const std::uint64_t d2h = ms_to_ns(stages.d2h_ms);
+    timing.compute_input_ns += h2d;
+    timing.compute_infer_ns = run_ns > h2d + d2h ? run_ns - h2d - d2h : run_ns;
+
+    start = std::chrono::steady_clock::now();
+    std::vector<std::span<const std::byte>> host_views(outputs_.size());
+    for (std::size_t i = 0; i < outputs_.size(); ++i)
+      if (plan.host_view_needed[i]) host_views[i] = done.output(i);
+    answer_outputs(batch, plan, outputs_, host_views, signature_.max_batch > 0);
+    timing.compute_output_ns = ns_since(start) + d2h;
+    return timing;
+  }
+
+ private:
+  // Worker w drives a slot of replica w / slots_per_gpu: each GPU's workers keep its slots busy.
+  [[nodiscard]] std::size_t replica_of(int worker) const { return static_cast<std::size_t>(worker / slots_per_gpu_); }
+  [[nodiscard]] const gpu_facts& facts_of_worker(int worker) const { return facts_.at(replica_of(worker)); }
+
+  // Input `index` of every item, one after another: the ranges filling_slot::gather_input copies.
+  static std::vector<gather_piece> gather_pieces(std::span<const batch_item> batch, std::size_t index) {
+    std::vector<gather_piece> pieces;
+    std::size_t offset = 0;
+    for (const auto& item : batch) {
+      const std::span<const std::byte> data = item.request->inputs.at(index).data;
+      pieces.push_back({data, offset});
+      offset += data.size();
+    }
+    return pieces;
+  }
+
+  int slots_per_gpu_;
+  std::vector<tensor_spec> io_;  // declared (dynamic dims as such): what metadata reports
+  model_signature signature_;
+  std::unique_ptr<replica_set> replicas_;
+  std::vector<tensor_spec> outputs_;  // the concrete outputs every session runs with
+  std::vector<gpu_facts> facts_;      // per replica
+  std::string platform_;
+};
+
+}  // namespace
+
+std::unique_ptr<executor> make_session_executor(const model_config& config, const std::vector<device_caps>& gpus,
+                                                const std::vector<std::filesystem::path>& backend_directories) {
+  return std::make_unique<session_executor>(config, gpus, backend_directories);
+}
+
+}  // namespace ferry::serve

@@ -1,0 +1,134 @@
+#include "serve/shm/cuda_shm_registry.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <cstring>
+#include <optional>
+
+#include "core/ipc_memory.hpp"
+#include "core/scoped_device.hpp"
+#include "ferry/data_location.hpp"
+#include "ferry/error.hpp"
+#include "serve/codec/safe_name.hpp"
+#include "serve/request_error.hpp"
+#include "serve/shm/shm_range.hpp"
+
+namespace ferry::serve {
+
+struct cuda_shm_registry::region {
+  cuda_shm_region_status status;
+  core::ipc_memory memory;  // closed on its device when the last pin goes
+};
+
+cuda_shm_registry::cuda_shm_registry(int gpus, std::string no_gpu_reason, std::size_t max_regions)
+    : gpus_(gpus),
+      no_gpu_reason_(std::move(no_gpu_reason)),
+      regions_("CUDA shared-memory region", max_regions, "--max-cuda-shm-regions") {}
+
+cuda_shm_registry::~cuda_shm_registry() = default;
+
+void cuda_shm_registry::register_region(const std::string& name, std::string_view raw_handle, std::int64_t device_id,
+                                        std::size_t byte_size) {
+  if (const auto why = name_problem(name))
+    throw bad_request("CUDA shared-memory region name '" + printable_name(name) + "' " + *why +
+                      ": region names must be printable UTF-8 without / \\ \"");
+  const std::string who = "CUDA shared-memory region '" + name + "'";
+  if (gpus_ == 0)
+    throw request_error(
+        error_status::unavailable,
+        who + ": CUDA shared memory needs a GPU and this server runs on the CPU (" + no_gpu_reason_ + ")");
+  if (byte_size == 0) throw bad_request(who + ": byte_size is 0");
+  if (raw_handle.size() != sizeof(cudaIpcMemHandle_t))
+    throw bad_request(who + ": raw_handle has " + std::to_string(raw_handle.size()) +
+                      " bytes, a cudaIpcMemHandle_t has " + std::to_string(sizeof(cudaIpcMemHandle_t)));
+  if (device_id < 0 || device_id >= gpus_)
+    throw bad_request(who + ": device_id " + std::to_string(device_id) + " is not one of this server's " +
+                      std::to_string(gpus_) + " GPU(s)");
+  regions_.check_free(name);
+  auto r = std::make_shared<region>();
+  r->status = {name, device_id, byte_size};
+  cudaIpcMemHandle_t handle;
+  std::memcpy(&handle, raw_handle.data(), sizeof handle);
+  const int device = static_cast<int>(device_id);
+  try {
+    r->memory = core::ipc_memory(handle, device);
+  } catch (const core::ipc_open_error& e) {
+    throw bad_request(who + ": cudaIpcOpenMemHandle failed: " + cudaGetErrorName(e.code()) + " (" +
+                      cudaGetErrorString(e.code()) + ")");
+  }
+  // The client states byte_size; its last byte must be device memory of the same GPU, or a
+  // request could make the engine read past the exported allocation. (An IPC mapping covers
+  // the whole allocation, so a byte_size within it passes.)
+  std::optional<pointer_facts> last;
+  try {
+    const core::scoped_device on_device(device);  // asked where it was opened
+    last = query_pointer(static_cast<const std::byte*>(r->memory.get()) + (byte_size - 1), 1);
+  } catch (const cuda_error&) {
+    // Not an address CUDA knows: refused below like any other.
+  }
+  if (!last || last->memory != pointer_facts::kind::device || last->device != device)
+    throw bad_request(who + ": byte_size " + std::to_string(byte_size) +
+                      " reaches past the device memory the handle exports");
+  regions_.insert(name, std::move(r));
+}
+
+void cuda_shm_registry::unregister_region(const std::string& name) { regions_.erase(name); }
+void cuda_shm_registry::unregister_all() { regions_.clear(); }
+std::vector<cuda_shm_region_status> cuda_shm_registry::status(const std::string& name) const {
+  return regions_.status(name);
+}
+bool cuda_shm_registry::contains(const std::string& name) const { return regions_.contains(name); }
+
+cuda_shm_range cuda_shm_registry::lookup(const shm_ref& ref, const std::string& tensor,
+                                         std::vector<std::shared_ptr<const void>>& pins) const {
+  auto r = regions_.find(ref.region, tensor);
+  const std::span<std::byte> whole(static_cast<std::byte*>(r->memory.get()), r->status.byte_size);
+  const cuda_shm_range range{checked_range(ref, whole, tensor), static_cast<int>(r->status.device_id)};
+  pins.push_back(std::move(r));
+  return range;
+}
+
+std::string decode_base64(std::string_view text) {
+  const auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  // Triton's C++ clients (perf_analyzer) encode with libb64, which breaks the line every 72
+  // characters and ends with a newline: whitespace is layout, not data.
+  std::string compact;
+  compact.reserve(text.size());
+  for (const char c : text)
+    if (c != '\n' && c != '\r' && c != ' ' && c != '\t') compact += c;
+  text = compact;
+  if (text.size() % 4 != 0)
+    throw bad_request("base64 text of " + std::to_string(text.size()) + " characters is not a multiple of 4");
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); i += 4) {
+    int v[4];
+    int pad = 0;
+    for (int k = 0; k < 4; ++k) {
+      const char c = text[i + static_cast<std::size_t>(k)];
+      const bool last_group = i + 4 == text.size();
+      if (c == '=' && last_group && k >= 2 && (k == 3 || text[i + 3] == '=')) {
+        v[k] = 0;
+        ++pad;
+        continue;
+      }
+      v[k] = value(c);
+      if (v[k] < 0 || pad > 0)
+        throw bad_request("malformed base64 at character " + std::to_string(i + static_cast<std::size_t>(k)));
+    }
+    const std::uint32_t bits = (static_cast<std::uint32_t>(v[0]) << 18) | (static_cast<std::uint32_t>(v[1]) << 12) |
+                               (static_cast<std::uint32_t>(v[2]) << 6) | static_cast<std::uint32_t>(v[3]);
+    out += static_cast<char>((bits >> 16) & 0xFF);
+    if (pad < 2) out += static_cast<char>((bits >> 8) & 0xFF);
+    if (pad < 1) out += static_cast<char>(bits & 0xFF);
+  }
+  return out;
+}
+
+}  // namespace ferry::serve

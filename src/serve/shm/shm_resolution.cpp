@@ -1,0 +1,53 @@
+#include "serve/shm/shm_resolution.hpp"
+
+#include "serve/request_error.hpp"
+#include "serve/shm/cuda_shm_registry.hpp"
+#include "serve/shm/shm_registry.hpp"
+
+namespace ferry::serve {
+namespace {
+
+// Where a shared-memory tensor's range is: a host range, or a device range on a GPU.
+output_destination lookup(const shm_ref& ref, const std::string& tensor, const shm_registry& system,
+                          const cuda_shm_registry* cuda, std::vector<std::shared_ptr<const void>>& pins) {
+  const bool in_cuda = cuda != nullptr && cuda->contains(ref.region);
+  if (in_cuda && system.contains(ref.region))
+    throw bad_request(tensor + ": region '" + ref.region +
+                      "' is registered both as system and as CUDA shared memory; unregister one of them");
+  if (!in_cuda) return {system.lookup(ref, tensor, pins), std::nullopt};
+  const cuda_shm_range range = cuda->lookup(ref, tensor, pins);
+  return {range.bytes, range.device};
+}
+
+}  // namespace
+
+void resolve_shared_memory(infer_request& request, const shm_registry& system, const cuda_shm_registry* cuda,
+                           std::vector<output_destination>& outputs, std::vector<std::shared_ptr<const void>>& pins) {
+  for (auto& in : request.inputs) {
+    if (!in.shared_memory) continue;
+    const output_destination where = lookup(*in.shared_memory, "input '" + in.name + "'", system, cuda, pins);
+    in.data = where.bytes;
+    in.cuda_device = where.cuda_device;
+  }
+  outputs.clear();
+  for (const auto& out : request.outputs)
+    outputs.push_back(out.shared_memory ? lookup(*out.shared_memory, "output '" + out.name + "'", system, cuda, pins)
+                                        : output_destination{});
+}
+
+void check_output_ranges(const model_signature& signature, const request_plan& plan, const infer_request& request,
+                         const std::vector<output_destination>& outputs) {
+  for (std::size_t k = 0; k < outputs.size() && k < plan.outputs.size(); ++k) {
+    if (!request.outputs[k].shared_memory) continue;
+    const tensor_spec& spec = signature.outputs[plan.outputs[k]];
+    std::vector<std::int64_t> shape = spec.shape;
+    if (signature.max_batch > 0) shape.front() = plan.rows;
+    const std::size_t needed = element_count(shape) * size_of(spec.type);
+    if (outputs[k].bytes.size() < needed)
+      throw bad_request("output '" + spec.name + "' of shape " + shape_text(shape) + " needs " +
+                        std::to_string(needed) + " bytes; its shared-memory range has " +
+                        std::to_string(outputs[k].bytes.size()));
+  }
+}
+
+}  // namespace ferry::serve

@@ -1,0 +1,30 @@
+// Looking up a request's shared-memory tensors, before it is queued: each input's data and each
+// requested output's destination become the checked range of its region, system or CUDA, and
+// every region used stays pinned (mapped, its IPC handle open) until the request is answered.
+// Protocol-neutral: HTTP and gRPC requests go through the same code.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "serve/control/model_signature.hpp"
+#include "serve/inference.hpp"
+
+namespace ferry::serve {
+
+class shm_registry;
+class cuda_shm_registry;
+
+// Points every shared-memory input's data at its range (device memory, with cuda_device set, for
+// a CUDA region) and returns in `outputs` one destination per entry of request.outputs (empty for
+// outputs returned in the response). `cuda` may be null (no CUDA regions). Throws request_error:
+// not_found for a region registered nowhere, bad_request for a range outside its region or a
+// name registered both as a system and as a CUDA region (ambiguous).
+void resolve_shared_memory(infer_request& request, const shm_registry& system, const cuda_shm_registry* cuda,
+                           std::vector<output_destination>& outputs, std::vector<std::shared_ptr<const void>>& pins);
+
+// Checks that every shared-memory output range can hold its output. Throws request_error(bad_request).
+void check_output_ranges(const model_signature& signature, const request_plan& plan, const infer_request& request,
+                         const std::vector<output_destination>& outputs);
+
+}  // namespace ferry::serve
