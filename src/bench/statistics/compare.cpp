@@ -387,7 +387,8 @@ std::string render_comparison(const report_comparison& comparison, const std::st
     out += fmt::format("{}  {}  {}  {:>8.1f}%  {}  {}  {:>9}  {}  {}{}{}{}{}\n", pad(c.label, width),
                        figure(c.a, c.noise_a, figure_width), figure(c.b, c.noise_b, figure_width), 100 * c.threshold,
                        gpu_a, gpu_b, gpu_threshold, pad(std::string(moved), moved_width), verdict_text(c, throughput),
-                       host_text(c), gpu_verdict, c.between_trials ? " t" : "", c.noise_estimated ? " *" : "");
+                       host_text(c), gpu_verdict, c.between_trials || (c.gpu && c.gpu->between_trials) ? " t" : "",
+                       c.noise_estimated ? " *" : "");
   }
   out += fmt::format("\n{} of {} cells differ beyond their noise ({} measured in both).\n", comparison.differing,
                      comparison.cells.size(), comparison.compared);
