@@ -234,7 +234,8 @@ struct strategy_result {
   double cuda_probe_us = 0;
   double cuda_probe_spread = 0;
   // The host's memory bandwidth over the cell, likewise: a copy of 8 MB between two host buffers
-  // (bytes read + written per second), timed beside the requests about every 0.1 s. Large pageable, staged and
+  // (bytes read + written per second), timed between requests about every 0.1 s where they run one
+  // at a time, before and after the clients where several run at once. Large pageable, staged and
   // host-path requests move with it (the CPU writes and reads every byte); the GPU's own time does not. 0: not measured
   // (older reports).
   double host_copy_gbps = 0;
