@@ -3,6 +3,7 @@
 // The sweep itself lives in the library (ferry/bench/matrix.hpp); this file parses and prints.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -100,6 +101,7 @@ void add_compare_command(CLI::App& bench) {
     std::vector<std::string> files;
     std::string json;
     double fail_above = -1;  // percent; < 0: never fail
+    std::string on = "both";
     bool allow_different_hosts = false;
   };
   auto f = std::make_shared<compare_flags>();
@@ -107,10 +109,16 @@ void add_compare_command(CLI::App& bench) {
   cmd->add_option("reports", f->files, "A.json B.json")->required()->expected(2)->check(CLI::ExistingFile);
   cmd->add_option("--json", f->json, "also write the comparison here, cell by cell, as JSON");
   cmd->add_option("--fail-above", f->fail_above,
-                  "exit 1 when a cell is slower in B than in A beyond its noise and by more than this percent (a "
-                  "gate for CI); reports that share no measured cell, or fewer than half of either's, are refused "
-                  "(exit 2) instead of passing")
+                  "exit 1 when a cell is slower in B than in A beyond its noise and by more than this percent, on "
+                  "the figure(s) --on names (a gate for CI); reports that share no measured cell, or fewer than half "
+                  "of either's, are refused (exit 2) instead of passing")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--on", f->on,
+                  "the figure --fail-above judges: 'end-to-end' (the median latency, or req/s: what a caller sees, "
+                  "and what a noisy host moves), 'gpu' (the GPU's time per request from CUDA events: copies in, "
+                  "engine, copies out), or 'both' (failing on either; default). Every cell is shown on both; a "
+                  "cell of a report without the GPU figure is judged end to end")
+      ->check(CLI::IsMember({"end-to-end", "gpu", "both"}));
   cmd->add_flag("--allow-different-hosts", f->allow_different_hosts,
                 "compare reports of another GPU, driver, runtime or link (refused otherwise)");
   cmd->callback([f] {
@@ -133,13 +141,20 @@ void add_compare_command(CLI::App& bench) {
     if (!overlap.empty()) std::cerr << "ferry bench compare: warning: " << overlap << '\n';
     if (!f->json.empty()) write_file(f->json, bench::to_json(comparison).dump(2) + "\n");
     if (f->fail_above < 0) return;
-    const auto worse = bench::regressions(comparison, f->fail_above);
+    const bench::judged_figure on = bench::parse_judged_figure(f->on).value_or(bench::judged_figure::both);
+    const auto worse = bench::regressions(comparison, f->fail_above, on);
     if (worse.empty()) return;
+    // A cell slower on both figures is named once per figure, the figure after its change.
     std::string cells;
-    for (const auto* c : worse)
-      cells += fmt::format("{}{} ({:.1f}%)", cells.empty() ? "" : ", ", c->label, 100 * std::abs(c->change));
-    throw error(fmt::format("{} cell{} slower in B by more than {}% beyond the noise: {}", worse.size(),
-                            worse.size() == 1 ? "" : "s", f->fail_above, cells));
+    std::vector<const bench::cell_comparison*> distinct;
+    for (const auto& w : worse) {
+      cells += fmt::format("{}{} ({:.1f}%{})", cells.empty() ? "" : ", ", w.cell->label, 100 * std::abs(w.change),
+                           w.figure == "gpu" ? " on the GPU" : "");
+      if (std::find(distinct.begin(), distinct.end(), w.cell) == distinct.end()) distinct.push_back(w.cell);
+    }
+    throw error(fmt::format("{} cell{} slower in B by more than {}% beyond the noise{}: {}", distinct.size(),
+                            distinct.size() == 1 ? "" : "s", f->fail_above,
+                            on == bench::judged_figure::both ? "" : fmt::format(" (--on {})", f->on), cells));
   });
 }
 
@@ -202,8 +217,11 @@ void add_bench_command(CLI::App& app, std::string command_line) {
                   "GPU's memory free (default 10)")
       ->check(CLI::Range(0.0, 90.0));
   cmd->add_option("--slowdown", f.slowdown_percent,
-                  "a test hook: every timed request waits this percentage of its own latency more before its clock "
-                  "stops, a known change to check `ferry bench compare` against (default 0)")
+                  "a test hook, a known change to check `ferry bench compare` against on both of its figures "
+                  "(default 0): on the GPU, a kernel that spins on the GPU's clock after the engine, on the slot's "
+                  "stream, makes each request's GPU time (gpu_us, from CUDA events) this percentage longer; on the "
+                  "host, each timed request then waits until its end-to-end latency is this percentage longer "
+                  "before its clock stops. The recipe and the floor get the wait alone")
       ->check(CLI::Range(0.0, 1000.0));
   cmd->add_option("--duration", f.duration,
                   "with --objective throughput: the shortest window a cell measures (default 1 s); it goes on until "

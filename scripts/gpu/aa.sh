@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # aa (scripts/gpu_host.sh OUTDIR aa): compare calibrated. The default matrix as A1 B1 A2 A3 B2 A4 B3 (B with
-# --slowdown 10, a real 10% change of every request), each run with AA_FLAGS (default: --max-time
-# 1.5, no link peak, no UM counters: 60-75 s a run); `ferry bench compare --json` for each A/A pair
-# (consecutive A runs: the false rate, every cell) and each A run next to a B run (the true rate,
-# cells of 16 MB and up), summarised by aa_summary.py. A run is not started once it would end past
+# --slowdown 10, a real 10% change of every request on both figures compare judges: a spin kernel
+# makes the GPU's own time 10% longer, a wait on the host the end-to-end latency), each run with
+# AA_FLAGS (default: --max-time 1.5, no link peak, no UM counters: 60-75 s a run); `ferry bench
+# compare --json` for each A/A pair (consecutive A runs: the false rate, every cell, on each figure)
+# and each A run next to a B run (the true rate, cells of 16 MB and up, on the GPU figure with the
+# end-to-end rate beside it), summarised by aa_summary.py. A run is not started once it would end past
 # AA_BUDGET seconds (420): six runs (three A/A pairs, four A/B) are what 7 minutes hold.
 # gpu-set: times-the-host
 set -euo pipefail

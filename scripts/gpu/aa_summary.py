@@ -1,50 +1,106 @@
 #!/usr/bin/env python3
-"""The false and true difference rates of `ferry bench compare` from the aa set's runs:
+"""The false and true difference rates of `ferry bench compare` from the aa set's runs, on both
+figures compare judges (end to end, and the GPU's own time per request):
 
     aa_summary.py OUTDIR
 
 OUTDIR holds aa-runs.txt (the runs in order: A1 B1 A2 ...) and aa-compare-X-Y.json for each pair
-compared. A/A pairs (consecutive A runs) give the false rate over every cell; each A run next to a
-B run (10% slower) gives the true rate over the cells of 16 MB and up.
+compared. A/A pairs (consecutive A runs) give the false rate over every cell, on each figure; each
+A run next to a B run (--slowdown 10: 10% slower on both figures) gives the true rate over the
+cells of 16 MB and up, on the GPU figure with the end-to-end rate beside it. Comparisons written
+before the GPU figure existed (no "gpu" in their cells) count end to end only, and say so.
 """
-import json, pathlib, sys
-out = pathlib.Path(sys.argv[1])
-runs = (out / "aa-runs.txt").read_text().split()
-big = 16 << 20
-measured = ("same", "better", "worse")
-def load(x, y):
+import json
+import pathlib
+import sys
+
+BIG = 16 << 20
+MEASURED = ("same", "better", "worse")
+
+
+def load(out, x, y):
     p = out / f"aa-compare-{x}-{y}.json"
-    return [c for c in json.loads(p.read_text())["cells"] if c["verdict"] in measured] if p.exists() else None
-a_runs = [r for r in runs if r.startswith("A")]
-false_calls = false_total = true_calls = true_total = 0
-nearest = []
-for x, y in zip(a_runs, a_runs[1:]):
-    cells = load(x, y)
-    if cells is None: continue
-    called = [c for c in cells if c["verdict"] != "same"]
-    false_calls += len(called); false_total += len(cells)
-    nearest += [(abs(c["change"]) / c["threshold"] if c["threshold"] > 0 else 0, f"{x}/{y}", c) for c in cells]
-    print(f"A/A {x} vs {y}: {len(called)} of {len(cells)} cells called different"
-          + "".join(f"\n    {c['label']}: {100 * c['change']:+.1f}% (threshold {100 * c['threshold']:.1f}%)" for c in called))
-for x, y in zip(runs, runs[1:]):
-    if x[0] == y[0]: continue
-    cells = load(x, y)
-    if cells is None: continue
-    expected = "worse" if y.startswith("B") else "better"  # B is 10% slower: its latency is higher
-    large = [c for c in cells if c["input_bytes"] >= big]
-    found = [c for c in large if c["verdict"] == expected]
-    true_calls += len(found); true_total += len(large)
-    print(f"A/B {x} vs {y} (expected: {expected}): {len(found)} of {len(large)} cells of 16 MB and up"
-          + "".join(f"\n    missed {c['label']}: {100 * c['change']:+.1f}% (threshold {100 * c['threshold']:.1f}%)"
-                    for c in large if c["verdict"] != expected))
-if false_total:
-    print(f"false difference rate (A/A, every cell): {false_calls} of {false_total} = "
-          f"{100 * false_calls / false_total:.1f}% (target: at most 5%)")
-if true_total:
-    print(f"true difference rate (A/B and B/A, 10%, cells of 16 MB and up): {true_calls} of {true_total} = "
-          f"{100 * true_calls / true_total:.1f}% (target: at least 95%)")
-nearest.sort(key=lambda n: -n[0])
-print("A/A cells by |change| / threshold, largest first:")
-for ratio, pair, c in nearest[:8]:
-    print(f"  {ratio:.2f} {pair} {c['label']}: {100 * c['change']:+.1f}%, noise {100 * c['noise_a']:.2f}% / "
-          f"{100 * c['noise_b']:.2f}%{' (between trials)' if c['between_trials'] else ''}")
+    if not p.exists():
+        return None
+    return [c for c in json.loads(p.read_text())["cells"] if c["verdict"] in MEASURED]
+
+
+def gpu_of(cell):
+    """The cell's GPU comparison, or None where a report had no GPU figure."""
+    return cell.get("gpu") or None
+
+
+def beyond(figure):
+    """|change| / threshold: 1 and more is a difference."""
+    return abs(figure["change"]) / figure["threshold"] if figure["threshold"] > 0 else 0
+
+
+def rate(calls, total):
+    return f"{calls} of {total} = {100 * calls / total:.1f}%" if total else "unknown (no cell with the figure)"
+
+
+def main(out):
+    runs = (out / "aa-runs.txt").read_text().split()
+    a_runs = [r for r in runs if r.startswith("A")]
+    false_e2e = false_gpu = false_total = false_gpu_total = 0
+    true_e2e = true_gpu = true_total = true_gpu_total = 0
+    nearest = []
+    for x, y in zip(a_runs, a_runs[1:]):
+        cells = load(out, x, y)
+        if cells is None:
+            continue
+        called = [c for c in cells if c["verdict"] != "same"]
+        with_gpu = [c for c in cells if gpu_of(c)]
+        called_gpu = [c for c in with_gpu if c["gpu"]["verdict"] != "same"]
+        false_e2e += len(called)
+        false_total += len(cells)
+        false_gpu += len(called_gpu)
+        false_gpu_total += len(with_gpu)
+        for c in cells:
+            nearest.append((beyond(c), f"{x}/{y}", "end-to-end", c))
+        for c in with_gpu:
+            nearest.append((beyond(c["gpu"]), f"{x}/{y}", "GPU", c["gpu"] | {"label": c["label"]}))
+        print(f"A/A {x} vs {y}: {len(called)} of {len(cells)} cells called different end to end, "
+              f"{len(called_gpu)} of {len(with_gpu)} on the GPU"
+              + "".join(f"\n    end to end {c['label']}: {100 * c['change']:+.1f}% "
+                        f"(threshold {100 * c['threshold']:.1f}%)" for c in called)
+              + "".join(f"\n    GPU {c['label']}: {100 * c['gpu']['change']:+.1f}% "
+                        f"(threshold {100 * c['gpu']['threshold']:.1f}%)" for c in called_gpu))
+    for x, y in zip(runs, runs[1:]):
+        if x[0] == y[0]:
+            continue
+        cells = load(out, x, y)
+        if cells is None:
+            continue
+        expected = "worse" if y.startswith("B") else "better"  # B is 10% slower on both figures
+        large = [c for c in cells if c["input_bytes"] >= BIG]
+        found = [c for c in large if c["verdict"] == expected]
+        large_gpu = [c for c in large if gpu_of(c)]
+        found_gpu = [c for c in large_gpu if c["gpu"]["verdict"] == expected]
+        true_e2e += len(found)
+        true_total += len(large)
+        true_gpu += len(found_gpu)
+        true_gpu_total += len(large_gpu)
+        print(f"A/B {x} vs {y} (expected: {expected}), cells of 16 MB and up: {len(found_gpu)} of {len(large_gpu)} "
+              f"found on the GPU, {len(found)} of {len(large)} end to end"
+              + "".join(f"\n    missed on the GPU {c['label']}: {100 * c['gpu']['change']:+.1f}% "
+                        f"(threshold {100 * c['gpu']['threshold']:.1f}%)"
+                        for c in large_gpu if c["gpu"]["verdict"] != expected))
+    if false_total:
+        print(f"false difference rate (A/A, every cell), end to end: {rate(false_e2e, false_total)}; "
+              f"on the GPU: {rate(false_gpu, false_gpu_total)} (target: at most 5%)")
+    if true_total:
+        print(f"true difference rate (A/B and B/A, 10%, cells of 16 MB and up), on the GPU: "
+              f"{rate(true_gpu, true_gpu_total)}; end to end: {rate(true_e2e, true_total)} (target: at least 95%)")
+    if (false_total or true_total) and not (false_gpu_total or true_gpu_total):
+        print("no comparison carries the GPU figure (reports written before it): end to end only")
+    nearest.sort(key=lambda n: -n[0])
+    print("A/A cells by |change| / threshold, largest first:")
+    for ratio, pair, figure, c in nearest[:8]:
+        print(f"  {ratio:.2f} {pair} {figure} {c['label']}: {100 * c['change']:+.1f}%, "
+              f"noise {100 * c['noise_a']:.2f}% / {100 * c['noise_b']:.2f}%"
+              f"{' (between trials)' if c['between_trials'] else ''}")
+
+
+if __name__ == "__main__":
+    main(pathlib.Path(sys.argv[1]))

@@ -14,6 +14,7 @@
 
 #include "bench/measure/cell_result.hpp"
 #include "ferry/bench/compare.hpp"
+#include "ferry/bench/report.hpp"
 #include "ferry/bench/stats.hpp"
 #include "ferry/bench/trials.hpp"
 
@@ -33,6 +34,14 @@ fb::strategy_result cell(std::string strategy, double median_us, double noise, d
   r.noise = noise;
   r.throughput_per_s = req_per_s;
   r.throughput_noise = throughput_noise;
+  return r;
+}
+
+// The cell with a GPU figure: its median and judged noise (within trials).
+fb::strategy_result with_gpu(fb::strategy_result r, double gpu_median_us, double gpu_noise) {
+  r.gpu_us.count = r.iterations / 2;
+  r.gpu_us.median = gpu_median_us;
+  r.gpu_noise = gpu_noise;
   return r;
 }
 
@@ -199,6 +208,149 @@ TEST(BenchCompare, TheComparisonAsJsonCarriesEveryCell) {
   EXPECT_NEAR(json.at("cells").at(1).at("change").get<double>(), 0.25, 1e-12);
 }
 
+// ---- the GPU's own time beside end to end -------------------------------------------------------
+
+// A host-path cell on a noisy host: end to end known to 4% only, the GPU's time to 0.2%. A 10%
+// longer GPU time is found on the GPU figure while end to end, which moved 3% in all, cannot tell.
+TEST(BenchCompareGpu, AGpuChangeWithLowNoiseIsFoundWhenEndToEndIsNoisy) {
+  fb::bench_report a, b;
+  a.results = {with_gpu(cell("pinned", 1600, 0.04), 720, 0.002), with_gpu(cell("mapped", 900, 0.04), 850, 0.002)};
+  b.results = {with_gpu(cell("pinned", 1648, 0.04), 792, 0.002), with_gpu(cell("mapped", 890, 0.04), 851, 0.002)};
+  const auto c = fb::compare_reports(a, b);
+  const auto& moved = find(c, "pinned");
+  EXPECT_EQ(moved.verdict, fb::cell_change::same);  // +3% against a 13% threshold
+  ASSERT_TRUE(moved.gpu);
+  EXPECT_EQ(moved.gpu->verdict, fb::cell_change::worse);
+  EXPECT_NEAR(moved.gpu->change, 0.10, 1e-12);
+  EXPECT_NEAR(moved.gpu->threshold, 2.3263 * std::sqrt(2.0) * 0.002, 1e-12);
+  EXPECT_EQ(moved.moved(), "gpu");
+  EXPECT_EQ(find(c, "mapped").moved(), "neither");
+  EXPECT_EQ(c.differing, 0U);
+  EXPECT_EQ(c.gpu_differing, 1U);
+  EXPECT_EQ(c.gpu_compared, 2U);
+
+  // The gate fails on the GPU figure (named), and on both (either fails it).
+  const auto on_gpu = fb::regressions(c, 5, fb::judged_figure::gpu);
+  ASSERT_EQ(on_gpu.size(), 1U);
+  EXPECT_EQ(on_gpu[0].figure, "gpu");
+  EXPECT_EQ(on_gpu[0].cell, &moved);
+  EXPECT_EQ(fb::regressions(c, 5, fb::judged_figure::both).size(), 1U);
+  EXPECT_TRUE(fb::regressions(c, 15, fb::judged_figure::gpu).empty());  // 10% is not above 15%
+
+  const std::string text = fb::render_comparison(c, "A.json", "B.json");
+  EXPECT_NE(text.find("A GPU µs"), std::string::npos) << text;
+  EXPECT_NE(text.find("same within noise (+3.0%); GPU B slower by 10.0%"), std::string::npos) << text;
+  EXPECT_NE(text.find("On the GPU's own time: 1 of 2 cells with a GPU figure in both differ beyond their noise."),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Moved: end to end only 0, on the GPU only 1, both 0."), std::string::npos) << text;
+}
+
+// --on end-to-end gates on what the caller sees alone: the GPU's change does not fail it, and an
+// end-to-end change does whatever the GPU did.
+TEST(BenchCompareGpu, OnEndToEndIgnoresTheGpu) {
+  fb::bench_report a, b;
+  a.results = {with_gpu(cell("pinned", 400, 0.005), 300, 0.002), with_gpu(cell("mapped", 400, 0.005), 300, 0.002)};
+  b.results = {with_gpu(cell("pinned", 400, 0.005), 360, 0.002), with_gpu(cell("mapped", 480, 0.005), 300, 0.002)};
+  const auto c = fb::compare_reports(a, b);
+  const auto end_to_end = fb::regressions(c, 5, fb::judged_figure::end_to_end);
+  ASSERT_EQ(end_to_end.size(), 1U);
+  EXPECT_EQ(end_to_end[0].cell->label, "reduce / 19 MB / mapped");
+  EXPECT_EQ(end_to_end[0].figure, "end-to-end");
+  const auto on_gpu = fb::regressions(c, 5, fb::judged_figure::gpu);
+  ASSERT_EQ(on_gpu.size(), 1U);
+  EXPECT_EQ(on_gpu[0].cell->label, "reduce / 19 MB / pinned");
+  EXPECT_EQ(fb::regressions(c, 5, fb::judged_figure::both).size(), 2U);
+  EXPECT_EQ(find(c, "pinned").moved(), "gpu");
+  EXPECT_EQ(find(c, "mapped").moved(), "end-to-end");
+}
+
+// End to end moved, the GPU did not: the host's, and its probes say how it changed.
+TEST(BenchCompareGpu, AnEndToEndChangeWithTheGpuUnchangedNamesTheHostProbes) {
+  fb::bench_report a, b;
+  auto before = with_gpu(cell("pageable", 2000, 0.01), 700, 0.002);
+  before.host_copy_gbps = 12.0;
+  before.host_probe_us = 20;
+  before.cuda_probe_us = 10;
+  auto after = with_gpu(cell("pageable", 2400, 0.01), 701, 0.002);
+  after.host_copy_gbps = 9.6;
+  after.host_probe_us = 20.2;
+  after.cuda_probe_us = 10;
+  a.results = {before};
+  b.results = {after};
+  const auto c = fb::compare_reports(a, b);
+  EXPECT_EQ(c.cells.at(0).moved(), "end-to-end");
+  EXPECT_NEAR(c.cells.at(0).host_copy_ratio, 0.8, 1e-12);
+  const std::string text = fb::render_comparison(c, "A.json", "B.json");
+  EXPECT_NE(text.find("B slower by 20.0% (GPU unchanged: the host's; in B: host memory bandwidth lower by 20.0%, "
+                      "host CPU slower by 1.0%, CUDA calls unchanged); GPU same within noise (+0.1%)"),
+            std::string::npos)
+      << text;
+  EXPECT_NEAR(fb::to_json(c).at("cells").at(0).at("host_copy_ratio").get<double>(), 0.8, 1e-12);
+}
+
+// A report written before the GPU figure: the cell is judged end to end only, and says so.
+TEST(BenchCompareGpu, OlderReportsWithoutTheGpuFigureAreJudgedEndToEndOnly) {
+  fb::bench_report a, b;
+  a.results = {cell("pinned", 400, 0.01), cell("mapped", 400, 0.01)};  // no gpu_us: an older report
+  b.results = {with_gpu(cell("pinned", 480, 0.01), 300, 0.002), with_gpu(cell("mapped", 400, 0.01), 360, 0.002)};
+  // Written and read back as JSON without the fields, as an older ferry wrote it.
+  auto old_json = fb::to_json(a);
+  for (auto& r : old_json.at("results")) {
+    r.erase("gpu_us");
+    r.erase("gpu_noise");
+    r.erase("gpu_trial_noise");
+  }
+  const auto c = fb::compare_reports(fb::report_from_json(old_json), b);
+  ASSERT_EQ(c.cells.size(), 2U);
+  EXPECT_FALSE(find(c, "pinned").gpu);
+  EXPECT_NE(find(c, "pinned").gpu_note.find("no GPU figure in A"), std::string::npos) << find(c, "pinned").gpu_note;
+  EXPECT_EQ(c.gpu_compared, 0U);
+  EXPECT_EQ(find(c, "pinned").verdict, fb::cell_change::worse);
+  // --on gpu falls back to end to end for such a cell; the GPU's 20% in "mapped" is unknown.
+  const auto on_gpu = fb::regressions(c, 5, fb::judged_figure::gpu);
+  ASSERT_EQ(on_gpu.size(), 1U);
+  EXPECT_EQ(on_gpu[0].figure, "end-to-end");
+  EXPECT_EQ(on_gpu[0].cell->label, "reduce / 19 MB / pinned");
+  const std::string text = fb::render_comparison(c, "old.json", "new.json");
+  EXPECT_NE(text.find("2 cells measured in both have no GPU figure in A or B (a report older than the figure): "
+                      "judged end to end only."),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("B slower by 20.0%; GPU unknown"), std::string::npos) << text;
+  const auto json = fb::to_json(c);
+  EXPECT_TRUE(json.at("cells").at(0).at("gpu").is_null());
+  EXPECT_NE(json.at("cells").at(0).at("gpu_note").get<std::string>().find("judged end to end only"), std::string::npos);
+}
+
+TEST(BenchCompareGpu, TheJsonNamesEachFigureAndWhichMoved) {
+  fb::bench_report a, b;
+  a.results = {with_gpu(cell("pinned", 400, 0.005), 300, 0.002)};
+  b.results = {with_gpu(cell("pinned", 440, 0.005), 330, 0.002)};
+  const auto json = fb::to_json(fb::compare_reports(a, b));
+  EXPECT_EQ(json.at("figures"), nlohmann::json::array({"end-to-end", "gpu"}));
+  EXPECT_EQ(json.at("gpu_differing"), 1);
+  EXPECT_EQ(json.at("gpu_compared"), 1);
+  const auto& cell_json = json.at("cells").at(0);
+  EXPECT_EQ(cell_json.at("figure"), "end-to-end");
+  EXPECT_EQ(cell_json.at("verdict"), "worse");
+  EXPECT_EQ(cell_json.at("gpu").at("figure"), "gpu");
+  EXPECT_EQ(cell_json.at("gpu").at("metric"), "median GPU µs");
+  EXPECT_EQ(cell_json.at("gpu").at("verdict"), "worse");
+  EXPECT_EQ(cell_json.at("gpu").at("a"), 300.0);
+  EXPECT_NEAR(cell_json.at("gpu").at("change").get<double>(), 0.10, 1e-12);
+  EXPECT_EQ(cell_json.at("moved"), "both");
+}
+
+TEST(BenchCompareGpu, TheFigureNamesParse) {
+  EXPECT_EQ(fb::parse_judged_figure("gpu"), fb::judged_figure::gpu);
+  EXPECT_EQ(fb::parse_judged_figure("end-to-end"), fb::judged_figure::end_to_end);
+  EXPECT_EQ(fb::parse_judged_figure("both"), fb::judged_figure::both);
+  EXPECT_FALSE(fb::parse_judged_figure("latency"));
+  for (const auto f : {fb::judged_figure::end_to_end, fb::judged_figure::gpu, fb::judged_figure::both})
+    EXPECT_EQ(fb::parse_judged_figure(fb::to_string(f)), f);
+}
+
 // ---- compare on synthetic runs: A/A and A/B, with drift between trials -------------------------
 
 namespace {
@@ -325,6 +477,87 @@ TEST(BenchCompareCalibration, AAandABVerdictsOnDriftingTrials) {
   EXPECT_GT(static_cast<double>(naive.differing) / static_cast<double>(cells.size()), 0.25) << naive.differing;
 }
 
+namespace {
+
+// A host-path cell of 16 MB and up as the H200 host measured it: its end-to-end level wanders by
+// `host_drift` from trial to trial and by `run_offset` for the whole run (the host's memory
+// system in that VM, which no trial of the run can see), while its GPU time (copies and kernel,
+// 45% of the latency) wanders by 0.1% and spreads by 0.3% per request.
+struct host_path_cell {
+  double level_us;
+  double host_drift;
+};
+
+fb::strategy_result measure_host_path(const host_path_cell& cell, std::size_t index, double factor, double run_offset,
+                                      gauss& random) {
+  fb::run_options options;
+  std::vector<fb::trial_record> trials;
+  for (;;) {
+    fb::trial_record t;
+    t.paired = true;
+    t.wall_seconds = 0.6;
+    const double level = cell.level_us * factor * (1 + run_offset) * (1 + cell.host_drift * random());
+    const double gpu_level = 0.45 * cell.level_us * factor * (1 + 0.001 * random());
+    for (int i = 0; i < 30; ++i) {
+      t.strategy.latency.push_back(level * std::exp(0.01 * random()));
+      if (i % 2 == 1) t.strategy.gpu.push_back(gpu_level * std::exp(0.003 * random()));
+    }
+    t.strategy.requests = 31;
+    t.strategy.busy_seconds = 31 * level * 1e-6;
+    trials.push_back(std::move(t));
+    const auto decision = fb::decide_trials(options.limits, trials.size(), 0.6 * static_cast<double>(trials.size()),
+                                            fb::judged_noise_of(trials, false));
+    if (decision != fb::trials_decision::more) {
+      fb::strategy_result r;
+      r.strategy = ferry::strategy_kind::pageable;
+      r.engine = "reduce";
+      r.input_bytes = (16u << 20) + index;
+      return fb::assemble_result(trials, options, decision, "synthetic", std::move(r));
+    }
+  }
+}
+
+fb::bench_report run_host_path(const std::vector<host_path_cell>& cells, double factor, double run_offset,
+                               gauss& random) {
+  fb::bench_report report;
+  report.objective = "latency";
+  for (std::size_t i = 0; i < cells.size(); ++i)
+    report.results.push_back(measure_host_path(cells[i], i, factor, run_offset, random));
+  return report;
+}
+
+}  // namespace
+
+// On a noisy host a real 10% change is lost end to end in many cells but found on the GPU's own
+// time in at least 95%, and the same run twice is called different on the GPU in at most 5%, even
+// where the host's whole run was 8% slower.
+TEST(BenchCompareCalibration, TheGpuFigureFindsWhatTheHostHidesEndToEnd) {
+  std::vector<host_path_cell> cells;
+  for (const double drift : {0.03, 0.06, 0.10})
+    for (int copy = 0; copy < 40; ++copy) cells.push_back({.level_us = 1600.0 + 10 * copy, .host_drift = drift});
+  gauss random(7);
+  const auto a = run_host_path(cells, 1.0, 0.0, random);
+  const auto same = run_host_path(cells, 1.0, 0.08, random);  // the host 8% slower for the whole run
+  const auto slower = run_host_path(cells, 1.10, -0.05, random);
+
+  const auto aa = fb::compare_reports(a, same);
+  const auto ab = fb::compare_reports(a, slower);
+  const auto share = [&](std::size_t n) { return static_cast<double>(n) / static_cast<double>(cells.size()); };
+  std::cout << "A/A: " << aa.differing << " end to end, " << aa.gpu_differing << " on the GPU of " << cells.size()
+            << " cells called different; A/B (+10%): " << ab.differing << " end to end, " << ab.gpu_differing
+            << " on the GPU found\n";
+  ASSERT_EQ(aa.gpu_compared, cells.size());
+  EXPECT_LE(share(aa.gpu_differing), 0.05) << aa.gpu_differing;
+  EXPECT_GE(share(ab.gpu_differing), 0.95) << ab.gpu_differing;
+  EXPECT_LT(share(ab.differing), 0.95) << ab.differing;  // end to end alone misses what the host hid
+  EXPECT_GT(share(aa.differing), 0.05) << aa.differing;  // and calls the host's slower run a change
+  for (const auto& c : ab.cells)
+    if (c.gpu && c.gpu->verdict != fb::cell_change::same) EXPECT_EQ(c.gpu->verdict, fb::cell_change::worse) << c.label;
+  // Each trial's GPU median and the GPU noise between trials came through the assembly.
+  EXPECT_GT(a.results.front().trials.front().gpu_median_us, 0);
+  EXPECT_GT(a.results.front().gpu_noise, 0);
+}
+
 // --- `ferry bench compare` as CI runs it -------------------------------------------------------
 
 #include <filesystem>
@@ -373,6 +606,34 @@ TEST(BenchCompareCli, FailAboveGatesARegressionBeyondTheNoise) {
       << gated.output;
   // Without the gate, a comparison is a report: it succeeds whatever it finds.
   EXPECT_EQ(run_cli("bench compare " + a + " " + slower, captured::both).exit_code, 0);
+}
+
+TEST(BenchCompareCli, OnNamesTheFigureTheGateJudges) {
+  if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
+  // pinned: the GPU 10% slower, end to end within its noise; mapped: neither moved.
+  const auto a = written("on_a", report_on("NVIDIA H200", 13000,
+                                           {with_gpu(cell("pinned", 1600, 0.04), 720, 0.002),
+                                            with_gpu(cell("mapped", 900, 0.01), 850, 0.002)}));
+  const auto b = written("on_b", report_on("NVIDIA H200", 13000,
+                                           {with_gpu(cell("pinned", 1648, 0.04), 792, 0.002),
+                                            with_gpu(cell("mapped", 901, 0.01), 850, 0.002)}));
+  const auto end_to_end = run_cli("bench compare " + a + " " + b + " --fail-above 5 --on end-to-end", captured::both);
+  EXPECT_EQ(end_to_end.exit_code, 0) << end_to_end.output;
+  for (const std::string on : {" --on gpu", " --on both", ""}) {
+    const auto gated = run_cli("bench compare " + a + " " + b + " --fail-above 5" + on, captured::stderr_only);
+    EXPECT_EQ(gated.exit_code, 1) << on << ": " << gated.output;
+    EXPECT_NE(gated.output.find("1 cell slower in B by more than 5% beyond the noise"), std::string::npos)
+        << gated.output;
+    EXPECT_NE(gated.output.find("reduce / 19 MB / pinned (10.0% on the GPU)"), std::string::npos) << gated.output;
+  }
+  const auto json_path = (std::filesystem::temp_directory_path() / "ferry_compare_on.json").string();
+  const auto shown = run_cli("bench compare " + a + " " + b + " --json " + json_path, captured::stdout_only);
+  EXPECT_EQ(shown.exit_code, 0) << shown.output;
+  EXPECT_NE(shown.output.find("GPU B slower by 10.0%"), std::string::npos) << shown.output;
+  const auto json = nlohmann::json::parse(std::ifstream(json_path));
+  EXPECT_EQ(json.at("cells").at(0).at("moved"), "gpu");
+  EXPECT_EQ(json.at("cells").at(0).at("gpu").at("figure"), "gpu");
+  EXPECT_NE(run_cli("bench compare " + a + " " + b + " --on latency", captured::both).exit_code, 0);
 }
 
 TEST(BenchCompareCli, ReportsOfAnotherMachineAreRefusedUnlessAllowed) {

@@ -67,6 +67,11 @@ fb::strategy_result measured(std::string strategy, std::string engine, std::size
   r.max_noise = 0.01;
   r.stopped = "200 requests in 0.75 s, median noise 0.40%";
   r.enqueue_us = stats(latency_us / 20);
+  r.gpu_us = stats(latency_us * 0.8);
+  r.gpu_noise = 0.0012;
+  r.gpu_trial_noise = 0.0009;
+  r.host_copy_gbps = 11.5;
+  r.host_copy_spread = 0.04;
   r.host_probe_us = 20.5;
   r.host_probe_spread = 0.02;
   r.cuda_probe_us = 8.5;
@@ -80,6 +85,7 @@ fb::strategy_result measured(std::string strategy, std::string engine, std::size
                .iterations = 70,
                .median_us = latency_us * 0.99,
                .noise = 0.006,
+               .gpu_median_us = latency_us * 0.8,
                .throughput_per_s = 1e6 / latency_us,
                .throughput_noise = 0.006},
               {.started_seconds = 30.25,
@@ -219,6 +225,9 @@ void expect_same(const fb::strategy_result& a, const fb::strategy_result& b) {
   expect_same(a.compute_us, b.compute_us, "compute_us");
   expect_same(a.d2h_us, b.d2h_us, "d2h_us");
   expect_same(a.enqueue_us, b.enqueue_us, "enqueue_us");
+  expect_same(a.gpu_us, b.gpu_us, "gpu_us");
+  EXPECT_EQ(a.gpu_noise, b.gpu_noise);
+  EXPECT_EQ(a.gpu_trial_noise, b.gpu_trial_noise);
   EXPECT_EQ(a.cold_first_us, b.cold_first_us);
   EXPECT_EQ(a.cold_first_percentile, b.cold_first_percentile);
   EXPECT_EQ(a.throughput_per_s, b.throughput_per_s);
@@ -236,6 +245,7 @@ void expect_same(const fb::strategy_result& a, const fb::strategy_result& b) {
     EXPECT_EQ(a.trials[i].iterations, b.trials[i].iterations);
     EXPECT_EQ(a.trials[i].median_us, b.trials[i].median_us);
     EXPECT_EQ(a.trials[i].noise, b.trials[i].noise);
+    EXPECT_EQ(a.trials[i].gpu_median_us, b.trials[i].gpu_median_us);
     EXPECT_EQ(a.trials[i].throughput_per_s, b.trials[i].throughput_per_s);
     EXPECT_EQ(a.trials[i].throughput_noise, b.trials[i].throughput_noise);
   }
@@ -271,6 +281,8 @@ void expect_same(const fb::strategy_result& a, const fb::strategy_result& b) {
   EXPECT_EQ(a.host_probe_spread, b.host_probe_spread);
   EXPECT_EQ(a.cuda_probe_us, b.cuda_probe_us);
   EXPECT_EQ(a.cuda_probe_spread, b.cuda_probe_spread);
+  EXPECT_EQ(a.host_copy_gbps, b.host_copy_gbps);
+  EXPECT_EQ(a.host_copy_spread, b.host_copy_spread);
   EXPECT_EQ(a.output_checked, b.output_checked);
   EXPECT_EQ(a.output_matches, b.output_matches);
   EXPECT_EQ(a.check_detail, b.check_detail);
@@ -403,6 +415,9 @@ TEST(BenchReportJson, MissingFieldsTakeTheirDefaults) {
   EXPECT_TRUE(report.results[0].trials.empty());  // nor trials
   EXPECT_EQ(report.results[0].trial_noise, 0);
   EXPECT_EQ(report.results[0].schedule, "");
+  EXPECT_EQ(report.results[0].gpu_us.count, 0U);  // nor the GPU's time: compare judges end to end only
+  EXPECT_EQ(report.results[0].gpu_noise, 0);
+  EXPECT_EQ(report.results[0].host_copy_gbps, 0);
 }
 
 TEST(BenchReportJson, NanSurvivesAsNull) {

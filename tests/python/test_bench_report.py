@@ -44,3 +44,31 @@ def test_bench_without_a_gpu_fails_cleanly_after_checking_its_flags():
     with pytest.raises(ferry.NoDeviceError, match="^no CUDA device: "):
         ferry.bench(engine=["reduce", "touch"], size="0.6MB,19MB", strategy=["pinned", "mapped"],
                     max_time=0.5, trials=1, um_counters=False, link_measure=False)
+
+
+def _with_gpu_figure(tmp_path):
+    """The smoke report with its first cell as a newer ferry writes it: the GPU's time per request."""
+    data = json.loads(REPORT.read_text(encoding="utf-8"))
+    data["results"][0] |= {"gpu_us": {"count": 200, "median": 351.5}, "gpu_noise": 0.001, "gpu_trial_noise": 0.0007,
+                           "host_copy_gbps": 11.2}
+    path = tmp_path / "with_gpu.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_the_gpu_figure_reads_where_a_report_has_it(tmp_path):
+    report = ferry.load_report(_with_gpu_figure(tmp_path))
+    assert report.results[0]["gpu_us"]["median"] == 351.5
+    assert report.results[0]["gpu_noise"] == 0.001
+    assert "gpu_us" not in report.results[1]  # the smoke report predates the figure
+
+
+def test_to_pandas_has_the_gpu_columns_for_every_report(tmp_path):
+    pytest.importorskip("pandas", reason="pandas is optional: to_pandas() needs it")
+    old = ferry.load_report(REPORT).to_pandas()
+    assert old["gpu_us.median"].isna().all()  # a report written before the GPU figure: unknown
+    assert old["host_copy_gbps"].isna().all()
+    frame = ferry.load_report(_with_gpu_figure(tmp_path)).to_pandas()
+    assert frame["gpu_us.median"].iloc[0] == 351.5
+    assert frame["gpu_trial_noise"].iloc[0] == 0.0007
+    assert frame["gpu_us.median"].iloc[1:].isna().all()

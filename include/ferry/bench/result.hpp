@@ -116,6 +116,8 @@ struct trial_figures {
   std::size_t iterations = 0;  // its latency samples
   double median_us = 0;        // its median latency
   double noise = 0;            // median_noise of its samples
+  // Its median GPU time per request (strategy_result::gpu_us); 0 in older reports.
+  double gpu_median_us = 0;
   double throughput_per_s = 0;
   double throughput_noise = 0;
 };
@@ -130,6 +132,7 @@ struct field_table<trial_figures> {
       figure("median_us", &t::median_us, "µs", "its median latency"),
       // CSV: "trial_noise" is the cell's noise between trials.
       figure("noise", &t::noise, "fraction", "median_noise of its samples").in_csv_as("noise_each"),
+      figure("gpu_median_us", &t::gpu_median_us, "µs", "its median GPU time per request"),
       figure("throughput_per_s", &t::throughput_per_s, "1/s", "its requests per second"),
       figure("throughput_noise", &t::throughput_noise, "fraction", "rate_noise of its requests"),
   };
@@ -174,6 +177,13 @@ struct strategy_result {
   // compute_us, the engine is launch-bound: the GPU waits on the CPU, and the CPU's speed is in
   // every figure of the cell.
   sample_stats enqueue_us;
+  // The GPU's own time per request, from the CUDA events on the slot's stream: the first before
+  // the upload to the last after the download (copy strategies), the engine's span where nothing
+  // is copied (mapped, managed, system, device), the graph's span in graph mode; for
+  // managed-prefetch plus the host time of its prefetch calls. The host's writes, reads and
+  // wake-ups are not in it, so it moves far less between runs than latency_us does on a noisy
+  // host: compare judges it beside latency. count 0: an older report without it.
+  sample_stats gpu_us;
   double cold_first_us = 0;          // the first request, kept out of the statistics
   double cold_first_percentile = 0;  // percent of timed requests no faster than the first one
   double throughput_per_s = 0;
@@ -191,6 +201,9 @@ struct strategy_result {
   // two noises (judged_noise).
   double trial_noise = 0;
   double throughput_trial_noise = 0;
+  // The same two noises for the median of gpu_us (0 where it has none).
+  double gpu_noise = 0;
+  double gpu_trial_noise = 0;
   std::vector<trial_figures> trials;
   // How the cell's trials ran beside the run's other cells: "interleaved" (in rounds, one trial of
   // every cell per round in a changing order, so a drift moves every cell alike) or "sequential"
@@ -220,6 +233,13 @@ struct strategy_result {
   // synchronize. Launch-bound engines and small requests move with it.
   double cuda_probe_us = 0;
   double cuda_probe_spread = 0;
+  // The host's memory bandwidth over the cell, likewise: a copy of 8 MB between two host buffers
+  // (bytes read + written per second), timed between requests about every 0.1 s where they run one
+  // at a time, before and after the clients where several run at once. Large pageable, staged and
+  // host-path requests move with it (the CPU writes and reads every byte); the GPU's own time does not. 0: not measured
+  // (older reports).
+  double host_copy_gbps = 0;
+  double host_copy_spread = 0;
 
   bool output_checked = false;
   bool output_matches = false;
@@ -262,6 +282,7 @@ struct field_table<strategy_result> {
       figure("compute_us", &r::compute_us, "µs", "the engine's stage"),
       figure("d2h_us", &r::d2h_us, "µs", "the download stage"),
       figure("enqueue_us", &r::enqueue_us, "µs", "host time enqueueing one request"),
+      figure("gpu_us", &r::gpu_us, "µs", "the GPU's time per request, from CUDA events: copies in, engine, copies out"),
       figure("cold_first_us", &r::cold_first_us, "µs", "the first request"),
       figure("cold_first_percentile", &r::cold_first_percentile, "%", "timed requests no faster than the first"),
       figure("throughput_per_s", &r::throughput_per_s, "1/s", "requests per second"),
@@ -272,6 +293,8 @@ struct field_table<strategy_result> {
       figure("throughput_noise", &r::throughput_noise, "fraction", "rate_noise of throughput within trials"),
       figure("trial_noise", &r::trial_noise, "fraction", "the noise of the median between trials"),
       figure("throughput_trial_noise", &r::throughput_trial_noise, "fraction", "the rate's noise between trials"),
+      figure("gpu_noise", &r::gpu_noise, "fraction", "median_noise of the GPU time within trials"),
+      figure("gpu_trial_noise", &r::gpu_trial_noise, "fraction", "the noise of the GPU time's median between trials"),
       // CSV: the count under "trials", each trial's figures in "trial_<key>" columns.
       figure("trials", &r::trials, "", "each trial's figures").in_csv_as("trial"),
       figure("schedule", &r::schedule, "", "interleaved or sequential"),
@@ -288,6 +311,8 @@ struct field_table<strategy_result> {
       figure("host_probe_spread", &r::host_probe_spread, "fraction", "how far the host probe moved"),
       figure("cuda_probe_us", &r::cuda_probe_us, "µs", "the CUDA driver probe's median"),
       figure("cuda_probe_spread", &r::cuda_probe_spread, "fraction", "how far the CUDA probe moved"),
+      figure("host_copy_gbps", &r::host_copy_gbps, "GB/s", "the host memory-copy probe's median, bytes read + written"),
+      figure("host_copy_spread", &r::host_copy_spread, "fraction", "how far the host memory-copy probe moved"),
       figure("output_checked", &r::output_checked, "", "outputs were compared with the reference"),
       figure("output_matches", &r::output_matches, "", "they matched"),
       figure("check_detail", &r::check_detail, "", "the first mismatch, or how many elements were compared"),

@@ -87,8 +87,10 @@ struct run_options {
   // of the strategy, its recipe and the floor (bench/l2_flush.hpp says why); --no-l2-flush turns
   // it off, to see what a warm cache gives.
   bool l2_flush = true;
-  // A test hook (--slowdown): every timed request's clock stops only after this share of its
-  // latency more has passed, a known change for checking `ferry bench compare` on a real run.
+  // A test hook (--slowdown), a known change for checking `ferry bench compare` on a real run, on
+  // both of its figures: a spin kernel after the engine makes each request's GPU time this share
+  // longer, and every timed request's clock stops only once its latency is this share longer
+  // (src/bench/measure/gpu_delay.hpp).
   double slowdown = 0;
 };
 

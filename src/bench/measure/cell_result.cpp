@@ -20,7 +20,7 @@ std::string check_detail(const check_tally& t) {
 
 // One series' samples over every trial, in trial order.
 struct pooled {
-  std::vector<double> latency, fill, h2d, compute, d2h, enqueue, host_probe, cuda_probe;
+  std::vector<double> latency, fill, h2d, compute, d2h, enqueue, gpu, host_probe, cuda_probe, host_copy;
   check_tally checks;
   std::size_t requests = 0;
   double busy_seconds = 0;
@@ -35,8 +35,10 @@ void add(pooled& p, const cell_samples& s) {
   append(p.compute, s.compute);
   append(p.d2h, s.d2h);
   append(p.enqueue, s.enqueue);
+  append(p.gpu, s.gpu);
   append(p.host_probe, s.host_probe);
   append(p.cuda_probe, s.cuda_probe);
+  append(p.host_copy, s.host_copy);
   p.requests += s.requests;
   p.busy_seconds += s.busy_seconds;
   if (s.checks.checked) {
@@ -58,6 +60,7 @@ trial_figures figures_of(const trial_record& t) {
   f.iterations = t.strategy.latency.size();
   f.median_us = median_of(t.strategy.latency);
   f.noise = median_noise(t.strategy.latency);
+  f.gpu_median_us = median_of(t.strategy.gpu);
   if (t.paired) {
     f.throughput_per_s = throughput_per_second(t.strategy.requests, t.strategy.busy_seconds);
     f.throughput_noise = f.noise;
@@ -87,19 +90,27 @@ struct noises {
   double between = 0;
   double rate_within = 0;
   double rate_between = 0;
+  double gpu_within = 0;
+  double gpu_between = 0;
 };
 
 noises noises_of(const std::vector<trial_record>& trials, const std::vector<trial_figures>& figures,
-                 const std::vector<double>& pooled_latency) {
+                 const std::vector<double>& pooled_latency, const std::vector<double>& pooled_gpu) {
   noises n;
   n.within = median_noise(pooled_latency);
-  std::vector<double> medians, rates;
+  std::vector<double> medians, rates, gpu_medians;
   for (const auto& f : figures) {
     medians.push_back(f.median_us);
     rates.push_back(f.throughput_per_s);
+    if (f.gpu_median_us > 0) gpu_medians.push_back(f.gpu_median_us);
   }
   n.between = trial_noise(medians);
   n.rate_between = trial_noise(rates);
+  // Every trial or none has GPU times (a trial of event-timed requests has them all).
+  if (!pooled_gpu.empty()) {
+    n.gpu_within = median_noise(pooled_gpu);
+    if (gpu_medians.size() == figures.size()) n.gpu_between = trial_noise(gpu_medians);
+  }
   n.rate_within = !trials.empty() && trials.front().paired ? n.within : pooled_rate_noise(figures);
   return n;
 }
@@ -187,12 +198,13 @@ std::optional<clock_record> merge_clocks(const std::vector<trial_record>& trials
 double judged_noise_of(const std::vector<trial_record>& trials, bool throughput) {
   if (trials.empty()) return 1.0;
   std::vector<trial_figures> figures;
-  std::vector<double> latency;
+  std::vector<double> latency, gpu;
   for (const auto& t : trials) {
     figures.push_back(figures_of(t));
     append(latency, t.strategy.latency);
+    append(gpu, t.strategy.gpu);
   }
-  const noises n = noises_of(trials, figures, latency);
+  const noises n = noises_of(trials, figures, latency, gpu);
   return throughput ? std::max(n.rate_within, n.rate_between) : std::max(n.within, n.between);
 }
 
@@ -218,14 +230,17 @@ strategy_result assemble_result(const std::vector<trial_record>& trials, const r
   r.compute_us = summarize(s.compute);
   r.d2h_us = summarize(s.d2h);
   r.enqueue_us = summarize(s.enqueue);
+  r.gpu_us = summarize(s.gpu);
   // The first trial's first request: the one a fresh process pays.
   const std::optional<double> cold = trials.empty() ? std::nullopt : trials.front().strategy.cold_first;
   r.cold_first_us = cold.value_or(0);
   if (cold) r.cold_first_percentile = percentile_rank(s.latency, *cold);
   r.relative_iqr = relative_iqr(r.latency_us);
-  const noises n = noises_of(trials, r.trials, s.latency);
+  const noises n = noises_of(trials, r.trials, s.latency, s.gpu);
   r.noise = n.within;
   r.trial_noise = n.between;
+  r.gpu_noise = n.gpu_within;
+  r.gpu_trial_noise = n.gpu_between;
   r.throughput_per_s =
       paired ? throughput_per_second(s.requests, s.busy_seconds) : throughput_per_second(s.requests, r.wall_seconds);
   r.throughput_noise = n.rate_within;
@@ -237,6 +252,9 @@ strategy_result assemble_result(const std::vector<trial_record>& trials, const r
   const sample_stats cuda = summarize(s.cuda_probe);
   r.cuda_probe_us = cuda.median;
   r.cuda_probe_spread = cuda.count >= 2 && cuda.min > 0 ? quartile_spread(s.cuda_probe) : 0;
+  const sample_stats copy = summarize(s.host_copy);
+  r.host_copy_gbps = copy.median;
+  r.host_copy_spread = copy.count >= 2 && copy.min > 0 ? quartile_spread(s.host_copy) : 0;
   const bool host_changed = r.host_probe_spread > host_change_limit || r.cuda_probe_spread > cuda_change_limit;
   const bool judged_on_rate = options.window_seconds.has_value();
   r.noisy = judged_noise(r, judged_on_rate).relative > r.max_noise || host_changed;

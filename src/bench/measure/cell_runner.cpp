@@ -13,6 +13,7 @@
 
 #include "bench/measure/cell_target.hpp"
 #include "bench/measure/client_loop.hpp"
+#include "bench/measure/gpu_delay.hpp"
 #include "bench/measure/inflight_search.hpp"
 #include "bench/measure/output_checks.hpp"
 #include "bench/measure/paired_loop.hpp"
@@ -166,7 +167,7 @@ run_options with_data_for(const run_options& options, const std::vector<tensor_s
 
 // One trial on one GPU: one session and its reference.
 trial_outcome trial_on_one_gpu(const workload& w, strategy_kind strategy, const run_options& given,
-                               const stopping_criterion& stop, bool first) {
+                               const stopping_criterion& stop, bool first, gpu_delay* delay) {
   trial_outcome out;
   const int ordinal = given.devices.front();
   const device_caps& caps = given.capabilities.front();
@@ -185,7 +186,10 @@ trial_outcome trial_on_one_gpu(const workload& w, strategy_kind strategy, const 
   }
   session_options session_settings = options.session;
   session_settings.strategy = strategy;
-  session measured(*eng, io, session_settings, caps);
+  // --slowdown's GPU half goes into the measured session's engine only: the reference, the recipe
+  // and the floor run the engine as it is.
+  const std::unique_ptr<engine> slowed = delay != nullptr ? delayed(*eng, *delay) : nullptr;
+  session measured(slowed ? *slowed : *eng, io, session_settings, caps);
   session reference(*eng, io, {.strategy = strategy_kind::device, .inflight = 1}, caps);
   const bool one_at_a_time = options.clients == 1 && session_settings.inflight == 1;
   side_recipes sides;
@@ -196,7 +200,8 @@ trial_outcome trial_on_one_gpu(const workload& w, strategy_kind strategy, const 
   else
     sides = make_side_recipes(strategy, *eng, io, caps, options, out);
 
-  const cell_target target = single_session_target(measured, reference, ordinal);
+  cell_target target = single_session_target(measured, reference, ordinal);
+  target.delay = delay;
   clock_monitor clocks(caps.pci_bus_id);
   if (options.warmup) {
     // The measured session last, so nothing else runs between its warm-up and its first request.
@@ -208,7 +213,7 @@ trial_outcome trial_on_one_gpu(const workload& w, strategy_kind strategy, const 
   if (one_at_a_time) {
     output_checks checks(target.references, target.request_bytes, options.check_every);
     checks.start(options.warmup, options.writes, options.data);
-    paired_loop loop(measured, sides.own.get(), sides.floor.get(), checks, options, stop);
+    paired_loop loop(measured, sides.own.get(), sides.floor.get(), checks, options, stop, delay);
     loop.run();
     t.device_bytes_used = held_since(free_before, ordinal);
     checks.finish();
@@ -228,7 +233,7 @@ trial_outcome trial_on_one_gpu(const workload& w, strategy_kind strategy, const 
 
 // One trial on several GPUs: a replica_set spreads the requests, each GPU checks its own outputs.
 trial_outcome trial_on_replicas(const workload& w, strategy_kind strategy, const run_options& given,
-                                const stopping_criterion& stop, bool first) {
+                                const stopping_criterion& stop, bool first, gpu_delay* delay) {
   trial_outcome out;
   const std::vector<device_caps>& caps = given.capabilities;
   for (const device_caps& gpu : caps) {
@@ -240,7 +245,12 @@ trial_outcome trial_on_replicas(const workload& w, strategy_kind strategy, const
   const std::size_t free_before = query_free_memory(given.devices.front());
   session_options session_settings = given.session;
   session_settings.strategy = strategy;
-  replica_set measured(caps, w.make_engine, w.shapes, session_settings);
+  // --slowdown's GPU half in every replica's engine (the reference sessions share them: their
+  // checks wait for it too, outside every timing).
+  const auto make_engine = [&w, delay](int ordinal) {
+    return delay != nullptr ? delayed(w.make_engine(ordinal), *delay) : w.make_engine(ordinal);
+  };
+  replica_set measured(caps, make_engine, w.shapes, session_settings);
   const run_options options = with_data_for(given, measured.io());
   set_io_bytes(measured.io(), out);
   out.recipe_note = "no recipe or floor: they run one request at a time on one GPU";
@@ -251,7 +261,8 @@ trial_outcome trial_on_replicas(const workload& w, strategy_kind strategy, const
                      .total_slots = session_settings.inflight * static_cast<int>(measured.size()),
                      .strategy = strategy,
                      .references = {},
-                     .request_bytes = io_bytes(measured.io())};
+                     .request_bytes = io_bytes(measured.io()),
+                     .delay = delay};
   for (std::size_t i = 0; i < measured.size(); ++i) {
     references.push_back(std::make_unique<session>(measured.engine_of(i), measured.io(),
                                                    session_options{.strategy = strategy_kind::device, .inflight = 1},
@@ -296,8 +307,9 @@ cell_trials::cell_trials(const workload& w, strategy_kind strategy, const run_op
       result_(cell_identity(w.label, strategy, options, schedule)) {
   if (options.slowdown > 0)
     result_.notes.push_back(
-        fmt::format("slowed down on purpose: every timed request waited {:g}% of its latency "
-                    "more before its clock stopped (--slowdown, a test hook)",
+        fmt::format("slowed down on purpose: every request's GPU time was made {0:g}% longer by a spin kernel "
+                    "after the engine, and every timed request waited until its latency was {0:g}% longer before "
+                    "its clock stopped (--slowdown, a test hook; the recipe and the floor by the wait alone)",
                     100 * options.slowdown));
   if (options.iterations) {
     // A fixed count is shared among the trials (the first ones take the remainder), so the cell
@@ -369,9 +381,11 @@ void cell_trials::run_trial() {
   }
   const auto stop = criterion_for(options_, count);
   const double started = seconds_since(run_start_);
+  // One GPU delay for all of the cell's trials, so it keeps what it learnt of the GPU's time.
+  if (options_.slowdown > 0 && !delay_) delay_ = std::make_shared<gpu_delay>(options_.slowdown);
   trial_outcome outcome = options_.devices.size() == 1
-                              ? trial_on_one_gpu(workload_, strategy_, options_, *stop, first)
-                              : trial_on_replicas(workload_, strategy_, options_, *stop, first);
+                              ? trial_on_one_gpu(workload_, strategy_, options_, *stop, first, delay_.get())
+                              : trial_on_replicas(workload_, strategy_, options_, *stop, first, delay_.get());
   keep(outcome, result_);
   if (!outcome.record) {
     result_.refused = std::move(outcome.refusal);

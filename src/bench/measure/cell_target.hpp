@@ -12,6 +12,8 @@
 
 namespace ferry::bench {
 
+class gpu_delay;
+
 // One session, or a replica_set over several GPUs. Each GPU has its own device-strategy reference
 // session, on that GPU's engine replica, so every output is checked on the GPU that produced it.
 struct cell_target {
@@ -22,6 +24,9 @@ struct cell_target {
   strategy_kind strategy = strategy_kind::pinned;
   std::map<int, session*> references;  // by GPU
   std::size_t request_bytes = 0;       // inputs + outputs: what one check keeps
+  // --slowdown's GPU half, in the measured sessions' engines (null without a slowdown): the loops
+  // tell it each request's GPU time and take its delay off the host's wait.
+  gpu_delay* delay = nullptr;
 };
 
 [[nodiscard]] std::size_t io_bytes(const std::vector<tensor_spec>& io);

@@ -4,6 +4,7 @@
 // slots, pages) is there when the next trial or another cell runs. Private to src/bench.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,8 @@
 #include "ferry/bench/trials.hpp"
 
 namespace ferry::bench {
+
+class gpu_delay;
 
 class cell_trials final : public trial_cell {
  public:
@@ -47,6 +50,9 @@ class cell_trials final : public trial_cell {
   std::string stop_text_;  // a trial's own criterion, in words
   bool searched_ = false;
   bool done_ = false;
+  // --slowdown's GPU half, made at the first trial and kept for the rest (a shared_ptr: gpu_delay
+  // is incomplete here).
+  std::shared_ptr<gpu_delay> delay_;
 };
 
 }  // namespace ferry::bench

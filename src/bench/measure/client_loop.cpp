@@ -5,6 +5,7 @@
 
 #include <nvtx3/nvtx3.hpp>
 
+#include "bench/measure/gpu_delay.hpp"
 #include "bench/measure/host_probe.hpp"
 #include "bench/measure/input_fill.hpp"
 
@@ -32,6 +33,7 @@ void client_loop::run() {
   // inside some other client's request.
   samples_.host_probe.push_back(time_host_probe_us());
   samples_.cuda_probe.push_back(time_cuda_probe_us());
+  if (const double gbps = time_host_copy_gbps(); gbps > 0) samples_.host_copy.push_back(gbps);
   const start_line start{.wait = [&ready] { ready.arrive_and_wait(); }, .leave = [&ready] { ready.arrive_and_drop(); }};
   std::vector<std::thread> clients;
   for (int c = 1; c < options_.clients; ++c) clients.emplace_back([this, &start] { run_client(start); });
@@ -39,6 +41,7 @@ void client_loop::run() {
   for (auto& t : clients) t.join();
   samples_.host_probe.push_back(time_host_probe_us());
   samples_.cuda_probe.push_back(time_cuda_probe_us());
+  if (const double gbps = time_host_copy_gbps(); gbps > 0) samples_.host_copy.push_back(gbps);
   if (error_) std::rethrow_exception(error_);
 }
 
@@ -133,8 +136,10 @@ double client_loop::finish_request(in_flight r) {
   // to read, and reading its stale shadow would put host work into the floor.
   if (!resident_)
     for (std::size_t i = 0; i < done.output_count(); ++i) sink_ += read_every_byte(done.output(i));
-  const auto readable = stretched(r.submitted, bench_clock::now(), options_.slowdown);
+  const double delayed_us = target_.delay != nullptr ? target_.delay->delay_us() : 0;
+  const auto readable = stretched(r.submitted, bench_clock::now(), options_.slowdown, delayed_us);
   const stage_times times = done.times();
+  if (target_.delay != nullptr && times.total_ms > 0) target_.delay->observe(times.total_ms * 1e3);
   const bool check = !r.inputs.empty();
   const int device = done.ordinal();
   byte_copies outputs;
@@ -162,6 +167,7 @@ void client_loop::record(std::uint64_t seq, double latency_us, double fill_us, c
   }
   samples_.latency.push_back(latency_us);
   samples_.fill.push_back(fill_us);
+  samples_.gpu.push_back(t.total_ms * 1e3);
   if (t.h2d_ms) samples_.h2d.push_back(*t.h2d_ms * 1e3);
   samples_.compute.push_back(t.compute_ms ? *t.compute_ms * 1e3 : t.total_ms * 1e3);
   if (t.d2h_ms) samples_.d2h.push_back(*t.d2h_ms * 1e3);

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
+#include <memory>
+#include <new>
 
 #include <cuda_runtime_api.h>
 
@@ -60,6 +63,26 @@ double time_cuda_probe_us() noexcept {
     best = std::min(best, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - begin).count());
   }
   return best;
+}
+
+double time_host_copy_gbps() noexcept {
+  // Made and touched once per thread, so the probe times the copy, not the first touch's faults.
+  thread_local std::unique_ptr<unsigned char[]> from, to;
+  if (!from) {
+    from.reset(new (std::nothrow) unsigned char[host_copy_probe_bytes]);
+    to.reset(new (std::nothrow) unsigned char[host_copy_probe_bytes]);
+    if (!from || !to) {
+      from.reset();
+      return 0;
+    }
+    std::memset(from.get(), 1, host_copy_probe_bytes);
+    std::memset(to.get(), 2, host_copy_probe_bytes);
+  }
+  const auto begin = std::chrono::steady_clock::now();
+  std::memcpy(to.get(), from.get(), host_copy_probe_bytes);
+  const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - begin).count();
+  // Bytes read plus bytes written: the traffic a request's fill and read-back make of it too.
+  return us > 0 ? 2.0 * static_cast<double>(host_copy_probe_bytes) / (us * 1e3) : 0;
 }
 
 }  // namespace ferry::bench

@@ -9,6 +9,12 @@
 // host ran at the same speed. The two move apart: between two runs on the H200 host the integer
 // chain took the same 48-50 µs while the driver's calls (launches, events, copies enqueued) took
 // 2-3x as long in one run as in the other.
+//
+// A third probe reads the host's memory bandwidth: large pageable, staged and host-written
+// requests spend most of their time in the CPU's writes and reads of every byte, which a VM's
+// memory system slows and speeds up between runs (5-30% on the H200 host for cells of 16 MB and
+// up) while the GPU's own time stays put. It says whether a change of latency with an unchanged
+// GPU time was the host's memory.
 #pragma once
 
 namespace ferry::bench {
@@ -20,5 +26,12 @@ namespace ferry::bench {
 // Microseconds eight cudaEventRecord calls on an idle stream of the current device and a
 // cudaStreamSynchronize took (the least of three), or 0 when they failed.
 [[nodiscard]] double time_cuda_probe_us() noexcept;
+
+// GB/s of one memcpy of host_copy_probe_bytes between two host buffers of the calling thread
+// (made and touched on first use, kept for the thread's life), or 0 when they cannot be made.
+// About 1 ms on a host that copies at 10 GB/s; it evicts part of the CPU's caches, so loops
+// call it between requests and seldom.
+inline constexpr unsigned long host_copy_probe_bytes = 8UL << 20;
+[[nodiscard]] double time_host_copy_gbps() noexcept;
 
 }  // namespace ferry::bench

@@ -2,14 +2,26 @@
 
 #include <nvtx3/nvtx3.hpp>
 
+#include "bench/measure/gpu_delay.hpp"
 #include "bench/measure/host_probe.hpp"
 #include "bench/measure/input_fill.hpp"
 
 namespace ferry::bench {
+namespace {
+
+constexpr auto copy_probe_every = std::chrono::milliseconds(100);
+
+}  // namespace
 
 paired_loop::paired_loop(session& measured, recipe* own, recipe* floor, output_checks& checks,
-                         const run_options& options, const stopping_criterion& stop)
-    : measured_(measured), own_(own), floor_recipe_(floor), checks_(checks), options_(options), stop_rule_(stop) {
+                         const run_options& options, const stopping_criterion& stop, gpu_delay* delay)
+    : measured_(measured),
+      delay_(delay),
+      own_(own),
+      floor_recipe_(floor),
+      checks_(checks),
+      options_(options),
+      stop_rule_(stop) {
   if (options_.l2_flush) flush_.emplace(measured_.ordinal());
   series_.emplace_back([this](auto seq) { return strategy_request(seq); }, &strategy_);
   // Distinct salts: every request of every series gets inputs of its own.
@@ -40,11 +52,18 @@ void paired_loop::run() {
   }
   const auto start = bench_clock::now();
   for (auto& [request, samples] : series_) samples->start = samples->last_done = start;
+  auto last_copy_probe = start - copy_probe_every;
   for (std::uint64_t round = 0;; ++round) {
     // The host probe between rounds, outside every request's timing (~60 us every 8 rounds).
     if (round % 8 == 0) {
       strategy_.host_probe.push_back(time_host_probe_us());
       strategy_.cuda_probe.push_back(time_cuda_probe_us());
+    }
+    // The memory-copy probe by the clock instead (~1-2 ms): often enough for a median over a
+    // cell's trials, seldom enough to leave the caches to the requests.
+    if (const auto now = bench_clock::now(); now - last_copy_probe >= copy_probe_every) {
+      if (const double gbps = time_host_copy_gbps(); gbps > 0) strategy_.host_copy.push_back(gbps);
+      last_copy_probe = now;
     }
     for (std::size_t k = 0; k < kinds; ++k) series_[(round + k) % kinds].first(round);
     const std::size_t n = strategy_.latency.size();
@@ -77,14 +96,18 @@ double paired_loop::strategy_request(std::optional<std::uint64_t> seq) {
   // Every other request is timed with CUDA events for the stage breakdown, and the others give
   // the latency: the recipe records no events, and ferry's requests need none either, so the
   // latency compares like with like (four events cost 4-7 µs on the H200 host).
-  const bool timed = seq && *seq % 2 == 1;
+  // With --slowdown's GPU half, warm-up requests are timed too: their GPU time sizes its delay
+  // before the first measured request.
+  const bool timed = seq ? *seq % 2 == 1 : delay_ != nullptr;
   if (flush_) flush_->flush_blocking();
   const auto submitted = bench_clock::now();
   completed_slot done = std::move(filling).submit(timed ? stage_timing::events : stage_timing::off).wait();
   if (properties(measured_.options().strategy).path != data_path::resident)
     for (std::size_t i = 0; i < done.output_count(); ++i) sink_ += read_every_byte(done.output(i));
-  const double latency_us = micros(stretched(submitted, bench_clock::now(), options_.slowdown) - submitted);
+  const double delayed_us = delay_ != nullptr ? delay_->delay_us() : 0;
+  const double latency_us = micros(stretched(submitted, bench_clock::now(), options_.slowdown, delayed_us) - submitted);
   const stage_times times = done.times();
+  if (delay_ != nullptr && timed && times.total_ms > 0) delay_->observe(times.total_ms * 1e3);
   if (check) {
     done.download_resident_outputs();
     byte_copies outputs;
@@ -137,6 +160,7 @@ void paired_loop::record(cell_samples& into, std::uint64_t seq, double latency_u
   into.fill.push_back(fill_us);
   if (is_latency_sample) into.latency.push_back(latency_us);
   if (t == nullptr) return;
+  into.gpu.push_back(t->total_ms * 1e3);
   if (t->h2d_ms) into.h2d.push_back(*t->h2d_ms * 1e3);
   into.compute.push_back(t->compute_ms ? *t->compute_ms * 1e3 : t->total_ms * 1e3);
   if (t->d2h_ms) into.d2h.push_back(*t->d2h_ms * 1e3);

@@ -22,11 +22,14 @@
 
 namespace ferry::bench {
 
+class gpu_delay;
+
 class paired_loop {
  public:
   // `own` and `floor` may be null (no recipe; the device strategy, whose recipe is the floor).
+  // `delay`: --slowdown's GPU half in `measured`'s engine, or null (cell_target::delay).
   paired_loop(session& measured, recipe* own, recipe* floor, output_checks& checks, const run_options& options,
-              const stopping_criterion& stop);
+              const stopping_criterion& stop, gpu_delay* delay = nullptr);
 
   // Warms every series up until its latency settles (options.warmup), then runs rounds until the
   // criterion is met by every series.
@@ -46,6 +49,7 @@ class paired_loop {
               bool is_latency_sample);
 
   session& measured_;
+  gpu_delay* delay_;
   recipe* own_;
   recipe* floor_recipe_;
   output_checks& checks_;

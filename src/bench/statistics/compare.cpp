@@ -32,6 +32,33 @@ noise_estimate noise_of(const strategy_result& r, bool throughput, bool& estimat
   return {.relative = 0.93 * r.relative_iqr / std::sqrt(static_cast<double>(r.iterations))};
 }
 
+// A change beyond the threshold is better or worse: a higher rate is better, a longer time worse.
+cell_change judge(double change, double threshold, bool higher_is_better) {
+  if (std::abs(change) <= threshold) return cell_change::same;
+  return (change > 0) == higher_is_better ? cell_change::better : cell_change::worse;
+}
+
+bool has_gpu_figure(const strategy_result& r) { return r.gpu_us.count > 0 && r.gpu_us.median > 0; }
+
+// The GPU's time per request, with its own judged noise (1, unknown, for a single sample).
+figure_comparison compare_gpu(const strategy_result& a, const strategy_result& b) {
+  const auto noise = [](const strategy_result& r) {
+    return r.gpu_us.count < 2 ? noise_estimate{.relative = 1.0} : judged_gpu_noise(r);
+  };
+  figure_comparison g;
+  g.a = a.gpu_us.median;
+  g.b = b.gpu_us.median;
+  const noise_estimate na = noise(a);
+  const noise_estimate nb = noise(b);
+  g.noise_a = na.relative;
+  g.noise_b = nb.relative;
+  g.between_trials = !std::isinf(na.dof) || !std::isinf(nb.dof);
+  g.change = g.b / g.a - 1;
+  g.threshold = difference_threshold(na, nb);
+  g.verdict = judge(g.change, g.threshold, false);
+  return g;
+}
+
 cell_comparison compare_cell(const strategy_result& a, const strategy_result& b, bool throughput) {
   cell_comparison c;
   c.label = cells::result_label(a);
@@ -52,12 +79,15 @@ cell_comparison compare_cell(const strategy_result& a, const strategy_result& b,
   c.threshold = difference_threshold(na, nb);
   if (a.host_probe_us > 0 && b.host_probe_us > 0) c.host_ratio = b.host_probe_us / a.host_probe_us;
   if (a.cuda_probe_us > 0 && b.cuda_probe_us > 0) c.cuda_ratio = b.cuda_probe_us / a.cuda_probe_us;
-  if (std::abs(c.change) <= c.threshold) {
-    c.verdict = cell_change::same;
-  } else {
-    const bool b_higher = c.change > 0;
-    c.verdict = (b_higher == throughput) ? cell_change::better : cell_change::worse;
-  }
+  if (a.host_copy_gbps > 0 && b.host_copy_gbps > 0) c.host_copy_ratio = b.host_copy_gbps / a.host_copy_gbps;
+  c.verdict = judge(c.change, c.threshold, throughput);
+  if (has_gpu_figure(a) && has_gpu_figure(b))
+    c.gpu = compare_gpu(a, b);
+  else
+    c.gpu_note = fmt::format("no GPU figure in {} (a report older than the figure): judged end to end only",
+                             has_gpu_figure(a)   ? "B"
+                             : has_gpu_figure(b) ? "A"
+                                                 : "either report");
   return c;
 }
 
@@ -106,17 +136,71 @@ std::string verdict_text(const cell_comparison& c, bool throughput) {
   return "";
 }
 
+// "lower by 12.0%" for a rate ratio of 0.88, "higher by 5.0%" for 1.05.
+std::string rate_change(double ratio) {
+  return fmt::format("{} by {:.1f}%", ratio >= 1 ? "higher" : "lower", 100 * std::abs(ratio - 1));
+}
+
+bool differs(cell_change v) { return v == cell_change::better || v == cell_change::worse; }
+
 // Where the hosts ran at different speeds in the two cells, the difference may be the host's.
+// Where end to end moved and the GPU's time did not, it is the host's: every probe is named, so
+// the reader sees which moved (or that none did).
 std::string host_text(const cell_comparison& c) {
   if (c.verdict == cell_change::same) return "";
   std::string text;
-  if (c.host_ratio > 0 && std::abs(c.host_ratio - 1) > 0.10) text += "host CPU " + time_change(c.host_ratio);
-  if (c.cuda_ratio > 0 && std::abs(c.cuda_ratio - 1) > 0.25)
-    text += (text.empty() ? "" : ", ") + std::string("CUDA calls ") + time_change(c.cuda_ratio);
+  const auto add = [&text](const std::string& part) { text += (text.empty() ? "" : ", ") + part; };
+  if (c.gpu && !differs(c.gpu->verdict)) {
+    // Every probe, moved or not: one that stayed put clears its part of the host.
+    const auto steady = [](double ratio) { return std::abs(ratio - 1) < 0.005; };
+    if (c.host_copy_ratio > 0)
+      add("host memory bandwidth " + (steady(c.host_copy_ratio) ? "unchanged" : rate_change(c.host_copy_ratio)));
+    if (c.host_ratio > 0) add("host CPU " + (steady(c.host_ratio) ? "unchanged" : time_change(c.host_ratio)));
+    if (c.cuda_ratio > 0) add("CUDA calls " + (steady(c.cuda_ratio) ? "unchanged" : time_change(c.cuda_ratio)));
+    if (text.empty()) return " (GPU unchanged: the host's; neither report has host probes)";
+    return " (GPU unchanged: the host's; in B: " + text + ")";
+  }
+  if (c.host_copy_ratio > 0 && std::abs(c.host_copy_ratio - 1) > 0.10)
+    add("host memory bandwidth " + rate_change(c.host_copy_ratio));
+  if (c.host_ratio > 0 && std::abs(c.host_ratio - 1) > 0.10) add("host CPU " + time_change(c.host_ratio));
+  if (c.cuda_ratio > 0 && std::abs(c.cuda_ratio - 1) > 0.25) add("CUDA calls " + time_change(c.cuda_ratio));
   return text.empty() ? "" : " (in B: " + text + ")";
 }
 
+// The GPU figure's verdict in words, a time either way.
+std::string gpu_text(const figure_comparison& g) {
+  if (g.verdict == cell_change::same) return fmt::format("same within noise ({:+.1f}%)", 100 * g.change);
+  return "B " + time_change(1 + g.change);
+}
+
 }  // namespace
+
+std::string_view to_string(judged_figure f) noexcept {
+  switch (f) {
+    case judged_figure::end_to_end:
+      return "end-to-end";
+    case judged_figure::gpu:
+      return "gpu";
+    case judged_figure::both:
+      return "both";
+  }
+  return "";
+}
+
+std::optional<judged_figure> parse_judged_figure(std::string_view text) noexcept {
+  for (const auto f : {judged_figure::end_to_end, judged_figure::gpu, judged_figure::both})
+    if (text == to_string(f)) return f;
+  return std::nullopt;
+}
+
+std::string_view cell_comparison::moved() const noexcept {
+  const bool end_to_end = differs(verdict);
+  const bool on_gpu = gpu && differs(gpu->verdict);
+  if (end_to_end && on_gpu) return "both";
+  if (end_to_end) return "end-to-end";
+  if (on_gpu) return "gpu";
+  return "neither";
+}
 
 std::vector<std::string> host_differences(const machine_info& a, const machine_info& b) {
   std::vector<std::string> differ;
@@ -144,10 +228,20 @@ std::string overlap_problem(const report_comparison& comparison) {
   return "";
 }
 
-std::vector<const cell_comparison*> regressions(const report_comparison& comparison, double percent) {
-  std::vector<const cell_comparison*> worse;
-  for (const auto& c : comparison.cells)
-    if (c.verdict == cell_change::worse && std::abs(c.change) * 100 > percent) worse.push_back(&c);
+std::vector<regression> regressions(const report_comparison& comparison, double percent, judged_figure on) {
+  std::vector<regression> worse;
+  const auto beyond = [percent](cell_change verdict, double change) {
+    return verdict == cell_change::worse && std::abs(change) * 100 > percent;
+  };
+  for (const auto& c : comparison.cells) {
+    // A cell without a GPU figure is judged end to end, whatever `on` names.
+    const bool end_to_end = on != judged_figure::gpu || !c.gpu;
+    const bool on_gpu = on != judged_figure::end_to_end && c.gpu;
+    if (end_to_end && beyond(c.verdict, c.change))
+      worse.push_back({.cell = &c, .figure = "end-to-end", .change = c.change});
+    if (on_gpu && beyond(c.gpu->verdict, c.gpu->change))
+      worse.push_back({.cell = &c, .figure = "gpu", .change = c.gpu->change});
+  }
   return worse;
 }
 
@@ -186,14 +280,32 @@ report_comparison compare_reports(const bench_report& a, const bench_report& b) 
   out.compared = static_cast<std::size_t>(std::count_if(out.cells.begin(), out.cells.end(), [](const auto& c) {
     return c.verdict == cell_change::same || c.verdict == cell_change::better || c.verdict == cell_change::worse;
   }));
+  for (const auto& c : out.cells) {
+    if (!c.gpu) continue;
+    ++out.gpu_compared;
+    if (differs(c.gpu->verdict)) ++out.gpu_differing;
+  }
   return out;
 }
 
 nlohmann::json to_json(const report_comparison& comparison) {
   nlohmann::json cells = nlohmann::json::array();
-  for (const auto& c : comparison.cells)
+  for (const auto& c : comparison.cells) {
+    nlohmann::json gpu = nullptr;
+    if (c.gpu)
+      gpu = {{"figure", "gpu"},
+             {"metric", "median GPU µs"},
+             {"a", c.gpu->a},
+             {"b", c.gpu->b},
+             {"noise_a", c.gpu->noise_a},
+             {"noise_b", c.gpu->noise_b},
+             {"between_trials", c.gpu->between_trials},
+             {"change", c.gpu->change},
+             {"threshold", c.gpu->threshold},
+             {"verdict", verdict_name(c.gpu->verdict)}};
     cells.push_back({{"label", c.label},
                      {"input_bytes", c.input_bytes},
+                     {"figure", "end-to-end"},
                      {"metric", c.metric},
                      {"a", c.a},
                      {"b", c.b},
@@ -205,10 +317,21 @@ nlohmann::json to_json(const report_comparison& comparison) {
                      {"noise_estimated", c.noise_estimated},
                      {"host_ratio", c.host_ratio},
                      {"cuda_ratio", c.cuda_ratio},
-                     {"verdict", verdict_name(c.verdict)}});
-  return {{"metric", comparison.metric},         {"differing", comparison.differing},
-          {"measured_a", comparison.measured_a}, {"measured_b", comparison.measured_b},
-          {"compared", comparison.compared},     {"cells", std::move(cells)}};
+                     {"host_copy_ratio", c.host_copy_ratio},
+                     {"verdict", verdict_name(c.verdict)},
+                     {"gpu", std::move(gpu)},
+                     {"gpu_note", c.gpu_note},
+                     {"moved", c.moved()}});
+  }
+  return {{"metric", comparison.metric},
+          {"figures", {"end-to-end", "gpu"}},
+          {"differing", comparison.differing},
+          {"gpu_differing", comparison.gpu_differing},
+          {"measured_a", comparison.measured_a},
+          {"measured_b", comparison.measured_b},
+          {"compared", comparison.compared},
+          {"gpu_compared", comparison.gpu_compared},
+          {"cells", std::move(cells)}};
 }
 
 std::string render_comparison(const report_comparison& comparison, const std::string& name_a,
@@ -222,35 +345,69 @@ std::string render_comparison(const report_comparison& comparison, const std::st
     const std::string fill(w > used ? w - used : 0, ' ');
     return right ? fill + text : text + fill;
   };
-  // The figures' unit is in their headers ("A median µs", "A req/s"): a cell reads "400.0 ±1.0%".
+  // The figures' unit is in their headers ("A median µs", "A req/s", "A GPU µs"): a cell reads
+  // "400.0 ±1.0%".
   const std::string head_a = "A " + comparison.metric;
   const std::string head_b = "B " + comparison.metric;
   const std::size_t figure_width = std::max<std::size_t>(14, cells::display_width(head_a));
-  out += fmt::format("{}  {}  {}  {:>9}  {}\n", pad("cell", width), pad(head_a, figure_width, true),
-                     pad(head_b, figure_width, true), "threshold", "verdict");
+  const std::size_t gpu_width = 14;
+  const std::size_t moved_width = 10;
+  out += fmt::format("{}  {}  {}  {:>9}  {}  {}  {:>9}  {}  {}\n", pad("cell", width), pad(head_a, figure_width, true),
+                     pad(head_b, figure_width, true), "threshold", pad("A GPU µs", gpu_width, true),
+                     pad("B GPU µs", gpu_width, true), "threshold", pad("moved", moved_width), "verdict");
   bool estimated = false;
+  std::size_t without_gpu = 0;
+  std::size_t moved_end_to_end = 0, moved_gpu = 0, moved_both = 0;
+  const auto figure = [&](double v, double noise, std::size_t w) {
+    return pad(fmt::format("{} ±{:.1f}%", cells::format_us(v), 100 * noise), w, true);
+  };
   for (const auto& c : comparison.cells) {
     if (c.verdict == cell_change::only_in_a || c.verdict == cell_change::only_in_b ||
         c.verdict == cell_change::not_measured) {
-      out += fmt::format("{}  {}  {}  {:>9}  {}\n", pad(c.label, width), pad("-", figure_width, true),
-                         pad("-", figure_width, true), "-", verdict_text(c, throughput));
+      out += fmt::format("{}  {}  {}  {:>9}  {}  {}  {:>9}  {}  {}\n", pad(c.label, width),
+                         pad("-", figure_width, true), pad("-", figure_width, true), "-", pad("-", gpu_width, true),
+                         pad("-", gpu_width, true), "-", pad("-", moved_width), verdict_text(c, throughput));
       continue;
     }
     estimated = estimated || c.noise_estimated;
-    const auto figure = [&](double v, double noise) {
-      return pad(fmt::format("{} ±{:.1f}%", cells::format_us(v), 100 * noise), figure_width, true);
-    };
-    out += fmt::format("{}  {}  {}  {:>8.1f}%  {}{}{}{}\n", pad(c.label, width), figure(c.a, c.noise_a),
-                       figure(c.b, c.noise_b), 100 * c.threshold, verdict_text(c, throughput), host_text(c),
-                       c.between_trials ? " t" : "", c.noise_estimated ? " *" : "");
+    const std::string_view moved = c.moved();
+    moved_end_to_end += moved == "end-to-end" ? 1 : 0;
+    moved_gpu += moved == "gpu" ? 1 : 0;
+    moved_both += moved == "both" ? 1 : 0;
+    std::string gpu_a = pad("-", gpu_width, true), gpu_b = gpu_a, gpu_threshold = "-";
+    std::string gpu_verdict = "; GPU unknown";
+    if (c.gpu) {
+      gpu_a = figure(c.gpu->a, c.gpu->noise_a, gpu_width);
+      gpu_b = figure(c.gpu->b, c.gpu->noise_b, gpu_width);
+      gpu_threshold = fmt::format("{:.1f}%", 100 * c.gpu->threshold);
+      gpu_verdict = "; GPU " + gpu_text(*c.gpu);
+    } else {
+      ++without_gpu;
+    }
+    out += fmt::format("{}  {}  {}  {:>8.1f}%  {}  {}  {:>9}  {}  {}{}{}{}{}\n", pad(c.label, width),
+                       figure(c.a, c.noise_a, figure_width), figure(c.b, c.noise_b, figure_width), 100 * c.threshold,
+                       gpu_a, gpu_b, gpu_threshold, pad(std::string(moved), moved_width), verdict_text(c, throughput),
+                       host_text(c), gpu_verdict, c.between_trials || (c.gpu && c.gpu->between_trials) ? " t" : "",
+                       c.noise_estimated ? " *" : "");
   }
   out += fmt::format("\n{} of {} cells differ beyond their noise ({} measured in both).\n", comparison.differing,
                      comparison.cells.size(), comparison.compared);
+  out += fmt::format("On the GPU's own time: {} of {} cells with a GPU figure in both differ beyond their noise.\n",
+                     comparison.gpu_differing, comparison.gpu_compared);
+  out +=
+      fmt::format("Moved: end to end only {}, on the GPU only {}, both {}.\n", moved_end_to_end, moved_gpu, moved_both);
+  if (without_gpu > 0)
+    out += fmt::format(
+        "{} cell{} measured in both {} no GPU figure in A or B (a report older than the figure): judged end to end "
+        "only.\n",
+        without_gpu, without_gpu == 1 ? "" : "s", without_gpu == 1 ? "has" : "have");
   out += fmt::format(
       "±: each figure's noise, the larger of its noise within and between its trials. threshold: the change a "
       "difference must exceed, Student's t at {:g}% one-sided times the two noises combined (t from the trials' "
-      "count where their spread is the larger noise, marked t).\n",
-      100 * difference_confidence);
+      "count where their spread is the larger noise, marked t). End to end: {}, input written -> output readable; "
+      "GPU: the GPU's time per request from CUDA events (copies in, engine, copies out), which the host's writes, "
+      "reads and wake-ups do not move.\n",
+      100 * difference_confidence, throughput ? "requests per second" : "the median latency");
   if (estimated) out += "* noise estimated from the spread: that report has no noise figures\n";
   return out;
 }

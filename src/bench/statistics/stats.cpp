@@ -117,6 +117,12 @@ noise_estimate judged_noise(const strategy_result& r, bool throughput) noexcept 
   return {.relative = within};
 }
 
+noise_estimate judged_gpu_noise(const strategy_result& r) noexcept {
+  if (r.gpu_trial_noise > r.gpu_noise && r.trials.size() >= 2)
+    return {.relative = r.gpu_trial_noise, .dof = static_cast<double>(r.trials.size() - 1)};
+  return {.relative = r.gpu_noise};
+}
+
 namespace {
 
 // Student's t at one-sided 0.99 for 1..30 degrees of freedom, then 40, 60, 120 and infinity.

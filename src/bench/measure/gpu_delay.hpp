@@ -1,0 +1,54 @@
+// The --slowdown test hook's GPU half: a known change of the GPU's own time per request, so that
+// `ferry bench compare` can be checked on that figure as well as end to end. Private to src/bench.
+//
+// The host half (cell_samples.hpp's stretched) holds each request's clock back after its outputs
+// were read; that moves end-to-end latency and nothing the GPU's events see. This half puts a
+// kernel that spins on the GPU's clock on the slot's stream, after the engine, so it lies between
+// the request's first and last event: the GPU figure (and the compute stage) grows by it, and the
+// host waits for it as for any GPU work. Together they make a request `fraction` longer on both
+// figures (stretched takes the GPU's share off the host's wait).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "ferry/engine.hpp"
+#include "ferry/stream.hpp"
+
+namespace ferry::bench {
+
+// One cell's GPU delay: `fraction` of the request's GPU time without it. The kernel reads its
+// length from pinned host memory when it runs (so a CUDA graph that captured the kernel spins
+// for the current length), and the length follows the cell's measured GPU time: the loops report
+// each event-timed request's span (observe), and later kernels spin for `fraction` of an average
+// of those spans less the delay in them. Until the first span is known there is no delay.
+class gpu_delay {
+ public:
+  // Allocates the pinned length (throws cuda_error where it cannot).
+  explicit gpu_delay(double fraction);
+  ~gpu_delay();
+  gpu_delay(const gpu_delay&) = delete;
+  gpu_delay& operator=(const gpu_delay&) = delete;
+
+  // Enqueues the spin kernel on `stream` (its device current).
+  void enqueue(stream_ref stream) const;
+  // A request's GPU span (µs), the delay it had included.
+  void observe(double gpu_span_us);
+  // The delay the kernels spin for now (µs).
+  [[nodiscard]] double delay_us() const;
+  [[nodiscard]] double fraction() const noexcept { return fraction_; }
+
+ private:
+  double fraction_;
+  volatile std::int64_t* nanoseconds_ = nullptr;  // pinned and mapped: the host writes, the kernel reads
+  mutable std::mutex mutex_;                      // client threads observe at once
+  double undelayed_us_ = 0;                       // the average GPU span without the delay; 0: none yet
+};
+
+// An engine whose contexts enqueue `inner`'s work and then `delay`'s kernel on the same stream;
+// everything else is `inner`'s. `delay` must outlive it; the first form also `inner`.
+[[nodiscard]] std::unique_ptr<engine> delayed(engine& inner, gpu_delay& delay);
+[[nodiscard]] std::unique_ptr<engine> delayed(std::unique_ptr<engine> inner, gpu_delay& delay);
+
+}  // namespace ferry::bench

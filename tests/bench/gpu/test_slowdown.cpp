@@ -1,0 +1,48 @@
+// --slowdown on the GPU: a known change of both figures `ferry bench compare` judges. The spin
+// kernel after the engine makes the GPU's time per request (gpu_us, from the slot's events)
+// longer by the fraction asked, the host's wait makes the end-to-end latency longer by the same
+// fraction (not by both together), and neither changes what the requests compute.
+#include <gtest/gtest.h>
+
+#include "bench/measure/cell_runner.hpp"
+#include "ferry/bench/run_options.hpp"
+#include "ferry/bench/workload_factory.hpp"
+
+namespace {
+
+ferry::bench::strategy_result measured(const ferry::bench::workload& w, ferry::strategy_kind strategy,
+                                       double slowdown) {
+  ferry::bench::run_options options;
+  options.iterations = 120;
+  options.check_every = 16;
+  options.um_counters = false;
+  options.slowdown = slowdown;
+  return ferry::bench::run_cell(w, strategy, options);
+}
+
+}  // namespace
+
+TEST(BenchSlowdown, MovesTheGpuTimeAndTheLatencyByTheFractionAsked) {
+  const auto w = ferry::bench::make_workload({.engine = "reduce", .input_bytes = std::size_t{16} << 20});
+  for (const auto strategy : {ferry::strategy_kind::pinned, ferry::strategy_kind::device}) {
+    SCOPED_TRACE(std::string(ferry::to_string(strategy)));
+    const auto plain = measured(w, strategy, 0);
+    const auto slowed = measured(w, strategy, 0.25);
+    ASSERT_FALSE(plain.refused.has_value()) << *plain.refused;
+    ASSERT_FALSE(slowed.refused.has_value()) << *slowed.refused;
+    ASSERT_GT(plain.gpu_us.count, 0U);
+    ASSERT_GT(plain.gpu_us.median, 0.0);
+    EXPECT_GT(plain.gpu_noise, 0.0);
+    EXPECT_GT(plain.trials.front().gpu_median_us, 0.0);
+    // 25% asked; the delay follows an average of the spans, so a few percent either way.
+    const double gpu_ratio = slowed.gpu_us.median / plain.gpu_us.median;
+    EXPECT_GT(gpu_ratio, 1.15) << plain.gpu_us.median << " -> " << slowed.gpu_us.median;
+    EXPECT_LT(gpu_ratio, 1.40) << plain.gpu_us.median << " -> " << slowed.gpu_us.median;
+    // End to end by the fraction too, not by the GPU's delay and the host's wait added up.
+    const double latency_ratio = slowed.latency_us.median / plain.latency_us.median;
+    EXPECT_GT(latency_ratio, 1.12) << plain.latency_us.median << " -> " << slowed.latency_us.median;
+    EXPECT_LT(latency_ratio, 1.45) << plain.latency_us.median << " -> " << slowed.latency_us.median;
+    EXPECT_TRUE(slowed.output_matches) << slowed.check_detail;
+    EXPECT_NE(slowed.notes.front().find("slowed down on purpose"), std::string::npos);
+  }
+}
