@@ -175,7 +175,7 @@ fb::bench_report full_report() {
   refused.strategy = ferry::strategy_kind::system;
   refused.engine = "reduce";
   refused.input_bytes = 19'000'000;
-  refused.refused = refusal_reason;
+  refused.refuse(refusal_reason);
   report.results.push_back(refused);
 
   // A cell whose trial ran out of memory: failed, with the reason, the run went on.
@@ -183,8 +183,7 @@ fb::bench_report full_report() {
   failed.strategy = ferry::strategy_kind::registered;
   failed.engine = "reduce";
   failed.input_bytes = 19'000'000;
-  failed.refused = oom_reason;
-  failed.failed = true;
+  failed.fail(oom_reason);
   failed.schedule = "interleaved";
   report.results.push_back(failed);
   return report;
@@ -215,8 +214,7 @@ void expect_same(const fb::strategy_result& a, const fb::strategy_result& b) {
   EXPECT_EQ(a.graph, b.graph);
   EXPECT_EQ(a.warmed_up, b.warmed_up);
   EXPECT_EQ(a.input_writes, b.input_writes);
-  EXPECT_EQ(a.refused, b.refused);
-  EXPECT_EQ(a.failed, b.failed);
+  EXPECT_EQ(a.outcome, b.outcome);
   EXPECT_EQ(a.iterations, b.iterations);
   EXPECT_EQ(a.wall_seconds, b.wall_seconds);
   expect_same(a.latency_us, b.latency_us, "latency_us");
@@ -406,12 +404,12 @@ TEST(BenchReportJson, MissingFieldsTakeTheirDefaults) {
   EXPECT_EQ(report.results[0].inflight, 1);
   EXPECT_TRUE(report.results[0].warmed_up);
   EXPECT_EQ(report.results[0].input_writes, "cached");  // older reports: inputs were written that way
-  EXPECT_FALSE(report.results[0].refused);
+  EXPECT_TRUE(report.results[0].measured());
   EXPECT_FALSE(report.results[0].um);
   EXPECT_FALSE(report.results[0].recipe);
   EXPECT_FALSE(report.results[0].clocks);
   EXPECT_EQ(report.results[0].noise, 0);  // older reports carry no noise figure
-  EXPECT_FALSE(report.results[0].failed);
+  EXPECT_FALSE(report.results[0].failed());
   EXPECT_TRUE(report.results[0].trials.empty());  // nor trials
   EXPECT_EQ(report.results[0].trial_noise, 0);
   EXPECT_EQ(report.results[0].schedule, "");
@@ -523,9 +521,9 @@ TEST(BenchReportTable, MeasuredRowsLineUpWithTheHeader) {
     EXPECT_EQ(width_of(*(header + 1)), width);  // the rule under the header
     std::size_t row = 0;
     for (const auto& r : report.results) {
-      if (r.refused && tables > 1) continue;  // refused and failed rows appear in the first table only
+      if (!r.measured() && tables > 1) continue;  // refused and failed rows appear in the first table only
       const std::string& line = *(header + 2 + static_cast<std::ptrdiff_t>(row++));
-      if (!r.refused) EXPECT_EQ(width_of(line), width) << line;
+      if (r.measured()) EXPECT_EQ(width_of(line), width) << line;
     }
   }
   EXPECT_EQ(tables, 2u);
@@ -626,6 +624,27 @@ TEST(BenchReportFields, AFigureOfTheTableIsInEveryRendering) {
   EXPECT_NE(fb::render_table(report).find(fb::cells::format_us(p999)), std::string::npos);
 }
 
+// The outcome is one variant, written as the two keys reports have always had; read in any order.
+TEST(BenchReportJson, OutcomeReadsFromTheKeysReportsHaveAlwaysHad) {
+  const auto outcome_of = [](const char* text) {
+    return fb::report_from_json(nlohmann::json::parse(text)).results.at(0).outcome;
+  };
+  EXPECT_EQ(outcome_of(R"({"results": [{"strategy": "pinned", "refused": null, "failed": false}]})"),
+            fb::cell_outcome{fb::measured_cell{}});
+  EXPECT_EQ(outcome_of(R"({"results": [{"strategy": "pinned", "refused": "needs HMM"}]})"),
+            fb::cell_outcome{fb::refused_cell{"needs HMM"}});
+  EXPECT_EQ(outcome_of(R"({"results": [{"failed": true, "strategy": "pinned", "refused": "out of memory"}]})"),
+            fb::cell_outcome{fb::failed_cell{"out of memory"}});
+  fb::bench_report report;
+  report.results.resize(2);
+  report.results[1].fail("out of memory");
+  const auto results = fb::to_json(report).at("results");
+  EXPECT_TRUE(results.at(0).at("refused").is_null());
+  EXPECT_EQ(results.at(0).at("failed"), false);
+  EXPECT_EQ(results.at(1).at("refused"), "out of memory");
+  EXPECT_EQ(results.at(1).at("failed"), true);
+}
+
 TEST(BenchReportCsv, EmptyReportStillHasAHeader) {
   const auto rows = parse_csv(fb::render_csv(fb::bench_report{}));
   ASSERT_EQ(rows.size(), 1u);
@@ -675,7 +694,7 @@ fb::bench_report plot_report() {
   fb::strategy_result refused;
   refused.strategy = ferry::strategy_kind::system;
   refused.engine = "reduce";
-  refused.refused = refusal_reason;
+  refused.refuse(refusal_reason);
   report.results.push_back(refused);
   return report;
 }
