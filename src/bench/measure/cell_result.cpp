@@ -170,27 +170,36 @@ double quartile_spread(std::vector<double> samples) {
 
 double relative_gap(double value, double baseline) noexcept { return baseline > 0 ? value / baseline - 1 : 0; }
 
+namespace {
+
+bool same_clocks(const clock_record& a, const clock_record& b) {
+  return a.sm_mhz_min == b.sm_mhz_min && a.sm_mhz_max == b.sm_mhz_max && a.mem_mhz_min == b.mem_mhz_min &&
+         a.mem_mhz_max == b.mem_mhz_max;
+}
+
+void merge_into(clock_record& merged, const clock_record& c) {
+  merged.changed = merged.changed || c.changed || !same_clocks(merged, c);
+  merged.sm_mhz_min = std::min(merged.sm_mhz_min, c.sm_mhz_min);
+  merged.sm_mhz_max = std::max(merged.sm_mhz_max, c.sm_mhz_max);
+  merged.mem_mhz_min = std::min(merged.mem_mhz_min, c.mem_mhz_min);
+  merged.mem_mhz_max = std::max(merged.mem_mhz_max, c.mem_mhz_max);
+  merged.samples += c.samples;
+  auto& reasons = merged.throttle_reasons;
+  for (const auto& reason : c.throttle_reasons)
+    if (std::find(reasons.begin(), reasons.end(), reason) == reasons.end()) reasons.push_back(reason);
+}
+
+}  // namespace
+
 std::optional<clock_record> merge_clocks(const std::vector<trial_record>& trials) {
   std::optional<clock_record> merged;
   for (const auto& t : trials) {
     if (!t.clocks) continue;
-    const clock_record& c = *t.clocks;
-    if (!merged) {
-      merged = c;
-      continue;
+    if (merged) {
+      merge_into(*merged, *t.clocks);
+    } else {
+      merged = *t.clocks;
     }
-    merged->changed = merged->changed || c.changed || c.sm_mhz_min != merged->sm_mhz_min ||
-                      c.sm_mhz_max != merged->sm_mhz_max || c.mem_mhz_min != merged->mem_mhz_min ||
-                      c.mem_mhz_max != merged->mem_mhz_max;
-    merged->sm_mhz_min = std::min(merged->sm_mhz_min, c.sm_mhz_min);
-    merged->sm_mhz_max = std::max(merged->sm_mhz_max, c.sm_mhz_max);
-    merged->mem_mhz_min = std::min(merged->mem_mhz_min, c.mem_mhz_min);
-    merged->mem_mhz_max = std::max(merged->mem_mhz_max, c.mem_mhz_max);
-    merged->samples += c.samples;
-    for (const auto& reason : c.throttle_reasons)
-      if (std::find(merged->throttle_reasons.begin(), merged->throttle_reasons.end(), reason) ==
-          merged->throttle_reasons.end())
-        merged->throttle_reasons.push_back(reason);
   }
   return merged;
 }
