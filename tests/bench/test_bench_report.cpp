@@ -624,6 +624,38 @@ TEST(BenchReportFields, AFigureOfTheTableIsInEveryRendering) {
   EXPECT_NE(fb::render_table(report).find(fb::cells::format_us(p999)), std::string::npos);
 }
 
+namespace {
+// Every value of `before` is in `after` at the same place; `after` may have more (figures added since).
+void expect_kept(const nlohmann::json& before, const nlohmann::json& after, const std::string& where) {
+  if (before.is_object()) {
+    for (const auto& [key, value] : before.items()) {
+      ASSERT_TRUE(after.contains(key)) << where << key;
+      expect_kept(value, after.at(key), where + key + ".");
+    }
+  } else if (before.is_array()) {
+    ASSERT_EQ(after.size(), before.size()) << where;
+    for (std::size_t i = 0; i < before.size(); ++i) expect_kept(before[i], after[i], where + std::to_string(i) + ".");
+  } else if (!(before.is_number_float() && std::isnan(before.get<double>()))) {
+    EXPECT_EQ(after, before) << where;
+  }
+}
+}  // namespace
+
+// The reports kept in docs/results, written before the result was split into parts: each reads
+// back and writes every key of every cell as it was, at the same flat place.
+TEST(BenchReportJson, OlderReportsWriteBackTheirKeysUnchanged) {
+  std::size_t reports = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(FERRY_SOURCE_DIR) / "docs" / "results" / "bench")) {
+    if (entry.path().extension() != ".json") continue;
+    std::ifstream in(entry.path());
+    const auto old = nlohmann::json::parse(in);
+    expect_kept(old.at("results"), fb::to_json(fb::report_from_json(old)).at("results"),
+                entry.path().filename().string() + ": ");
+    ++reports;
+  }
+  EXPECT_GT(reports, 0U);
+}
+
 // The outcome is one variant, written as the two keys reports have always had; read in any order.
 TEST(BenchReportJson, OutcomeReadsFromTheKeysReportsHaveAlwaysHad) {
   const auto outcome_of = [](const char* text) {
