@@ -624,6 +624,32 @@ TEST(BenchReportFields, AFigureOfTheTableIsInEveryRendering) {
   EXPECT_NE(fb::render_table(report).find(fb::cells::format_us(p999)), std::string::npos);
 }
 
+// A derived figure is one row of its part's table, computed there: throughput_gbps, added that
+// way, is in JSON, CSV, the tables, and in an older report read back (from the figures it is made of).
+TEST(BenchReportFields, ADerivedFigureIsInEveryRenderingAndInOlderReports) {
+  const auto report = full_report();
+  const auto& r = report.results[0];
+  ASSERT_GT(r.throughput_per_s, 0);
+  const double moved = static_cast<double>(r.input_bytes + r.output_bytes) * r.throughput_per_s / 1e9;
+  const auto json = fb::to_json(report);
+  EXPECT_DOUBLE_EQ(json.at("results").at(0).at("throughput_gbps").get<double>(), moved);
+  const auto rows = parse_csv(fb::render_csv(report));
+  const auto column = std::find(rows[0].begin(), rows[0].end(), "throughput_gbps");
+  ASSERT_NE(column, rows[0].end());
+  EXPECT_DOUBLE_EQ(std::stod(rows[1][static_cast<std::size_t>(column - rows[0].begin())]), moved);
+  EXPECT_NE(fb::render_table(report).find("moved GB/s"), std::string::npos);
+  EXPECT_NE(fb::render_table(report).find(fmt::format("{:.2f}", moved)), std::string::npos);
+  EXPECT_NE(fb::render_markdown(report).find("| moved GB/s |"), std::string::npos);
+
+  // A report that predates the figure: computed on reading, not read (a stale value is ignored).
+  auto older = json;
+  older["results"][0].erase("throughput_gbps");
+  EXPECT_DOUBLE_EQ(fb::derived_figures::throughput_gbps(fb::report_from_json(older).results[0]), moved);
+  older["results"][0]["throughput_gbps"] = 1234.0;
+  EXPECT_DOUBLE_EQ(fb::to_json(fb::report_from_json(older)).at("results").at(0).at("throughput_gbps").get<double>(),
+                   moved);
+}
+
 namespace {
 // Every value of `before` is in `after` at the same place; `after` may have more (figures added since).
 void expect_kept(const nlohmann::json& before, const nlohmann::json& after, const std::string& where) {

@@ -340,9 +340,19 @@ struct field_table<result_identity> {
   };
 };
 
+// Figures derived from others: computed where they are declared, written in every report (and in
+// every older one read back), never read.
+struct derived_figures {
+  // Input and output bytes per request, times requests per second: the bytes a cell moved.
+  static double throughput_gbps(const strategy_result& r) {
+    return static_cast<double>(r.input_bytes + r.output_bytes) * r.throughput_per_s / 1e9;
+  }
+};
+
 template <>
 struct field_table<result_figures> {
   using r = result_figures;
+  using derived = derived_figures;
   static constexpr auto fields = std::tuple{
       figure("iterations", &r::iterations, "", "latency samples over every trial"),
       figure("wall_seconds", &r::wall_seconds, "s", "the trials' measuring loops together"),
@@ -356,6 +366,9 @@ struct field_table<result_figures> {
       figure("cold_first_us", &r::cold_first_us, "µs", "the first request"),
       figure("cold_first_percentile", &r::cold_first_percentile, "%", "timed requests no faster than the first"),
       figure("throughput_per_s", &r::throughput_per_s, "1/s", "requests per second"),
+      computed<strategy_result, double>("throughput_gbps", &derived::throughput_gbps, nullptr, "GB/s",
+                                        "bytes moved per second, inputs and outputs together")
+          .as_column("moved GB/s"),
       figure("h2d_gbps", &r::h2d_gbps, "GB/s", "input bytes over the median upload"),
       figure("d2h_gbps", &r::d2h_gbps, "GB/s", "output bytes over the median download"),
       figure("relative_iqr", &r::relative_iqr, "fraction", "iqr / median of latency"),
