@@ -326,13 +326,18 @@ void fill_figures(result_figures& f, const result_identity& id, const std::vecto
 
 // ---- diagnostics ---------------------------------------------------------------------------
 
-// How the load was spread over several GPUs: each one's share of the requests (warm-ups and
-// checks excluded); empty for one GPU.
-std::string requests_per_gpu(const std::vector<trial_record>& trials, const std::vector<int>& devices) {
-  if (trials.empty() || trials.front().requests_per_gpu.empty()) return "";
+// Each GPU's share of the timed requests (warm-ups and checks excluded) over every trial.
+std::vector<std::size_t> gpu_shares(const std::vector<trial_record>& trials) {
   std::vector<std::size_t> shares(trials.front().requests_per_gpu.size(), 0);
   for (const auto& t : trials)
     for (std::size_t i = 0; i < shares.size() && i < t.requests_per_gpu.size(); ++i) shares[i] += t.requests_per_gpu[i];
+  return shares;
+}
+
+// How the load was spread over several GPUs, in words; empty for one GPU.
+std::string requests_per_gpu(const std::vector<trial_record>& trials, const std::vector<int>& devices) {
+  if (trials.empty() || trials.front().requests_per_gpu.empty()) return "";
+  const std::vector<std::size_t> shares = gpu_shares(trials);
   std::string text;
   for (std::size_t i = 0; i < shares.size(); ++i)
     text +=
