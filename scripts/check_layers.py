@@ -3,7 +3,8 @@
 
 Each layer uses only the layers below it:
 
-    apps
+    apps   python          (siblings: the CLI and the Python package)
+    frontend               (what both share: bench's flags as options, info's record, ...)
     bench   info   serve   (siblings: none includes another)
     session
     engines
@@ -18,9 +19,9 @@ include whose file sits in a higher layer, or in a sibling, is reported as
 `file:line: <layer> includes "<path>" of <layer>`. Includes that resolve to no file of the tree
 (third-party and generated headers) are not the check's business.
 
-A file's layer is its folder: src/<layer>/..., apps/... (apps), python/... (apps: the Python
-package is an application of the library, as the CLI is), include/ferry/<layer>/... (bench,
-info).
+A file's layer is its folder: src/<layer>/..., apps/... (apps), python/... (python: the Python
+package is an application of the library, as the CLI is, and neither includes the other's files),
+include/ferry/<layer>/... (bench, info, frontend).
 The other public headers, include/ferry/*.hpp, are listed in PUBLIC_HEADERS with the layer that
 implements them; a public header missing from the table is an error too, so a new header is
 placed on purpose.
@@ -33,7 +34,7 @@ import sys
 from pathlib import Path
 
 RANK = {"core": 0, "device": 1, "memory": 2, "engines": 3, "session": 4, "bench": 5, "info": 5, "serve": 5,
-        "apps": 6}
+        "frontend": 6, "apps": 7, "python": 7}
 
 # include/ferry/<name>: the layer whose sources implement it.
 PUBLIC_HEADERS = {
@@ -86,7 +87,7 @@ def layer_of(root: Path, path: Path) -> str | None:
     """The layer of a file of the tree, None for files outside the layered folders."""
     parts = path.relative_to(root).parts
     if parts[0] in ("apps", "python"):
-        return "apps"
+        return parts[0]
     if parts[0] == "src" and len(parts) > 2 and parts[1] in RANK:
         return parts[1]
     if parts[:2] == ("include", "ferry"):
@@ -165,7 +166,7 @@ def main() -> int:
         print(problem)
     if problems:
         print(f"{len(problems)} include(s) break the layering (core <- device <- memory <- engines <- session "
-              "<- bench, info, serve <- apps)", file=sys.stderr)
+              "<- bench, info, serve <- frontend <- apps, python)", file=sys.stderr)
         return 1
     return 0
 

@@ -69,6 +69,24 @@ class CheckLayers(unittest.TestCase):
         self.assertEqual(result.returncode, 1)
         self.assertIn("include/ferry/new_thing.hpp: a public header with no layer", result.stdout)
 
+    def test_the_front_ends_share_frontend_and_not_each_other(self):
+        shared = {**BASE, "include/ferry/frontend/bench_flags.hpp": '#pragma once\n#include "ferry/bench/matrix.hpp"\n',
+                  "include/ferry/bench/matrix.hpp": "#pragma once\n",
+                  "apps/ferry/bench_command.cpp": '#include "ferry/frontend/bench_flags.hpp"\n',
+                  "python/src/bench.cpp": '#include "ferry/frontend/bench_flags.hpp"\n'}
+        self.assertEqual(run_checker(shared).returncode, 0, run_checker(shared).stdout)
+        result = run_checker({**shared, "python/src/devices.cpp": '#include "../../apps/ferry/commands.hpp"\n'})
+        self.assertEqual(result.returncode, 1)
+        self.assertIn('python/src/devices.cpp:1: python includes "../../apps/ferry/commands.hpp" of apps (a sibling)',
+                      result.stdout)
+        result = run_checker({**shared, "src/bench/cell.cpp": '#include "ferry/frontend/bench_flags.hpp"\n'})
+        self.assertEqual(result.returncode, 1)
+        self.assertIn('src/bench/cell.cpp:1: bench includes "ferry/frontend/bench_flags.hpp" of frontend '
+                      "(a higher layer)", result.stdout)
+        result = run_checker({**shared, "src/frontend/plot.cpp": '#include "../../apps/ferry/commands.hpp"\n'})
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("of apps (a higher layer)", result.stdout)
+
     def test_tooling_headers_are_bench(self):
         result = run_checker({**BASE, "include/ferry/bench/report.hpp": "#pragma once\n",
                               "src/session/session.cpp": '#include "ferry/bench/report.hpp"\n'})

@@ -20,8 +20,4 @@ namespace ferry {
 // "0,1": the canonical spelling, which parse_device_set reads back.
 [[nodiscard]] std::string format_device_set(std::span<const int> devices);
 
-// The label reports put beside a result that ran on several GPUs: "[2 GPUs]"; "" for one GPU,
-// whose reports look as they always did.
-[[nodiscard]] std::string device_set_label(std::span<const int> devices);
-
 }  // namespace ferry

@@ -44,9 +44,6 @@ struct model_engine_options {
 // workload: "trt:...", "torch:...".
 [[nodiscard]] bool is_model_engine_spec(std::string_view spec) noexcept;
 
-// The backend name of a model spec ("torch" for "torch:m.pt2"); empty when it is none.
-[[nodiscard]] std::string_view backend_of(std::string_view spec) noexcept;
-
 // Checks a model spec without loading anything, so that a mistyped path is named before a GPU
 // or a backend is looked for: BACKEND:PATH whose file exists (a relative path from the working
 // directory, as load_model_engine reads it). Throws invalid_argument naming the spec and the file.

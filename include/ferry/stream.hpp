@@ -80,8 +80,6 @@ class event {
   void record_in_capture(stream_ref s) {
     FERRY_CUDA_TRY(cudaEventRecordWithFlags(handle_, s.get(), cudaEventRecordExternal));
   }
-  // Makes future work on s wait for this event (no host blocking).
-  void make_wait(stream_ref s) const { FERRY_CUDA_TRY(cudaStreamWaitEvent(s.get(), handle_, 0)); }
   void synchronize_blocking() const { FERRY_CUDA_TRY(cudaEventSynchronize(handle_)); }
   [[nodiscard]] cudaEvent_t get() const noexcept { return handle_; }
 

@@ -60,14 +60,4 @@ std::string format_device_set(std::span<const int> devices) {
   return out;
 }
 
-std::string device_set_label(std::span<const int> devices) {
-  if (devices.size() <= 1) return {};
-  // Appended piece by piece: gcc 12 misreads "literal" + std::string as an overlapping copy
-  // (-Wrestrict), and CI builds with warnings as errors.
-  std::string label = "[";
-  label += std::to_string(devices.size());
-  label += " GPUs]";
-  return label;
-}
-
 }  // namespace ferry

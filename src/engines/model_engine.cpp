@@ -79,10 +79,6 @@ bool is_model_engine_spec(std::string_view spec) noexcept {
   return is_backend_name(name) && !builtin::is_builtin_kind(name);
 }
 
-std::string_view backend_of(std::string_view spec) noexcept {
-  return is_model_engine_spec(spec) ? spec.substr(0, spec.find(':')) : std::string_view{};
-}
-
 void check_model_engine_spec(std::string_view spec) {
   const auto [backend, path] = split(spec);
   std::error_code ec;

@@ -54,9 +54,6 @@ inline constexpr double cuda_change_limit = 0.25;
 // p75 / p25 - 1 of samples in any order.
 [[nodiscard]] double quartile_spread(std::vector<double> samples);
 
-// "+3.2%": how much slower `value` is than `baseline`.
-[[nodiscard]] double relative_gap(double value, double baseline) noexcept;
-
 // Clock records of several trials as one: ranges over all, every reason seen, changed when any
 // trial's changed or the trials ran at different clocks.
 [[nodiscard]] std::optional<clock_record> merge_clocks(const std::vector<trial_record>& trials);

@@ -1,5 +1,5 @@
-// `ferry calibrate`'s run, apart from its flags: the CLI and `ferry info --measure` call it, and
-// the Python package's ferry.info(measure=True).
+#include "ferry/frontend/calibrate_run.hpp"
+
 #include <unistd.h>
 
 #include <chrono>
@@ -7,13 +7,12 @@
 
 #include <fmt/format.h>
 
-#include "calibrate_command.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/device_diagnosis.hpp"
 #include "ferry/error.hpp"
 #include "ferry/profile.hpp"
 
-namespace ferry::cli {
+namespace ferry::frontend {
 
 std::vector<std::filesystem::path> run_calibrate(const calibrate_options& options) {
   if (cuda_device_count() == 0) throw no_device(no_device_reason());
@@ -54,4 +53,4 @@ std::vector<std::filesystem::path> run_calibrate(const calibrate_options& option
   return saved;
 }
 
-}  // namespace ferry::cli
+}  // namespace ferry::frontend

@@ -1,4 +1,4 @@
-#include "plot.hpp"
+#include "ferry/frontend/plot.hpp"
 
 #include <cstdlib>
 #include <filesystem>
@@ -7,7 +7,7 @@
 
 #include "ferry/error.hpp"
 
-namespace ferry::cli {
+namespace ferry::frontend {
 namespace {
 
 // The script ships beside the program: <bin>/../share/ferry/plot_bench.py, in an installation and
@@ -52,4 +52,4 @@ void render_plot(const std::string& json_path, const std::string& image_path) {
   if (std::system(command.c_str()) != 0) throw error("--plot: '" + command + "' failed");
 }
 
-}  // namespace ferry::cli
+}  // namespace ferry::frontend

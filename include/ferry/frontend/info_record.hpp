@@ -1,20 +1,20 @@
-// `ferry info`: what each GPU can do, which strategies work on it (and why not), what was
-// measured on this machine (its profile) or else the platform rules, and optionally the measured
-// pinned link peak, and the engine backends found (also without a GPU).
+// `ferry info`'s record, apart from its printing and flags: the CLI prints it (as text or JSON),
+// the Python package returns it (ferry.info).
 #pragma once
 
 #include <filesystem>
 #include <optional>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
-namespace ferry::cli {
+#include "ferry/device_caps.hpp"
 
-enum class info_format { text, json };
+namespace ferry::frontend {
+
 enum class link_measurement { skip, measure };
 
 struct info_options {
-  info_format format = info_format::text;
   link_measurement link = link_measurement::skip;
   std::optional<int> device;  // every device when absent
   // The profile to read (one device only); each device's default cache file when absent.
@@ -30,9 +30,8 @@ struct info_options {
 // Throws ferry::invalid_argument for a bad ordinal or --profile with several GPUs.
 [[nodiscard]] nlohmann::json info_record(const info_options& options);
 
-// Queries the devices, reads their profiles, optionally calibrates them (`--measure`: a quick
-// `ferry calibrate`, saved as usual) and measures their links, and prints the report to stdout.
-// Throws ferry::no_device when there is no GPU and ferry::invalid_argument for a bad ordinal.
-void run_info(const info_options& options);
+// Adds "missing_code" to record["devices"][i] for each of `devices` this build has no code for,
+// so a GPU the build lacks is shown (and refused by every command that would run on it).
+void mark_missing_code(nlohmann::json& record, const std::vector<device_caps>& devices);
 
-}  // namespace ferry::cli
+}  // namespace ferry::frontend

@@ -1,15 +1,16 @@
 // `ferry bench`'s flags as plain data and what they become: the one mapping from flags to the
-// library's matrix_request and run_options, shared by the CLI (bench_command.cpp) and the Python
-// package's ferry.bench (python/src/bench.cpp), so both run the same cells for the same options.
+// library's matrix_request and run_options, shared by the CLI (apps/ferry/bench_command.cpp) and the
+// Python package's ferry.bench (python/src/bench.cpp), so both run the same cells for the same options.
 #pragma once
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "ferry/bench/matrix.hpp"
 #include "ferry/bench/run_options.hpp"
 
-namespace ferry::cli {
+namespace ferry::frontend {
 
 struct bench_flags {
   bench::matrix_request matrix;
@@ -53,4 +54,4 @@ struct bench_flags {
 // set; fills f.matrix's goal, link measurement, backend folders and profile.
 [[nodiscard]] bench::run_options prepare_bench(bench_flags& f, bool device_given);
 
-}  // namespace ferry::cli
+}  // namespace ferry::frontend

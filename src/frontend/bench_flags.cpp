@@ -1,4 +1,4 @@
-#include "bench_flags.hpp"
+#include "ferry/frontend/bench_flags.hpp"
 
 #include <unistd.h>
 
@@ -11,10 +11,10 @@
 #include "ferry/device_diagnosis.hpp"
 #include "ferry/device_set.hpp"
 #include "ferry/error.hpp"
+#include "ferry/frontend/plot.hpp"
 #include "ferry/profile.hpp"
-#include "plot.hpp"
 
-namespace ferry::cli {
+namespace ferry::frontend {
 namespace {
 
 // A report path that cannot be written is named before the run, not after minutes of measuring.
@@ -122,4 +122,4 @@ bench::run_options prepare_bench(bench_flags& f, bool device_given) {
   return options;
 }
 
-}  // namespace ferry::cli
+}  // namespace ferry::frontend

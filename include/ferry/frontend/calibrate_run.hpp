@@ -1,5 +1,7 @@
-// `ferry calibrate`: measures every strategy on this machine's GPUs and saves each GPU's profile,
-// which `ferry info`, `ferry bench --strategy auto` and serve's "auto" then use.
+// `ferry calibrate`'s run, apart from its flags: measures every strategy on this machine's GPUs and
+// saves each GPU's profile, which `ferry info`, `ferry bench --strategy auto` and serve's "auto"
+// then use. The CLI's calibrate and `ferry info --measure` call it, and the Python package's
+// ferry.info(measure=True).
 #pragma once
 
 #include <cstdio>
@@ -10,7 +12,7 @@
 
 #include "ferry/bench/calibrate.hpp"
 
-namespace ferry::cli {
+namespace ferry::frontend {
 
 struct calibrate_options {
   bench::sweep_depth depth = bench::sweep_depth::standard;
@@ -24,4 +26,4 @@ struct calibrate_options {
 // without a GPU, invalid_argument for --profile with several GPUs.
 std::vector<std::filesystem::path> run_calibrate(const calibrate_options& options);
 
-}  // namespace ferry::cli
+}  // namespace ferry::frontend

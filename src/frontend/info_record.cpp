@@ -1,22 +1,21 @@
-// `ferry info`'s record, apart from its printing and flags: the CLI prints it, the Python package
-// returns it (ferry.info).
+#include "ferry/frontend/info_record.hpp"
+
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "calibrate_command.hpp"
 #include "ferry/backend.hpp"
 #include "ferry/device_caps.hpp"
 #include "ferry/device_diagnosis.hpp"
 #include "ferry/error.hpp"
+#include "ferry/frontend/calibrate_run.hpp"
 #include "ferry/info/info_report.hpp"
 #include "ferry/link_bandwidth.hpp"
 #include "ferry/peer_access.hpp"
 #include "ferry/profile.hpp"
-#include "info_command.hpp"
 
-namespace ferry::cli {
+namespace ferry::frontend {
 namespace {
 
 nlohmann::json backends_json(const std::vector<backend_info>& backends) {
@@ -91,12 +90,15 @@ nlohmann::json info_record(const info_options& options) {
   }
 
   nlohmann::json info = build_info_json(versions, devices, measured, peers, profiles);
-  // A GPU this build has no code for is shown, and refused by every command that would run on it.
-  for (std::size_t i = 0; i < devices.size(); ++i)
-    if (auto why = missing_code_reason(devices[i], ferry_has_code_for(devices[i].ordinal)))
-      info["devices"][i]["missing_code"] = *why;
+  mark_missing_code(info, devices);
   info["backends"] = backends_json(backends);
   return info;
 }
 
-}  // namespace ferry::cli
+void mark_missing_code(nlohmann::json& record, const std::vector<device_caps>& devices) {
+  for (std::size_t i = 0; i < devices.size(); ++i)
+    if (auto why = missing_code_reason(devices[i], ferry_has_code_for(devices[i].ordinal)))
+      record["devices"][i]["missing_code"] = *why;
+}
+
+}  // namespace ferry::frontend
