@@ -21,10 +21,8 @@ include whose file sits in a higher layer, or in a sibling, is reported as
 
 A file's layer is its folder: src/<layer>/..., apps/... (apps), python/... (python: the Python
 package is an application of the library, as the CLI is, and neither includes the other's files),
-include/ferry/<layer>/... (bench, info, frontend).
-The other public headers, include/ferry/*.hpp, are listed in PUBLIC_HEADERS with the layer that
-implements them; a public header missing from the table is an error too, so a new header is
-placed on purpose.
+include/ferry/<layer>/... for every public header. A header directly in include/ferry/ belongs to
+no layer and is an error, so a new header is placed on purpose.
 """
 from __future__ import annotations
 
@@ -35,40 +33,6 @@ from pathlib import Path
 
 RANK = {"core": 0, "device": 1, "memory": 2, "engines": 3, "session": 4, "bench": 5, "info": 5, "serve": 5,
         "frontend": 6, "apps": 7, "python": 7}
-
-# include/ferry/<name>: the layer whose sources implement it.
-PUBLIC_HEADERS = {
-    "error.hpp": "core",
-    "device_fault.hpp": "core",
-    "stream.hpp": "core",
-    "dtype.hpp": "core",
-    "byte_size.hpp": "core",
-    "device_alignment.hpp": "core",
-    "buffer.hpp": "memory",
-    "strategy.hpp": "memory",
-    "data_location.hpp": "memory",
-    "streaming_copy.hpp": "memory",
-    "recommendation.hpp": "memory",
-    "profile.hpp": "memory",
-    "device_caps.hpp": "device",
-    "device_diagnosis.hpp": "device",
-    "device_set.hpp": "device",
-    "peer_access.hpp": "device",
-    "gpu_clocks.hpp": "device",
-    "link_bandwidth.hpp": "device",
-    "engine.hpp": "engines",
-    "builtin.hpp": "engines",
-    "model_engine.hpp": "engines",
-    "backend.hpp": "engines",
-    "backend_api.h": "engines",
-    "session.hpp": "session",
-    "placement.hpp": "session",
-    "replica_set.hpp": "session",
-    "choose.hpp": "session",
-    "caller_memory.hpp": "session",
-    "input_data.hpp": "session",
-    "index_check.hpp": "session",
-}
 
 # Pairs the ranks would allow that the design keeps apart: engines stand on core and device only,
 # so a backend never sees how I/O memory was allocated (strategies and engines meet in session).
@@ -93,11 +57,8 @@ def layer_of(root: Path, path: Path) -> str | None:
     if parts[:2] == ("include", "ferry"):
         if len(parts) > 3 and parts[2] in RANK:
             return parts[2]
-        if len(parts) == 3:
-            if parts[2] not in PUBLIC_HEADERS:
-                raise UnknownLayer(f"{path.relative_to(root)}: a public header with no layer: add it to "
-                                   "PUBLIC_HEADERS in scripts/check_layers.py")
-            return PUBLIC_HEADERS[parts[2]]
+        raise UnknownLayer(f"{path.relative_to(root)}: a public header with no layer: put it in "
+                           "include/ferry/<layer>/, the folder of the layer whose sources implement it")
     return None
 
 

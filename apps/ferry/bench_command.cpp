@@ -15,17 +15,17 @@
 
 #include "commands.hpp"
 #include "device_option.hpp"
-#include "ferry/backend.hpp"
 #include "ferry/bench/compare.hpp"
 #include "ferry/bench/matrix.hpp"
 #include "ferry/bench/report.hpp"
-#include "ferry/device_caps.hpp"
-#include "ferry/device_diagnosis.hpp"
-#include "ferry/device_set.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/device/device_diagnosis.hpp"
+#include "ferry/device/device_set.hpp"
+#include "ferry/engines/backend.hpp"
 #include "ferry/frontend/bench_flags.hpp"
 #include "ferry/frontend/plot.hpp"
-#include "ferry/profile.hpp"
+#include "ferry/memory/profile.hpp"
 
 namespace ferry::cli {
 namespace {

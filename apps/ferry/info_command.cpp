@@ -13,8 +13,8 @@
 #include "commands.hpp"
 #include "device_option.hpp"
 #include "engine_io.hpp"
-#include "ferry/backend.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/engines/backend.hpp"
 #include "ferry/frontend/info_record.hpp"
 #include "ferry/info/info_report.hpp"
 

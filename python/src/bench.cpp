@@ -14,7 +14,7 @@
 #include "bindings.hpp"
 #include "ferry/bench/matrix.hpp"
 #include "ferry/bench/report.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 #include "ferry/frontend/bench_flags.hpp"
 
 namespace nb = nanobind;

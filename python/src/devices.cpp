@@ -10,12 +10,12 @@
 #include <string>
 
 #include "bindings.hpp"
-#include "ferry/backend_api.h"
-#include "ferry/device_caps.hpp"
-#include "ferry/device_diagnosis.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/device/device_diagnosis.hpp"
+#include "ferry/engines/backend_api.h"
 #include "ferry/frontend/info_record.hpp"
 #include "ferry/info/info_report.hpp"
-#include "ferry/strategy.hpp"
+#include "ferry/memory/strategy.hpp"
 
 namespace nb = nanobind;
 

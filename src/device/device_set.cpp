@@ -1,9 +1,9 @@
-#include "ferry/device_set.hpp"
+#include "ferry/device/device_set.hpp"
 
 #include <algorithm>
 #include <charconv>
 
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry {
 

@@ -1,4 +1,4 @@
-#include "ferry/model_engine.hpp"
+#include "ferry/engines/model_engine.hpp"
 
 #include <charconv>
 #include <filesystem>
@@ -10,8 +10,8 @@
 #include "engines/plugin/backend_library.hpp"
 #include "engines/plugin/backend_search.hpp"
 #include "engines/plugin/plugin_engine.hpp"
-#include "ferry/backend.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/engines/backend.hpp"
 
 namespace ferry {
 namespace {

@@ -6,13 +6,13 @@
 #include <filesystem>
 #include <iostream>
 
-#include "ferry/backend.hpp"
-#include "ferry/device_caps.hpp"
-#include "ferry/device_diagnosis.hpp"
-#include "ferry/device_set.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/device/device_diagnosis.hpp"
+#include "ferry/device/device_set.hpp"
+#include "ferry/engines/backend.hpp"
 #include "ferry/frontend/plot.hpp"
-#include "ferry/profile.hpp"
+#include "ferry/memory/profile.hpp"
 
 namespace ferry::frontend {
 namespace {

@@ -7,10 +7,10 @@
 
 #include <fmt/format.h>
 
-#include "ferry/device_caps.hpp"
-#include "ferry/device_diagnosis.hpp"
-#include "ferry/error.hpp"
-#include "ferry/profile.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/device/device_diagnosis.hpp"
+#include "ferry/memory/profile.hpp"
 
 namespace ferry::frontend {
 

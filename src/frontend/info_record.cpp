@@ -5,15 +5,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ferry/backend.hpp"
-#include "ferry/device_caps.hpp"
-#include "ferry/device_diagnosis.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/device/device_diagnosis.hpp"
+#include "ferry/device/link_bandwidth.hpp"
+#include "ferry/device/peer_access.hpp"
+#include "ferry/engines/backend.hpp"
 #include "ferry/frontend/calibrate_run.hpp"
 #include "ferry/info/info_report.hpp"
-#include "ferry/link_bandwidth.hpp"
-#include "ferry/peer_access.hpp"
-#include "ferry/profile.hpp"
+#include "ferry/memory/profile.hpp"
 
 namespace ferry::frontend {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry::frontend {
 namespace {

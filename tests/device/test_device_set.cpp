@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "ferry/device_set.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/device/device_set.hpp"
 
 namespace {
 

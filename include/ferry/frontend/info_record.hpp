@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ferry/device_caps.hpp"
+#include "ferry/device/device_caps.hpp"
 
 namespace ferry::frontend {
 

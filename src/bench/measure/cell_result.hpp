@@ -9,7 +9,7 @@
 #include "ferry/bench/result.hpp"
 #include "ferry/bench/run_options.hpp"
 #include "ferry/bench/trials.hpp"
-#include "ferry/gpu_clocks.hpp"
+#include "ferry/device/gpu_clocks.hpp"
 
 namespace ferry::bench {
 

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <utility>
 
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry {
 

@@ -9,8 +9,8 @@
 #include <optional>
 #include <string>
 
-#include "ferry/engine.hpp"
-#include "ferry/strategy.hpp"
+#include "ferry/engines/engine.hpp"
+#include "ferry/memory/strategy.hpp"
 
 namespace ferry {
 

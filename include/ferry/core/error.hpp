@@ -3,7 +3,7 @@
 // Every CUDA runtime call in ferry goes through FERRY_CUDA_TRY, which throws a cuda_error that
 // carries the call's text, the CUDA error name and string, and file:line. Out-of-memory gets its
 // own type so callers can react (shrink a batch, refuse a strategy) without parsing strings, and
-// so does a sticky error that lost the GPU's context (device_fault; ferry/device_fault.hpp).
+// so does a sticky error that lost the GPU's context (device_fault; ferry/core/device_fault.hpp).
 // Destructors must never throw: they use FERRY_CUDA_TRY_NOTHROW, which logs to stderr instead,
 // and makes no call at all once the context is lost.
 #pragma once
@@ -65,7 +65,7 @@ class out_of_memory : public cuda_error {
   using cuda_error::cuda_error;
 };
 
-// A sticky CUDA error (ferry/device_fault.hpp): the GPU's context is lost for the rest of the
+// A sticky CUDA error (ferry/core/device_fault.hpp): the GPU's context is lost for the rest of the
 // process. Noted once, process-wide, when it is raised; nothing can recover but a restart.
 class device_fault : public cuda_error {
  public:

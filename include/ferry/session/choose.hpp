@@ -1,9 +1,9 @@
 // ferry::choose: the strategy and in-flight depth for a model's I/O on one GPU, with the facts
 // the pick rests on.
 //
-// With a profile of this GPU (ferry/profile.hpp) the pick is the available strategy whose
+// With a profile of this GPU (ferry/memory/profile.hpp) the pick is the available strategy whose
 // measured curves cost least for these sizes and uses; without one it is the platform rules
-// (ferry/recommendation.hpp), and the pick says they were not measured on this machine.
+// (ferry/memory/recommendation.hpp), and the pick says they were not measured on this machine.
 //
 // choose_per_tensor goes one step further for a model whose tensors differ in size: the request's
 // pick for most tensors, and another strategy for a tensor whose own curve says it is clearly
@@ -20,10 +20,10 @@
 #include <string_view>
 #include <vector>
 
-#include "ferry/device_caps.hpp"
-#include "ferry/engine.hpp"
-#include "ferry/profile.hpp"
-#include "ferry/strategy.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/engines/engine.hpp"
+#include "ferry/memory/profile.hpp"
+#include "ferry/memory/strategy.hpp"
 
 namespace ferry {
 

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ferry/device_caps.hpp"
+#include "ferry/device/device_caps.hpp"
 
 namespace ferry {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "ferry/device_caps.hpp"
+#include "ferry/device/device_caps.hpp"
 
 namespace ferry {
 

@@ -2,14 +2,14 @@
 //
 // The advice is static and per platform_class: what the way each platform moves bytes implies,
 // without figures, because it was not measured on the machine it is shown on. Advice measured on
-// this machine comes from a profile (ferry/profile.hpp, `ferry calibrate`) through ferry::choose.
+// this machine comes from a profile (ferry/memory/profile.hpp, `ferry calibrate`) through ferry::choose.
 #pragma once
 
 #include <span>
 #include <string_view>
 
-#include "ferry/device_caps.hpp"
-#include "ferry/strategy.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/memory/strategy.hpp"
 
 namespace ferry {
 

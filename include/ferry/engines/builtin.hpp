@@ -13,7 +13,7 @@
 #include <span>
 #include <string_view>
 
-#include "ferry/engine.hpp"
+#include "ferry/engines/engine.hpp"
 
 namespace ferry {
 

@@ -20,10 +20,10 @@
 #include <span>
 #include <vector>
 
-#include "ferry/device_caps.hpp"
-#include "ferry/engine.hpp"
-#include "ferry/peer_access.hpp"
-#include "ferry/session.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/device/peer_access.hpp"
+#include "ferry/engines/engine.hpp"
+#include "ferry/session/session.hpp"
 
 namespace ferry {
 

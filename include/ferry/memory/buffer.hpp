@@ -13,10 +13,10 @@
 #include <memory>
 #include <span>
 
-#include "ferry/device_alignment.hpp"
-#include "ferry/device_caps.hpp"
-#include "ferry/strategy.hpp"
-#include "ferry/stream.hpp"
+#include "ferry/core/device_alignment.hpp"
+#include "ferry/core/stream.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/memory/strategy.hpp"
 
 namespace ferry {
 

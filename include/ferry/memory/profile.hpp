@@ -17,8 +17,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "ferry/device_caps.hpp"
-#include "ferry/strategy.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/memory/strategy.hpp"
 
 namespace ferry {
 

@@ -1,7 +1,7 @@
 /* The C ABI of ferry's engine backends: a shared library that runs models of one kind (libtorch
  * AOTInductor packages, TensorRT plans, ...) and that ferry loads at run time.
  *
- * It is ferry's engine seam (ferry/engine.hpp) in plain C: describe the I/O (names, dtypes,
+ * It is ferry's engine seam (ferry/engines/engine.hpp) in plain C: describe the I/O (names, dtypes,
  * shapes with dynamic dims, index bounds), resolve concrete shapes, make one context per slot,
  * bind device addresses, enqueue on a CUDA stream, record an event once the inputs are read, say
  * why a stream capture cannot take a context (and capture graphs of its own instead), and how many

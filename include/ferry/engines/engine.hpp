@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "ferry/dtype.hpp"
-#include "ferry/stream.hpp"
+#include "ferry/core/dtype.hpp"
+#include "ferry/core/stream.hpp"
 
 namespace ferry {
 

@@ -3,7 +3,7 @@
 // An integer input that indexes a table (token ids into an embedding, rows of a sparse lookup)
 // declares its bound (tensor_spec::index_bound): valid values are [0, bound). A value outside
 // makes a real model's kernel fail a device-side assert, which loses the GPU's context for the
-// whole process (ferry/device_fault.hpp). So ferry checks such inputs on every path:
+// whole process (ferry/core/device_fault.hpp). So ferry checks such inputs on every path:
 // - on the host, where the CPU has the bytes (a request body, system shared memory, a data file):
 //   find_index_violation below, before the request is queued; and a session checks a small input
 //   the CPU wrote into a slot's host view when it is submitted (a scan of a few KB costs less than
@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "ferry/engine.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/engines/engine.hpp"
 
 namespace ferry {
 

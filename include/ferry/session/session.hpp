@@ -10,7 +10,7 @@
 //
 // A filling slot may also take a caller's memory instead of its own buffers for one request (a
 // server's shared-memory clients): inputs read in place or gathered by copies in stream order,
-// outputs bound in place or delivered by copies in stream order; ferry/caller_memory.hpp is the
+// outputs bound in place or delivered by copies in stream order; ferry/session/caller_memory.hpp is the
 // rule for what may be used in place.
 //
 // Each input and output goes by one strategy: the session's, or the one session_options names for
@@ -32,20 +32,20 @@
 #include <string_view>
 #include <vector>
 
-#include "ferry/buffer.hpp"
-#include "ferry/caller_memory.hpp"
-#include "ferry/device_caps.hpp"
-#include "ferry/engine.hpp"
-#include "ferry/index_check.hpp"
-#include "ferry/input_data.hpp"
-#include "ferry/strategy.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/engines/engine.hpp"
+#include "ferry/memory/buffer.hpp"
+#include "ferry/memory/strategy.hpp"
+#include "ferry/session/caller_memory.hpp"
+#include "ferry/session/index_check.hpp"
+#include "ferry/session/input_data.hpp"
 
 namespace ferry {
 
 enum class graph_mode { off, on };
 
 // Whether inputs with an index_bound are checked on the GPU before the engine reads them
-// (ferry/index_check.hpp): on unless the caller made every value itself and knows it is inside.
+// (ferry/session/index_check.hpp): on unless the caller made every value itself and knows it is inside.
 enum class index_check { on, off };
 
 // Whether a request's stages are timed with CUDA events. Recording an event costs host time on
@@ -185,7 +185,7 @@ class filling_slot {
   void upload_resident_inputs();
 
   // Caller memory for this request only, instead of the slot's buffers. "The strategy" of a
-  // tensor is its own (session::strategy_of); ferry/caller_memory.hpp is the rule for what is
+  // tensor is its own (session::strategy_of); ferry/session/caller_memory.hpp is the rule for what is
   // taken in place. Caller memory must stay untouched until wait_inputs_consumed() (inputs) or
   // wait() returns. Each call throws invalid_argument for memory the rule refuses as wrong (size,
   // alignment, pageable, another GPU's; gathered pieces that overlap or leave the tensor, ranges
@@ -219,7 +219,7 @@ class filling_slot {
 
   // Enqueues to_device, the engine and to_host on the slot's stream and hands the slot on. Throws
   // index_out_of_range, with nothing enqueued and the slot back in the pool, when a small index
-  // input's host view holds a value out of its bound (ferry/index_check.hpp).
+  // input's host view holds a value out of its bound (ferry/session/index_check.hpp).
   [[nodiscard]] pending_slot submit(stage_timing timing = stage_timing::events) &&;
   [[nodiscard]] int slot_index() const noexcept;
   // The ordinal of the GPU this slot's buffers, stream and engine context live on (its session's).
@@ -274,7 +274,7 @@ class session {
   // input page, the pipeline runs, the CPU reads every output page) so the first real request
   // is not the slow one: modules load, library handles initialise, host mappings and managed
   // pages settle into their steady state. Overwrites the host views with `data`'s values
-  // (ferry/input_data.hpp; by default finite floats, and zeros for integers and booleans, which
+  // (ferry/session/input_data.hpp; by default finite floats, and zeros for integers and booleans, which
   // every model takes).
   void warmup(int rounds = 3, const input_data& data = {});
   // With the engine's own graphs (graph_kind::engine), a key is captured only after warm-up runs,

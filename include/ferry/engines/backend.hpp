@@ -1,6 +1,6 @@
-// Engine backends loaded at run time (ferry/backend_api.h is their C ABI): where ferry looks for
+// Engine backends loaded at run time (ferry/engines/backend_api.h is their C ABI): where ferry looks for
 // them and what it finds there. A model spec "<NAME>:<PATH>" whose NAME is no built-in workload is
-// loaded by the backend NAME (ferry/model_engine.hpp); `ferry info` lists the backends found.
+// loaded by the backend NAME (ferry/engines/model_engine.hpp); `ferry info` lists the backends found.
 #pragma once
 
 #include <cstdint>

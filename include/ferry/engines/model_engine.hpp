@@ -1,6 +1,6 @@
 // Engines loaded from model files by backend plugins: a spec "<NAME>:<PATH>" whose NAME is no
 // built-in workload (touch, reduce, sparse, mlp) is loaded by the backend NAME, the shared library
-// libferry_backend_<NAME>.so found as ferry/backend.hpp says: `torch:resnet50.pt2` by the libtorch
+// libferry_backend_<NAME>.so found as ferry/engines/backend.hpp says: `torch:resnet50.pt2` by the libtorch
 // AOTInductor backend, `trt:model.plan` by the TensorRT backend, `affine:m.affine` by the example
 // backend. Neither ferry nor a program linking ferry::ferry links libtorch or TensorRT.
 #pragma once
@@ -10,14 +10,14 @@
 #include <string_view>
 #include <vector>
 
-#include "ferry/builtin.hpp"
-#include "ferry/engine.hpp"
+#include "ferry/engines/builtin.hpp"
+#include "ferry/engines/engine.hpp"
 
 namespace ferry {
 
 // A bound for a model's integer input that its file does not say (a package exported bare, a
 // plan built without one): the input's valid values are [0, bound). ferry checks requests against
-// it and draws benchmark values inside it (ferry/index_check.hpp, ferry/input_data.hpp).
+// it and draws benchmark values inside it (ferry/session/index_check.hpp, ferry/session/input_data.hpp).
 struct index_bound_override {
   std::string input;
   std::int64_t bound = 0;
@@ -33,7 +33,7 @@ struct model_engine_options {
   // How many contexts may run at the same time (slots x clients). AOTInductor makes one model
   // runner per concurrent context so slots really run concurrently; TensorRT needs no hint.
   int max_concurrency = 1;
-  // Where backends are looked for, in order; empty: backend_directories() (ferry/backend.hpp).
+  // Where backends are looked for, in order; empty: backend_directories() (ferry/engines/backend.hpp).
   std::vector<std::filesystem::path> backend_directories;
   // Bounds of integer inputs the model file does not give (or gives otherwise): each names an
   // int32/int64 input, or the load throws invalid_argument naming it.

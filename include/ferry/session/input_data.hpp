@@ -2,7 +2,7 @@
 // in-flight depth search, the recipes, and a server's warm-up.
 //
 // Real models do not take every bit pattern: a token id past the vocabulary trips a device-side
-// assert that loses the GPU's context (ferry/device_fault.hpp). So no input ever gets garbage:
+// assert that loses the GPU's context (ferry/core/device_fault.hpp). So no input ever gets garbage:
 //   automatic (the default)  floats: random finite values; 8-bit integers: random bytes (pixels);
 //                            int32/int64 with an index_bound: random in [0, bound); int32/int64
 //                            without one: zeros (0 is a valid id in every table); booleans: false
@@ -24,7 +24,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ferry/engine.hpp"
+#include "ferry/engines/engine.hpp"
 
 namespace ferry {
 
