@@ -1,4 +1,4 @@
-# Backend plugins (ferry/backend_api.h): MODULE libraries named libferry_backend_<NAME>.so.
+# Backend plugins (ferry/engines/backend_api.h): MODULE libraries named libferry_backend_<NAME>.so.
 # In the build tree they land in build/<libdir>/ferry/backends and the CLI in build/<bindir>, the
 # layout of an installation, so ferry finds them "beside the installed library" either way
 # (src/engines/plugin/backend_search.cpp looks in <program's folder>/FERRY_BACKEND_DIR_FROM_BIN).

@@ -8,7 +8,9 @@ install(TARGETS ferry ferry_core ferry_device ferry_memory ferry_engines ferry_s
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(DIRECTORY include/ferry DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# ferry/frontend/ is what the CLI and the Python package share (ferry::frontend), built for them and
+# not installed, so its headers are not either.
+install(DIRECTORY include/ferry DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} PATTERN frontend EXCLUDE)
 if(FERRY_BUILD_APPS)
   install(TARGETS ferry_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()

@@ -69,7 +69,7 @@ cmake --build "$build" --target ferry_backend_torch
 plugin="$build/lib/ferry/backends/libferry_backend_torch.so"
 exports=$(nm -D --defined-only "$plugin")
 missing=""
-for symbol in $(grep -o 'ferry_backend_[a-z_]*(' include/ferry/backend_api.h | tr -d '(' | sort -u); do
+for symbol in $(grep -o 'ferry_backend_[a-z_]*(' include/ferry/engines/backend_api.h | tr -d '(' | sort -u); do
   # Optional functions the C++ seam does not implement (it computes on a GPU only).
   [[ $symbol == ferry_backend_model_run_host ]] && continue
   grep -q " T $symbol\$" <<< "$exports" || missing="$missing $symbol"

@@ -20,7 +20,7 @@ esac
 # Building: the configure step of the default preset finds all of these (GoogleTest too, as the
 # tests are part of the default build; the bench builds only the CLI).
 packages=(ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev python3 python3-venv
-          libzip-dev  # .npz input data (ferry/input_data.hpp)
+          libzip-dev  # .npz input data (ferry/session/input_data.hpp)
           libboost-dev libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc  # ferry serve
           libjemalloc2)  # ferry serve runs on it where installed (apps/ferry/serve_allocator.hpp)
 if [[ $purpose == test ]]; then

@@ -21,10 +21,10 @@ def run_checker(files: dict[str, str]) -> subprocess.CompletedProcess:
 
 
 BASE = {
-    "include/ferry/error.hpp": "#pragma once\n",
-    "include/ferry/engine.hpp": '#pragma once\n#include "ferry/error.hpp"\n',
-    "src/core/error.cpp": '#include "ferry/error.hpp"\n#include <vector>\n#include "third_party.h"\n',
-    "src/engines/model_engine.cpp": '#include "ferry/engine.hpp"\n#include "core/raii.hpp"\n',
+    "include/ferry/core/error.hpp": "#pragma once\n",
+    "include/ferry/engines/engine.hpp": '#pragma once\n#include "ferry/core/error.hpp"\n',
+    "src/core/error.cpp": '#include "ferry/core/error.hpp"\n#include <vector>\n#include "third_party.h"\n',
+    "src/engines/model_engine.cpp": '#include "ferry/engines/engine.hpp"\n#include "core/raii.hpp"\n',
     "src/core/raii.hpp": "#pragma once\n",
     "src/bench/cell.cpp": '#include "engines/local.hpp"\n',
     "src/engines/local.hpp": "#pragma once\n",
@@ -47,9 +47,9 @@ class CheckLayers(unittest.TestCase):
                       result.stdout)
 
     def test_a_public_header_counts_as_its_layer(self):
-        result = run_checker({**BASE, "include/ferry/error.hpp": '#pragma once\n#include "ferry/engine.hpp"\n'})
+        result = run_checker({**BASE, "include/ferry/core/error.hpp": '#pragma once\n#include "ferry/engines/engine.hpp"\n'})
         self.assertEqual(result.returncode, 1)
-        self.assertIn('include/ferry/error.hpp:2: core includes "ferry/engine.hpp" of engines', result.stdout)
+        self.assertIn('include/ferry/core/error.hpp:2: core includes "ferry/engines/engine.hpp" of engines', result.stdout)
 
     def test_siblings_do_not_include_each_other(self):
         result = run_checker({**BASE, "src/serve/server.cpp": '#include "bench/cell.hpp"\n',
@@ -68,6 +68,34 @@ class CheckLayers(unittest.TestCase):
         result = run_checker({**BASE, "include/ferry/new_thing.hpp": "#pragma once\n"})
         self.assertEqual(result.returncode, 1)
         self.assertIn("include/ferry/new_thing.hpp: a public header with no layer", result.stdout)
+        result = run_checker({**BASE, "include/ferry/misc/new_thing.hpp": "#pragma once\n"})
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("include/ferry/misc/new_thing.hpp: a public header with no layer", result.stdout)
+
+    def test_a_public_header_takes_its_folders_layer(self):
+        result = run_checker({**BASE, "include/ferry/session/session.hpp": "#pragma once\n",
+                              "src/engines/engine.cpp": '#include "ferry/session/session.hpp"\n'})
+        self.assertEqual(result.returncode, 1)
+        self.assertIn('src/engines/engine.cpp:1: engines includes "ferry/session/session.hpp" of session',
+                      result.stdout)
+
+    def test_the_front_ends_share_frontend_and_not_each_other(self):
+        shared = {**BASE, "include/ferry/frontend/bench_flags.hpp": '#pragma once\n#include "ferry/bench/matrix.hpp"\n',
+                  "include/ferry/bench/matrix.hpp": "#pragma once\n",
+                  "apps/ferry/bench_command.cpp": '#include "ferry/frontend/bench_flags.hpp"\n',
+                  "python/src/bench.cpp": '#include "ferry/frontend/bench_flags.hpp"\n'}
+        self.assertEqual(run_checker(shared).returncode, 0, run_checker(shared).stdout)
+        result = run_checker({**shared, "python/src/devices.cpp": '#include "../../apps/ferry/commands.hpp"\n'})
+        self.assertEqual(result.returncode, 1)
+        self.assertIn('python/src/devices.cpp:1: python includes "../../apps/ferry/commands.hpp" of apps (a sibling)',
+                      result.stdout)
+        result = run_checker({**shared, "src/bench/cell.cpp": '#include "ferry/frontend/bench_flags.hpp"\n'})
+        self.assertEqual(result.returncode, 1)
+        self.assertIn('src/bench/cell.cpp:1: bench includes "ferry/frontend/bench_flags.hpp" of frontend '
+                      "(a higher layer)", result.stdout)
+        result = run_checker({**shared, "src/frontend/plot.cpp": '#include "../../apps/ferry/commands.hpp"\n'})
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("of apps (a higher layer)", result.stdout)
 
     def test_tooling_headers_are_bench(self):
         result = run_checker({**BASE, "include/ferry/bench/report.hpp": "#pragma once\n",

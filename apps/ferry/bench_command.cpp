@@ -13,19 +13,19 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bench_flags.hpp"
 #include "commands.hpp"
 #include "device_option.hpp"
-#include "ferry/backend.hpp"
 #include "ferry/bench/compare.hpp"
 #include "ferry/bench/matrix.hpp"
 #include "ferry/bench/report.hpp"
-#include "ferry/device_caps.hpp"
-#include "ferry/device_diagnosis.hpp"
-#include "ferry/device_set.hpp"
-#include "ferry/error.hpp"
-#include "ferry/profile.hpp"
-#include "plot.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/device/device_diagnosis.hpp"
+#include "ferry/device/device_set.hpp"
+#include "ferry/engines/backend.hpp"
+#include "ferry/frontend/bench_flags.hpp"
+#include "ferry/frontend/plot.hpp"
+#include "ferry/memory/profile.hpp"
 
 namespace ferry::cli {
 namespace {
@@ -51,8 +51,8 @@ bench::bench_report read_report(const std::string& path) {
 void progress(const std::string& line) { std::cerr << "  " << line << "...\r" << std::flush; }
 void clear_progress() { std::cerr << std::string(72, ' ') << '\r'; }
 
-void run_bench(bench_flags& f, bool device_given, const std::string& command_line) {
-  bench::run_options options = prepare_bench(f, device_given);
+void run_bench(frontend::bench_flags& f, bool device_given, const std::string& command_line) {
+  bench::run_options options = frontend::prepare_bench(f, device_given);
 
   if (f.placement) {
     const auto results = bench::run_placement_matrix(f.matrix, options.devices,
@@ -77,7 +77,7 @@ void run_bench(bench_flags& f, bool device_given, const std::string& command_lin
       write_file(json_path.string(), bench::to_json(report).dump(2) + "\n");
     }
     try {
-      render_plot(json_path.string(), f.plot);
+      frontend::render_plot(json_path.string(), f.plot);
     } catch (...) {
       if (f.json.empty()) std::filesystem::remove(json_path);
       throw;
@@ -169,8 +169,8 @@ std::string strategy_help() {
 }  // namespace
 
 void add_bench_command(CLI::App& app, std::string command_line) {
-  auto flags = std::make_shared<bench_flags>();
-  bench_flags& f = *flags;
+  auto flags = std::make_shared<frontend::bench_flags>();
+  frontend::bench_flags& f = *flags;
   auto* cmd = app.add_subcommand("bench", "measure transfer strategies on an engine (defaults: a compact matrix)");
   cmd->add_option("--engine", f.matrix.engines,
                   "engine(s): touch, reduce, sparse:<fraction>, mlp:<layers>x<width>, or a model file BACKEND:PATH "

@@ -1,10 +1,10 @@
-// `ferry calibrate`'s flags; the run itself is calibrate_run.cpp.
+// `ferry calibrate`'s flags; the run itself is ferry::frontend's run_calibrate (src/frontend).
 #include <memory>
 #include <string>
 
-#include "calibrate_command.hpp"
 #include "commands.hpp"
 #include "device_option.hpp"
+#include "ferry/frontend/calibrate_run.hpp"
 
 namespace ferry::cli {
 
@@ -27,13 +27,13 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--profile", flags->profile,
                   "save to this file instead of $XDG_CACHE_HOME/ferry/profiles/<GPU UUID>.json");
   cmd->callback([flags] {
-    calibrate_options options;
+    frontend::calibrate_options options;
     options.depth = flags->quick      ? bench::sweep_depth::quick
                     : flags->thorough ? bench::sweep_depth::thorough
                                       : bench::sweep_depth::standard;
     if (flags->device_option->count() > 0) options.device = flags->device;
     if (!flags->profile.empty()) options.profile = flags->profile;
-    (void)run_calibrate(options);
+    (void)frontend::run_calibrate(options);
   });
 }
 

@@ -8,10 +8,10 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "ferry/backend.hpp"
-#include "ferry/builtin.hpp"
-#include "ferry/device_caps.hpp"
-#include "ferry/model_engine.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/engines/backend.hpp"
+#include "ferry/engines/builtin.hpp"
+#include "ferry/engines/model_engine.hpp"
 
 namespace ferry::cli {
 namespace {

@@ -1,5 +1,7 @@
-#include "info_command.hpp"
-
+// `ferry info`: what each GPU can do, which strategies work on it (and why not), what was
+// measured on this machine (its profile) or else the platform rules, and optionally the measured
+// pinned link peak, and the engine backends found (also without a GPU). The record is
+// ferry::frontend's info_record, shared with the Python package; its printing and flags are here.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -11,12 +13,15 @@
 #include "commands.hpp"
 #include "device_option.hpp"
 #include "engine_io.hpp"
-#include "ferry/backend.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/engines/backend.hpp"
+#include "ferry/frontend/info_record.hpp"
 #include "ferry/info/info_report.hpp"
 
 namespace ferry::cli {
 namespace {
+
+enum class info_format { text, json };
 
 std::string backends_text(const std::vector<backend_info>& backends,
                           const std::vector<std::filesystem::path>& directories) {
@@ -31,14 +36,15 @@ std::string backends_text(const std::vector<backend_info>& backends,
   return text;
 }
 
-}  // namespace
-
-void run_info(const info_options& options) {
-  const nlohmann::json info = info_record(options);
+// Prints the record (frontend::info_record: the devices, their profiles, with --measure a quick
+// calibration and the links measured) to stdout in `format`. Throws ferry::no_device when there is
+// no GPU, after printing what the record says.
+void run_info(const frontend::info_options& options, info_format format) {
+  const nlohmann::json info = frontend::info_record(options);
   // Without a GPU, --json still prints the record that says so and the text lists the backends;
   // the exit code stays 3 and stderr carries the usual line.
   const bool no_gpu = info.contains("no_device_reason");
-  if (options.format == info_format::json) {
+  if (format == info_format::json) {
     fmt::print("{}\n", info.dump(2));
   } else {
     std::string missing_code;
@@ -52,6 +58,8 @@ void run_info(const info_options& options) {
   std::fflush(stdout);
   if (no_gpu) throw no_device(info["no_device_reason"].get<std::string>());
 }
+
+}  // namespace
 
 void add_info_command(CLI::App& app) {
   // Shared with the callback, which runs after parsing has filled these in.
@@ -87,13 +95,12 @@ void add_info_command(CLI::App& app) {
       print_engine_io(flags->engine, flags->backend_directory, flags->json);
       return;
     }
-    info_options options;
-    options.format = flags->json ? info_format::json : info_format::text;
-    options.link = flags->measure ? link_measurement::measure : link_measurement::skip;
+    frontend::info_options options;
+    options.link = flags->measure ? frontend::link_measurement::measure : frontend::link_measurement::skip;
     if (flags->device_option->count() > 0) options.device = flags->device;
     if (!flags->profile.empty()) options.profile = flags->profile;
     options.backend_directory = flags->backend_directory;
-    run_info(options);
+    run_info(options, flags->json ? info_format::json : info_format::text);
   });
 }
 

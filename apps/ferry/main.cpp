@@ -21,9 +21,9 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
-#include "ferry/backend_api.h"
-#include "ferry/device_diagnosis.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/device/device_diagnosis.hpp"
+#include "ferry/engines/backend_api.h"
 #include "help_formatter.hpp"
 
 namespace {

@@ -13,8 +13,8 @@
 #endif
 
 #include "commands.hpp"
-#include "ferry/byte_size.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/byte_size.hpp"
+#include "ferry/core/error.hpp"
 #include "serve/admission/memory_release.hpp"
 #include "serve/server.hpp"
 #include "serve_allocator.hpp"

@@ -1,4 +1,4 @@
-/* affine: an example ferry backend, in C, against ferry/backend_api.h alone.
+/* affine: an example ferry backend, in C, against ferry/engines/backend_api.h alone.
  *
  * Its models compute y = scale * x + bias on rows of `width` float32 values, for a dynamic batch of
  * rows. A model file is a few lines of text:
@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ferry/backend_api.h"
+#include "ferry/engines/backend_api.h"
 
 /* The GPU side, in affine_kernel.cu; each returns NULL or CUDA's error text. */
 const char* affine_max_blocks(int* blocks);

@@ -4,11 +4,11 @@
 #include <cstring>
 #include <vector>
 
-#include <ferry/builtin.hpp>
-#include <ferry/choose.hpp>
-#include <ferry/device_caps.hpp>
-#include <ferry/error.hpp>
-#include <ferry/session.hpp>
+#include <ferry/core/error.hpp>
+#include <ferry/device/device_caps.hpp>
+#include <ferry/engines/builtin.hpp>
+#include <ferry/session/choose.hpp>
+#include <ferry/session/session.hpp>
 
 int main() try {
   const ferry::device_caps gpu = ferry::query_device(0);  // throws no_device, saying why, without one

@@ -1,4 +1,4 @@
-"""Buffer: one tensor's memory under one transfer strategy (``ferry/buffer.hpp``)."""
+"""Buffer: one tensor's memory under one transfer strategy (``ferry/memory/buffer.hpp``)."""
 from __future__ import annotations
 
 import math

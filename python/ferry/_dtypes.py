@@ -1,4 +1,4 @@
-"""Element types: ferry's names (KServe's, as ``ferry/dtype.hpp`` writes them), NumPy's, DLPack's."""
+"""Element types: ferry's names (KServe's, as ``ferry/core/dtype.hpp`` writes them), NumPy's, DLPack's."""
 from __future__ import annotations
 
 import numpy as np

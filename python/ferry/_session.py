@@ -1,4 +1,4 @@
-"""Session and Request: in-flight slots over an engine (``ferry/session.hpp``).
+"""Session and Request: in-flight slots over an engine (``ferry/session/session.hpp``).
 
 A request is one slot of the session, in the C++ typestate: *filling* (inputs writable), then
 *pending* once submitted, then *completed* once waited for (outputs readable), and back to the

@@ -1,4 +1,4 @@
-"""The transfer strategies and their properties (``ferry/strategy.hpp``)."""
+"""The transfer strategies and their properties (``ferry/memory/strategy.hpp``)."""
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,4 @@
-"""ferry's exceptions, mirroring the C++ hierarchy of ``ferry/error.hpp``.
+"""ferry's exceptions, mirroring the C++ hierarchy of ``ferry/core/error.hpp``.
 
 ::
 

@@ -1,7 +1,7 @@
-// ferry.bench's C++ side: the CLI's flags (apps/ferry/bench_flags.hpp, the one mapping from flags
-// to the bench library's options) filled from Python keywords, the library's run, and its JSON
-// report as text: Python reads it with json.loads, so the binding does not follow the C++ result
-// type field by field.
+// ferry.bench's C++ side: ferry bench's flags (ferry/frontend/bench_flags.hpp, the one mapping from
+// flags to the bench library's options, shared with the CLI) filled from Python keywords, the
+// library's run, and its JSON report as text: Python reads it with json.loads, so the binding does
+// not follow the C++ result type field by field.
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -12,12 +12,12 @@
 #include <type_traits>
 #include <vector>
 
-#include "../../apps/ferry/bench_flags.hpp"
 #include "bindings.hpp"
 #include "ferry/bench/matrix.hpp"
 #include "ferry/bench/report.hpp"
 #include "ferry/bench/result.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/frontend/bench_flags.hpp"
 
 namespace nb = nanobind;
 
@@ -32,7 +32,7 @@ void take(const nb::dict& options, const char* key, T& field) {
 // Every key is one of ferry bench's flags, spelled with underscores (python/ferry/_bench.py lists
 // them); an unknown key is refused there before it gets here.
 std::string run_bench(const nb::dict& options, const std::string& command_line) {
-  cli::bench_flags f;
+  frontend::bench_flags f;
   take(options, "engine", f.matrix.engines);
   take(options, "size", f.matrix.sizes);
   take(options, "batch", f.matrix.batch);
@@ -70,7 +70,7 @@ std::string run_bench(const nb::dict& options, const std::string& command_line) 
   const bool device_given = options.contains("device") && !options["device"].is_none();
 
   nb::gil_scoped_release unlocked;  // a run takes seconds to minutes
-  const bench::run_options run = cli::prepare_bench(f, device_given);
+  const bench::run_options run = frontend::prepare_bench(f, device_given);
   const bench::bench_report report = bench::run_matrix(f.matrix, run, command_line);
   return bench::to_json(report).dump();
 }

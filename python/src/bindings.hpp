@@ -3,7 +3,7 @@
 
 #include <nanobind/nanobind.h>
 
-#include "ferry/device_caps.hpp"
+#include "ferry/device/device_caps.hpp"
 
 namespace ferry::python {
 

@@ -1,4 +1,4 @@
-// ferry.Buffer's C++ side: one io_buffer (ferry/buffer.hpp) of a strategy, with a stream of its
+// ferry.Buffer's C++ side: one io_buffer (ferry/memory/buffer.hpp) of a strategy, with a stream of its
 // own for its copies and an event recorded after the last of them, which consumers of its
 // memory (DLPack, the CUDA array interface) wait on.
 #include <nanobind/stl/optional.h>
@@ -11,10 +11,10 @@
 
 #include "bindings.hpp"
 #include "core/scoped_device.hpp"
-#include "ferry/buffer.hpp"
-#include "ferry/error.hpp"
-#include "ferry/strategy.hpp"
-#include "ferry/stream.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/core/stream.hpp"
+#include "ferry/memory/buffer.hpp"
+#include "ferry/memory/strategy.hpp"
 
 namespace nb = nanobind;
 

@@ -9,13 +9,13 @@
 #include <optional>
 #include <string>
 
-#include "../../apps/ferry/info_command.hpp"
 #include "bindings.hpp"
-#include "ferry/backend_api.h"
-#include "ferry/device_caps.hpp"
-#include "ferry/device_diagnosis.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/device/device_diagnosis.hpp"
+#include "ferry/engines/backend_api.h"
+#include "ferry/frontend/info_record.hpp"
 #include "ferry/info/info_report.hpp"
-#include "ferry/strategy.hpp"
+#include "ferry/memory/strategy.hpp"
 
 namespace nb = nanobind;
 
@@ -26,21 +26,19 @@ std::string devices_json() {
   if (cuda_device_count() == 0) return "[]";
   const auto devices = query_all_devices();
   nlohmann::json record = build_info_json(query_cuda_versions(), devices);
-  for (std::size_t i = 0; i < devices.size(); ++i)
-    if (auto why = missing_code_reason(devices[i], ferry_has_code_for(devices[i].ordinal)))
-      record["devices"][i]["missing_code"] = *why;
+  frontend::mark_missing_code(record, devices);
   return record["devices"].dump();
 }
 
 std::string info_json(bool measure, std::optional<int> device, std::optional<std::string> profile,
                       const std::string& backend_directory) {
-  cli::info_options options;
-  options.link = measure ? cli::link_measurement::measure : cli::link_measurement::skip;
+  frontend::info_options options;
+  options.link = measure ? frontend::link_measurement::measure : frontend::link_measurement::skip;
   options.device = device;
   if (profile) options.profile = *profile;
   options.backend_directory = backend_directory;
   nb::gil_scoped_release unlocked;  // --measure calibrates for seconds
-  return cli::info_record(options).dump();
+  return frontend::info_record(options).dump();
 }
 
 nb::dict build_info() {

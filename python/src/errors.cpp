@@ -1,4 +1,4 @@
-// ferry's errors (ferry/error.hpp) raised as the classes of python/ferry/errors.py, which mirror
+// ferry's errors (ferry/core/error.hpp) raised as the classes of python/ferry/errors.py, which mirror
 // the C++ hierarchy; every other C++ exception keeps nanobind's default mapping.
 #include <nanobind/stl/string.h>
 
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "bindings.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace nb = nanobind;
 

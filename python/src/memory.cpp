@@ -17,7 +17,7 @@
 #include "core/host_registration.hpp"  // the RAII owner of a registration (no public header offers one)
 #include "core/mapped_device_pointer.hpp"
 #include "core/scoped_device.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace nb = nanobind;
 

@@ -1,4 +1,4 @@
-// ferry.Session's C++ side: a ferry::session (ferry/session.hpp) over an engine made as `ferry
+// ferry.Session's C++ side: a ferry::session (ferry/session/session.hpp) over an engine made as `ferry
 // bench` makes it (bench::make_workload: built-ins sized by bytes or batch, model files through
 // their backend plugins, found where the CLI finds them), and its slots with their typestate:
 // filling -> pending -> completed -> released, one variant, checked on every call.
@@ -20,14 +20,14 @@
 #include <vector>
 
 #include "bindings.hpp"
-#include "ferry/backend.hpp"
 #include "ferry/bench/workload_factory.hpp"
-#include "ferry/builtin.hpp"
-#include "ferry/byte_size.hpp"
-#include "ferry/error.hpp"
-#include "ferry/model_engine.hpp"
-#include "ferry/session.hpp"
-#include "ferry/strategy.hpp"
+#include "ferry/core/byte_size.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/engines/backend.hpp"
+#include "ferry/engines/builtin.hpp"
+#include "ferry/engines/model_engine.hpp"
+#include "ferry/memory/strategy.hpp"
+#include "ferry/session/session.hpp"
 
 namespace nb = nanobind;
 

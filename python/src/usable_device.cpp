@@ -1,6 +1,6 @@
 #include "bindings.hpp"
-#include "ferry/device_diagnosis.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/device/device_diagnosis.hpp"
 
 namespace ferry::python {
 

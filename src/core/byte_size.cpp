@@ -1,4 +1,4 @@
-#include "ferry/byte_size.hpp"
+#include "ferry/core/byte_size.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <iterator>
 #include <string>
 
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry {
 

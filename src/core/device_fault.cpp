@@ -1,9 +1,9 @@
-#include "ferry/device_fault.hpp"
+#include "ferry/core/device_fault.hpp"
 
 #include <atomic>
 #include <mutex>
 
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry {
 namespace {

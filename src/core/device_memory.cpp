@@ -3,7 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include "core/scoped_device.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry::core {
 

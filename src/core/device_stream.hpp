@@ -3,7 +3,7 @@
 #pragma once
 
 #include "core/scoped_device.hpp"
-#include "ferry/stream.hpp"
+#include "ferry/core/stream.hpp"
 
 namespace ferry::core {
 

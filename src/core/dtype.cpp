@@ -1,4 +1,4 @@
-#include "ferry/dtype.hpp"
+#include "ferry/core/dtype.hpp"
 
 namespace ferry {
 

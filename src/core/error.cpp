@@ -1,8 +1,8 @@
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 #include <cstdio>
 
-#include "ferry/device_fault.hpp"
+#include "ferry/core/device_fault.hpp"
 
 namespace ferry {
 namespace {

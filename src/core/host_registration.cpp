@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry::core {
 

@@ -2,7 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry::core {
 

@@ -3,7 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include "core/scoped_device.hpp"
-#include "ferry/device_diagnosis.hpp"
+#include "ferry/device/device_diagnosis.hpp"
 
 namespace ferry {
 namespace {

@@ -1,4 +1,4 @@
-#include "ferry/device_caps.hpp"
+#include "ferry/device/device_caps.hpp"
 
 #include <array>
 #include <string>
@@ -10,8 +10,8 @@
 #include "core/managed_memory.hpp"
 #include "core/scoped_device.hpp"
 #include "device/nvml_link.hpp"
-#include "ferry/device_diagnosis.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/device/device_diagnosis.hpp"
 
 namespace ferry {
 

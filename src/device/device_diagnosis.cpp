@@ -1,4 +1,4 @@
-#include "ferry/device_diagnosis.hpp"
+#include "ferry/device/device_diagnosis.hpp"
 
 #include <dlfcn.h>
 
@@ -9,7 +9,7 @@
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 #ifndef FERRY_CUDA_ARCHITECTURES
 #error "FERRY_CUDA_ARCHITECTURES comes from the build (CMake)"

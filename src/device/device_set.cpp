@@ -1,9 +1,9 @@
-#include "ferry/device_set.hpp"
+#include "ferry/device/device_set.hpp"
 
 #include <algorithm>
 #include <charconv>
 
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry {
 
@@ -58,16 +58,6 @@ std::string format_device_set(std::span<const int> devices) {
     out += std::to_string(d);
   }
   return out;
-}
-
-std::string device_set_label(std::span<const int> devices) {
-  if (devices.size() <= 1) return {};
-  // Appended piece by piece: gcc 12 misreads "literal" + std::string as an overlapping copy
-  // (-Wrestrict), and CI builds with warnings as errors.
-  std::string label = "[";
-  label += std::to_string(devices.size());
-  label += " GPUs]";
-  return label;
 }
 
 }  // namespace ferry

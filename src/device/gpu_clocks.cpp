@@ -1,4 +1,4 @@
-#include "ferry/gpu_clocks.hpp"
+#include "ferry/device/gpu_clocks.hpp"
 
 #include <algorithm>
 #include <array>

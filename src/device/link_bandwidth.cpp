@@ -1,5 +1,5 @@
-#include "ferry/link_bandwidth.hpp"
-#include "ferry/byte_size.hpp"
+#include "ferry/device/link_bandwidth.hpp"
+#include "ferry/core/byte_size.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -12,9 +12,9 @@
 #include "core/pinned_memory.hpp"
 #include "core/scoped_device.hpp"
 #include "device/bandwidth_summary.hpp"
-#include "ferry/device_caps.hpp"
-#include "ferry/error.hpp"
-#include "ferry/stream.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/core/stream.hpp"
+#include "ferry/device/device_caps.hpp"
 
 namespace ferry {
 namespace {

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "ferry/device_caps.hpp"
+#include "ferry/device/device_caps.hpp"
 
 namespace ferry::device {
 

@@ -1,5 +1,5 @@
-#include "ferry/peer_access.hpp"
-#include "ferry/byte_size.hpp"
+#include "ferry/device/peer_access.hpp"
+#include "ferry/core/byte_size.hpp"
 
 #include <algorithm>
 #include <string>
@@ -9,9 +9,9 @@
 #include "core/device_memory.hpp"
 #include "core/scoped_device.hpp"
 #include "device/bandwidth_summary.hpp"
-#include "ferry/device_caps.hpp"
-#include "ferry/error.hpp"
-#include "ferry/stream.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/core/stream.hpp"
+#include "ferry/device/device_caps.hpp"
 
 namespace ferry {
 namespace {

@@ -1,4 +1,4 @@
-// The checks and the NVTX range every backend's context gets (ferry/engine.hpp). Compiled into
+// The checks and the NVTX range every backend's context gets (ferry/engines/engine.hpp). Compiled into
 // ferry::engines and into each C++ backend's seam (cmake/FerryBackends.cmake).
 #include <nvtx3/nvtx3.hpp>
 
@@ -6,9 +6,9 @@
 #include <utility>
 
 #include "core/scoped_device.hpp"
-#include "ferry/device_alignment.hpp"
-#include "ferry/engine.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/device_alignment.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/engines/engine.hpp"
 
 namespace ferry {
 namespace {

@@ -28,7 +28,7 @@
 #include <utility>
 #include <vector>
 
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry {
 

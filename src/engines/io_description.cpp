@@ -10,7 +10,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry {
 namespace {

@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ferry/engine.hpp"
+#include "ferry/engines/engine.hpp"
 
 namespace ferry {
 

@@ -1,4 +1,4 @@
-#include "ferry/model_engine.hpp"
+#include "ferry/engines/model_engine.hpp"
 
 #include <charconv>
 #include <filesystem>
@@ -10,8 +10,8 @@
 #include "engines/plugin/backend_library.hpp"
 #include "engines/plugin/backend_search.hpp"
 #include "engines/plugin/plugin_engine.hpp"
-#include "ferry/backend.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/engines/backend.hpp"
 
 namespace ferry {
 namespace {
@@ -77,10 +77,6 @@ bool is_model_engine_spec(std::string_view spec) noexcept {
   if (colon == std::string_view::npos) return false;
   const auto name = spec.substr(0, colon);
   return is_backend_name(name) && !builtin::is_builtin_kind(name);
-}
-
-std::string_view backend_of(std::string_view spec) noexcept {
-  return is_model_engine_spec(spec) ? spec.substr(0, spec.find(':')) : std::string_view{};
 }
 
 void check_model_engine_spec(std::string_view spec) {

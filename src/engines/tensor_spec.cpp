@@ -1,5 +1,5 @@
-#include "ferry/engine.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/engines/engine.hpp"
 
 namespace ferry {
 

@@ -11,11 +11,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "ferry/byte_size.hpp"
-#include "ferry/choose.hpp"
-#include "ferry/error.hpp"
-#include "ferry/recommendation.hpp"
-#include "ferry/strategy.hpp"
+#include "ferry/core/byte_size.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/memory/recommendation.hpp"
+#include "ferry/memory/strategy.hpp"
+#include "ferry/session/choose.hpp"
 
 namespace ferry {
 namespace {

@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string>
 
-#include "ferry/device_alignment.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/device_alignment.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry::memory {
 

@@ -1,8 +1,8 @@
-#include "ferry/data_location.hpp"
+#include "ferry/memory/data_location.hpp"
 
 #include <cuda_runtime_api.h>
 
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry {
 

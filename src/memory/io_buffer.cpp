@@ -1,5 +1,5 @@
 // io_buffer: picks the strategy's buffer type at run time and forwards to it.
-#include "ferry/buffer.hpp"
+#include "ferry/memory/buffer.hpp"
 
 #include <variant>
 

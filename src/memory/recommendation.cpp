@@ -1,4 +1,4 @@
-#include "ferry/recommendation.hpp"
+#include "ferry/memory/recommendation.hpp"
 
 #include <array>
 

@@ -1,9 +1,9 @@
-#include "ferry/strategy.hpp"
-#include "ferry/byte_size.hpp"
+#include "ferry/memory/strategy.hpp"
+#include "ferry/core/byte_size.hpp"
 
 #include <algorithm>
 
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry {
 

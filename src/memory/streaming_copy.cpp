@@ -1,11 +1,11 @@
-#include "ferry/streaming_copy.hpp"
+#include "ferry/memory/streaming_copy.hpp"
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
 
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 #if defined(__x86_64__)
 #include <emmintrin.h>  // SSE2: part of the x86-64 baseline, so no runtime dispatch is needed

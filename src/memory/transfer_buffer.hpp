@@ -5,8 +5,8 @@
 #include <cstddef>
 #include <span>
 
-#include "ferry/buffer.hpp"
-#include "ferry/stream.hpp"
+#include "ferry/core/stream.hpp"
+#include "ferry/memory/buffer.hpp"
 
 namespace ferry::memory {
 

@@ -1,4 +1,4 @@
-// What the server says once a GPU faults (ferry/device_fault.hpp): the one log line, naming the
+// What the server says once a GPU faults (ferry/core/device_fault.hpp): the one log line, naming the
 // model and request that met it first, and the reason every later client and probe is given.
 // server.cpp then exits with serve_exit_device_fault for a restart.
 #pragma once
@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "ferry/device_fault.hpp"
+#include "ferry/core/device_fault.hpp"
 
 namespace ferry::serve {
 

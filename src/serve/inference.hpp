@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "ferry/engine.hpp"
+#include "ferry/engines/engine.hpp"
 
 namespace ferry::serve {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "ferry/device_fault.hpp"
+#include "ferry/core/device_fault.hpp"
 #include "serve/codec/client_json.hpp"
 #include "serve/device_fault_report.hpp"
 #include "serve/request_error.hpp"

@@ -33,7 +33,7 @@ class inference_service {
                     std::size_t inflight_bytes = default_inflight_budget(),
                     readiness readiness_rule = readiness::strict);
 
-  // Live once constructed, until a GPU faults (ferry/device_fault.hpp: the process cannot recover
+  // Live once constructed, until a GPU faults (ferry/core/device_fault.hpp: the process cannot recover
   // its context, so an orchestrator must restart it). Ready, until the server begins to shut
   // down or a GPU faults, when every model loaded (strict, Triton's default: a load balancer then
   // never sends traffic to a server missing a model), or whatever failed (per_model: only the

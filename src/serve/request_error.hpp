@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry::serve {
 

@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "ferry/device_fault.hpp"
+#include "ferry/core/device_fault.hpp"
 #include "serve/admission/memory_release.hpp"
 #include "serve/control/model_repository.hpp"
 #include "serve/device_fault_report.hpp"
@@ -153,7 +153,7 @@ void run_server(const server_options& options) {
   std::cout << fmt::format("ferry serve: memory from {}\n", allocator_description());
   std::cout << "ferry serve: serving" << std::endl;
 
-  // Until a stop signal, or a GPU fault (ferry/device_fault.hpp): the process cannot use that GPU
+  // Until a stop signal, or a GPU fault (ferry/core/device_fault.hpp): the process cannot use that GPU
   // again, so it drains what it can and exits for its supervisor to restart it.
   int received = 0;
   while (received == 0 && !device_faulted()) {

@@ -59,7 +59,7 @@ struct server_options {
   // empty: the first serving GPU's own in the cache folder.
   std::filesystem::path profile;
   // The folder searched first for model files' backends (--backend-directory; then
-  // FERRY_BACKEND_PATH and the folder beside the program: ferry/backend.hpp).
+  // FERRY_BACKEND_PATH and the folder beside the program: ferry/engines/backend.hpp).
   std::filesystem::path backend_directory;
 };
 

@@ -1,6 +1,6 @@
-#include "ferry/caller_memory.hpp"
+#include "ferry/session/caller_memory.hpp"
 
-#include "ferry/buffer.hpp"
+#include "ferry/memory/buffer.hpp"
 
 namespace ferry {
 namespace {

@@ -16,7 +16,7 @@
 // a tensor only in part.
 //
 // The policy returns facts (a basis and its figures); describe_choice.cpp renders them.
-#include "ferry/choose.hpp"
+#include "ferry/session/choose.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "ferry/recommendation.hpp"
+#include "ferry/memory/recommendation.hpp"
 
 namespace ferry {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "ferry/byte_size.hpp"
-#include "ferry/choose.hpp"
+#include "ferry/core/byte_size.hpp"
+#include "ferry/session/choose.hpp"
 
 namespace ferry {
 namespace {

@@ -1,4 +1,4 @@
-#include "ferry/index_check.hpp"
+#include "ferry/session/index_check.hpp"
 
 #include <cstring>
 

@@ -6,7 +6,7 @@
 #include <cub/block/block_reduce.cuh>
 
 #include "core/mapped_device_pointer.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry::detail {
 namespace {

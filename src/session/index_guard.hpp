@@ -1,4 +1,4 @@
-// The GPU side of ferry/index_check.hpp: one guarded input of one slot. Internal to src/session.
+// The GPU side of ferry/session/index_check.hpp: one guarded input of one slot. Internal to src/session.
 //
 // enqueue() launches one kernel on the slot's stream, before the engine: it reads every value of
 // the input where the engine will read it and sets each one outside [0, bound) to 0, so the engine
@@ -15,9 +15,9 @@
 
 #include "core/device_memory.hpp"
 #include "core/pinned_memory.hpp"
-#include "ferry/engine.hpp"
-#include "ferry/index_check.hpp"
-#include "ferry/stream.hpp"
+#include "ferry/core/stream.hpp"
+#include "ferry/engines/engine.hpp"
+#include "ferry/session/index_check.hpp"
 
 namespace ferry::detail {
 

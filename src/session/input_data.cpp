@@ -1,12 +1,12 @@
-#include "ferry/input_data.hpp"
+#include "ferry/session/input_data.hpp"
 
 #include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
 
-#include "ferry/error.hpp"
-#include "ferry/index_check.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/session/index_check.hpp"
 #include "session/input_file.hpp"
 
 namespace ferry {

@@ -1,4 +1,4 @@
-// Inputs' values read from a user's file, for ferry/input_data.hpp. Internal to src/session.
+// Inputs' values read from a user's file, for ferry/session/input_data.hpp. Internal to src/session.
 //
 // JSON, as perf_analyzer's --input-data reads it: {"data": [SAMPLE, ...]} or one SAMPLE, where a
 // SAMPLE maps input names to values, each a (flat or nested) array of numbers or booleans, or
@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ferry/engine.hpp"
+#include "ferry/engines/engine.hpp"
 
 namespace ferry::detail {
 

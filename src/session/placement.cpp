@@ -1,8 +1,8 @@
-#include "ferry/placement.hpp"
+#include "ferry/session/placement.hpp"
 
 #include <string>
 
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry {
 

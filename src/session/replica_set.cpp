@@ -1,4 +1,4 @@
-#include "ferry/replica_set.hpp"
+#include "ferry/session/replica_set.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -7,10 +7,10 @@
 #include <string>
 
 #include "core/scoped_device.hpp"
-#include "ferry/data_location.hpp"
-#include "ferry/device_set.hpp"
-#include "ferry/error.hpp"
-#include "ferry/placement.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/device/device_set.hpp"
+#include "ferry/memory/data_location.hpp"
+#include "ferry/session/placement.hpp"
 
 namespace ferry {
 

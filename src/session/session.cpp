@@ -1,5 +1,5 @@
 // The session's slot pool and the typestate handles over it.
-#include "ferry/session.hpp"
+#include "ferry/session/session.hpp"
 
 #include <algorithm>
 #include <condition_variable>
@@ -10,7 +10,7 @@
 
 #include <nvtx3/nvtx3.hpp>
 
-#include "ferry/device_diagnosis.hpp"
+#include "ferry/device/device_diagnosis.hpp"
 #include "session/slot.hpp"
 
 namespace ferry {
@@ -210,7 +210,7 @@ void session::set_release_listener(std::function<void()> listener) { state_->rel
 void session::warmup(int rounds, const input_data& data) {
   nvtx3::scoped_range r{"ferry.warmup"};
   refuse_waiting_for_own_slot(state_->mutex, state_->holders, "warmup()");
-  // Values every model takes (ferry/input_data.hpp): engines should not see garbage even when
+  // Values every model takes (ferry/session/input_data.hpp): engines should not see garbage even when
   // it is not timed. An out-of-range id would trip a device-side assert in a real model.
   const input_data values = data.bound_to(state_->io);
   std::uint64_t request = 0;

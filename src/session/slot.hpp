@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "core/device_stream.hpp"
-#include "ferry/caller_memory.hpp"
-#include "ferry/engine.hpp"
-#include "ferry/session.hpp"
-#include "ferry/stream.hpp"
+#include "ferry/core/stream.hpp"
+#include "ferry/engines/engine.hpp"
+#include "ferry/session/caller_memory.hpp"
+#include "ferry/session/session.hpp"
 #include "session/slot_tensors.hpp"
 
 namespace ferry::detail {

@@ -1,4 +1,4 @@
-// A slot's caller-memory operations for one request: the rule of ferry/caller_memory.hpp applied
+// A slot's caller-memory operations for one request: the rule of ferry/session/caller_memory.hpp applied
 // to what CUDA says the memory is, and what the slot records per tensor (slot_tensors.hpp).
 #include <algorithm>
 #include <cstdint>

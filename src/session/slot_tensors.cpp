@@ -1,6 +1,6 @@
 #include "session/slot_tensors.hpp"
 
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry::detail {
 

@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "core/device_memory.hpp"
-#include "ferry/buffer.hpp"
-#include "ferry/engine.hpp"
-#include "ferry/session.hpp"
-#include "ferry/stream.hpp"
+#include "ferry/core/stream.hpp"
+#include "ferry/engines/engine.hpp"
+#include "ferry/memory/buffer.hpp"
+#include "ferry/session/session.hpp"
 #include "session/index_guard.hpp"
 
 namespace ferry::detail {

@@ -1,8 +1,8 @@
 /* The example backend (examples/backend/affine.c) as a backend built against version 1 of
- * ferry/backend_api.h reports itself: API version 1, named "apiv1" after its file. Version 1 has
+ * ferry/engines/backend_api.h reports itself: API version 1, named "apiv1" after its file. Version 1 has
  * no graph functions and affine implements none, so this is exactly such a backend; the loader
  * must still take it and treat the missing functions as absent. */
-#include "ferry/backend_api.h"
+#include "ferry/engines/backend_api.h"
 
 #undef FERRY_BACKEND_API_VERSION
 #define FERRY_BACKEND_API_VERSION 1u

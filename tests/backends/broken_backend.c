@@ -2,7 +2,7 @@
  *   BROKEN_OLD_API      reports another API version
  *   BROKEN_PARTIAL      the right version, but most required functions are missing
  *   BROKEN_UNRESOLVED   needs a function no library provides, so it cannot be loaded at all */
-#include "ferry/backend_api.h"
+#include "ferry/engines/backend_api.h"
 
 #if defined(BROKEN_UNRESOLVED)
 void ferry_test_missing_dependency(void);

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ferry/backend_api.h"
+#include "ferry/engines/backend_api.h"
 
 const char* lookup_launch(const int64_t* ids, float* vectors, size_t count, int64_t rows, int64_t dim, int fault,
                           struct CUstream_st* stream);

@@ -9,7 +9,7 @@
 #include <filesystem>
 
 #include "engines/plugin/backend_export.hpp"
-#include "ferry/builtin.hpp"
+#include "ferry/engines/builtin.hpp"
 #include "support/own_graph_engine.hpp"
 
 namespace ferry::plugin {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "ferry/bench/advice_check.hpp"
+#include "bench/statistics/advice_check.hpp"
 #include "ferry/bench/report.hpp"
 #include "ferry/bench/stats.hpp"
 

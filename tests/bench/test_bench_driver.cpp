@@ -13,8 +13,8 @@
 #include "bench/statistics/verdict.hpp"
 #include "ferry/bench/run_options.hpp"
 #include "ferry/bench/workload_factory.hpp"
-#include "ferry/byte_size.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/byte_size.hpp"
+#include "ferry/core/error.hpp"
 
 namespace {
 

@@ -18,7 +18,7 @@
 
 #include "bench/report/report_cells.hpp"
 #include "ferry/bench/report.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace fb = ferry::bench;
 namespace fs = std::filesystem;

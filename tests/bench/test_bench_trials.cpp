@@ -18,7 +18,7 @@
 #include "ferry/bench/run_options.hpp"
 #include "ferry/bench/stats.hpp"
 #include "ferry/bench/trials.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace fb = ferry::bench;
 

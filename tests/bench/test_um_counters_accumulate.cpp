@@ -8,8 +8,8 @@
 #include <string>
 
 #include "bench/measure/um_counters.hpp"
-#include "ferry/device_caps.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/device/device_caps.hpp"
 
 namespace {
 

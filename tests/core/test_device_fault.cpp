@@ -1,12 +1,12 @@
-// A lost GPU context (ferry/device_fault.hpp): which CUDA errors are sticky, that the first fault
+// A lost GPU context (ferry/core/device_fault.hpp): which CUDA errors are sticky, that the first fault
 // is kept once, and that cleanup stops calling CUDA afterwards. A fault is process-wide and
 // permanent, so each case that notes one runs in a child process (a gtest death test).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 
-#include "ferry/device_fault.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/device_fault.hpp"
+#include "ferry/core/error.hpp"
 
 namespace {
 

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace {
 

@@ -9,8 +9,8 @@
 #include <utility>
 
 #include "core/ipc_memory.hpp"
-#include "ferry/device_caps.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/device/device_caps.hpp"
 
 namespace {
 

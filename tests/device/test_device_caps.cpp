@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "ferry/device_caps.hpp"
-#include "ferry/strategy.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/memory/strategy.hpp"
 
 namespace {
 

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "ferry/device_caps.hpp"
-#include "ferry/device_diagnosis.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/device/device_diagnosis.hpp"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // The pure parts of the GPU clock record: reason names and the summary of samples.
 #include <gtest/gtest.h>
 
-#include "ferry/gpu_clocks.hpp"
+#include "ferry/device/gpu_clocks.hpp"
 
 TEST(GpuClocks, ReasonBitsHaveNamesAndIdleIsNotOne) {
   EXPECT_TRUE(ferry::throttle_reason_names(0x1).empty());  // idle between requests is expected

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "engines/builtin/mlp_weights.hpp"
-#include "ferry/builtin.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/engines/builtin.hpp"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "engines/torch/call_spec.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace {
 

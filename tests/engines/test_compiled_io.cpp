@@ -9,7 +9,7 @@
 #include <string>
 
 #include "engines/torch/compiled_io.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "ferry/engine.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/engines/engine.hpp"
 
 namespace {
 

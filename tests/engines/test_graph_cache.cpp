@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engines/graph_cache.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace {
 

@@ -8,7 +8,7 @@
 
 #include "engines/io_description.hpp"
 #include "engines/torch/aoti_package.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace {
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "engines/tensorrt/trt_mapping.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace {
 

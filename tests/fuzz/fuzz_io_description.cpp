@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "engines/io_description.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 #include "fuzz_check.hpp"
 

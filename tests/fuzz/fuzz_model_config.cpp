@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 #include "serve/control/model_config.hpp"
 
 #include "fuzz_check.hpp"

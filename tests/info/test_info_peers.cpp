@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ferry/device/peer_access.hpp"
 #include "ferry/info/info_report.hpp"
-#include "ferry/peer_access.hpp"
 #include "support/synthetic_caps.hpp"
 
 namespace {

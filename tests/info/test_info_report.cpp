@@ -19,11 +19,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ferry/device_caps.hpp"
-#include "ferry/device_diagnosis.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/device/device_diagnosis.hpp"
 #include "ferry/info/info_report.hpp"
-#include "ferry/recommendation.hpp"
-#include "ferry/strategy.hpp"
+#include "ferry/memory/recommendation.hpp"
+#include "ferry/memory/strategy.hpp"
 #include "support/backend_test_paths.hpp"
 #include "support/cli_runner.hpp"
 

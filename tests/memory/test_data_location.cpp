@@ -1,7 +1,7 @@
 // Which GPU holds a request's data (data_location.hpp), from synthetic pointer facts.
 #include <gtest/gtest.h>
 
-#include "ferry/data_location.hpp"
+#include "ferry/memory/data_location.hpp"
 
 namespace {
 

@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ferry/error.hpp"
-#include "ferry/profile.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/memory/profile.hpp"
 #include "support/synthetic_profile.hpp"
 
 namespace {

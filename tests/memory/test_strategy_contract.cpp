@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "ferry/buffer.hpp"
-#include "ferry/error.hpp"
-#include "ferry/strategy.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/memory/buffer.hpp"
+#include "ferry/memory/strategy.hpp"
 #include "support/synthetic_caps.hpp"
 
 namespace {

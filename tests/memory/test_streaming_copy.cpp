@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "ferry/error.hpp"
-#include "ferry/streaming_copy.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/memory/streaming_copy.hpp"
 
 namespace {
 

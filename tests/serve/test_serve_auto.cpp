@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 #include "serve/control/model_choice.hpp"
 #include "serve/control/model_config.hpp"
 #include "serve/control/model_repository.hpp"

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 #include "serve/control/model_config.hpp"
 
 namespace {

@@ -25,7 +25,7 @@
 #include <thread>
 #include <vector>
 
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 #include "serve/admission/request_intake.hpp"
 #include "serve/transport/http/http_transport.hpp"
 #include "support/test_gate.hpp"

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "ferry/buffer.hpp"
-#include "ferry/caller_memory.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/memory/buffer.hpp"
+#include "ferry/session/caller_memory.hpp"
 #include "serve/execution/batch_io.hpp"
 #include "serve/execution/input_routing.hpp"
 #include "serve/request_error.hpp"

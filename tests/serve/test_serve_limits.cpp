@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 #include "kserve_v2.pb.h"
 #include "serve/admission/answer_size.hpp"
 #include "serve/admission/request_intake.hpp"

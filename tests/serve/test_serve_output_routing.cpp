@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "ferry/buffer.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/memory/buffer.hpp"
 #include "serve/execution/batch_io.hpp"
 #include "serve/execution/output_routing.hpp"
 

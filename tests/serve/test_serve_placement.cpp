@@ -17,8 +17,8 @@
 #include <thread>
 #include <vector>
 
-#include "ferry/error.hpp"
-#include "ferry/placement.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/session/placement.hpp"
 #include "serve/execution/batch_io.hpp"
 #include "serve/execution/execution_platform.hpp"
 #include "serve/scheduling/model_scheduler.hpp"

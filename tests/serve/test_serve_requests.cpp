@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 #include "serve/control/model_signature.hpp"
 #include "serve/execution/batch_io.hpp"
 #include "serve/request_error.hpp"

@@ -13,7 +13,7 @@
 #include <functional>
 #include <string>
 
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 #include "serve/execution/batch_io.hpp"
 #include "serve/request_error.hpp"
 #include "serve/shm/cuda_shm_registry.hpp"

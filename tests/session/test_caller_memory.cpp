@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "ferry/buffer.hpp"
-#include "ferry/caller_memory.hpp"
+#include "ferry/memory/buffer.hpp"
+#include "ferry/session/caller_memory.hpp"
 
 namespace {
 

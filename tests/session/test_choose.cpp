@@ -5,9 +5,9 @@
 
 #include <string>
 
-#include "ferry/builtin.hpp"
-#include "ferry/choose.hpp"
-#include "ferry/recommendation.hpp"
+#include "ferry/engines/builtin.hpp"
+#include "ferry/memory/recommendation.hpp"
+#include "ferry/session/choose.hpp"
 #include "support/synthetic_profile.hpp"
 
 namespace {

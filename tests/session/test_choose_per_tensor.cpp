@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "ferry/builtin.hpp"
-#include "ferry/choose.hpp"
+#include "ferry/engines/builtin.hpp"
+#include "ferry/session/choose.hpp"
 #include "support/synthetic_profile.hpp"
 
 namespace {

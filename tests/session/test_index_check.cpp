@@ -1,11 +1,11 @@
-// The host side of ferry/index_check.hpp: the first value of an index input outside its bound,
+// The host side of ferry/session/index_check.hpp: the first value of an index input outside its bound,
 // with its position in the request's shape, in one clear sentence.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <vector>
 
-#include "ferry/index_check.hpp"
+#include "ferry/session/index_check.hpp"
 
 namespace {
 

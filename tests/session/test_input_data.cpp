@@ -1,4 +1,4 @@
-// What ferry writes into inputs it makes itself (ferry/input_data.hpp): never garbage in an
+// What ferry writes into inputs it makes itself (ferry/session/input_data.hpp): never garbage in an
 // integer input, random values only where a bound says which, a user's file read and checked
 // against the engine's shapes, dtypes and bounds.
 #include <gtest/gtest.h>
@@ -17,8 +17,8 @@
 #include <zip.h>
 #endif
 
-#include "ferry/error.hpp"
-#include "ferry/input_data.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/session/input_data.hpp"
 
 namespace {
 

@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <vector>
 
-#include "ferry/error.hpp"
-#include "ferry/placement.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/session/placement.hpp"
 
 namespace {
 

@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "ferry/error.hpp"
-#include "ferry/replica_set.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/session/replica_set.hpp"
 #include "support/synthetic_caps.hpp"
 
 namespace {

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "ferry/builtin.hpp"
-#include "ferry/error.hpp"
-#include "ferry/session.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/engines/builtin.hpp"
+#include "ferry/session/session.hpp"
 #include "support/synthetic_caps.hpp"
 
 namespace {

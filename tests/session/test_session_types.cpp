@@ -4,7 +4,7 @@
 
 #include <type_traits>
 
-#include "ferry/session.hpp"
+#include "ferry/session/session.hpp"
 
 namespace {
 

@@ -2,7 +2,7 @@
 // reason ("no CUDA device: ...") is printed once per test so ctest's output says why.
 #include <gtest/gtest.h>
 
-#include "ferry/device_caps.hpp"
+#include "ferry/device/device_caps.hpp"
 
 namespace {
 

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "engines/graph_cache.hpp"
-#include "ferry/engine.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/engines/engine.hpp"
 
 namespace ferry::test {
 

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "ferry/strategy.hpp"
+#include "ferry/memory/strategy.hpp"
 
 inline std::string strategy_test_name(const ::testing::TestParamInfo<ferry::strategy_kind>& info) {
   std::string name(ferry::to_string(info.param));

@@ -2,7 +2,7 @@
 // project's GPU host, and on a Jetson-like integrated GPU.
 #pragma once
 
-#include "ferry/device_caps.hpp"
+#include "ferry/device/device_caps.hpp"
 
 namespace ferry::testing {
 

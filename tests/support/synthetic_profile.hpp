@@ -7,8 +7,8 @@
 #include <functional>
 #include <string>
 
-#include "ferry/device_caps.hpp"
-#include "ferry/profile.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/memory/profile.hpp"
 #include "support/synthetic_caps.hpp"
 
 namespace ferry::testing {

@@ -1,5 +1,5 @@
 // `ferry calibrate`: a short sweep of every strategy on this machine, kept as its profile
-// (ferry/profile.hpp), so advice quotes this machine's figures.
+// (ferry/memory/profile.hpp), so advice quotes this machine's figures.
 //
 // Each use is a built-in workload run through the bench machinery (run_cell: warm-up, fresh
 // inputs, outputs checked against the reference): the input read once is `reduce`, the input
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "ferry/bench/matrix.hpp"
-#include "ferry/profile.hpp"
+#include "ferry/memory/profile.hpp"
 
 namespace ferry::bench {
 

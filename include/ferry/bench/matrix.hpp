@@ -15,10 +15,10 @@
 #include "ferry/bench/placement_cost.hpp"
 #include "ferry/bench/result.hpp"
 #include "ferry/bench/run_options.hpp"
-#include "ferry/choose.hpp"
-#include "ferry/model_engine.hpp"
-#include "ferry/profile.hpp"
-#include "ferry/strategy.hpp"
+#include "ferry/engines/model_engine.hpp"
+#include "ferry/memory/profile.hpp"
+#include "ferry/memory/strategy.hpp"
+#include "ferry/session/choose.hpp"
 
 namespace ferry::bench {
 

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "ferry/bench/field_table.hpp"
-#include "ferry/gpu_clocks.hpp"
-#include "ferry/strategy.hpp"
+#include "ferry/device/gpu_clocks.hpp"
+#include "ferry/memory/strategy.hpp"
 
 namespace ferry::bench {
 
@@ -172,8 +172,9 @@ struct result_identity {
   // every cell per round in a changing order, so a drift moves every cell alike) or "sequential"
   // (each cell's trials back to back); empty in older reports.
   std::string schedule;
-  // What each input was given, one line per input (ferry/input_data.hpp's describe: "input_ids:
-  // random in [0, 30522), checked on the GPU"); empty in older reports and for cells not planned.
+  // What each input was given, one line per input (ferry/session/input_data.hpp's describe:
+  // "input_ids: random in [0, 30522), checked on the GPU"); empty in older reports and for cells
+  // not planned.
   std::vector<std::string> input_data;
 };
 
@@ -472,7 +473,7 @@ struct field_table<machine_info> {
 
 // Whether the profile's advice held on one cell group (an engine at a size) where several
 // strategies ran: what ferry::choose picked from this machine's profile against the best measured
-// (ferry/bench/advice_check.hpp makes them). A pick within advice_tolerance of the best counts as
+// (bench/statistics/advice_check.hpp makes them). A pick within advice_tolerance of the best counts as
 // a good one, and so does a pick the same as the best within their noise: another run could have
 // ranked them the other way.
 inline constexpr double advice_tolerance = 0.05;
@@ -521,7 +522,7 @@ struct bench_report {
   std::string winner;                       // best strategy for the objective across the matrix
   std::string recommendation;               // one paragraph: what to use and why
   std::vector<advice_check> advice_checks;  // with a profile and several strategies per cell
-  // Set when the GPU's context was lost during the run (ferry/device_fault.hpp): what happened
+  // Set when the GPU's context was lost during the run (ferry/core/device_fault.hpp): what happened
   // and where. The cells after it did not run, and the report holds what was measured before.
   std::string device_fault;
 };

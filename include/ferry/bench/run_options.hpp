@@ -14,17 +14,17 @@
 #include "ferry/bench/result.hpp"
 #include "ferry/bench/stopping.hpp"
 #include "ferry/bench/trials.hpp"
-#include "ferry/device_caps.hpp"
-#include "ferry/engine.hpp"
-#include "ferry/input_data.hpp"
-#include "ferry/session.hpp"
-#include "ferry/strategy.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/engines/engine.hpp"
+#include "ferry/memory/strategy.hpp"
+#include "ferry/session/input_data.hpp"
+#include "ferry/session/session.hpp"
 
 namespace ferry::bench {
 
 // How the benchmark's CPU writes each request's fresh input. A DMA or the GPU reading host memory
 // right after ordinary stores runs slower (a 19 MB pinned upload: 87% of the link peak instead
-// of 96%; see ferry/streaming_copy.hpp), so the way the input was written is part of what a cell
+// of 96%; see ferry/memory/streaming_copy.hpp), so the way the input was written is part of what a cell
 // measures. Both write the same bytes for the same seed.
 enum class input_writes {
   cached,     // ordinary stores: the lines sit dirty in the CPU caches when the request starts
@@ -75,7 +75,7 @@ struct run_options {
   // Streaming by default: it models a client that follows ferry's advice and writes its inputs
   // with copy_streaming; `--input-writes cached` shows what ordinary stores cost.
   input_writes writes = input_writes::streaming;
-  // What each input is given (ferry/input_data.hpp: --input-data auto, zero, random or a file);
+  // What each input is given (ferry/session/input_data.hpp: --input-data auto, zero, random or a file);
   // checked against each workload's inputs before any cell runs, and bound to them in each trial.
   input_data data;
   // How run_matrix spreads the trials of its cells (ferry/bench/trials.hpp).

@@ -128,9 +128,6 @@ struct settling_rule {
   // decide() != keep_going.
   [[nodiscard]] bool should_stop(std::span<const double> samples, double elapsed_seconds) const;
 
-  // Whether the run ended on a cap without the median settling.
-  [[nodiscard]] bool hit_cap(std::span<const double> samples, double elapsed_seconds) const;
-
   // Whether the newest fifth of `samples` moved the median by less than `tolerance`; needs at
   // least two samples. Ignores the minimums and caps.
   [[nodiscard]] bool median_settled(std::span<const double> samples) const;

@@ -86,7 +86,7 @@ class trial_cell {
 
 // Runs trials until no cell wants more. Every trial runs inside a boundary: an exception of any
 // kind ends that cell (fail) and the run goes on with the others, except a device fault
-// (ferry/device_fault.hpp): the GPU is then lost to the process, so that cell fails, every other
+// (ferry/core/device_fault.hpp): the GPU is then lost to the process, so that cell fails, every other
 // cell stops where it is (stop), and the device_fault is rethrown for the caller to report what
 // was measured before. `progress` is called before each trial with the cell's describe().
 void run_trials(std::span<trial_cell* const> cells, trial_schedule schedule,

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "ferry/bench/run_options.hpp"
-#include "ferry/model_engine.hpp"
+#include "ferry/engines/model_engine.hpp"
 
 namespace ferry::bench {
 

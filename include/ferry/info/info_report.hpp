@@ -13,10 +13,10 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "ferry/device_caps.hpp"
-#include "ferry/link_bandwidth.hpp"
-#include "ferry/peer_access.hpp"
-#include "ferry/profile.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/device/link_bandwidth.hpp"
+#include "ferry/device/peer_access.hpp"
+#include "ferry/memory/profile.hpp"
 
 namespace ferry {
 

@@ -168,8 +168,6 @@ double quartile_spread(std::vector<double> samples) {
   return low > 0 ? percentile_of_sorted(samples, 0.75) / low - 1 : 0;
 }
 
-double relative_gap(double value, double baseline) noexcept { return baseline > 0 ? value / baseline - 1 : 0; }
-
 namespace {
 
 bool same_clocks(const clock_record& a, const clock_record& b) {

@@ -9,7 +9,7 @@
 #include "ferry/bench/result.hpp"
 #include "ferry/bench/run_options.hpp"
 #include "ferry/bench/trials.hpp"
-#include "ferry/gpu_clocks.hpp"
+#include "ferry/device/gpu_clocks.hpp"
 
 namespace ferry::bench {
 
@@ -53,9 +53,6 @@ inline constexpr double cuda_change_limit = 0.25;
 
 // p75 / p25 - 1 of samples in any order.
 [[nodiscard]] double quartile_spread(std::vector<double> samples);
-
-// "+3.2%": how much slower `value` is than `baseline`.
-[[nodiscard]] double relative_gap(double value, double baseline) noexcept;
 
 // Clock records of several trials as one: ranges over all, every reason seen, changed when any
 // trial's changed or the trials ran at different clocks.

@@ -22,10 +22,10 @@
 #include "core/scoped_device.hpp"
 #include "ferry/bench/run_options.hpp"
 #include "ferry/bench/stopping.hpp"
-#include "ferry/device_caps.hpp"
-#include "ferry/error.hpp"
-#include "ferry/gpu_clocks.hpp"
-#include "ferry/replica_set.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/device/gpu_clocks.hpp"
+#include "ferry/session/replica_set.hpp"
 
 namespace ferry::bench {
 namespace {

@@ -7,7 +7,7 @@
 #include "bench/measure/inflight_search.hpp"
 #include "ferry/bench/result.hpp"
 #include "ferry/bench/run_options.hpp"
-#include "ferry/strategy.hpp"
+#include "ferry/memory/strategy.hpp"
 
 namespace ferry::bench {
 

@@ -7,8 +7,8 @@
 #include <map>
 #include <vector>
 
-#include "ferry/session.hpp"
-#include "ferry/strategy.hpp"
+#include "ferry/memory/strategy.hpp"
+#include "ferry/session/session.hpp"
 
 namespace ferry::bench {
 

@@ -6,7 +6,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry::bench {
 namespace {

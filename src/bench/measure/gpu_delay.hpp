@@ -13,8 +13,8 @@
 #include <memory>
 #include <mutex>
 
-#include "ferry/engine.hpp"
-#include "ferry/stream.hpp"
+#include "ferry/core/stream.hpp"
+#include "ferry/engines/engine.hpp"
 
 namespace ferry::bench {
 

@@ -9,7 +9,7 @@
 
 #include "ferry/bench/result.hpp"
 #include "ferry/bench/run_options.hpp"
-#include "ferry/strategy.hpp"
+#include "ferry/memory/strategy.hpp"
 
 namespace ferry::bench {
 

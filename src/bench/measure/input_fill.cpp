@@ -4,7 +4,7 @@
 #include <cstring>
 #include <vector>
 
-#include "ferry/streaming_copy.hpp"
+#include "ferry/memory/streaming_copy.hpp"
 
 namespace ferry::bench {
 namespace {

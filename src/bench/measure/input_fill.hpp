@@ -1,5 +1,5 @@
 // What a client's CPU does around a request: writes fresh input as a real client would (the
-// values of ferry/input_data.hpp: random finite floats, integer indices inside the engine's
+// values of ferry/session/input_data.hpp: random finite floats, integer indices inside the engine's
 // index_bound, zeros where nothing says which values an integer takes, or the user's own), and
 // reads every byte of the outputs.
 #pragma once
@@ -8,8 +8,8 @@
 #include <span>
 
 #include "ferry/bench/run_options.hpp"  // input_writes
-#include "ferry/engine.hpp"
-#include "ferry/input_data.hpp"
+#include "ferry/engines/engine.hpp"
+#include "ferry/session/input_data.hpp"
 
 namespace ferry::bench {
 

@@ -6,7 +6,7 @@
 #include <span>
 #include <string>
 
-#include "ferry/engine.hpp"
+#include "ferry/engines/engine.hpp"
 
 namespace ferry::bench {
 

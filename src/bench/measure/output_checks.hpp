@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "ferry/bench/run_options.hpp"
-#include "ferry/session.hpp"
+#include "ferry/session/session.hpp"
 
 namespace ferry::bench {
 

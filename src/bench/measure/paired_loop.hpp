@@ -18,7 +18,7 @@
 #include "bench/measure/recipes/recipe.hpp"
 #include "ferry/bench/run_options.hpp"
 #include "ferry/bench/stopping.hpp"
-#include "ferry/session.hpp"
+#include "ferry/session/session.hpp"
 
 namespace ferry::bench {
 

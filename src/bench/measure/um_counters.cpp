@@ -14,8 +14,8 @@
 #include <string>
 #include <utility>
 
-#include "ferry/device_caps.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/device/device_caps.hpp"
 
 namespace ferry::bench {
 

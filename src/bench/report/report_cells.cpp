@@ -1,8 +1,8 @@
 #include "bench/report/report_cells.hpp"
 
-#include "ferry/bench/advice_check.hpp"
+#include "bench/statistics/advice_check.hpp"
 #include "ferry/bench/stats.hpp"
-#include "ferry/byte_size.hpp"
+#include "ferry/core/byte_size.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join (moved here in newer fmt)

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "ferry/bench/report.hpp"
-#include "ferry/device_set.hpp"
+#include "ferry/device/device_set.hpp"
 
 namespace ferry::bench {
 

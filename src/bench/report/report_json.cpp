@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "ferry/bench/report.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry::bench {
 

@@ -6,7 +6,7 @@
 #include "bench/measure/cell_runner.hpp"
 #include "core/scoped_device.hpp"
 #include "ferry/bench/run_options.hpp"
-#include "ferry/device_caps.hpp"
+#include "ferry/device/device_caps.hpp"
 
 namespace ferry::bench {
 

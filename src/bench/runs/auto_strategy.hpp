@@ -6,8 +6,8 @@
 
 #include "ferry/bench/result.hpp"
 #include "ferry/bench/run_options.hpp"
-#include "ferry/choose.hpp"
-#include "ferry/strategy.hpp"
+#include "ferry/memory/strategy.hpp"
+#include "ferry/session/choose.hpp"
 
 namespace ferry::bench {
 

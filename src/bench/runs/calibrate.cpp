@@ -1,5 +1,5 @@
 #include "ferry/bench/calibrate.hpp"
-#include "ferry/byte_size.hpp"
+#include "ferry/core/byte_size.hpp"
 
 #include <unistd.h>
 
@@ -13,8 +13,8 @@
 #include "bench/runs/auto_strategy.hpp"
 #include "ferry/bench/run_options.hpp"
 #include "ferry/bench/workload_factory.hpp"
-#include "ferry/device_caps.hpp"
-#include "ferry/recommendation.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/memory/recommendation.hpp"
 
 namespace ferry::bench {
 namespace {

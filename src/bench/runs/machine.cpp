@@ -6,11 +6,11 @@
 #include "core/scoped_device.hpp"
 #include "ferry/bench/matrix.hpp"
 #include "ferry/bench/stats.hpp"
-#include "ferry/device_caps.hpp"
-#include "ferry/device_set.hpp"
-#include "ferry/error.hpp"
-#include "ferry/link_bandwidth.hpp"
-#include "ferry/recommendation.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/device/device_set.hpp"
+#include "ferry/device/link_bandwidth.hpp"
+#include "ferry/memory/recommendation.hpp"
 
 namespace ferry::bench {
 

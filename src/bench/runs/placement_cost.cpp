@@ -10,10 +10,10 @@
 #include "core/device_memory.hpp"
 #include "core/scoped_device.hpp"
 #include "ferry/bench/stats.hpp"
-#include "ferry/device_caps.hpp"
-#include "ferry/error.hpp"
-#include "ferry/peer_access.hpp"
-#include "ferry/stream.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/core/stream.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/device/peer_access.hpp"
 
 namespace ferry::bench {
 

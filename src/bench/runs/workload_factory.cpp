@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "ferry/builtin.hpp"
-#include "ferry/error.hpp"
-#include "ferry/model_engine.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/engines/builtin.hpp"
+#include "ferry/engines/model_engine.hpp"
 
 namespace ferry::bench {
 

@@ -1,4 +1,4 @@
-#include "ferry/bench/advice_check.hpp"
+#include "bench/statistics/advice_check.hpp"
 
 #include <fmt/format.h>
 

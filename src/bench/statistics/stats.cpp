@@ -193,9 +193,4 @@ bool settling_rule::should_stop(std::span<const double> samples, double elapsed_
   return decide(samples, elapsed_seconds) != stop_decision::keep_going;
 }
 
-bool settling_rule::hit_cap(std::span<const double> samples, double elapsed_seconds) const {
-  const stop_decision d = decide(samples, elapsed_seconds);
-  return d == stop_decision::iteration_cap || d == stop_decision::time_cap;
-}
-
 }  // namespace ferry::bench

@@ -5,7 +5,7 @@
 #include <new>
 #include <numeric>
 
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry::bench {
 

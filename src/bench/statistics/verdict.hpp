@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "ferry/bench/result.hpp"
-#include "ferry/choose.hpp"
+#include "ferry/session/choose.hpp"
 
 namespace ferry::bench {
 

@@ -11,8 +11,8 @@
 #include "engines/builtin/workload_layout.hpp"
 #include "engines/builtin/workload_spec.hpp"
 #include "engines/builtin/workloads.hpp"
-#include "ferry/builtin.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/engines/builtin.hpp"
 
 namespace ferry {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "ferry/builtin.hpp"
+#include "ferry/engines/builtin.hpp"
 
 namespace ferry::builtin {
 

@@ -1,4 +1,4 @@
-#include "ferry/builtin.hpp"
+#include "ferry/engines/builtin.hpp"
 
 namespace ferry {
 

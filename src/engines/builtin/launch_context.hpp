@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "ferry/engine.hpp"
+#include "ferry/engines/engine.hpp"
 
 namespace ferry::builtin {
 

@@ -17,7 +17,7 @@
 #include "engines/builtin/mlp_weights.hpp"
 #include "engines/builtin/tensor_checks.hpp"
 #include "engines/builtin/workloads.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry::builtin {
 namespace {

@@ -4,7 +4,7 @@
 // two runs on the same input are bit-identical (a single pass is enough: each bucket has exactly
 // one block, so there is no cross-block combination to order).
 #include "engines/builtin/kernels.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry::builtin {
 namespace {

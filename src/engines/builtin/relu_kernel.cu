@@ -1,7 +1,7 @@
 // relu for the mlp workload, applied in place after each cuBLAS GEMM (cublasGemmEx has no
 // epilogue). The activations are tiny next to the weights, so this pass costs little.
 #include "engines/builtin/kernels.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry::builtin {
 namespace {

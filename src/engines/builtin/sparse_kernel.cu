@@ -2,7 +2,7 @@
 // floats as float4 (8 loads each, all in flight at once), then a butterfly of shuffles combines
 // them. The order of additions is fixed, so results are bit-identical across runs.
 #include "engines/builtin/kernels.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry::builtin {
 namespace {

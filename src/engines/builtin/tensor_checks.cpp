@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry::builtin {
 

@@ -1,7 +1,7 @@
 // touch: the memory-bound workload. One read and one write per element, nothing else, so its
 // time is the floor any transfer strategy is compared against.
 #include "engines/builtin/kernels.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry::builtin {
 namespace {

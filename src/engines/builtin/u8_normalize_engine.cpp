@@ -13,8 +13,8 @@
 #include "engines/builtin/kernels.hpp"
 #include "engines/builtin/launch_support.hpp"
 #include "engines/builtin/tensor_checks.hpp"
-#include "ferry/builtin.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/engines/builtin.hpp"
 
 namespace ferry {
 namespace {

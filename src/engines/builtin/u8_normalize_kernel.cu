@@ -2,7 +2,7 @@
 // cross the bus as bytes. One thread per pixel: it reads the pixel's three bytes and writes one
 // value to each channel plane (the plane writes are coalesced across the warp).
 #include "engines/builtin/kernels.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry::builtin {
 namespace {

@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "ferry/builtin.hpp"
+#include "ferry/engines/builtin.hpp"
 
 namespace ferry::builtin {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "ferry/backend_api.h"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/engines/backend_api.h"
 
 using ferry::plugin::backend_to_export;
 

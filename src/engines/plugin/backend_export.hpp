@@ -1,6 +1,6 @@
 // The other side of the plugin boundary, for backends written in C++ against ferry's engine seam
 // (the torch and TensorRT backends): backend_export.cpp, compiled into the backend, implements the
-// C ABI of ferry/backend_api.h over a ferry::engine. The backend defines backend_to_export() and
+// C ABI of ferry/engines/backend_api.h over a ferry::engine. The backend defines backend_to_export() and
 // links nothing else of this. Everything stays inside the backend's own library: ferry only ever
 // sees the C functions, so the two may be built by different compilers and standard libraries.
 // (A backend that computes on the CPU as well writes ferry_backend_model_run_host itself, in C, as
@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "ferry/model_engine.hpp"
+#include "ferry/engines/model_engine.hpp"
 
 namespace ferry::plugin {
 

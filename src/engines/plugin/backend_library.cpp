@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "ferry/device_fault.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/device_fault.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry::plugin {
 namespace {
@@ -53,7 +53,7 @@ std::shared_ptr<const backend_library> backend_library::open(const std::filesyst
   if (version < FERRY_BACKEND_API_OLDEST_VERSION || version > FERRY_BACKEND_API_VERSION)
     throw unsupported(
         fmt::format("backend file '{}' was built for backend API version {} and this ferry speaks "
-                    "versions {} to {}: rebuild it against this ferry's ferry/backend_api.h",
+                    "versions {} to {}: rebuild it against this ferry's ferry/engines/backend_api.h",
                     file.string(), version, FERRY_BACKEND_API_OLDEST_VERSION, FERRY_BACKEND_API_VERSION));
   library->api_version_ = version;
 

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "ferry/backend_api.h"
+#include "ferry/engines/backend_api.h"
 
 namespace ferry::plugin {
 

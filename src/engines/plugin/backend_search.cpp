@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 
 #include "engines/plugin/backend_library.hpp"
-#include "ferry/backend.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/engines/backend.hpp"
 
 #ifndef FERRY_BACKEND_DIR_FROM_BIN
 #error "FERRY_BACKEND_DIR_FROM_BIN comes from the build (CMake)"

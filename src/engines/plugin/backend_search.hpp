@@ -1,4 +1,4 @@
-// Finding a backend's file by name in the search folders (ferry/backend.hpp says which).
+// Finding a backend's file by name in the search folders (ferry/engines/backend.hpp says which).
 #pragma once
 
 #include <filesystem>

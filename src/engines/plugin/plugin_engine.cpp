@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 
 #include "engines/plugin/backend_library.hpp"
-#include "ferry/device_fault.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/device_fault.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry::plugin {
 namespace {

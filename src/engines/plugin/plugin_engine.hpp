@@ -1,5 +1,5 @@
-// A model loaded by a backend plugin, seen as a ferry engine: the C ABI of ferry/backend_api.h on
-// one side, ferry/engine.hpp on the other. Every backend error becomes the ferry error of its kind,
+// A model loaded by a backend plugin, seen as a ferry engine: the C ABI of ferry/engines/backend_api.h on
+// one side, ferry/engines/engine.hpp on the other. Every backend error becomes the ferry error of its kind,
 // prefixed with the backend's name and the call; a declaration the engine seam cannot take (an
 // unknown dtype, a negative dim, two tensors of one name) is refused at load.
 #pragma once
@@ -8,8 +8,8 @@
 #include <memory>
 #include <string_view>
 
-#include "ferry/builtin.hpp"
-#include "ferry/model_engine.hpp"
+#include "ferry/engines/builtin.hpp"
+#include "ferry/engines/model_engine.hpp"
 
 namespace ferry::plugin {
 

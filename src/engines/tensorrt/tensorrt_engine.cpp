@@ -9,7 +9,7 @@
 #include "engines/tensorrt/trt_context.hpp"
 #include "engines/tensorrt/trt_model.hpp"
 #include "engines/tensorrt/trt_shapes.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry {
 namespace {

@@ -1,7 +1,7 @@
 // The TensorRT backend as a plugin: libferry_backend_trt.so, for `trt:PATH.plan`.
 #include "engines/plugin/backend_export.hpp"
 #include "engines/tensorrt/tensorrt_engine.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry::plugin {
 

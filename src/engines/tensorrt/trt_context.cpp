@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "engines/tensorrt/trt_logger.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry::trt {
 

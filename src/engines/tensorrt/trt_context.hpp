@@ -9,7 +9,7 @@
 
 #include "engines/tensorrt/trt_model.hpp"
 #include "engines/tensorrt/trt_shapes.hpp"
-#include "ferry/engine.hpp"
+#include "ferry/engines/engine.hpp"
 
 namespace ferry::trt {
 

@@ -13,7 +13,7 @@
 #include <utility>
 
 #include "engines/builtin/tensor_checks.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry::trt {
 namespace {

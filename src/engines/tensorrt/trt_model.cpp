@@ -6,7 +6,7 @@
 
 #include "core/scoped_device.hpp"
 #include "engines/tensorrt/trt_logger.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry::trt {
 namespace {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "engines/tensorrt/trt_mapping.hpp"
-#include "ferry/engine.hpp"
+#include "ferry/engines/engine.hpp"
 
 namespace ferry::trt {
 

@@ -7,7 +7,7 @@
 #include "engines/builtin/tensor_checks.hpp"
 #include "engines/tensorrt/trt_dims.hpp"
 #include "engines/tensorrt/trt_logger.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry::trt {
 namespace {

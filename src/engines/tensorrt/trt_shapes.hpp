@@ -10,7 +10,7 @@
 
 #include "engines/tensorrt/trt_mapping.hpp"
 #include "engines/tensorrt/trt_model.hpp"
-#include "ferry/engine.hpp"
+#include "ferry/engines/engine.hpp"
 
 namespace ferry::trt {
 

@@ -15,7 +15,7 @@
 #include "engines/torch/aoti_package.hpp"
 #include "engines/torch/call_spec.hpp"
 #include "engines/torch/compiled_io.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 // No fmt here: libtorch ships its own fmt headers, which would shadow the system's in this file.
 namespace ferry {

@@ -14,8 +14,8 @@
 #include <memory>
 #include <string>
 
-#include "ferry/engine.hpp"
-#include "ferry/model_engine.hpp"
+#include "ferry/engines/engine.hpp"
+#include "ferry/engines/model_engine.hpp"
 
 namespace ferry {
 

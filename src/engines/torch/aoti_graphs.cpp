@@ -4,7 +4,7 @@
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAStream.h>
 
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 // No fmt here: libtorch ships its own fmt headers, which would shadow the system's in this file.
 namespace ferry::aoti {

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry::aoti {
 namespace {

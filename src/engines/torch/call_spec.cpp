@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry::aoti {
 namespace {

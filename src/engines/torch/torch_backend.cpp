@@ -3,7 +3,7 @@
 
 #include "engines/plugin/backend_export.hpp"
 #include "engines/torch/aoti_engine.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry::plugin {
 

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ferry/engine.hpp"
+#include "ferry/engines/engine.hpp"
 
 namespace ferry::serve {
 namespace {

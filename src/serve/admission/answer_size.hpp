@@ -21,7 +21,7 @@
 #include <functional>
 #include <string>
 
-#include "ferry/dtype.hpp"
+#include "ferry/core/dtype.hpp"
 #include "serve/control/model_signature.hpp"
 #include "serve/inference.hpp"
 

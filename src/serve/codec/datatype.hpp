@@ -5,7 +5,7 @@
 #include <optional>
 #include <string_view>
 
-#include "ferry/engine.hpp"
+#include "ferry/engines/engine.hpp"
 
 namespace ferry::serve {
 

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ferry/engine.hpp"
+#include "ferry/engines/engine.hpp"
 
 namespace ferry::serve {
 

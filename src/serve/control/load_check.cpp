@@ -7,10 +7,10 @@
 #include <sstream>
 #include <string>
 
-#include "ferry/builtin.hpp"
-#include "ferry/byte_size.hpp"
-#include "ferry/error.hpp"
-#include "ferry/model_engine.hpp"
+#include "ferry/core/byte_size.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/engines/builtin.hpp"
+#include "ferry/engines/model_engine.hpp"
 
 namespace ferry::serve {
 namespace {

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ferry/device_caps.hpp"
+#include "ferry/device/device_caps.hpp"
 #include "serve/control/model_config.hpp"
 
 namespace ferry::serve {

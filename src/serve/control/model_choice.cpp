@@ -4,9 +4,9 @@
 
 #include <fmt/format.h>
 
-#include "ferry/builtin.hpp"
-#include "ferry/choose.hpp"
-#include "ferry/model_engine.hpp"
+#include "ferry/engines/builtin.hpp"
+#include "ferry/engines/model_engine.hpp"
+#include "ferry/session/choose.hpp"
 
 namespace ferry::serve {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ferry/byte_size.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/byte_size.hpp"
+#include "ferry/core/error.hpp"
 #include "serve/codec/client_json.hpp"
 #include "serve/request_error.hpp"
 

@@ -23,8 +23,8 @@
 #include <string_view>
 #include <vector>
 
-#include "ferry/model_engine.hpp"
-#include "ferry/strategy.hpp"
+#include "ferry/engines/model_engine.hpp"
+#include "ferry/memory/strategy.hpp"
 
 namespace ferry::serve {
 
@@ -54,7 +54,7 @@ struct model_config {
   // tensor name. Whether each names a tensor of the engine is checked when the model loads.
   // With "strategy": "auto", these stay as written and the pick fills in the other tensors.
   std::vector<tensor_strategy> tensor_strategies;
-  // What the warm-up feeds the model (ferry/input_data.hpp): "auto" (the default: finite floats,
+  // What the warm-up feeds the model (ferry/session/input_data.hpp): "auto" (the default: finite floats,
   // integers inside their index_bound or zero, false), "zero", "random", or a .json/.npz file of
   // real inputs, relative to the model's folder (resolved there when the model loads).
   std::string warmup_data = "auto";

@@ -7,6 +7,18 @@
 
 namespace ferry::serve {
 
+namespace {
+
+// The error a call is answered with, made in a statement of its own: request_error's message is
+// libstdc++'s reference-counted string, shared by every copy, so the temporary copy that
+// make_exception_ptr is given must be gone before the answer reaches the caller's thread, or its
+// destruction here races the caller's reading of the message.
+std::exception_ptr error_for(error_status status, std::string message) {
+  return std::make_exception_ptr(request_error(status, std::move(message)));
+}
+
+}  // namespace
+
 struct model_control::call {
   std::string what;
   std::function<void()> work;
@@ -33,8 +45,7 @@ void model_control::stop() {
   work_ready_.notify_all();
   deadlines_changed_.notify_all();
   for (const auto& c : left)
-    settle(c, std::make_exception_ptr(
-                  request_error(error_status::unavailable, c->what + " was not started: the server is shutting down")));
+    settle(c, error_for(error_status::unavailable, c->what + " was not started: the server is shutting down"));
   runner_.join();
   watcher_.join();
 }
@@ -118,7 +129,7 @@ void model_control::watch() {
                 "; it is dropped, try again later";
     }
     lock.unlock();
-    settle(c, std::make_exception_ptr(request_error(error_status::timed_out, message)));
+    settle(c, error_for(error_status::timed_out, std::move(message)));
     lock.lock();
   }
 }

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <fstream>
 
-#include "ferry/error.hpp"
-#include "ferry/model_engine.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/engines/model_engine.hpp"
 #include "serve/admission/memory_release.hpp"
 #include "serve/codec/client_json.hpp"
 #include "serve/codec/safe_name.hpp"

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "ferry/error.hpp"
-#include "ferry/index_check.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/session/index_check.hpp"
 #include "serve/codec/client_json.hpp"
 #include "serve/request_error.hpp"
 #include "serve/shm/shm_guarded_copy.hpp"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "ferry/engine.hpp"
+#include "ferry/engines/engine.hpp"
 #include "serve/inference.hpp"
 
 namespace ferry::serve {
@@ -46,7 +46,7 @@ void check_input(const model_signature& signature, const std::string& model, con
 
 // Checks the values of every index input (an int32/int64 input with an index_bound) whose bytes
 // the CPU can read: the request body and system shared memory, before the request is queued, so
-// that an id out of range never reaches a model (ferry/index_check.hpp). Inputs in CUDA shared
+// that an id out of range never reaches a model (ferry/session/index_check.hpp). Inputs in CUDA shared
 // memory are checked on the GPU instead. `request` is planned (inputs in engine order). Throws
 // request_error(bad_request) naming the model, the tensor, the value, its position and the bound.
 void check_index_values(const model_signature& signature, const infer_request& request);

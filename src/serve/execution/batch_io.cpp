@@ -4,8 +4,8 @@
 #include <cstring>
 #include <string>
 
-#include "ferry/error.hpp"
-#include "ferry/streaming_copy.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/memory/streaming_copy.hpp"
 #include "serve/shm/shm_guarded_copy.hpp"
 
 namespace ferry::serve {

@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "ferry/engine.hpp"
+#include "ferry/engines/engine.hpp"
 #include "serve/execution/executor.hpp"
 #include "serve/execution/output_routing.hpp"
 
@@ -22,7 +22,7 @@ namespace ferry::serve {
 
 // Who reads a gathered input next, which decides how it is written: the CPU (the host executor's
 // engine) finds it in its caches after ordinary stores; a DMA or the GPU (a session slot's input)
-// reads it faster from memory, after streaming stores (ferry/streaming_copy.hpp).
+// reads it faster from memory, after streaming stores (ferry/memory/streaming_copy.hpp).
 enum class gathered_for { host, device };
 
 // Copies input `index` of every item, one after another, into `destination`, and zero-fills the

@@ -2,13 +2,13 @@
 
 #include <algorithm>
 
-#include "ferry/backend.hpp"
-#include "ferry/builtin.hpp"
-#include "ferry/device_diagnosis.hpp"
-#include "ferry/device_set.hpp"
-#include "ferry/error.hpp"
-#include "ferry/model_engine.hpp"
-#include "ferry/session.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/device/device_diagnosis.hpp"
+#include "ferry/device/device_set.hpp"
+#include "ferry/engines/backend.hpp"
+#include "ferry/engines/builtin.hpp"
+#include "ferry/engines/model_engine.hpp"
+#include "ferry/session/session.hpp"
 #include "serve/execution/host_executor.hpp"
 #include "serve/execution/session_executor.hpp"
 

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "ferry/device_caps.hpp"
-#include "ferry/profile.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/memory/profile.hpp"
 #include "serve/control/model_config.hpp"
 #include "serve/execution/executor.hpp"
 
@@ -24,7 +24,7 @@ struct execution_platform {
   // configured with "auto" are chosen from the first.
   std::vector<profile_lookup> profiles;
   bool profile_named = false;  // the first GPU's came from `ferry serve --profile`
-  // Where model files' backends are looked for (ferry/backend.hpp; `--backend-directory` first).
+  // Where model files' backends are looked for (ferry/engines/backend.hpp; `--backend-directory` first).
   std::vector<std::filesystem::path> backend_directories;
 };
 

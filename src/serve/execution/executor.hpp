@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "ferry/engine.hpp"
+#include "ferry/engines/engine.hpp"
 #include "serve/control/model_signature.hpp"
 #include "serve/inference.hpp"
 #include "serve/observability/model_statistics.hpp"

@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "ferry/builtin.hpp"
+#include "ferry/engines/builtin.hpp"
 #include "serve/execution/executor.hpp"
 
 namespace ferry::serve {

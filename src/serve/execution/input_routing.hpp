@@ -2,7 +2,7 @@
 // function, so every rule is tested without a GPU (session_executor.cpp carries the routes out).
 //
 // In place is best: a lone request whose shared-memory range is exactly the tensor is handed to
-// filling_slot::use_caller_input when the session's own rule (ferry/caller_memory.hpp,
+// filling_slot::use_caller_input when the session's own rule (ferry/session/caller_memory.hpp,
 // caller_input_refusal) takes it: one DMA from a registered system region (or the engine bound to
 // it, under zero-copy strategies), no copy at all from a CUDA region. Anything else is gathered:
 // merged requests and zero-padded rows must be laid out contiguously first, by copies on the
@@ -16,7 +16,7 @@
 #include <cstddef>
 #include <span>
 
-#include "ferry/caller_memory.hpp"
+#include "ferry/session/caller_memory.hpp"
 #include "serve/execution/executor.hpp"
 
 namespace ferry::serve {

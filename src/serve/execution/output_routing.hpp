@@ -4,7 +4,7 @@
 //
 // No output is staged through the slot's host view on its way into shared memory:
 //  - bound in place: a lone request whose CUDA-shm range is exactly the output, 256-byte aligned,
-//    and that the session's rule takes (ferry/caller_memory.hpp, caller_output_refusal): the
+//    and that the session's rule takes (ferry/session/caller_memory.hpp, caller_output_refusal): the
 //    engine writes the region itself; no copy at all. Under zero-copy strategies an exact, aligned
 //    system-shm range is bound the same way (the engine writes host memory anyway).
 //  - delivered: any other shared-memory destination (a system region, registered with CUDA once;
@@ -24,8 +24,8 @@
 #include <span>
 #include <vector>
 
-#include "ferry/caller_memory.hpp"
-#include "ferry/engine.hpp"
+#include "ferry/engines/engine.hpp"
+#include "ferry/session/caller_memory.hpp"
 #include "serve/execution/executor.hpp"
 
 namespace ferry::serve {

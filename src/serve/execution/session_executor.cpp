@@ -6,12 +6,12 @@
 #include <optional>
 
 #include "core/scoped_device.hpp"
-#include "ferry/buffer.hpp"
-#include "ferry/builtin.hpp"
-#include "ferry/error.hpp"
-#include "ferry/model_engine.hpp"
-#include "ferry/replica_set.hpp"
-#include "ferry/session.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/engines/builtin.hpp"
+#include "ferry/engines/model_engine.hpp"
+#include "ferry/memory/buffer.hpp"
+#include "ferry/session/replica_set.hpp"
+#include "ferry/session/session.hpp"
 #include "serve/control/load_check.hpp"
 #include "serve/execution/batch_io.hpp"
 #include "serve/execution/input_routing.hpp"

@@ -27,7 +27,7 @@
 #include <memory>
 #include <vector>
 
-#include "ferry/device_caps.hpp"
+#include "ferry/device/device_caps.hpp"
 #include "serve/control/model_config.hpp"
 #include "serve/execution/executor.hpp"
 

@@ -3,9 +3,9 @@
 #include <chrono>
 #include <exception>
 
-#include "ferry/device_fault.hpp"
-#include "ferry/error.hpp"
-#include "ferry/index_check.hpp"
+#include "ferry/core/device_fault.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/session/index_check.hpp"
 #include "serve/device_fault_report.hpp"
 #include "serve/request_error.hpp"
 #include "serve/scheduling/request_placement.hpp"

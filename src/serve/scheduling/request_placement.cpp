@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "ferry/device_set.hpp"
+#include "ferry/device/device_set.hpp"
 #include "serve/request_error.hpp"
 
 namespace ferry::serve {

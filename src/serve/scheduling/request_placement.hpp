@@ -10,7 +10,7 @@
 // never comes.
 //
 // A request without CUDA inputs may run anywhere, and is spread by load with the library's one
-// rule (ferry/placement.hpp, placement_policy, no preferred device): each GPU's workers are a
+// rule (ferry/session/placement.hpp, placement_policy, no preferred device): each GPU's workers are a
 // replica whose slots are its workers and whose busy slots are the workers running a batch, so
 // it goes to the GPU with the fewest running batches among those with an idle worker, ties in
 // turn (starting after the GPU that last started a batch). Sequential requests therefore

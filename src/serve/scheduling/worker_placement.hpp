@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-#include "ferry/placement.hpp"
+#include "ferry/session/placement.hpp"
 #include "serve/execution/executor.hpp"
 #include "serve/scheduling/batching_policy.hpp"
 #include "serve/scheduling/request_queue.hpp"

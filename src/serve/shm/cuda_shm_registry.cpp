@@ -7,8 +7,8 @@
 
 #include "core/ipc_memory.hpp"
 #include "core/scoped_device.hpp"
-#include "ferry/data_location.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/memory/data_location.hpp"
 #include "serve/codec/safe_name.hpp"
 #include "serve/request_error.hpp"
 #include "serve/shm/shm_range.hpp"

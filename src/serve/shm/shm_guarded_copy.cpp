@@ -8,8 +8,8 @@
 #include <mutex>
 #include <string>
 
-#include "ferry/error.hpp"
-#include "ferry/streaming_copy.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/memory/streaming_copy.hpp"
 
 namespace ferry::serve {
 namespace {

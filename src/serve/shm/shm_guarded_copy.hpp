@@ -23,7 +23,7 @@ namespace ferry::serve {
 
 enum class copy_method {
   ordinary,   // memcpy
-  streaming,  // non-temporal stores (ferry/streaming_copy.hpp), for bytes a DMA reads next
+  streaming,  // non-temporal stores (ferry/memory/streaming_copy.hpp), for bytes a DMA reads next
 };
 
 // Copies `source` into `destination` (same size), one of them in a client's shared-memory region.

@@ -17,7 +17,7 @@
 #include <utility>
 
 #include "core/host_registration.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 #include "serve/codec/client_json.hpp"
 #include "serve/codec/safe_name.hpp"
 #include "serve/request_error.hpp"

@@ -9,9 +9,9 @@
 #include "bench/measure/cell_runner.hpp"
 #include "ferry/bench/calibrate.hpp"
 #include "ferry/bench/workload_factory.hpp"
-#include "ferry/choose.hpp"
-#include "ferry/device_caps.hpp"
-#include "ferry/profile.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/memory/profile.hpp"
+#include "ferry/session/choose.hpp"
 
 namespace {
 

@@ -26,12 +26,12 @@
 #include "ferry/bench/placement_cost.hpp"
 #include "ferry/bench/run_options.hpp"
 #include "ferry/bench/workload_factory.hpp"
-#include "ferry/builtin.hpp"
-#include "ferry/data_location.hpp"
-#include "ferry/device_caps.hpp"
-#include "ferry/peer_access.hpp"
-#include "ferry/replica_set.hpp"
-#include "ferry/session.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/device/peer_access.hpp"
+#include "ferry/engines/builtin.hpp"
+#include "ferry/memory/data_location.hpp"
+#include "ferry/session/replica_set.hpp"
+#include "ferry/session/session.hpp"
 
 namespace {
 

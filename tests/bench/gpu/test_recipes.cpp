@@ -13,9 +13,9 @@
 #include "core/scoped_device.hpp"
 #include "ferry/bench/run_options.hpp"
 #include "ferry/bench/workload_factory.hpp"
-#include "ferry/builtin.hpp"
-#include "ferry/device_caps.hpp"
-#include "ferry/gpu_clocks.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/device/gpu_clocks.hpp"
+#include "ferry/engines/builtin.hpp"
 #include "support/strategy_test_name.hpp"
 
 namespace {

@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "bench/measure/um_counters.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace {
 

@@ -19,7 +19,7 @@
 #include "core/device_memory.hpp"
 #include "core/ipc_memory.hpp"
 #include "core/scoped_device.hpp"
-#include "ferry/device_caps.hpp"
+#include "ferry/device/device_caps.hpp"
 
 extern char** environ;  // NOLINT: posix_spawn passes it on
 

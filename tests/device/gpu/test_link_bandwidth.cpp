@@ -7,10 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ferry/device_caps.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/device/link_bandwidth.hpp"
 #include "ferry/info/info_report.hpp"
-#include "ferry/link_bandwidth.hpp"
 
 namespace {
 

@@ -10,10 +10,10 @@
 #include <thread>
 #include <vector>
 
-#include "ferry/builtin.hpp"
-#include "ferry/device_caps.hpp"
-#include "ferry/model_engine.hpp"
-#include "ferry/session.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/engines/builtin.hpp"
+#include "ferry/engines/model_engine.hpp"
+#include "ferry/session/session.hpp"
 #include "support/backend_test_paths.hpp"
 
 namespace {

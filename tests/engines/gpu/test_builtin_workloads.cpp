@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "core/device_memory.hpp"
-#include "ferry/builtin.hpp"
-#include "ferry/error.hpp"
-#include "ferry/stream.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/core/stream.hpp"
+#include "ferry/engines/builtin.hpp"
 
 namespace {
 

@@ -18,10 +18,10 @@
 #include <cuda_fp16.h>
 #include <nlohmann/json.hpp>
 
-#include "ferry/device_caps.hpp"
-#include "ferry/error.hpp"
-#include "ferry/model_engine.hpp"
-#include "ferry/session.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/engines/model_engine.hpp"
+#include "ferry/session/session.hpp"
 
 namespace {
 

@@ -1,8 +1,8 @@
 // Uses only ferry::core, the base layer: what a program gets without strategies or engines.
 #include <iostream>
 
-#include <ferry/byte_size.hpp>
-#include <ferry/dtype.hpp>
+#include <ferry/core/byte_size.hpp>
+#include <ferry/core/dtype.hpp>
 
 int main() {
   std::cout << ferry::parse_byte_size("64MiB") << ' ' << ferry::to_string(ferry::dtype::u8) << '\n';

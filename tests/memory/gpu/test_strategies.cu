@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "ferry/buffer.hpp"
-#include "ferry/device_caps.hpp"
-#include "ferry/error.hpp"
-#include "ferry/stream.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/core/stream.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/memory/buffer.hpp"
 #include "support/strategy_test_name.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-// The GPU side of the index checks (ferry/index_check.hpp): under every strategy, an index input's
+// The GPU side of the index checks (ferry/session/index_check.hpp): under every strategy, an index input's
 // value out of range never reaches the engine and fails its request with the value and position,
 // whether the CPU wrote it or it sits in caller device memory (which is left as the caller wrote
 // it); the next request answers right; a graph-captured slot checks too; with the checks off the
@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "core/device_memory.hpp"
-#include "ferry/builtin.hpp"
-#include "ferry/device_caps.hpp"
-#include "ferry/error.hpp"
-#include "ferry/index_check.hpp"
-#include "ferry/session.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/engines/builtin.hpp"
+#include "ferry/session/index_check.hpp"
+#include "ferry/session/session.hpp"
 #include "support/strategy_test_name.hpp"
 
 namespace {

@@ -12,10 +12,10 @@
 #include "core/device_memory.hpp"
 #include "core/host_registration.hpp"
 #include "core/pageable_memory.hpp"
-#include "ferry/builtin.hpp"
-#include "ferry/device_caps.hpp"
-#include "ferry/error.hpp"
-#include "ferry/session.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/engines/builtin.hpp"
+#include "ferry/session/session.hpp"
 #include "support/strategy_test_name.hpp"
 
 namespace {

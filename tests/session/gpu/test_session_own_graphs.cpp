@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "core/device_memory.hpp"
-#include "ferry/device_caps.hpp"
-#include "ferry/error.hpp"
-#include "ferry/model_engine.hpp"
-#include "ferry/session.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/engines/model_engine.hpp"
+#include "ferry/session/session.hpp"
 #include "support/backend_test_paths.hpp"
 #include "support/own_graph_engine.hpp"
 

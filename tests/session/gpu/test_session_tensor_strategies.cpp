@@ -18,10 +18,10 @@
 
 #include "core/host_registration.hpp"
 #include "core/pageable_memory.hpp"
-#include "ferry/builtin.hpp"
-#include "ferry/device_caps.hpp"
-#include "ferry/error.hpp"
-#include "ferry/session.hpp"
+#include "ferry/core/error.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/engines/builtin.hpp"
+#include "ferry/session/session.hpp"
 
 namespace {
 
@@ -191,7 +191,7 @@ TEST_P(SessionTensorStrategies, AnswersLikeTheDeviceStrategyForEveryInput) {
         EXPECT_FALSE(t.h2d_ms.has_value());
         EXPECT_FALSE(t.compute_ms.has_value());
       } else {
-        // The stages of the whole request (ferry/session.hpp): h2d and d2h are there when some
+        // The stages of the whole request (ferry/session/session.hpp): h2d and d2h are there when some
         // tensor copies (h2d also when one is prefetched), else compute is all of it.
         ASSERT_TRUE(t.compute_ms.has_value());
         EXPECT_EQ(t.h2d_ms.has_value(), copies || prefetches) << m.label;

@@ -3,7 +3,7 @@
 #include "bench/measure/recipes/recipe_kinds.hpp"
 #include "core/device_memory.hpp"
 #include "core/pinned_memory.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry::bench::recipes {
 namespace {

@@ -2,7 +2,7 @@
 // tensor, steered with the runtime's own calls.
 #include "bench/measure/recipes/recipe_kinds.hpp"
 #include "core/managed_memory.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry::bench::recipes {
 namespace {

@@ -2,7 +2,7 @@
 
 #include "bench/measure/recipes/recipe_kinds.hpp"
 #include "core/scoped_device.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry::bench {
 

@@ -25,10 +25,10 @@
 #include <string_view>
 #include <vector>
 
-#include "ferry/device_caps.hpp"
-#include "ferry/engine.hpp"
-#include "ferry/strategy.hpp"
-#include "ferry/stream.hpp"
+#include "ferry/core/stream.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/engines/engine.hpp"
+#include "ferry/memory/strategy.hpp"
 
 namespace ferry::bench {
 

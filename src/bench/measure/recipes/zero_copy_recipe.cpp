@@ -4,7 +4,7 @@
 #include "core/host_registration.hpp"
 #include "core/pageable_memory.hpp"
 #include "core/pinned_memory.hpp"
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 
 namespace ferry::bench::recipes {
 namespace {

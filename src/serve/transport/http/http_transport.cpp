@@ -31,7 +31,7 @@
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http.hpp>
 
-#include "ferry/error.hpp"
+#include "ferry/core/error.hpp"
 #include "serve/admission/peer_group.hpp"
 #include "serve/admission/request_intake.hpp"
 

@@ -1,0 +1,91 @@
+// The host<->device transfer strategies of docs/ARCHITECTURE.md §2: names, properties and availability.
+//
+// A strategy is a plain value (an enum plus the properties below); the memory it needs lives in
+// io_buffer (buffer.hpp). Availability is decided here, from a device_caps record, so the
+// refusal paths are testable without a GPU.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ferry/device/device_caps.hpp"
+
+namespace ferry {
+
+enum class strategy_kind {
+  pageable,           // malloc + cudaMalloc, cudaMemcpyAsync from pageable memory
+  staged,             // malloc + pinned staging + cudaMalloc: memcpy to staging, then DMA
+  pinned,             // cudaMallocHost + cudaMalloc, DMA both ways
+  mapped,             // cudaHostAlloc(Mapped): the device reads and writes host memory over the bus
+  registered,         // caller's memory + cudaHostRegister, DMA into device memory
+  registered_mapped,  // caller's memory + cudaHostRegister(Mapped), the device reads it in place
+  managed,            // cudaMallocManaged, no hints: pages move on fault
+  managed_prefetch,   // cudaMallocManaged: inputs prefetched to the GPU, outputs kept in host pages
+  managed_advise,     // cudaMallocManaged + preferred location host + accessed-by GPU
+  system,             // plain malloc read by the device; needs pageableMemoryAccess (HMM/ATS)
+  device,             // device-resident data: the floor every other strategy is measured against
+};
+
+inline constexpr std::array all_strategies{
+    strategy_kind::pageable, strategy_kind::staged,           strategy_kind::pinned,
+    strategy_kind::mapped,   strategy_kind::registered,       strategy_kind::registered_mapped,
+    strategy_kind::managed,  strategy_kind::managed_prefetch, strategy_kind::managed_advise,
+    strategy_kind::system,   strategy_kind::device,
+};
+
+// How the bytes reach the memory the engine reads.
+enum class data_path {
+  copy,       // to_device/to_host copy between a host view and device memory
+  zero_copy,  // the device accesses host memory in place over the link
+  migrate,    // managed pages move between host and device (on fault or on prefetch)
+  resident,   // device memory; the host view is only synchronised by the untimed blocking calls
+};
+
+struct strategy_properties {
+  data_path path;
+  bool uses_managed_memory;  // subject to the free-memory guard
+  bool wraps_caller_memory;  // registered kinds: the caller may hand in its own memory
+  std::string_view summary;
+};
+
+[[nodiscard]] std::string_view to_string(strategy_kind k) noexcept;
+[[nodiscard]] strategy_properties properties(strategy_kind k) noexcept;
+
+// One tensor that goes another way than its session's strategy (session_options::tensor_strategies,
+// choose_per_tensor): a model's small inputs read in place, its large ones copied, its outputs
+// another way again.
+struct tensor_strategy {
+  std::string tensor;
+  strategy_kind strategy = strategy_kind::pinned;
+  friend bool operator==(const tensor_strategy&, const tensor_strategy&) = default;
+};
+
+// Parses one strategy name ("pinned", "managed-prefetch", ...). Throws invalid_argument that
+// lists the valid names.
+[[nodiscard]] strategy_kind parse_strategy(std::string_view name);
+
+// Parses a comma-separated list or "all" (every strategy, in all_strategies order).
+[[nodiscard]] std::vector<strategy_kind> parse_strategy_list(std::string_view text);
+
+// Whether managed requests may exceed the device's free memory. Off by default: on a shared GPU
+// oversubscription can stall every process on the card, so it must be asked for by name.
+enum class oversubscription { refuse, allow };
+
+// Returns why the strategy cannot work on this device, or nullopt when it can. Only capability
+// checks live here; size checks need the request (see check_managed_fits).
+[[nodiscard]] std::optional<std::string> unavailable_reason(strategy_kind k, const device_caps& caps);
+
+// Managed memory kept free for the driver and other buffers when guarding requests.
+inline constexpr std::size_t managed_headroom_bytes = std::size_t{256} << 20;
+
+// Returns why a managed request of `bytes` is refused given `free_bytes` on the device, or
+// nullopt when it fits (or oversubscription is explicitly allowed).
+[[nodiscard]] std::optional<std::string> managed_request_refusal(std::size_t bytes, std::size_t free_bytes,
+                                                                 oversubscription policy);
+
+}  // namespace ferry
