@@ -184,6 +184,7 @@ input_data input_data::bound_to(std::span<const tensor_spec> concrete_io) const 
 
 void input_data::fill(std::span<std::byte> piece, std::size_t first_byte, const tensor_spec& spec,
                       std::uint64_t request) const {
+  if (piece.empty()) return;  // nothing to write, and memset/memcpy take no null pointer even for 0 bytes
   // Inputs of one request differ by their names; a file's samples are taken whole per request.
   const std::uint64_t salt = salt_of(request ^ std::hash<std::string>{}(spec.name));
   const auto salt32 = static_cast<std::uint32_t>(salt);
