@@ -23,26 +23,23 @@ class BenchReport(dict):
     def to_pandas(self):
         """One row per cell, nested figures flattened ("latency_us.median", ...); needs pandas.
 
-        The GPU's own time per request ("gpu_us.median", with "gpu_noise" and "gpu_trial_noise",
-        what ``ferry bench compare`` judges beside end-to-end latency) and the host memory-copy
-        probe ("host_copy_gbps") are columns of every frame: NaN for cells of a report written
-        before they were recorded, so code that reads them works on older reports too."""
+        Every numeric figure this ferry writes is a column of every frame (the result's field
+        tables list them): NaN for cells of a report written before it was recorded, such as the
+        GPU's own time per request ("gpu_us.median", with "gpu_noise" and "gpu_trial_noise", what
+        ``ferry bench compare`` judges beside end-to-end latency), so code that reads them works
+        on older reports too."""
         try:
             import pandas  # noqa: PLC0415 - optional dependency
         except ImportError:
             raise ImportError("BenchReport.to_pandas() needs pandas (pip install pandas)") from None
         frame = pandas.json_normalize(self.results)
-        for column in _LATER_COLUMNS:
+        for column in _core._report_figure_columns():
             if column not in frame.columns:
                 frame[column] = float("nan")
             elif column == "gpu_us.median" and "gpu_us.count" in frame.columns:
                 # A cell of a newer report without GPU samples (refused) has a count of 0: unknown.
                 frame.loc[frame["gpu_us.count"] == 0, column] = float("nan")
         return frame
-
-
-# Figures added to the report after its first version: to_pandas() gives every frame their columns.
-_LATER_COLUMNS = ("gpu_us.median", "gpu_noise", "gpu_trial_noise", "host_copy_gbps")
 
 
 def load_report(path: str | Path) -> BenchReport:

@@ -9,11 +9,13 @@
 
 #include <cstddef>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "bindings.hpp"
 #include "ferry/bench/matrix.hpp"
 #include "ferry/bench/report.hpp"
+#include "ferry/bench/result.hpp"
 #include "ferry/core/error.hpp"
 #include "ferry/frontend/bench_flags.hpp"
 
@@ -73,11 +75,34 @@ std::string run_bench(const nb::dict& options, const std::string& command_line) 
   return bench::to_json(report).dump();
 }
 
+// Every number of a cell as to_pandas names its column ("noise", "latency_us.median"), walked from
+// the result's field tables: a frame of a report that predates a figure still gets its column.
+template <class T>
+void add_figure_columns(std::vector<std::string>& out, const std::string& prefix) {
+  bench::for_each_field<T>([&](const auto& f) {
+    using value = bench::field_value_t<decltype(f)>;
+    const std::string key = prefix + std::string(f.key);
+    if constexpr (bench::described<value>) {
+      add_figure_columns<value>(out, key + ".");
+    } else if constexpr (std::is_arithmetic_v<value> && !std::is_same_v<value, bool>) {
+      out.push_back(key);
+    }
+  });
+}
+
+std::vector<std::string> report_figure_columns() {
+  std::vector<std::string> columns;
+  add_figure_columns<bench::strategy_result>(columns, "");
+  return columns;
+}
+
 }  // namespace
 
 void bind_bench(nb::module_& m) {
   m.def("_run_bench", &run_bench, nb::arg("options"), nb::arg("command_line"),
         "Runs ferry bench's matrix with these flags; returns the JSON report as text.");
+  m.def("_report_figure_columns", &report_figure_columns,
+        "The numeric figures of a report's cell, as to_pandas names their columns.");
 }
 
 }  // namespace ferry::python

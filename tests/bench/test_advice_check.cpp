@@ -63,7 +63,7 @@ TEST(AdviceCheck, ShortfallIsRelativeToTheBestForEachObjective) {
 TEST(AdviceCheck, TheFloorAndFailedCellsNeverCountAsTheBest) {
   std::vector cells{cell("device", 15), cell("mapped", 30, /*matches=*/false), cell("pinned", 40)};
   cells.push_back(cell("registered", 10));
-  cells.back().refused = "out of memory";
+  cells.back().refuse("out of memory");
   const auto c = fb::check_advice(pointers(cells), strategy_kind::pinned, ferry::objective::latency);
   EXPECT_EQ(c.best, "pinned");
   EXPECT_TRUE(c.within());
@@ -72,7 +72,7 @@ TEST(AdviceCheck, TheFloorAndFailedCellsNeverCountAsTheBest) {
 TEST(AdviceCheck, APickThatDidNotRunSaysWhyAndIsNotGood) {
   std::vector cells{cell("pinned", 40), cell("mapped", 30, /*matches=*/false)};
   cells.push_back(cell("registered", 10));
-  cells.back().refused = "no memory";
+  cells.back().refuse("no memory");
   const auto missing = fb::check_advice(pointers(cells), strategy_kind::managed_advise, ferry::objective::latency);
   EXPECT_FALSE(missing.shortfall.has_value());
   EXPECT_FALSE(missing.within());

@@ -85,7 +85,7 @@ TEST(BenchCompare, ThroughputCellsCompareTheRateAndHigherIsBetter) {
 TEST(BenchCompare, UnmatchedAndRefusedCellsAreSaidSo) {
   fb::bench_report a, b;
   auto refused = cell("system", 0, 0);
-  refused.refused = "needs HMM";
+  refused.refuse("needs HMM");
   auto other_settings = cell("pinned", 400, 0.01);
   other_settings.inflight = 4;  // not the same cell as inflight 1
   a.results = {cell("pinned", 400, 0.01), refused};
@@ -183,7 +183,7 @@ TEST(BenchCompare, TooFewCellsInCommonIsAProblemNamed) {
 
   // Half of each is enough; cells refused in both count in neither report.
   auto refused = cell("system", 0, 0);
-  refused.refused = "needs HMM";
+  refused.refuse("needs HMM");
   a.results = {cell("pinned", 400, 0.01), cell("mapped", 400, 0.01), refused};
   b.results = {cell("pinned", 400, 0.01), cell("managed", 400, 0.01), refused};
   const auto half = fb::compare_reports(a, b);

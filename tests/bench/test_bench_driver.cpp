@@ -174,7 +174,7 @@ TEST(Verdict, PicksTheBestHostStrategyNeverTheFloor) {
   report.results = {cell("device", 10, 9000), cell("pinned", 50, 4000), cell("mapped", 45, 3000),
                     cell("managed", 355, 500)};
   auto refused = cell("system", 1, 1);
-  refused.refused = "pageableMemoryAccess=0";
+  refused.refuse("pageableMemoryAccess=0");
   report.results.push_back(refused);
   auto wrong = cell("staged", 5, 1);
   wrong.output_matches = false;  // fast but wrong never wins

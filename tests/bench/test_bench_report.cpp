@@ -175,7 +175,7 @@ fb::bench_report full_report() {
   refused.strategy = ferry::strategy_kind::system;
   refused.engine = "reduce";
   refused.input_bytes = 19'000'000;
-  refused.refused = refusal_reason;
+  refused.refuse(refusal_reason);
   report.results.push_back(refused);
 
   // A cell whose trial ran out of memory: failed, with the reason, the run went on.
@@ -183,8 +183,7 @@ fb::bench_report full_report() {
   failed.strategy = ferry::strategy_kind::registered;
   failed.engine = "reduce";
   failed.input_bytes = 19'000'000;
-  failed.refused = oom_reason;
-  failed.failed = true;
+  failed.fail(oom_reason);
   failed.schedule = "interleaved";
   report.results.push_back(failed);
   return report;
@@ -215,8 +214,7 @@ void expect_same(const fb::strategy_result& a, const fb::strategy_result& b) {
   EXPECT_EQ(a.graph, b.graph);
   EXPECT_EQ(a.warmed_up, b.warmed_up);
   EXPECT_EQ(a.input_writes, b.input_writes);
-  EXPECT_EQ(a.refused, b.refused);
-  EXPECT_EQ(a.failed, b.failed);
+  EXPECT_EQ(a.outcome, b.outcome);
   EXPECT_EQ(a.iterations, b.iterations);
   EXPECT_EQ(a.wall_seconds, b.wall_seconds);
   expect_same(a.latency_us, b.latency_us, "latency_us");
@@ -406,12 +404,12 @@ TEST(BenchReportJson, MissingFieldsTakeTheirDefaults) {
   EXPECT_EQ(report.results[0].inflight, 1);
   EXPECT_TRUE(report.results[0].warmed_up);
   EXPECT_EQ(report.results[0].input_writes, "cached");  // older reports: inputs were written that way
-  EXPECT_FALSE(report.results[0].refused);
+  EXPECT_TRUE(report.results[0].measured());
   EXPECT_FALSE(report.results[0].um);
   EXPECT_FALSE(report.results[0].recipe);
   EXPECT_FALSE(report.results[0].clocks);
   EXPECT_EQ(report.results[0].noise, 0);  // older reports carry no noise figure
-  EXPECT_FALSE(report.results[0].failed);
+  EXPECT_FALSE(report.results[0].failed());
   EXPECT_TRUE(report.results[0].trials.empty());  // nor trials
   EXPECT_EQ(report.results[0].trial_noise, 0);
   EXPECT_EQ(report.results[0].schedule, "");
@@ -523,9 +521,9 @@ TEST(BenchReportTable, MeasuredRowsLineUpWithTheHeader) {
     EXPECT_EQ(width_of(*(header + 1)), width);  // the rule under the header
     std::size_t row = 0;
     for (const auto& r : report.results) {
-      if (r.refused && tables > 1) continue;  // refused and failed rows appear in the first table only
+      if (!r.measured() && tables > 1) continue;  // refused and failed rows appear in the first table only
       const std::string& line = *(header + 2 + static_cast<std::ptrdiff_t>(row++));
-      if (!r.refused) EXPECT_EQ(width_of(line), width) << line;
+      if (r.measured()) EXPECT_EQ(width_of(line), width) << line;
     }
   }
   EXPECT_EQ(tables, 2u);
@@ -626,6 +624,87 @@ TEST(BenchReportFields, AFigureOfTheTableIsInEveryRendering) {
   EXPECT_NE(fb::render_table(report).find(fb::cells::format_us(p999)), std::string::npos);
 }
 
+// A derived figure is one row of its part's table, computed there: throughput_gbps, added that
+// way, is in JSON, CSV, the tables, and in an older report read back (from the figures it is made of).
+TEST(BenchReportFields, ADerivedFigureIsInEveryRenderingAndInOlderReports) {
+  const auto report = full_report();
+  const auto& r = report.results[0];
+  ASSERT_GT(r.throughput_per_s, 0);
+  const double moved = static_cast<double>(r.input_bytes + r.output_bytes) * r.throughput_per_s / 1e9;
+  const auto json = fb::to_json(report);
+  EXPECT_DOUBLE_EQ(json.at("results").at(0).at("throughput_gbps").get<double>(), moved);
+  const auto rows = parse_csv(fb::render_csv(report));
+  const auto column = std::find(rows[0].begin(), rows[0].end(), "throughput_gbps");
+  ASSERT_NE(column, rows[0].end());
+  EXPECT_DOUBLE_EQ(std::stod(rows[1][static_cast<std::size_t>(column - rows[0].begin())]), moved);
+  EXPECT_NE(fb::render_table(report).find("moved GB/s"), std::string::npos);
+  EXPECT_NE(fb::render_table(report).find(fmt::format("{:.2f}", moved)), std::string::npos);
+  EXPECT_NE(fb::render_markdown(report).find("| moved GB/s |"), std::string::npos);
+
+  // A report that predates the figure: computed on reading, not read (a stale value is ignored).
+  auto older = json;
+  older["results"][0].erase("throughput_gbps");
+  EXPECT_DOUBLE_EQ(fb::derived_figures::throughput_gbps(fb::report_from_json(older).results[0]), moved);
+  older["results"][0]["throughput_gbps"] = 1234.0;
+  EXPECT_DOUBLE_EQ(fb::to_json(fb::report_from_json(older)).at("results").at(0).at("throughput_gbps").get<double>(),
+                   moved);
+}
+
+namespace {
+// Every value of `before` is in `after` at the same place; `after` may have more (figures added since).
+void expect_kept(const nlohmann::json& before, const nlohmann::json& after, const std::string& where) {
+  if (before.is_object()) {
+    for (const auto& [key, value] : before.items()) {
+      ASSERT_TRUE(after.contains(key)) << where << key;
+      expect_kept(value, after.at(key), where + key + ".");
+    }
+  } else if (before.is_array()) {
+    ASSERT_EQ(after.size(), before.size()) << where;
+    for (std::size_t i = 0; i < before.size(); ++i) expect_kept(before[i], after[i], where + std::to_string(i) + ".");
+  } else if (!(before.is_number_float() && std::isnan(before.get<double>()))) {
+    EXPECT_EQ(after, before) << where;
+  }
+}
+}  // namespace
+
+// The bench reports kept in docs/results, written before the result was split into parts: each
+// reads back and writes every key of every cell as it was, at the same flat place.
+TEST(BenchReportJson, OlderReportsWriteBackTheirKeysUnchanged) {
+  std::size_t reports = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(fs::path(FERRY_SOURCE_DIR) / "docs" / "results")) {
+    if (entry.path().extension() != ".json") continue;
+    std::ifstream in(entry.path());
+    const auto old = nlohmann::json::parse(in);
+    // Other tools' files (profiles, serve checks, collected reports) sit beside the reports.
+    if (!old.is_object() || !old.contains("results") || old.contains("curves")) continue;
+    expect_kept(old.at("results"), fb::to_json(fb::report_from_json(old)).at("results"),
+                entry.path().filename().string() + ": ");
+    ++reports;
+  }
+  EXPECT_GE(reports, 8U);  // bench, cold, encoder, link
+}
+
+// The outcome is one variant, written as the two keys reports have always had; read in any order.
+TEST(BenchReportJson, OutcomeReadsFromTheKeysReportsHaveAlwaysHad) {
+  const auto outcome_of = [](const char* text) {
+    return fb::report_from_json(nlohmann::json::parse(text)).results.at(0).outcome;
+  };
+  EXPECT_EQ(outcome_of(R"({"results": [{"strategy": "pinned", "refused": null, "failed": false}]})"),
+            fb::cell_outcome{fb::measured_cell{}});
+  EXPECT_EQ(outcome_of(R"({"results": [{"strategy": "pinned", "refused": "needs HMM"}]})"),
+            fb::cell_outcome{fb::refused_cell{"needs HMM"}});
+  EXPECT_EQ(outcome_of(R"({"results": [{"failed": true, "strategy": "pinned", "refused": "out of memory"}]})"),
+            fb::cell_outcome{fb::failed_cell{"out of memory"}});
+  fb::bench_report report;
+  report.results.resize(2);
+  report.results[1].fail("out of memory");
+  const auto results = fb::to_json(report).at("results");
+  EXPECT_TRUE(results.at(0).at("refused").is_null());
+  EXPECT_EQ(results.at(0).at("failed"), false);
+  EXPECT_EQ(results.at(1).at("refused"), "out of memory");
+  EXPECT_EQ(results.at(1).at("failed"), true);
+}
+
 TEST(BenchReportCsv, EmptyReportStillHasAHeader) {
   const auto rows = parse_csv(fb::render_csv(fb::bench_report{}));
   ASSERT_EQ(rows.size(), 1u);
@@ -675,7 +754,7 @@ fb::bench_report plot_report() {
   fb::strategy_result refused;
   refused.strategy = ferry::strategy_kind::system;
   refused.engine = "reduce";
-  refused.refused = refusal_reason;
+  refused.refuse(refusal_reason);
   report.results.push_back(refused);
   return report;
 }

@@ -170,9 +170,9 @@ TEST(TrialSchedule, ACellThatCannotRunComesBackFailed) {
   fb::run_options options;
   options.devices = {};
   const auto r = fb::run_cell(nothing, ferry::strategy_kind::pinned, options);
-  ASSERT_TRUE(r.refused.has_value());
-  EXPECT_TRUE(r.failed);
-  EXPECT_NE(r.refused->find("no GPU to run on"), std::string::npos) << *r.refused;
+  ASSERT_FALSE(r.measured());
+  EXPECT_TRUE(r.failed());
+  EXPECT_NE(r.reason().find("no GPU to run on"), std::string::npos) << r.reason();
   EXPECT_EQ(r.strategy, ferry::strategy_kind::pinned);
   EXPECT_EQ(r.engine, "touch");
 }

@@ -59,7 +59,7 @@ TEST(InflightSearch, PicksTheSmallestCountWithinNoiseOfTheBest) {
 TEST(InflightSearch, ARefusedStrategyHasNoDepth) {
   const auto refuse = [](const fb::workload&, ferry::strategy_kind, const fb::run_options&) {
     fb::strategy_result r;
-    r.refused = "needs HMM";
+    r.refuse("needs HMM");
     return r;
   };
   const auto choice = fb::search_inflight_depth(any, ferry::strategy_kind::system, {}, refuse);
@@ -119,8 +119,7 @@ TEST(InflightSearch, AFailedStepEndsTheSearchWithTheDepthsBefore) {
   const auto fails_at_4 = [](const fb::workload& w, ferry::strategy_kind k, const fb::run_options& o) {
     auto r = model([](int d) { return 100.0 * d; })(w, k, o);
     if (o.session.inflight >= 4) {
-      r.refused = "out of memory: CUDA out of memory";
-      r.failed = true;
+      r.fail("out of memory: CUDA out of memory");
     }
     return r;
   };

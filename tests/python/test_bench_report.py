@@ -72,3 +72,12 @@ def test_to_pandas_has_the_gpu_columns_for_every_report(tmp_path):
     assert frame["gpu_us.median"].iloc[0] == 351.5
     assert frame["gpu_trial_noise"].iloc[0] == 0.0007
     assert frame["gpu_us.median"].iloc[1:].isna().all()
+
+
+def test_to_pandas_has_a_column_for_every_figure_of_the_field_tables():
+    pytest.importorskip("pandas", reason="pandas is optional: to_pandas() needs it")
+    frame = ferry.load_report(REPORT).to_pandas()
+    columns = ferry._core._report_figure_columns()
+    assert {"latency_us.median", "noise", "gpu_us.median", "throughput_gbps", "host_copy_gbps"} <= set(columns)
+    assert set(columns) <= set(frame.columns)
+    assert frame["throughput_gbps"].isna().all()  # the smoke report predates it

@@ -1,6 +1,10 @@
 // A struct's figures as one table of descriptors, so the renderers and the reader iterate the
-// table instead of naming every member: adding a figure to the bench report is a member and its
-// row beside it (ferry/bench/result.hpp), and JSON, CSV, the terminal table and markdown follow.
+// table instead of naming every member: adding a figure to the bench report is one row of its
+// part's table (ferry/bench/result.hpp), and JSON, CSV, the terminal table and markdown follow.
+// A row names a member (figure), or a value computed from the struct (computed): a figure derived
+// from others, or a member whose type is not a plain value (a std::variant) shown as the keys it
+// has always had. A struct made of parts (public bases, each with its table) lists them instead
+// of fields, and the walk flattens them: its fields are its parts' fields, in order.
 #pragma once
 
 #include <concepts>
@@ -8,6 +12,8 @@
 #include <optional>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace ferry::bench {
@@ -55,14 +61,98 @@ template <class Owner, class Member>
   return {key, member, unit, description};
 }
 
-// Specialised beside each described struct: `static constexpr auto fields = std::tuple{figure(...), ...};`.
+// A value computed from Owner rather than held in a member: written like a member, and read back
+// through `set` (nullptr: a derived figure, recomputed from the fields it is made of, not read).
+template <class Owner, class Value>
+struct computed_field {
+  std::string_view key;
+  Value (*get)(const Owner&);
+  void (*set)(Owner&, Value);
+  std::string_view unit;
+  std::string_view description;
+  std::string_view if_absent{};
+  std::string_view csv_key{};
+  std::string_view column{};
+
+  [[nodiscard]] constexpr computed_field in_csv_as(std::string_view name) const {
+    computed_field f = *this;
+    f.csv_key = name;
+    return f;
+  }
+  [[nodiscard]] constexpr computed_field as_column(std::string_view title) const {
+    computed_field f = *this;
+    f.column = title;
+    return f;
+  }
+  [[nodiscard]] constexpr std::string_view csv_name() const { return csv_key.empty() ? key : csv_key; }
+  [[nodiscard]] constexpr bool shown(shown_in where) const { return where == shown_in::files || !column.empty(); }
+};
+
+template <class Owner, class Value>
+[[nodiscard]] constexpr computed_field<Owner, Value> computed(std::string_view key, Value (*get)(const Owner&),
+                                                              void (*set)(Owner&, Value), std::string_view unit,
+                                                              std::string_view description) {
+  return {key, get, set, unit, description};
+}
+
+// A field's value in `object` (an Owner, or a struct with Owner as a public base), and storing one.
+template <class Owner, class Member, class Object>
+[[nodiscard]] constexpr const Member& value_of(const field<Owner, Member>& f, const Object& object) {
+  return object.*(f.member);
+}
+template <class Owner, class Value, class Object>
+[[nodiscard]] Value value_of(const computed_field<Owner, Value>& f, const Object& object) {
+  return f.get(object);
+}
+template <class Owner, class Member, class Object>
+void store(const field<Owner, Member>& f, Object& object, Member value) {
+  object.*(f.member) = std::move(value);
+}
+template <class Owner, class Value, class Object>
+void store(const computed_field<Owner, Value>& f, Object& object, Value value) {
+  if (f.set != nullptr) f.set(object, std::move(value));
+}
+// A derived figure is written, never read: a report gets it from the fields it is made of.
+template <class Owner, class Member>
+[[nodiscard]] constexpr bool is_read(const field<Owner, Member>&) {
+  return true;
+}
+template <class Owner, class Value>
+[[nodiscard]] constexpr bool is_read(const computed_field<Owner, Value>& f) {
+  return f.set != nullptr;
+}
+
+// The type of a field's value, as value_of gives it.
+template <class Field>
+struct field_value;
+template <class Owner, class Member>
+struct field_value<field<Owner, Member>> {
+  using type = Member;
+};
+template <class Owner, class Value>
+struct field_value<computed_field<Owner, Value>> {
+  using type = Value;
+};
+template <class Field>
+using field_value_t = typename field_value<std::remove_cvref_t<Field>>::type;
+
+// Specialised beside each described struct: `static constexpr auto fields = std::tuple{figure(...), ...};`,
+// or, for a struct made of described parts (its public bases), `using parts = std::tuple<A, B, ...>;`.
 template <class T>
 struct field_table;
 
 template <class T>
-concept described = requires {
+concept has_fields = requires {
   std::tuple_size<decltype(field_table<T>::fields)>::value;
 };
+
+template <class T>
+concept has_parts = requires {
+  std::tuple_size<typename field_table<T>::parts>::value;
+};
+
+template <class T>
+concept described = has_fields<T> || has_parts<T>;
 
 // What the renderers ask of a member's type.
 template <class T>
@@ -78,10 +168,18 @@ inline constexpr bool list_of_described = false;
 template <described T>
 inline constexpr bool list_of_described<std::vector<T>> = true;
 
-// Calls visit(field) for every field of T, in the table's order.
+// Calls visit(field) for every field of T, in the table's order; a struct of parts, every field of
+// each part in turn (the fields' member pointers reach them through the struct: the parts are its
+// bases).
 template <described T, class Visit>
 constexpr void for_each_field(Visit&& visit) {
-  std::apply([&](const auto&... f) { (visit(f), ...); }, field_table<T>::fields);
+  if constexpr (has_parts<T>) {
+    [&]<class... Part>(std::type_identity<std::tuple<Part...>>) {
+      (for_each_field<Part>(visit), ...);
+    }(std::type_identity<typename field_table<T>::parts>{});
+  } else {
+    std::apply([&](const auto&... f) { (visit(f), ...); }, field_table<T>::fields);
+  }
 }
 
 }  // namespace ferry::bench

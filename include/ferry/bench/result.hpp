@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "ferry/bench/field_table.hpp"
@@ -44,7 +46,7 @@ struct field_table<sample_stats> {
   };
 };
 
-// Unified-memory traffic seen by CUPTI, per request (see strategy_result::um_note for how).
+// Unified-memory traffic seen by CUPTI, per request (see result_diagnostics::um_note for how).
 struct um_traffic {
   std::uint64_t bytes_host_to_device = 0;
   std::uint64_t bytes_device_to_host = 0;
@@ -138,8 +140,15 @@ struct field_table<trial_figures> {
   };
 };
 
-// One (workload, size, strategy) cell of the matrix.
-struct strategy_result {
+// One (workload, size, strategy) cell of the matrix, in four parts, each a struct with its own
+// field table: what ran (result_identity), what was measured (result_figures), what the run saw
+// around the measurement (result_diagnostics), and whether the figures hold (result_verdict).
+// strategy_result is made of them as public bases, so `r.latency_us` reads as it always has, a
+// function that needs one part takes just that part, and the field-table walk flattens the parts
+// into the one flat object of keys that every report has had.
+
+// What ran: the workload, the strategy and the settings it ran with.
+struct result_identity {
   // nullopt: `--strategy auto` whose pick never ran (its group failed first); reports write it "auto".
   std::optional<strategy_kind> strategy;
   std::string engine;            // "reduce", "mlp:4x4096", "u8-normalize+reduce", ...
@@ -159,13 +168,18 @@ struct strategy_result {
   // Every timed request began with the GPU's L2 cache evicted (one request at a time, --l2-flush,
   // the default); false where requests overlap, with --no-l2-flush, and in older reports.
   bool l2_flushed = false;
+  // How the cell's trials ran beside the run's other cells: "interleaved" (in rounds, one trial of
+  // every cell per round in a changing order, so a drift moves every cell alike) or "sequential"
+  // (each cell's trials back to back); empty in older reports.
+  std::string schedule;
+  // What each input was given, one line per input (ferry/session/input_data.hpp's describe:
+  // "input_ids: random in [0, 30522), checked on the GPU"); empty in older reports and for cells
+  // not planned.
+  std::vector<std::string> input_data;
+};
 
-  // Set when the strategy was refused or failed; every other field is then meaningless.
-  std::optional<std::string> refused;
-  // The reason in `refused` is an error (out of memory, a CUDA or engine failure), not the
-  // platform's refusal: the run goes on, and its exit code says a cell failed.
-  bool failed = false;
-
+// What was measured. Meaningless unless the verdict says measured.
+struct result_figures {
   std::size_t iterations = 0;
   double wall_seconds = 0;
   sample_stats latency_us;  // end to end on the host: input written -> output readable
@@ -205,20 +219,15 @@ struct strategy_result {
   double gpu_noise = 0;
   double gpu_trial_noise = 0;
   std::vector<trial_figures> trials;
-  // How the cell's trials ran beside the run's other cells: "interleaved" (in rounds, one trial of
-  // every cell per round in a changing order, so a drift moves every cell alike) or "sequential"
-  // (each cell's trials back to back); empty in older reports.
-  std::string schedule;
-  double max_noise = 0;  // the limit asked for (--max-noise)
-  // The figure the cell is judged on (latency, or throughput for throughput cells) is noisier
-  // than max_noise: sampling stopped at its cap first.
-  bool noisy = false;
-  std::string stopped;  // how sampling ended, in words
   // Device memory the cell held at the end of a trial's measurement (free memory before the trial
   // less free memory then, on its first GPU; the most over its trials): what `--inflight auto`
   // extrapolates the next depth's need from.
   std::size_t device_bytes_used = 0;
+};
 
+// What the run saw around the measurement: the side runs, the GPU's clocks, the host and driver
+// probes, unified-memory counters, and the notes that say why one of them is missing.
+struct result_diagnostics {
   std::optional<side_run> recipe;  // the strategy's steps by hand, measured beside it
   std::optional<side_run> floor;   // the engine on device-resident inputs, measured beside it
   std::string recipe_note;         // why there is no recipe or floor (several clients, ...)
@@ -236,29 +245,84 @@ struct strategy_result {
   // The host's memory bandwidth over the cell, likewise: a copy of 8 MB between two host buffers
   // (bytes read + written per second), timed between requests about every 0.1 s where they run one
   // at a time, before and after the clients where several run at once. Large pageable, staged and
-  // host-path requests move with it (the CPU writes and reads every byte); the GPU's own time does not. 0: not measured
-  // (older reports).
+  // host-path requests move with it (the CPU writes and reads every byte); the GPU's own time does
+  // not. 0: not measured (older reports).
   double host_copy_gbps = 0;
   double host_copy_spread = 0;
 
-  bool output_checked = false;
-  bool output_matches = false;
-  std::string check_detail;  // first mismatch, or how many elements were compared
-
   std::vector<std::string> notes;  // visible fallbacks and caveats (e.g. graph capture failed)
-  // What each input was given, one line per input (ferry/session/input_data.hpp's describe: "input_ids:
-  // random in [0, 30522), checked on the GPU"); empty in older reports and for cells not planned.
-  std::vector<std::string> input_data;
 
   std::optional<um_traffic> um;  // nullopt: see um_note
   std::string um_note;           // why counters are missing, where they are
 };
 
-// Every field of a result, in the order above: the JSON writer and reader and the CSV writer
-// iterate it, and the terminal and markdown tables show the ones with a column title.
+// How a cell ended. Measured: its figures hold. Refused: the platform cannot run the strategy
+// (not an error of this run). Failed: an error of this run (out of memory, a CUDA or engine
+// failure): the run goes on, and its exit code says a cell failed. Reports write it as they always
+// have: a "refused" reason (null when measured) and a "failed" flag.
+struct measured_cell {
+  friend bool operator==(const measured_cell&, const measured_cell&) = default;
+};
+struct refused_cell {
+  std::string reason;
+  friend bool operator==(const refused_cell&, const refused_cell&) = default;
+};
+struct failed_cell {
+  std::string reason;
+  friend bool operator==(const failed_cell&, const failed_cell&) = default;
+};
+using cell_outcome = std::variant<measured_cell, refused_cell, failed_cell>;
+
+// Whether the figures hold: the cell's outcome, its outputs' check, and how sure its figures are
+// (noisy and stopped judge the figures against the limit asked for, so they sit with the other
+// judgements a reader makes before using a cell, not among the figures themselves).
+struct result_verdict {
+  cell_outcome outcome;
+
+  bool output_checked = false;
+  bool output_matches = false;
+  std::string check_detail;  // first mismatch, or how many elements were compared
+
+  double max_noise = 0;  // the limit asked for (--max-noise)
+  // The figure the cell is judged on (latency, or throughput for throughput cells) is noisier
+  // than max_noise: sampling stopped at its cap first.
+  bool noisy = false;
+  std::string stopped;  // how sampling ended, in words
+
+  [[nodiscard]] bool measured() const noexcept { return std::holds_alternative<measured_cell>(outcome); }
+  [[nodiscard]] bool failed() const noexcept { return std::holds_alternative<failed_cell>(outcome); }
+  // Why there are no figures (refused or failed); empty when measured.
+  [[nodiscard]] const std::string& reason() const noexcept {
+    static const std::string none;
+    if (const auto* r = std::get_if<refused_cell>(&outcome)) return r->reason;
+    if (const auto* f = std::get_if<failed_cell>(&outcome)) return f->reason;
+    return none;
+  }
+  void refuse(std::string why) { outcome = refused_cell{std::move(why)}; }
+  void fail(std::string why) { outcome = failed_cell{std::move(why)}; }
+  // Refused or failed, as a caller's flag says.
+  void not_measured(std::string why, bool as_failure) {
+    if (as_failure) {
+      fail(std::move(why));
+    } else {
+      refuse(std::move(why));
+    }
+  }
+};
+
+struct strategy_result : result_identity, result_figures, result_diagnostics, result_verdict {};
+
+// Every field of a result, part by part: the JSON writer and reader and the CSV writer iterate
+// them as one flat list of keys, and the terminal and markdown tables show the ones with a column
+// title.
 template <>
 struct field_table<strategy_result> {
-  using r = strategy_result;
+  using parts = std::tuple<result_identity, result_figures, result_diagnostics, result_verdict>;
+};
+
+template <>
+struct field_table<result_identity> {
+  using r = result_identity;
   static constexpr auto fields = std::tuple{
       figure("strategy", &r::strategy, "", "the transfer strategy (its name, as --strategy reads it)"),
       figure("engine", &r::engine, "", "the workload"),
@@ -272,8 +336,25 @@ struct field_table<strategy_result> {
       // Reports from before the field existed wrote their inputs with ordinary stores.
       figure("input_writes", &r::input_writes, "", "how the CPU wrote each input").when_absent("cached"),
       figure("l2_flushed", &r::l2_flushed, "", "each timed request began with the L2 cache evicted"),
-      figure("refused", &r::refused, "", "why the cell did not run"),
-      figure("failed", &r::failed, "", "the refusal is an error of this run"),
+      figure("schedule", &r::schedule, "", "interleaved or sequential"),
+      figure("input_data", &r::input_data, "", "the values each input was given"),
+  };
+};
+
+// Figures derived from others: computed where they are declared, written in every report (and in
+// every older one read back), never read.
+struct derived_figures {
+  // Input and output bytes per request, times requests per second: the bytes a cell moved.
+  static double throughput_gbps(const strategy_result& r) {
+    return static_cast<double>(r.input_bytes + r.output_bytes) * r.throughput_per_s / 1e9;
+  }
+};
+
+template <>
+struct field_table<result_figures> {
+  using r = result_figures;
+  using derived = derived_figures;
+  static constexpr auto fields = std::tuple{
       figure("iterations", &r::iterations, "", "latency samples over every trial"),
       figure("wall_seconds", &r::wall_seconds, "s", "the trials' measuring loops together"),
       figure("latency_us", &r::latency_us, "µs", "input written -> output readable"),
@@ -286,6 +367,9 @@ struct field_table<strategy_result> {
       figure("cold_first_us", &r::cold_first_us, "µs", "the first request"),
       figure("cold_first_percentile", &r::cold_first_percentile, "%", "timed requests no faster than the first"),
       figure("throughput_per_s", &r::throughput_per_s, "1/s", "requests per second"),
+      computed<strategy_result, double>("throughput_gbps", &derived::throughput_gbps, nullptr, "GB/s",
+                                        "bytes moved per second, inputs and outputs together")
+          .as_column("moved GB/s"),
       figure("h2d_gbps", &r::h2d_gbps, "GB/s", "input bytes over the median upload"),
       figure("d2h_gbps", &r::d2h_gbps, "GB/s", "output bytes over the median download"),
       figure("relative_iqr", &r::relative_iqr, "fraction", "iqr / median of latency"),
@@ -297,11 +381,14 @@ struct field_table<strategy_result> {
       figure("gpu_trial_noise", &r::gpu_trial_noise, "fraction", "the noise of the GPU time's median between trials"),
       // CSV: the count under "trials", each trial's figures in "trial_<key>" columns.
       figure("trials", &r::trials, "", "each trial's figures").in_csv_as("trial"),
-      figure("schedule", &r::schedule, "", "interleaved or sequential"),
-      figure("max_noise", &r::max_noise, "fraction", "the limit asked for (--max-noise)"),
-      figure("noisy", &r::noisy, "", "the judged figure is noisier than max_noise"),
-      figure("stopped", &r::stopped, "", "how sampling ended"),
       figure("device_bytes_used", &r::device_bytes_used, "bytes", "device memory the cell held"),
+  };
+};
+
+template <>
+struct field_table<result_diagnostics> {
+  using r = result_diagnostics;
+  static constexpr auto fields = std::tuple{
       figure("recipe", &r::recipe, "", "the strategy's steps by hand, measured beside it"),
       figure("floor", &r::floor, "", "the engine on device-resident inputs, measured beside it"),
       figure("recipe_note", &r::recipe_note, "", "why there is no recipe or floor"),
@@ -313,13 +400,41 @@ struct field_table<strategy_result> {
       figure("cuda_probe_spread", &r::cuda_probe_spread, "fraction", "how far the CUDA probe moved"),
       figure("host_copy_gbps", &r::host_copy_gbps, "GB/s", "the host memory-copy probe's median, bytes read + written"),
       figure("host_copy_spread", &r::host_copy_spread, "fraction", "how far the host memory-copy probe moved"),
+      figure("notes", &r::notes, "", "visible fallbacks and caveats"),
+      figure("um", &r::um, "", "unified-memory traffic per request"),
+      figure("um_note", &r::um_note, "", "why the counters are missing"),
+  };
+};
+
+// The outcome as the two keys reports have always had. Read in either order: "failed" turns the
+// refusal into a failure, "refused" gives either its reason.
+struct outcome_keys {
+  static std::optional<std::string> refused(const result_verdict& v) {
+    return v.measured() ? std::nullopt : std::optional<std::string>(v.reason());
+  }
+  static void read_refused(result_verdict& v, std::optional<std::string> why) {
+    if (why) v.not_measured(std::move(*why), v.failed());
+  }
+  static bool failed(const result_verdict& v) { return v.failed(); }
+  static void read_failed(result_verdict& v, bool failed) {
+    if (failed) v.fail(std::string(v.reason()));
+  }
+};
+
+template <>
+struct field_table<result_verdict> {
+  using r = result_verdict;
+  using keys = outcome_keys;
+  static constexpr auto fields = std::tuple{
+      computed<r, std::optional<std::string>>("refused", &keys::refused, &keys::read_refused, "",
+                                              "why the cell did not run"),
+      computed<r, bool>("failed", &keys::failed, &keys::read_failed, "", "the refusal is an error of this run"),
       figure("output_checked", &r::output_checked, "", "outputs were compared with the reference"),
       figure("output_matches", &r::output_matches, "", "they matched"),
       figure("check_detail", &r::check_detail, "", "the first mismatch, or how many elements were compared"),
-      figure("notes", &r::notes, "", "visible fallbacks and caveats"),
-      figure("input_data", &r::input_data, "", "the values each input was given"),
-      figure("um", &r::um, "", "unified-memory traffic per request"),
-      figure("um_note", &r::um_note, "", "why the counters are missing"),
+      figure("max_noise", &r::max_noise, "fraction", "the limit asked for (--max-noise)"),
+      figure("noisy", &r::noisy, "", "the judged figure is noisier than max_noise"),
+      figure("stopped", &r::stopped, "", "how sampling ended"),
   };
 };
 

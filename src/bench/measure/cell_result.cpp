@@ -168,27 +168,36 @@ double quartile_spread(std::vector<double> samples) {
   return low > 0 ? percentile_of_sorted(samples, 0.75) / low - 1 : 0;
 }
 
+namespace {
+
+bool same_clocks(const clock_record& a, const clock_record& b) {
+  return a.sm_mhz_min == b.sm_mhz_min && a.sm_mhz_max == b.sm_mhz_max && a.mem_mhz_min == b.mem_mhz_min &&
+         a.mem_mhz_max == b.mem_mhz_max;
+}
+
+void merge_into(clock_record& merged, const clock_record& c) {
+  merged.changed = merged.changed || c.changed || !same_clocks(merged, c);
+  merged.sm_mhz_min = std::min(merged.sm_mhz_min, c.sm_mhz_min);
+  merged.sm_mhz_max = std::max(merged.sm_mhz_max, c.sm_mhz_max);
+  merged.mem_mhz_min = std::min(merged.mem_mhz_min, c.mem_mhz_min);
+  merged.mem_mhz_max = std::max(merged.mem_mhz_max, c.mem_mhz_max);
+  merged.samples += c.samples;
+  auto& reasons = merged.throttle_reasons;
+  for (const auto& reason : c.throttle_reasons)
+    if (std::find(reasons.begin(), reasons.end(), reason) == reasons.end()) reasons.push_back(reason);
+}
+
+}  // namespace
+
 std::optional<clock_record> merge_clocks(const std::vector<trial_record>& trials) {
   std::optional<clock_record> merged;
   for (const auto& t : trials) {
     if (!t.clocks) continue;
-    const clock_record& c = *t.clocks;
-    if (!merged) {
-      merged = c;
-      continue;
+    if (merged) {
+      merge_into(*merged, *t.clocks);
+    } else {
+      merged = *t.clocks;
     }
-    merged->changed = merged->changed || c.changed || c.sm_mhz_min != merged->sm_mhz_min ||
-                      c.sm_mhz_max != merged->sm_mhz_max || c.mem_mhz_min != merged->mem_mhz_min ||
-                      c.mem_mhz_max != merged->mem_mhz_max;
-    merged->sm_mhz_min = std::min(merged->sm_mhz_min, c.sm_mhz_min);
-    merged->sm_mhz_max = std::max(merged->sm_mhz_max, c.sm_mhz_max);
-    merged->mem_mhz_min = std::min(merged->mem_mhz_min, c.mem_mhz_min);
-    merged->mem_mhz_max = std::max(merged->mem_mhz_max, c.mem_mhz_max);
-    merged->samples += c.samples;
-    for (const auto& reason : c.throttle_reasons)
-      if (std::find(merged->throttle_reasons.begin(), merged->throttle_reasons.end(), reason) ==
-          merged->throttle_reasons.end())
-        merged->throttle_reasons.push_back(reason);
   }
   return merged;
 }
@@ -206,103 +215,213 @@ double judged_noise_of(const std::vector<trial_record>& trials, bool throughput)
   return throughput ? std::max(n.rate_within, n.rate_between) : std::max(n.within, n.between);
 }
 
-strategy_result assemble_result(const std::vector<trial_record>& trials, const run_options& options,
-                                trials_decision how, const std::string& stop, strategy_result cell) {
-  strategy_result& r = cell;
-  const strategy_kind strategy = r.strategy.value_or(strategy_kind::pinned);  // a cell that ran has one
-  pooled s;
-  r.trials.clear();
-  r.wall_seconds = 0;
+namespace {
+
+// The strategy's series of every trial pooled, and each trial's own figures.
+struct pooled_cell {
+  pooled series;
+  std::vector<trial_figures> figures;
+  double wall_seconds = 0;
+  std::size_t device_bytes_used = 0;
+  // One request at a time (every trial alike): rates are each series' own, see trial_record.
+  bool paired = false;
+};
+
+pooled_cell pool(const std::vector<trial_record>& trials) {
+  pooled_cell p;
+  p.paired = !trials.empty() && trials.front().paired;
   for (const auto& t : trials) {
-    add(s, t.strategy);
-    r.trials.push_back(figures_of(t));
-    r.wall_seconds += t.wall_seconds;
-    r.device_bytes_used = std::max(r.device_bytes_used, t.device_bytes_used);
+    add(p.series, t.strategy);
+    p.figures.push_back(figures_of(t));
+    p.wall_seconds += t.wall_seconds;
+    p.device_bytes_used = std::max(p.device_bytes_used, t.device_bytes_used);
   }
-  const bool paired = !trials.empty() && trials.front().paired;
-  r.l2_flushed = paired && options.l2_flush;
-  r.iterations = s.latency.size();
-  r.latency_us = summarize(s.latency);
-  r.fill_us = summarize(s.fill);
-  r.h2d_us = summarize(s.h2d);
-  r.compute_us = summarize(s.compute);
-  r.d2h_us = summarize(s.d2h);
-  r.enqueue_us = summarize(s.enqueue);
-  r.gpu_us = summarize(s.gpu);
-  // The first trial's first request: the one a fresh process pays.
+  return p;
+}
+
+// The probes' samples summarised once: their medians and spreads are diagnostics, and a probe
+// that moved too far makes the verdict noisy.
+struct probe_summaries {
+  sample_stats host, cuda, copy;
+  double host_spread = 0, cuda_spread = 0, copy_spread = 0;
+};
+
+double spread_of(const sample_stats& stats, const std::vector<double>& samples) {
+  return stats.count >= 2 && stats.min > 0 ? quartile_spread(samples) : 0;
+}
+
+probe_summaries summarize_probes(const pooled& s) {
+  probe_summaries p{.host = summarize(s.host_probe), .cuda = summarize(s.cuda_probe), .copy = summarize(s.host_copy)};
+  p.host_spread = spread_of(p.host, s.host_probe);
+  p.cuda_spread = spread_of(p.cuda, s.cuda_probe);
+  p.copy_spread = spread_of(p.copy, s.host_copy);
+  return p;
+}
+
+// ---- figures -------------------------------------------------------------------------------
+
+void fill_series(result_figures& f, const pooled& s) {
+  f.iterations = s.latency.size();
+  f.latency_us = summarize(s.latency);
+  f.fill_us = summarize(s.fill);
+  f.h2d_us = summarize(s.h2d);
+  f.compute_us = summarize(s.compute);
+  f.d2h_us = summarize(s.d2h);
+  f.enqueue_us = summarize(s.enqueue);
+  f.gpu_us = summarize(s.gpu);
+  f.relative_iqr = relative_iqr(f.latency_us);
+}
+
+// The first trial's first request: the one a fresh process pays.
+void fill_cold_first(result_figures& f, const std::vector<trial_record>& trials, const std::vector<double>& latency) {
   const std::optional<double> cold = trials.empty() ? std::nullopt : trials.front().strategy.cold_first;
-  r.cold_first_us = cold.value_or(0);
-  if (cold) r.cold_first_percentile = percentile_rank(s.latency, *cold);
-  r.relative_iqr = relative_iqr(r.latency_us);
-  const noises n = noises_of(trials, r.trials, s.latency, s.gpu);
-  r.noise = n.within;
-  r.trial_noise = n.between;
-  r.gpu_noise = n.gpu_within;
-  r.gpu_trial_noise = n.gpu_between;
-  r.throughput_per_s =
-      paired ? throughput_per_second(s.requests, s.busy_seconds) : throughput_per_second(s.requests, r.wall_seconds);
-  r.throughput_noise = n.rate_within;
-  r.throughput_trial_noise = n.rate_between;
-  r.max_noise = options.limits.max_noise;
-  const sample_stats probe = summarize(s.host_probe);
-  r.host_probe_us = probe.median;
-  r.host_probe_spread = probe.count >= 2 && probe.min > 0 ? quartile_spread(s.host_probe) : 0;
-  const sample_stats cuda = summarize(s.cuda_probe);
-  r.cuda_probe_us = cuda.median;
-  r.cuda_probe_spread = cuda.count >= 2 && cuda.min > 0 ? quartile_spread(s.cuda_probe) : 0;
-  const sample_stats copy = summarize(s.host_copy);
-  r.host_copy_gbps = copy.median;
-  r.host_copy_spread = copy.count >= 2 && copy.min > 0 ? quartile_spread(s.host_copy) : 0;
-  const bool host_changed = r.host_probe_spread > host_change_limit || r.cuda_probe_spread > cuda_change_limit;
-  const bool judged_on_rate = options.window_seconds.has_value();
-  r.noisy = judged_noise(r, judged_on_rate).relative > r.max_noise || host_changed;
-  const std::string noise_text = judged_on_rate ? fmt::format("throughput noise {:.2f}% within trials, {:.2f}% between",
-                                                              100 * r.throughput_noise, 100 * r.throughput_trial_noise)
-                                                : fmt::format("median noise {:.2f}% within trials, {:.2f}% between",
-                                                              100 * r.noise, 100 * r.trial_noise);
-  r.stopped = fmt::format("{} trial{} ({}), {} requests in {:.2f} s, {}: {} (each trial {})", trials.size(),
-                          trials.size() == 1 ? "" : "s", r.schedule.empty() ? "alone" : r.schedule, r.iterations,
-                          r.wall_seconds, noise_text, decision_text(how, trials.size(), options.limits), stop);
-  if (r.host_probe_spread > host_change_limit)
-    r.stopped += fmt::format("; the host CPU's speed changed during the cell: the host probe took {:.1f} to {:.1f} µs",
-                             probe.min, probe.max);
-  if (r.cuda_probe_spread > cuda_change_limit)
-    r.stopped += fmt::format(
-        "; the CUDA driver's calls changed speed during the cell: the CUDA probe took {:.1f} to "
-        "{:.1f} µs",
-        cuda.min, cuda.max);
+  f.cold_first_us = cold.value_or(0);
+  if (cold) f.cold_first_percentile = percentile_rank(latency, *cold);
+}
+
+void fill_rates_and_noise(result_figures& f, const std::vector<trial_record>& trials, const pooled_cell& p) {
+  const pooled& s = p.series;
+  f.throughput_per_s = throughput_per_second(s.requests, p.paired ? s.busy_seconds : p.wall_seconds);
+  const noises n = noises_of(trials, p.figures, s.latency, s.gpu);
+  f.noise = n.within;
+  f.trial_noise = n.between;
+  f.gpu_noise = n.gpu_within;
+  f.gpu_trial_noise = n.gpu_between;
+  f.throughput_noise = n.rate_within;
+  f.throughput_trial_noise = n.rate_between;
+}
+
+// The bus rates: bytes over the copy stages' medians, or over the engine's span for zero-copy.
+void fill_link_rates(result_figures& f, const result_identity& id) {
+  const strategy_kind strategy = id.strategy.value_or(strategy_kind::pinned);  // a cell that ran has one
   const auto path = properties(strategy).path;
   if (path == data_path::copy || strategy == strategy_kind::managed_prefetch) {
-    r.h2d_gbps = gbps(r.input_bytes, r.h2d_us);
-    r.d2h_gbps = gbps(r.output_bytes, r.d2h_us);
-  } else if (path == data_path::zero_copy && r.devices.size() <= 1 && r.inflight == 1 && r.clients == 1) {
-    // Zero-copy has no copy stage: the engine reads its inputs and writes its outputs over the
-    // link while it runs, so the bus rate is the bytes over the engine's event-timed span, the
-    // same clock the copy stage is timed with. A lower bound: the engine's own work is in the
-    // span too. Only for one request at a time, where no other request shares the span.
-    r.h2d_gbps = gbps(r.input_bytes, r.compute_us);
-    // A small output (reduce's 4 KB) is written in the span's last microseconds: no rate there.
-    if (r.output_bytes >= r.input_bytes / 4) r.d2h_gbps = gbps(r.output_bytes, r.compute_us);
+    f.h2d_gbps = gbps(id.input_bytes, f.h2d_us);
+    f.d2h_gbps = gbps(id.output_bytes, f.d2h_us);
+    return;
   }
+  const bool alone = id.devices.size() <= 1 && id.inflight == 1 && id.clients == 1;
+  if (path != data_path::zero_copy || !alone) return;
+  // Zero-copy has no copy stage: the engine reads its inputs and writes its outputs over the
+  // link while it runs, so the bus rate is the bytes over the engine's event-timed span, the
+  // same clock the copy stage is timed with. A lower bound: the engine's own work is in the
+  // span too. Only for one request at a time, where no other request shares the span.
+  f.h2d_gbps = gbps(id.input_bytes, f.compute_us);
+  // A small output (reduce's 4 KB) is written in the span's last microseconds: no rate there.
+  if (id.output_bytes >= id.input_bytes / 4) f.d2h_gbps = gbps(id.output_bytes, f.compute_us);
+}
+
+void fill_figures(result_figures& f, const result_identity& id, const std::vector<trial_record>& trials,
+                  const pooled_cell& p) {
+  f.trials = p.figures;
+  f.wall_seconds = p.wall_seconds;
+  f.device_bytes_used = std::max(f.device_bytes_used, p.device_bytes_used);
+  fill_series(f, p.series);
+  fill_cold_first(f, trials, p.series.latency);
+  fill_rates_and_noise(f, trials, p);
+  fill_link_rates(f, id);
+}
+
+// ---- diagnostics ---------------------------------------------------------------------------
+
+// Each GPU's share of the timed requests (warm-ups and checks excluded) over every trial.
+std::vector<std::size_t> gpu_shares(const std::vector<trial_record>& trials) {
+  std::vector<std::size_t> shares(trials.front().requests_per_gpu.size(), 0);
+  for (const auto& t : trials)
+    for (std::size_t i = 0; i < shares.size() && i < t.requests_per_gpu.size(); ++i) shares[i] += t.requests_per_gpu[i];
+  return shares;
+}
+
+// How the load was spread over several GPUs, in words; empty for one GPU.
+std::string requests_per_gpu(const std::vector<trial_record>& trials, const std::vector<int>& devices) {
+  if (trials.empty() || trials.front().requests_per_gpu.empty()) return "";
+  const std::vector<std::size_t> shares = gpu_shares(trials);
+  std::string text;
+  for (std::size_t i = 0; i < shares.size(); ++i)
+    text +=
+        fmt::format("{}GPU {}: {}", i ? ", " : "", i < devices.size() ? devices[i] : static_cast<int>(i), shares[i]);
+  return "requests per GPU: " + text;
+}
+
+void fill_diagnostics(result_diagnostics& d, const std::vector<trial_record>& trials, const probe_summaries& probes,
+                      const std::vector<int>& devices) {
+  d.host_probe_us = probes.host.median;
+  d.host_probe_spread = probes.host_spread;
+  d.cuda_probe_us = probes.cuda.median;
+  d.cuda_probe_spread = probes.cuda_spread;
+  d.host_copy_gbps = probes.copy.median;
+  d.host_copy_spread = probes.copy_spread;
+  d.clocks = merge_clocks(trials);
+  if (!d.clocks && d.clocks_note.empty()) d.clocks_note = "no GPU clock readings (NVML unavailable)";
+  if (d.recipe) d.recipe = assemble_side_run(trials, true, d.recipe->steps);
+  if (d.floor) d.floor = assemble_side_run(trials, false, d.floor->steps);
+  if (std::string spread = requests_per_gpu(trials, devices); !spread.empty()) d.notes.push_back(std::move(spread));
+}
+
+// ---- verdict -------------------------------------------------------------------------------
+
+bool host_changed(const probe_summaries& probes) {
+  return probes.host_spread > host_change_limit || probes.cuda_spread > cuda_change_limit;
+}
+
+// What moved the host under the cell, in words ("" when nothing did).
+std::string host_change_text(const probe_summaries& probes) {
+  std::string text;
+  if (probes.host_spread > host_change_limit)
+    text += fmt::format("; the host CPU's speed changed during the cell: the host probe took {:.1f} to {:.1f} µs",
+                        probes.host.min, probes.host.max);
+  if (probes.cuda_spread > cuda_change_limit)
+    text += fmt::format(
+        "; the CUDA driver's calls changed speed during the cell: the CUDA probe took {:.1f} to "
+        "{:.1f} µs",
+        probes.cuda.min, probes.cuda.max);
+  return text;
+}
+
+// How sampling ended: the trials, the requests, the noise of the judged figure, the decision.
+struct stop_context {
+  std::size_t trials = 0;
+  trials_decision how = trials_decision::settled;
+  const std::string& stop;
+  const sampling_limits& limits;
+  bool judged_on_rate = false;
+};
+
+std::string stopped_text(const result_identity& id, const result_figures& f, const stop_context& c) {
+  const std::string noise_text =
+      c.judged_on_rate
+          ? fmt::format("throughput noise {:.2f}% within trials, {:.2f}% between", 100 * f.throughput_noise,
+                        100 * f.throughput_trial_noise)
+          : fmt::format("median noise {:.2f}% within trials, {:.2f}% between", 100 * f.noise, 100 * f.trial_noise);
+  return fmt::format("{} trial{} ({}), {} requests in {:.2f} s, {}: {} (each trial {})", c.trials,
+                     c.trials == 1 ? "" : "s", id.schedule.empty() ? "alone" : id.schedule, f.iterations,
+                     f.wall_seconds, noise_text, decision_text(c.how, c.trials, c.limits), c.stop);
+}
+
+void fill_verdict(strategy_result& r, const pooled& s, const probe_summaries& probes, const stop_context& c) {
   r.output_checked = s.checks.checked;
   r.output_matches = s.checks.checked && s.checks.all_match;
   r.check_detail = check_detail(s.checks);
-  r.clocks = merge_clocks(trials);
-  if (!r.clocks && r.clocks_note.empty()) r.clocks_note = "no GPU clock readings (NVML unavailable)";
-  if (r.recipe) r.recipe = assemble_side_run(trials, true, r.recipe->steps);
-  if (r.floor) r.floor = assemble_side_run(trials, false, r.floor->steps);
-  if (!trials.empty() && !trials.front().requests_per_gpu.empty()) {
-    // How the load was spread: each GPU's share of the requests (warm-ups and checks excluded).
-    std::vector<std::size_t> shares(trials.front().requests_per_gpu.size(), 0);
-    for (const auto& t : trials)
-      for (std::size_t i = 0; i < shares.size() && i < t.requests_per_gpu.size(); ++i)
-        shares[i] += t.requests_per_gpu[i];
-    std::string text;
-    for (std::size_t i = 0; i < shares.size(); ++i)
-      text += fmt::format("{}GPU {}: {}", i ? ", " : "", i < r.devices.size() ? r.devices[i] : static_cast<int>(i),
-                          shares[i]);
-    r.notes.push_back("requests per GPU: " + text);
-  }
+  r.max_noise = c.limits.max_noise;
+  r.noisy = judged_noise(r, c.judged_on_rate).relative > r.max_noise || host_changed(probes);
+  r.stopped = stopped_text(r, r, c) + host_change_text(probes);
+}
+
+}  // namespace
+
+strategy_result assemble_result(const std::vector<trial_record>& trials, const run_options& options,
+                                trials_decision how, const std::string& stop, strategy_result cell) {
+  const pooled_cell p = pool(trials);
+  const probe_summaries probes = summarize_probes(p.series);
+  cell.l2_flushed = p.paired && options.l2_flush;
+  fill_figures(cell, cell, trials, p);
+  fill_diagnostics(cell, trials, probes, cell.devices);
+  fill_verdict(cell, p.series, probes,
+               {.trials = trials.size(),
+                .how = how,
+                .stop = stop,
+                .limits = options.limits,
+                .judged_on_rate = options.window_seconds.has_value()});
   return cell;
 }
 

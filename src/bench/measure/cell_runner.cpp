@@ -325,8 +325,7 @@ std::string cell_trials::describe() const {
 }
 
 void cell_trials::fail(cell_failure why) {
-  result_.refused = std::move(why.reason);
-  result_.failed = why.failed;
+  result_.not_measured(std::move(why.reason), why.failed);
   done_ = true;
 }
 
@@ -345,8 +344,7 @@ void cell_trials::search_depth() {
       search_inflight_depth(workload_, strategy_, options_, run_one_depth, device_memory_reader(options_.devices));
   if (!choice.depth) {
     // Every step was refused or failed: the first says why.
-    result_.refused = choice.explanation;
-    result_.failed = !choice.steps.empty() && choice.steps.front().failed;
+    result_.not_measured(choice.explanation, !choice.steps.empty() && choice.steps.front().failed());
     if (!choice.steps.empty()) {
       result_.input_bytes = choice.steps.front().input_bytes;
       result_.output_bytes = choice.steps.front().output_bytes;
@@ -388,7 +386,7 @@ void cell_trials::run_trial() {
                               : trial_on_replicas(workload_, strategy_, options_, *stop, first, delay_.get());
   keep(outcome, result_);
   if (!outcome.record) {
-    result_.refused = std::move(outcome.refusal);
+    result_.refuse(std::move(outcome.refusal));
     done_ = true;
     return;
   }
@@ -413,11 +411,8 @@ void cell_trials::decide() {
 
 strategy_result cell_trials::finish() const {
   strategy_result r = result_;
-  if (r.refused || trials_.empty()) {
-    if (!r.refused) {
-      r.refused = "no trial ran";
-      r.failed = true;
-    }
+  if (!r.measured() || trials_.empty()) {
+    if (r.measured()) r.fail("no trial ran");
     r.recipe.reset();
     r.floor.reset();
     r.um.reset();

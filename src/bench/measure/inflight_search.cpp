@@ -69,8 +69,8 @@ depth_search search_inflight_depth(const workload& w, strategy_kind strategy, co
     step.session.inflight = depth;
     out.steps.push_back(run(w, strategy, step));
     const strategy_result& r = out.steps.back();
-    if (r.refused) {
-      if (best != nullptr) stopped_by = fmt::format("; stopped at {}: {}", depth, *r.refused);
+    if (!r.measured()) {
+      if (best != nullptr) stopped_by = fmt::format("; stopped at {}: {}", depth, r.reason());
       break;
     }
     per_slot_bytes = std::max(per_slot_bytes, static_cast<double>(r.device_bytes_used) / depth);
@@ -84,12 +84,12 @@ depth_search search_inflight_depth(const workload& w, strategy_kind strategy, co
   if (best == nullptr) {
     out.explanation =
         "inflight auto: not even one slot ran" +
-        (out.steps.empty() || !out.steps.front().refused ? std::string() : ": " + *out.steps.front().refused);
+        (out.steps.empty() || out.steps.front().measured() ? std::string() : ": " + out.steps.front().reason());
     return out;
   }
   // The smallest count whose rate is within noise of the best: slots beyond it only add latency.
   for (const auto& r : out.steps) {
-    if (r.refused) continue;
+    if (!r.measured()) continue;
     if (r.throughput_per_s >= best->throughput_per_s * (1 - margin(r, *best))) {
       out.depth = r.inflight;
       break;
@@ -97,7 +97,7 @@ depth_search search_inflight_depth(const workload& w, strategy_kind strategy, co
   }
   std::string tried;
   for (const auto& r : out.steps) {
-    if (r.refused) continue;
+    if (!r.measured()) continue;
     tried += fmt::format("{}{}: {:.0f} ±{:.1f}%", tried.empty() ? "" : ", ", r.inflight, r.throughput_per_s,
                          100 * r.throughput_noise);
   }

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <type_traits>
 
 namespace ferry::bench::cells {
 
@@ -43,6 +44,16 @@ std::string bandwidth_cell(double gbps, double peak_gbps) {
 std::string check_cell(const strategy_result& r) {
   if (!r.output_checked) return std::string(missing);
   return r.output_matches ? "✓" : "✗";
+}
+
+// A figure given a column in its field table, by its unit; "-" where it is 0 (not measured, or a
+// report that predates it).
+std::string figure_cell(double value, std::string_view unit) {
+  if (!(value > 0)) return std::string(missing);
+  if (unit == "µs") return format_us(value);
+  if (unit == "fraction") return fmt::format("{:.1f}%", 100 * value);
+  if (unit == "GB/s") return fmt::format("{:.2f}", value);
+  return fmt::format("{:.3g}", value);
 }
 
 // Megabytes, decimal like every size ferry writes (format_byte_size), one decimal: a column of them.
@@ -116,7 +127,7 @@ std::string trial_noise_cell(const strategy_result& r, bool throughput) {
 
 std::vector<std::string> request_cells(const strategy_result& r, const machine_info&) {
   std::vector<std::string> cells = identity(r);
-  if (r.refused) return cells;
+  if (!r.measured()) return cells;
   cells.push_back(median_cell(r.latency_us) + (r.noisy ? std::string(noisy_mark) : ""));
   // Reports written before noise was recorded have no limit either: no figure, not 0%.
   cells.push_back(r.latency_us.count == 0 || r.max_noise == 0 ? std::string(missing) : percent_cell(r.noise));
@@ -139,7 +150,7 @@ std::vector<std::string> request_cells(const strategy_result& r, const machine_i
 
 std::vector<std::string> stage_cells(const strategy_result& r, const machine_info& machine) {
   std::vector<std::string> cells = identity(r);
-  if (r.refused) return cells;
+  if (!r.measured()) return cells;
   cells.push_back(median_cell(r.enqueue_us));
   cells.push_back(median_cell(r.h2d_us));
   cells.push_back(median_cell(r.compute_us));
@@ -154,6 +165,12 @@ std::vector<std::string> stage_cells(const strategy_result& r, const machine_inf
     cells.emplace_back(missing);
     cells.emplace_back(missing);
   }
+  // The figures given a column title in result_figures' table, after the stages.
+  for_each_field<result_figures>([&](const auto& f) {
+    if constexpr (std::is_arithmetic_v<field_value_t<decltype(f)>>) {
+      if (f.shown(shown_in::columns)) cells.push_back(figure_cell(static_cast<double>(value_of(f, r)), f.unit));
+    }
+  });
   return cells;
 }
 
@@ -173,14 +190,23 @@ std::vector<column> make_request_columns() {
 }
 const std::vector<column> request_columns = make_request_columns();
 
-constexpr std::array stage_columns{
-    column{"engine", alignment::left},         column{"input", alignment::right},
-    column{"strategy", alignment::left},       column{"enqueue µs", alignment::right},
-    column{"h2d µs", alignment::right},        column{"compute µs", alignment::right},
-    column{"d2h µs", alignment::right},        column{"H2D GB/s", alignment::right},
-    column{"D2H GB/s", alignment::right},      column{"fill µs", alignment::right},
-    column{"UM faults g/c", alignment::right}, column{"UM MB in/out", alignment::right},
-};
+std::vector<column> make_stage_columns() {
+  std::vector<column> columns{
+      column{"engine", alignment::left},         column{"input", alignment::right},
+      column{"strategy", alignment::left},       column{"enqueue µs", alignment::right},
+      column{"h2d µs", alignment::right},        column{"compute µs", alignment::right},
+      column{"d2h µs", alignment::right},        column{"H2D GB/s", alignment::right},
+      column{"D2H GB/s", alignment::right},      column{"fill µs", alignment::right},
+      column{"UM faults g/c", alignment::right}, column{"UM MB in/out", alignment::right},
+  };
+  for_each_field<result_figures>([&](const auto& f) {
+    if constexpr (std::is_arithmetic_v<field_value_t<decltype(f)>>) {
+      if (f.shown(shown_in::columns)) columns.push_back({f.column, alignment::right});
+    }
+  });
+  return columns;
+}
+const std::vector<column> stage_columns = make_stage_columns();
 
 const std::array layouts{
     table_layout{"requests", request_columns, request_cells},
@@ -200,7 +226,7 @@ std::size_t display_width(std::string_view utf8) noexcept {
 std::vector<std::string> noisy_notes(const bench_report& report) {
   std::vector<std::string> notes;
   for (const strategy_result& r : report.results) {
-    if (r.refused || !r.noisy) continue;
+    if (!r.measured() || !r.noisy) continue;
     notes.push_back(
         fmt::format("{} noisy: {}: {}; a difference from another run smaller than about twice the larger "
                     "noise is not a difference",
@@ -212,7 +238,7 @@ std::vector<std::string> noisy_notes(const bench_report& report) {
 std::vector<std::string> recipe_gap_notes(const bench_report& report) {
   std::vector<std::string> notes;
   for (const strategy_result& r : report.results) {
-    if (r.refused || !r.recipe || r.recipe->latency_us.count == 0) continue;
+    if (!r.measured() || !r.recipe || r.recipe->latency_us.count == 0) continue;
     const double median = r.latency_us.median / r.recipe->latency_us.median - 1;
     const double p90 = r.latency_us.p90 / r.recipe->latency_us.p90 - 1;
     if (median <= recipe_tolerance && p90 <= recipe_tolerance) continue;
@@ -227,7 +253,7 @@ std::vector<std::string> recipe_gap_notes(const bench_report& report) {
 std::vector<std::string> check_failure_notes(const bench_report& report) {
   std::vector<std::string> notes;
   for (const strategy_result& r : report.results) {
-    if (r.refused) continue;
+    if (!r.measured()) continue;
     if (r.output_checked && !r.output_matches)
       notes.push_back(fmt::format("✗ {}: output differs from the device-resident reference: {}", result_label(r),
                                   r.check_detail.empty() ? "no detail" : r.check_detail));
@@ -243,7 +269,7 @@ std::vector<std::string> check_failure_notes(const bench_report& report) {
 std::vector<std::string> launch_bound_notes(const bench_report& report) {
   std::vector<std::string> notes;
   for (const strategy_result& r : report.results) {
-    if (r.refused || r.enqueue_us.count == 0 || r.compute_us.count == 0 || r.compute_us.median < 20) continue;
+    if (!r.measured() || r.enqueue_us.count == 0 || r.compute_us.count == 0 || r.compute_us.median < 20) continue;
     // The engine's kernels were enqueued about as slowly as the GPU ran them: the GPU waited on
     // the CPU, whose speed (and any drift of it) is then in every figure of the cell.
     if (r.enqueue_us.median < 0.8 * r.compute_us.median) continue;
@@ -259,7 +285,7 @@ std::vector<std::string> launch_bound_notes(const bench_report& report) {
 std::vector<std::string> clock_notes(const bench_report& report) {
   std::vector<std::string> notes;
   for (const strategy_result& r : report.results) {
-    if (r.refused || !r.clocks || !r.clocks->changed) continue;
+    if (!r.measured() || !r.clocks || !r.clocks->changed) continue;
     const clock_record& c = *r.clocks;
     std::string text = fmt::format("clocks: {}: SM {}-{} MHz, memory {}-{} MHz over {} samples", result_label(r),
                                    c.sm_mhz_min, c.sm_mhz_max, c.mem_mhz_min, c.mem_mhz_max, c.samples);
@@ -275,14 +301,14 @@ std::vector<std::string> host_speed_notes(const bench_report& report) {
   // cells, the probes taken when the run started.
   std::vector<double> host, cuda;
   for (const strategy_result& r : report.results) {
-    if (r.refused) continue;
+    if (!r.measured()) continue;
     if (r.host_probe_us > 0) host.push_back(r.host_probe_us);
     if (r.cuda_probe_us > 0) cuda.push_back(r.cuda_probe_us);
   }
   const double host_typical = host.size() >= 3 ? median_of(host) : report.machine.host_probe_us;
   const double cuda_typical = cuda.size() >= 3 ? median_of(cuda) : report.machine.cuda_probe_us;
   for (const strategy_result& r : report.results) {
-    if (r.refused) continue;
+    if (!r.measured()) continue;
     std::vector<std::string> changes;
     if (host_typical > 0 && r.host_probe_us > 0 && std::abs(r.host_probe_us / host_typical - 1) > 0.10)
       changes.push_back(fmt::format("the CPU took {:.2f}x as long for the same work ({:.1f} vs {:.1f} µs)",
@@ -303,7 +329,7 @@ std::vector<std::string> host_speed_notes(const bench_report& report) {
 std::vector<std::string> failure_notes(const bench_report& report) {
   std::vector<std::string> notes;
   std::size_t failed = 0;
-  for (const strategy_result& r : report.results) failed += r.failed ? 1 : 0;
+  for (const strategy_result& r : report.results) failed += r.failed() ? 1 : 0;
   if (failed > 0)
     notes.push_back(fmt::format("failed: {} of {} cells failed, each with its reason; the run went on without them",
                                 failed, report.results.size()));
@@ -322,7 +348,7 @@ std::vector<std::string> schedule_notes(const bench_report& report) {
   };
   std::vector<group> groups;
   for (const strategy_result& r : report.results) {
-    if (r.refused || r.schedule.empty()) continue;
+    if (!r.measured() || r.schedule.empty()) continue;
     auto it = std::find_if(groups.begin(), groups.end(),
                            [&](const group& g) { return g.engine == r.engine && g.input_bytes == r.input_bytes; });
     if (it == groups.end()) {
@@ -375,7 +401,7 @@ std::vector<std::string> distinct_notes(const bench_report& report, std::string_
   std::vector<std::string> notes;
   for (const strategy_result& r : report.results) {
     const std::string text = pick(r);
-    if (r.refused || text.empty()) continue;
+    if (!r.measured() || text.empty()) continue;
     const std::string note = std::string(prefix) + text;
     if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
   }

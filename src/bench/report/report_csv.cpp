@@ -53,14 +53,16 @@ template <class T>
 void add_columns(csv_fields& out, const std::string& name, const T* value) {
   if constexpr (described<T>) {
     for_each_field<T>([&](const auto& f) {
-      const auto* member = value ? &(value->*(f.member)) : nullptr;
-      using member_type = std::remove_cvref_t<decltype(*member)>;
+      using member_type = field_value_t<decltype(f)>;
+      // A copy: a computed field has no member to point at.
+      const std::optional<member_type> held = value ? std::optional<member_type>(value_of(f, *value)) : std::nullopt;
+      const member_type* member = held ? &*held : nullptr;
       if constexpr (list_of_described<member_type>) {
         out.emplace_back(column_name(name, f.key), member ? text_of(member->size()) : "");
         for_each_field<typename member_type::value_type>([&](const auto& g) {
           std::vector<std::string> items;
           if (member)
-            for (const auto& element : *member) items.push_back(text_of(element.*(g.member)));
+            for (const auto& element : *member) items.push_back(text_of(value_of(g, element)));
           out.emplace_back(column_name(column_name(name, f.csv_name()), g.csv_name()),
                            fmt::format("{}", fmt::join(items, "; ")));
         });

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "ferry/bench/report.hpp"
@@ -25,7 +26,7 @@ template <class T>
 json to_json_value(const T& value) {
   if constexpr (described<T>) {
     json object = json::object();
-    for_each_field<T>([&](const auto& f) { object[std::string(f.key)] = to_json_value(value.*(f.member)); });
+    for_each_field<T>([&](const auto& f) { object[std::string(f.key)] = to_json_value(value_of(f, value)); });
     return object;
   } else if constexpr (std::is_same_v<T, std::optional<strategy_kind>>) {
     return std::string(strategy_name(value));
@@ -53,11 +54,15 @@ void from_json_value(const json& j, std::string_view key, T& out) {
   if constexpr (described<T>) {
     if (!j.is_object()) throw invalid_argument(quoted(key) + " is not an object");
     for_each_field<T>([&](const auto& f) {
+      using value_type = field_value_t<decltype(f)>;
+      if (!is_read(f)) return;
       const auto it = j.find(f.key);
       if (it != j.end()) {
-        from_json_value(*it, f.key, out.*(f.member));
-      } else if constexpr (std::is_same_v<std::remove_cvref_t<decltype(out.*(f.member))>, std::string>) {
-        if (!f.if_absent.empty()) out.*(f.member) = std::string(f.if_absent);
+        value_type value{};
+        from_json_value(*it, f.key, value);
+        store(f, out, std::move(value));
+      } else if constexpr (std::is_same_v<value_type, std::string>) {
+        if (!f.if_absent.empty()) store(f, out, std::string(f.if_absent));
       }
     });
   } else if constexpr (std::is_same_v<T, std::optional<strategy_kind>>) {

@@ -40,7 +40,7 @@ calibration calibrate_strategy(const workload& w, objective goal, const run_opti
     out.trials.push_back(run_cell(w, k, brief));
   }
   for (const auto& t : out.trials) {
-    if (t.refused || !t.output_matches) continue;
+    if (!t.measured() || !t.output_matches) continue;
     const bool wins = best == nullptr || (goal == objective::latency ? t.latency_us.median < best->latency_us.median
                                                                      : t.throughput_per_s > best->throughput_per_s);
     if (wins) best = &t;
@@ -49,7 +49,7 @@ calibration calibrate_strategy(const workload& w, objective goal, const run_opti
   out.chosen = *best->strategy;  // run_cell names the strategy it ran
   const strategy_result* runner_up = nullptr;
   for (const auto& t : out.trials) {
-    if (&t == best || t.refused || !t.output_matches) continue;
+    if (&t == best || !t.measured() || !t.output_matches) continue;
     const bool closer =
         runner_up == nullptr || (goal == objective::latency ? t.latency_us.median < runner_up->latency_us.median
                                                             : t.throughput_per_s > runner_up->throughput_per_s);

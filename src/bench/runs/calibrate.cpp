@@ -194,13 +194,13 @@ calibration_run calibrate(int device, sweep_depth depth, const progress_function
         if (progress)
           progress(fmt::format("{} {} {}", to_string(use), format_byte_size(bytes), to_string(curve.strategy)));
         const strategy_result r = run_cell(w, curve.strategy, options);
-        if (r.refused) {
+        if (!r.measured()) {
           // A refusal at one size (memory, usually) ends the curve there; smaller sizes stand.
           if (curve.points.empty())
-            curve.refused = *r.refused;
+            curve.refused = r.reason();
           else
             out.notes.push_back(fmt::format("{} {}: stopped at {}: {}", to_string(use), to_string(curve.strategy),
-                                            format_byte_size(bytes), *r.refused));
+                                            format_byte_size(bytes), r.reason()));
           open[i] = false;
           continue;
         }

@@ -167,8 +167,7 @@ void report_failed_group(const planned_group& g, const matrix_request& request, 
         g.loaded ? g.loaded->label : (request.preprocess.empty() ? "" : request.preprocess + "+") + g.engine, strategy,
         options, options.schedule);
     r.input_bytes = g.by_batch ? 0 : parse_byte_size(g.size);
-    r.refused = g.failure->reason;
-    r.failed = g.failure->failed;
+    r.not_measured(g.failure->reason, g.failure->failed);
     report.results.push_back(std::move(r));
   }
 }
@@ -177,7 +176,7 @@ void report_failed_group(const planned_group& g, const matrix_request& request, 
 // were given (a bad id in a file is the usual cause).
 std::string describe_fault(const device_fault_record& fault, const std::vector<strategy_result>& results) {
   const auto hit = std::find_if(results.begin(), results.end(),
-                                [&](const strategy_result& r) { return r.failed && r.refused == fault.what; });
+                                [&](const strategy_result& r) { return r.failed() && r.reason() == fault.what; });
   if (hit == results.end()) return fault.what;
   std::string inputs;
   for (const auto& line : hit->input_data) inputs += (inputs.empty() ? "" : "; ") + line;
@@ -189,7 +188,7 @@ std::string describe_fault(const device_fault_record& fault, const std::vector<s
 
 std::size_t count_failed(const bench_report& report) {
   return static_cast<std::size_t>(
-      std::count_if(report.results.begin(), report.results.end(), [](const strategy_result& r) { return r.failed; }));
+      std::count_if(report.results.begin(), report.results.end(), [](const strategy_result& r) { return r.failed(); }));
 }
 
 bench_report run_matrix(const matrix_request& request, const run_options& given, const std::string& command_line,

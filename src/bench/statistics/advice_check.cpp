@@ -7,7 +7,9 @@
 namespace ferry::bench {
 namespace {
 
-bool usable(const strategy_result& r) { return !r.refused && r.output_matches && r.strategy != strategy_kind::device; }
+bool usable(const strategy_result& r) {
+  return r.measured() && r.output_matches && r.strategy != strategy_kind::device;
+}
 
 double value_of(const strategy_result& r, objective goal) {
   return goal == objective::latency ? r.latency_us.median : r.throughput_per_s;
@@ -37,8 +39,8 @@ advice_check check_advice(const std::vector<const strategy_result*>& group, stra
   }
   if (pick == nullptr) {
     out.note = "the pick was not among the strategies measured";
-  } else if (pick->refused) {
-    out.note = "the pick was refused: " + *pick->refused;
+  } else if (!pick->measured()) {
+    out.note = "the pick was refused: " + pick->reason();
   } else if (!pick->output_matches) {
     out.note = "the pick's outputs did not match the reference";
   } else {

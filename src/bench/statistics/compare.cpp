@@ -20,7 +20,7 @@ cell_key key_of(const strategy_result& r) {
   return {r.engine, r.input_bytes, r.strategy, r.inflight, r.clients, r.devices, r.graph, r.warmed_up, r.input_writes};
 }
 
-bool usable(const strategy_result& r) { return !r.refused && r.iterations > 0; }
+bool usable(const strategy_result& r) { return r.measured() && r.iterations > 0; }
 
 // The cell's judged noise (the larger of within and between its trials), or an estimate from
 // its spread where the report predates noise figures.

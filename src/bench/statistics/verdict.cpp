@@ -13,7 +13,7 @@ namespace ferry::bench {
 namespace {
 
 bool usable(const strategy_result& r) {
-  return !r.refused && r.output_matches && r.iterations > 0 && r.strategy != strategy_kind::device;
+  return r.measured() && r.output_matches && r.iterations > 0 && r.strategy != strategy_kind::device;
 }
 
 // How far a result is from the best of its cell: 1 is the best, 1.3 is 30% worse.
@@ -40,7 +40,7 @@ verdict decide_winner(const std::vector<strategy_result>& results, objective goa
   std::map<std::pair<std::string, std::size_t>, const strategy_result*> floor;
   for (const auto& r : results) {
     const auto key = std::make_pair(r.engine, r.input_bytes);
-    if (r.strategy == strategy_kind::device && !r.refused) floor[key] = &r;
+    if (r.strategy == strategy_kind::device && r.measured()) floor[key] = &r;
     if (!usable(r)) continue;
     if (!best.count(key) || better(r, *best[key], goal)) best[key] = &r;
   }
