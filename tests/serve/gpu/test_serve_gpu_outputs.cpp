@@ -79,6 +79,9 @@ struct one_request {
       if (input_device) {
         FERRY_CUDA_TRY(
             cudaMemcpy(const_cast<std::byte*>(input.data()), body.data(), body.size(), cudaMemcpyHostToDevice));
+        // From pageable memory cudaMemcpy may return before the DMA has landed, and the session
+        // reads the input on its own non-blocking stream: wait, as a client does before it sends.
+        FERRY_CUDA_TRY(cudaDeviceSynchronize());
       } else {
         std::memcpy(const_cast<std::byte*>(input.data()), body.data(), body.size());
       }
