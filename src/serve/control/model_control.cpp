@@ -13,8 +13,8 @@ namespace {
 // libstdc++'s reference-counted string, shared by every copy, so the temporary copy that
 // make_exception_ptr is given must be gone before the answer reaches the caller's thread, or its
 // destruction here races the caller's reading of the message.
-std::exception_ptr error_for(error_status status, std::string message) {
-  return std::make_exception_ptr(request_error(status, std::move(message)));
+std::exception_ptr error_for(error_status status, const std::string& message) {
+  return std::make_exception_ptr(request_error(status, message));
 }
 
 }  // namespace
@@ -129,7 +129,7 @@ void model_control::watch() {
                 "; it is dropped, try again later";
     }
     lock.unlock();
-    settle(c, error_for(error_status::timed_out, std::move(message)));
+    settle(c, error_for(error_status::timed_out, message));
     lock.lock();
   }
 }
