@@ -22,77 +22,70 @@ namespace ferry::bench {
 // forms); the terminal table and markdown show the fields marked for them, as columns.
 enum class shown_in : std::uint8_t { files = 1, columns = 2 };
 
-// One member of Owner: its name in JSON (and the base of its CSV column), its unit, what it
-// means, and how the renderers treat it.
-template <class Owner, class Member>
-struct field {
-  std::string_view key;
-  Member Owner::*member;
-  std::string_view unit;  // "µs", "bytes", "s", "1/s", "GB/s", "fraction", "" (counts, text)
-  std::string_view description;
+// How the renderers treat a row, and the builders that set it, shared by both kinds of row
+// (Derived: field or computed_field, each with a `key`).
+template <class Derived>
+struct field_rendering {
   // What a report that predates the field meant by it, where that differs from the member's
   // default (text fields only); empty: the default.
   std::string_view if_absent{};
   std::string_view csv_key{};  // the CSV column's name where it differs from key
   std::string_view column{};   // the terminal and markdown column title; empty: not shown there
 
-  [[nodiscard]] constexpr field when_absent(std::string_view text) const {
-    field f = *this;
+  [[nodiscard]] constexpr Derived when_absent(std::string_view text) const {
+    Derived f = self();
     f.if_absent = text;
     return f;
   }
-  [[nodiscard]] constexpr field in_csv_as(std::string_view name) const {
-    field f = *this;
+  [[nodiscard]] constexpr Derived in_csv_as(std::string_view name) const {
+    Derived f = self();
     f.csv_key = name;
     return f;
   }
-  [[nodiscard]] constexpr field as_column(std::string_view title) const {
-    field f = *this;
+  [[nodiscard]] constexpr Derived as_column(std::string_view title) const {
+    Derived f = self();
     f.column = title;
     return f;
   }
-  [[nodiscard]] constexpr std::string_view csv_name() const { return csv_key.empty() ? key : csv_key; }
+  [[nodiscard]] constexpr std::string_view csv_name() const { return csv_key.empty() ? self().key : csv_key; }
   [[nodiscard]] constexpr bool shown(shown_in where) const { return where == shown_in::files || !column.empty(); }
+
+ private:
+  [[nodiscard]] constexpr const Derived& self() const { return static_cast<const Derived&>(*this); }
+};
+
+// One member of Owner: its name in JSON (and the base of its CSV column), its unit, what it
+// means, and how the renderers treat it.
+template <class Owner, class Member>
+struct field : field_rendering<field<Owner, Member>> {
+  std::string_view key;
+  Member Owner::*member;
+  std::string_view unit;  // "µs", "bytes", "s", "1/s", "GB/s", "fraction", "" (counts, text)
+  std::string_view description;
 };
 
 template <class Owner, class Member>
 [[nodiscard]] constexpr field<Owner, Member> figure(std::string_view key, Member Owner::*member, std::string_view unit,
                                                     std::string_view description) {
-  return {key, member, unit, description};
+  return {{}, key, member, unit, description};
 }
 
 // A value computed from Owner rather than held in a member: written like a member, and read back
 // through `set` (nullptr: a derived figure, recomputed from the fields it is made of, not read).
 template <class Owner, class Value>
-struct computed_field {
+struct computed_field : field_rendering<computed_field<Owner, Value>> {
   std::string_view key;
   Value (*get)(const Owner&);
   void (*set)(Owner&, Value);
   std::string_view unit;
   std::string_view description;
-  std::string_view if_absent{};
-  std::string_view csv_key{};
-  std::string_view column{};
-
-  [[nodiscard]] constexpr computed_field in_csv_as(std::string_view name) const {
-    computed_field f = *this;
-    f.csv_key = name;
-    return f;
-  }
-  [[nodiscard]] constexpr computed_field as_column(std::string_view title) const {
-    computed_field f = *this;
-    f.column = title;
-    return f;
-  }
-  [[nodiscard]] constexpr std::string_view csv_name() const { return csv_key.empty() ? key : csv_key; }
-  [[nodiscard]] constexpr bool shown(shown_in where) const { return where == shown_in::files || !column.empty(); }
 };
 
 template <class Owner, class Value>
 [[nodiscard]] constexpr computed_field<Owner, Value> computed(std::string_view key, Value (*get)(const Owner&),
                                                               void (*set)(Owner&, Value), std::string_view unit,
                                                               std::string_view description) {
-  return {key, get, set, unit, description};
+  return {{}, key, get, set, unit, description};
 }
 
 // A field's value in `object` (an Owner, or a struct with Owner as a public base), and storing one.
