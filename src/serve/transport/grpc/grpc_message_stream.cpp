@@ -3,12 +3,28 @@
 #include <algorithm>
 
 namespace ferry::serve {
+namespace {
+
+// Lets go of slices inside a gRPC execution context: a ByteBuffer takes a reference to each, the
+// caller's go, and the ByteBuffer's destruction (grpc_byte_buffer_destroy, which makes a context)
+// drops the last ones.
+void release(grpc::Slice* slices, std::size_t count) {
+  const grpc::ByteBuffer last(slices, count);
+  for (std::size_t i = 0; i < count; ++i) slices[i] = grpc::Slice();
+}
+
+}  // namespace
 
 consuming_message_stream::consuming_message_stream(grpc::ByteBuffer& message) {
   ok_ = message.Dump(&slices_).ok();
   message.Clear();  // the slices are held here alone now
-  if (!ok_) slices_.clear();
+  if (!ok_) {
+    release(slices_.data(), slices_.size());
+    slices_.clear();
+  }
 }
+
+consuming_message_stream::~consuming_message_stream() { release(slices_.data(), slices_.size()); }
 
 bool consuming_message_stream::Next(const void** data, int* size) {
   if (backed_up_ > 0) {
@@ -20,7 +36,7 @@ bool consuming_message_stream::Next(const void** data, int* size) {
     return true;
   }
   // The slice handed out before has been read past: its bytes go now.
-  if (next_ > 0) slices_[next_ - 1] = grpc::Slice();
+  if (next_ > 0) release(&slices_[next_ - 1], 1);
   while (next_ < slices_.size() && slices_[next_].size() == 0) ++next_;
   if (next_ == slices_.size()) return false;
   // A message is smaller than INT32_MAX (gRPC's receive limit), and so is each of its slices.

@@ -2,6 +2,12 @@
 // parser has read past it. Parsing a ModelInferRequest copies its tensors out of the message
 // (raw_input_contents): read from the ByteBuffer as it is, a message of N bytes took 2N while it
 // was parsed; read through this stream it takes N and a slice.
+//
+// It runs on any thread, gRPC's or not: the last reference to a slice gRPC received goes back to
+// gRPC's memory quota, which may schedule work on the calling thread's gRPC execution context, and
+// a thread of the server's own has none (gRPC 1.51 dereferences the missing context: SIGSEGV). So
+// the stream never drops a last reference itself; it hands it to a ByteBuffer, whose destruction
+// makes a context first.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +25,9 @@ class consuming_message_stream final : public google::protobuf::io::ZeroCopyInpu
  public:
   // Takes the message's bytes out of `message`, which is left empty.
   explicit consuming_message_stream(grpc::ByteBuffer& message);
+  ~consuming_message_stream() override;
+  consuming_message_stream(const consuming_message_stream&) = delete;
+  consuming_message_stream& operator=(const consuming_message_stream&) = delete;
 
   // False when the bytes could not be taken out of the message (then nothing is read).
   [[nodiscard]] bool ok() const noexcept { return ok_; }
