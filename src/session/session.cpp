@@ -2,6 +2,7 @@
 #include "ferry/session/session.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <cstring>
@@ -21,6 +22,7 @@ struct session::state {
   std::vector<tensor_spec> io;
   std::vector<std::unique_ptr<detail::slot>> slots;
   graph_status graph;
+  bool graphs_chosen = false;  // graph_mode::automatic's trial has run (once per session)
   std::mutex mutex;
   std::condition_variable freed;
   std::vector<detail::slot*> free_slots;
@@ -79,18 +81,19 @@ graph_status start_graphs(const std::vector<std::unique_ptr<detail::slot>>& slot
     for (const auto& s : slots) {
       if (auto failure = s->capture_graph()) {
         for (const auto& t : slots) t->graph.reset();
-        return {false, graph_kind::none, "CUDA graph capture failed, running without graphs: " + *failure};
+        return {false, graph_kind::none, "CUDA graph capture failed, running without graphs: " + *failure,
+                std::nullopt};
       }
     }
-    return {true, graph_kind::pipeline, ""};
+    return {true, graph_kind::pipeline, "", std::nullopt};
   }
   for (const auto& s : slots) {
     if (auto refusal = s->context->use_own_graphs(own_graphs_per_slot)) {
       for (const auto& t : slots) (void)t->context->use_own_graphs(0);
-      return {false, graph_kind::none, "CUDA graphs not used: " + *plain_refusal + "; " + *refusal};
+      return {false, graph_kind::none, "CUDA graphs not used: " + *plain_refusal + "; " + *refusal, std::nullopt};
     }
   }
-  return {true, graph_kind::engine, ""};
+  return {true, graph_kind::engine, "", std::nullopt};
 }
 
 // "table (input), indices (input), rows (output)": what a refusal lists as the known tensors.
@@ -214,23 +217,56 @@ void session::warmup(int rounds, const input_data& data) {
   // it is not timed. An out-of-range id would trip a device-side assert in a real model.
   const input_data values = data.bound_to(state_->io);
   std::uint64_t request = 0;
-  for (int round = 0; round < rounds; ++round) {
-    // Hold every slot at once so each one runs, not the same slot N times.
-    std::vector<filling_slot> held;
-    for (int i = 0; i < slots(); ++i) held.push_back(acquire());
-    std::vector<pending_slot> pending;
-    for (auto& f : held) {
-      for (std::size_t i = 0; i < f.input_count(); ++i) values.fill(f.input(i), 0, f.input_spec(i), request);
-      ++request;
-      f.upload_resident_inputs();
-      pending.push_back(std::move(f).submit());
-    }
-    for (auto& p : pending) {
-      auto done = std::move(p).wait();
-      read_outputs_like_a_client(done);
-    }
-  }
+  for (int round = 0; round < rounds; ++round) (void)run_round(values, request);
   (void)refresh_graph_status();  // the engine's own graphs were captured on these runs
+  if (state_->options.graph == graph_mode::automatic && !state_->graphs_chosen) choose_graphs(rounds, values, request);
+}
+
+double session::run_round(const input_data& bound_values, std::uint64_t& request) {
+  const auto began = std::chrono::steady_clock::now();
+  // Hold every slot at once so each one runs, not the same slot N times.
+  std::vector<filling_slot> held;
+  for (int i = 0; i < slots(); ++i) held.push_back(acquire());
+  std::vector<pending_slot> pending;
+  for (auto& f : held) {
+    for (std::size_t i = 0; i < f.input_count(); ++i) bound_values.fill(f.input(i), 0, f.input_spec(i), request);
+    ++request;
+    f.upload_resident_inputs();
+    pending.push_back(std::move(f).submit());
+  }
+  for (auto& p : pending) {
+    auto done = std::move(p).wait();
+    read_outputs_like_a_client(done);
+  }
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - began).count();
+}
+
+void session::choose_graphs(int warmup_rounds, const input_data& bound_values, std::uint64_t& request) {
+  nvtx3::scoped_range r{"ferry.choose_graphs"};
+  state_->graphs_chosen = true;
+  std::vector<double> without(graph_trial_rounds), with(graph_trial_rounds);
+  for (double& us : without) us = run_round(bound_values, request);
+  state_->graph = start_graphs(state_->slots);
+  if (!state_->graph.active) return;  // refused or failed: the status says why, and nothing was timed
+  // The engine's own graphs are captured on these rounds; the session's own are warmed up by them.
+  for (int round = 0; round < std::max(warmup_rounds, 1); ++round) (void)run_round(bound_values, request);
+  if (!refresh_graph_status().active) return;
+  for (double& us : with) us = run_round(bound_values, request);
+  const graph_measurement measured = summarise_graph_trial(without, with, slots());
+  if (graphs_pay(measured)) {
+    state_->graph.measured = measured;
+    return;
+  }
+  // Every slot is free here (run_round gave them back): no graph is replaying while it goes.
+  const bool own = state_->graph.kind == graph_kind::engine;
+  for (const auto& s : state_->slots) {
+    const auto on_device = s->work.activate();
+    if (own)
+      (void)s->context->use_own_graphs(0);
+    else
+      s->graph.reset();
+  }
+  state_->graph = {.active = false, .kind = graph_kind::none, .reason = describe(measured), .measured = measured};
 }
 
 const graph_status& session::refresh_graph_status() {
@@ -242,7 +278,8 @@ const graph_status& session::refresh_graph_status() {
   for (const auto& s : state_->slots) {
     if (auto failure = s->context->own_graphs_failure()) {
       state_->graph = {false, graph_kind::engine,
-                       "the engine's own CUDA graph capture failed, its requests run without graphs: " + *failure};
+                       "the engine's own CUDA graph capture failed, its requests run without graphs: " + *failure,
+                       std::nullopt};
       break;
     }
   }

@@ -41,7 +41,9 @@ TEST(ServeConfig, ParsesEveryKey) {
   EXPECT_EQ(c.batch_delay.count(), 500);
   EXPECT_EQ(c.max_queue_size, 32U);
   EXPECT_EQ(c.input_bytes, 4096U);
-  EXPECT_TRUE(c.graph);
+  EXPECT_EQ(c.graph, ferry::graph_mode::on);
+  EXPECT_EQ(parse_model_config(R"({"engine": "touch", "graph": false})", "t").graph, ferry::graph_mode::off);
+  EXPECT_EQ(parse_model_config(R"({"engine": "touch", "graph": "auto"})", "t").graph, ferry::graph_mode::automatic);
 }
 
 TEST(ServeConfig, DefaultsAndIntegerSizes) {
@@ -54,7 +56,7 @@ TEST(ServeConfig, DefaultsAndIntegerSizes) {
   EXPECT_FALSE(c.max_queue_size.has_value());  // the repository gives it the default of its slots
   EXPECT_EQ(parse_model_config(R"({"engine": "touch", "max_queue_size": 0})", "t").max_queue_size, 0U);  // no limit
   EXPECT_EQ(c.input_bytes, 8000U);
-  EXPECT_FALSE(c.graph);  // CUDA graphs only when asked for
+  EXPECT_EQ(c.graph, ferry::graph_mode::off);  // CUDA graphs only when asked for
 }
 
 TEST(ServeConfig, RefusesMistakesNamingThem) {
@@ -70,8 +72,9 @@ TEST(ServeConfig, RefusesMistakesNamingThem) {
   EXPECT_NE(failure(R"({"engine": "touch", "max_queue_size": -1})").find("'max_queue_size' must be in [0, "),
             std::string::npos);
   EXPECT_NE(failure(R"({"engine": "touch", "input_size": "lots"})").find("'input_size'"), std::string::npos);
-  EXPECT_NE(failure(R"({"engine": "touch", "graph": "yes"})").find("'graph' must be true or false, got \"yes\""),
-            std::string::npos)
+  EXPECT_NE(
+      failure(R"({"engine": "touch", "graph": "yes"})").find("'graph' must be true, false or \"auto\", got \"yes\""),
+      std::string::npos)
       << failure(R"({"engine": "touch", "graph": "yes"})");
   EXPECT_EQ(failure(R"({"engine": "touch", "inflight": 0})").rfind("model 'm': config.json: ", 0), 0U);
 }

@@ -24,6 +24,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -37,12 +38,11 @@
 #include "ferry/memory/buffer.hpp"
 #include "ferry/memory/strategy.hpp"
 #include "ferry/session/caller_memory.hpp"
+#include "ferry/session/graph_choice.hpp"
 #include "ferry/session/index_check.hpp"
 #include "ferry/session/input_data.hpp"
 
 namespace ferry {
-
-enum class graph_mode { off, on };
 
 // Whether inputs with an index_bound are checked on the GPU before the engine reads them
 // (ferry/session/index_check.hpp): on unless the caller made every value itself and knows it is inside.
@@ -121,6 +121,8 @@ struct graph_status {
   bool active = false;
   graph_kind kind = graph_kind::none;
   std::string reason;  // empty when active or when graphs were not asked for
+  // graph_mode::automatic, once warmup() has timed both ways: the figures the choice rests on.
+  std::optional<graph_measurement> measured;
 };
 
 class session;
@@ -276,6 +278,9 @@ class session {
   // pages settle into their steady state. Overwrites the host views with `data`'s values
   // (ferry/session/input_data.hpp; by default finite floats, and zeros for integers and booleans, which
   // every model takes).
+  // graph_mode::automatic: the first warmup() then times rounds without graphs, starts them (as
+  // graph_mode::on does), warms them up the same way, times rounds with them, and keeps them only
+  // where graphs_pay (graph() holds the figures either way).
   void warmup(int rounds = 3, const input_data& data = {});
   // With the engine's own graphs (graph_kind::engine), a key is captured only after warm-up runs,
   // so a capture may fail after the session began: this reads the engines' first failure into
@@ -308,6 +313,10 @@ class session {
  private:
   friend struct detail::slot_release;
   void release(detail::slot* s) noexcept;
+  // One request on every slot, all in flight, the way warmup() runs them; returns the round's wall time (us).
+  double run_round(const input_data& bound_values, std::uint64_t& request);
+  // graph_mode::automatic's trial (see warmup()).
+  void choose_graphs(int warmup_rounds, const input_data& bound_values, std::uint64_t& request);
   struct state;
   std::unique_ptr<state> state_;
 };

@@ -148,8 +148,12 @@ model_config parse_model_config(std::string_view json_text, std::string model_na
     config.inflight = static_cast<int>(read.integer("inflight", 1, 64));
   }
   if (const json* graph = read.find("graph")) {
-    if (!graph->is_boolean()) read.fail("'graph' must be true or false, got " + quote_json(*graph));
-    config.graph = graph->get<bool>();
+    if (graph->is_boolean())
+      config.graph = graph->get<bool>() ? graph_mode::on : graph_mode::off;
+    else if (graph->is_string() && graph->get<std::string>() == "auto")
+      config.graph = graph_mode::automatic;
+    else
+      read.fail("'graph' must be true, false or \"auto\", got " + quote_json(*graph));
   }
   if (read.find("instances_per_gpu") != nullptr)
     config.instances_per_gpu = static_cast<int>(read.integer("instances_per_gpu", 1, 64));

@@ -25,6 +25,7 @@
 
 #include "ferry/engines/model_engine.hpp"
 #include "ferry/memory/strategy.hpp"
+#include "ferry/session/graph_choice.hpp"
 
 namespace ferry::serve {
 
@@ -63,9 +64,11 @@ struct model_config {
   std::vector<index_bound_override> index_bounds;
   // "graph": true: requests run as CUDA graphs (session graph_mode::on): each slot's pipeline
   // captured where the engine allows it, else graphs the engine captures of its own run (AOTInductor
-  // packages); the model's platform says which, or why none. Off by default: a graph is worth its
-  // capture only where the host's launches bound the rate, which ferry bench --graph measures.
-  bool graph = false;
+  // packages); the model's platform says which, or why none. "auto" (graph_mode::automatic): the
+  // same, kept only where the load's warm-up measures them faster (ferry/session/graph_choice.hpp),
+  // the figures in the platform. Off by default: a graph is worth its capture only where the
+  // host's launches bound the rate.
+  graph_mode graph = graph_mode::off;
 };
 
 // The queue bound of a model whose config sets none: 32 requests per slot (`workers` batches run

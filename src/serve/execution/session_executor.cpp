@@ -75,7 +75,9 @@ std::vector<slot_facts> facts_of(const session& s, int device, tensor_role role)
 // for all.
 std::string graphs_text(const graph_status& g) {
   if (!g.active) return "no CUDA graphs (" + g.reason + ")";
-  return g.kind == graph_kind::engine ? "CUDA graphs captured by the engine" : "CUDA graphs of each slot's pipeline";
+  const std::string kind =
+      g.kind == graph_kind::engine ? "CUDA graphs captured by the engine" : "CUDA graphs of each slot's pipeline";
+  return g.measured ? kind + " (" + describe(*g.measured) + ")" : kind;
 }
 
 // The library's replica set: per GPU one engine and one session, the same concrete I/O on every
@@ -100,7 +102,7 @@ std::unique_ptr<replica_set> make_replicas(const model_config& config, const std
   check_session_buffers(config, bytes_per_slot, gpus);
   const session_options options{.strategy = config.strategy,
                                 .inflight = config.inflight * config.instances_per_gpu,
-                                .graph = config.graph ? graph_mode::on : graph_mode::off,
+                                .graph = config.graph,
                                 .tensor_strategies = config.tensor_strategies};
   auto set = std::make_unique<replica_set>(
       gpus,
@@ -133,7 +135,7 @@ class session_executor final : public executor {
     platform_ = fmt::format("ferry_gpu: {}, strategy {}{}, {} instance(s) x {} slot(s){}", gpu_names,
                             to_string(config.strategy), overrides.empty() ? "" : " (" + overrides + ")",
                             replicas_->size() * static_cast<std::size_t>(config.instances_per_gpu), config.inflight,
-                            config.graph ? ", " + graphs_text(replicas_->replica(0).graph()) : "");
+                            config.graph != graph_mode::off ? ", " + graphs_text(replicas_->replica(0).graph()) : "");
   }
 
   [[nodiscard]] const std::vector<tensor_spec>& io() const override { return io_; }
