@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The formatter and the linter, as CI runs them (`.ci/run`): every C, C++ and CUDA source must be
 # as clang-format leaves it (.clang-format), and clang-tidy's agreed checks (.clang-tidy) must find
-# nothing in the C++ translation units of the library (core, device, memory, engines, session),
-# the tooling over it (bench, info, frontend), the server (serve, all its subfolders) and the front
-# ends (apps/, python/src): ~180 files. Not yet the tests' nor the examples'; CUDA sources (.cu)
+# nothing in any C++ translation unit this build compiles: the library (core, device, memory,
+# engines, session), the tooling over it (bench, info, frontend), the server (serve, all its
+# subfolders), the front ends (apps/, python/src), the tests and the examples. CUDA sources (.cu)
 # are nvcc's, which clang-tidy does not read.
 # Needs a configured build/ for the compile commands (scripts/test.sh makes it).
 #   scripts/lint.sh           check
@@ -29,11 +29,10 @@ compiled_only() {
 built = {os.path.realpath(e["file"]) for e in json.load(open("build/compile_commands.json"))}
 [print(f) for f in sys.stdin.read().split() if os.path.realpath(f) in built]'
 }
-mapfile -t checked < <(git ls-files 'src/core/*.cpp' 'src/device/*.cpp' 'src/memory/*.cpp' 'src/engines/*.cpp' \
-  'src/session/*.cpp' 'src/bench/*.cpp' 'src/info/*.cpp' 'src/frontend/*.cpp' 'src/serve/*.cpp' \
-  'apps/*.cpp' 'python/src/*.cpp' | compiled_only)
-# git's pathspec '*' crosses '/', so 'src/serve/*.cpp' takes serve's subfolders too.
-# What is left out (the tests, the examples), so the coverage is on record in every run.
+mapfile -t checked < <(git ls-files 'src/*.cpp' 'apps/*.cpp' 'python/src/*.cpp' 'tests/*.cpp' 'examples/*.cpp' |
+  compiled_only)
+# git's pathspec '*' crosses '/', so 'src/*.cpp' takes every layer's subfolders too. Beside it,
+# every C++ file compiled, so a folder left out shows in every run.
 mapfile -t compiled < <(git ls-files '*.cpp' | compiled_only)
 printf '%s\n' "${checked[@]}" | xargs -P "$(nproc)" -n 4 "$tidy" -p build --quiet 2> /dev/null
 echo "lint: clang-tidy: ${#checked[@]} files clean, of the ${#compiled[@]} C++ files compiled ($((SECONDS - start)) s)"

@@ -121,12 +121,15 @@ class Session:
     then ``FERRY_BACKEND_PATH``, then beside the installed library). ``size`` sizes touch, reduce
     and sparse ("19MB"); ``batch`` binds mlp's and a model file's leading dynamic dim; ``shapes``
     gives concrete input shapes by name. ``tensor_strategies`` names tensors that go another way
-    than ``strategy``. Without a usable GPU it raises :class:`ferry.NoDeviceError` naming the cause.
+    than ``strategy``. ``graph``: True runs requests as CUDA graphs where the engine allows;
+    "auto" keeps them only where the first :meth:`warmup` measures them faster (:attr:`graph`
+    then gives both figures). Without a usable GPU it raises :class:`ferry.NoDeviceError` naming
+    the cause.
     """
 
     def __init__(self, engine: str, strategy: str = "pinned", inflight: int = 2, device: int = 0, *,
                  size: str | None = None, batch: int = 16, shapes: Mapping[str, Any] | None = None,
-                 tensor_strategies: Mapping[str, str] | None = None, graph: bool = False,
+                 tensor_strategies: Mapping[str, str] | None = None, graph: bool | str = False,
                  allow_oversubscription: bool = False, backend_directory: str | None = None):
         request = _core._SessionRequest()
         request.engine = engine
@@ -137,7 +140,7 @@ class Session:
         request.batch = int(batch)
         request.shapes = {name: [int(d) for d in dims] for name, dims in (shapes or {}).items()}
         request.tensor_strategies = dict(tensor_strategies or {})
-        request.graph = graph
+        request.graph = ("on" if graph else "off") if isinstance(graph, bool) else str(graph)
         request.allow_oversubscription = allow_oversubscription
         request.backend_directory = backend_directory or ""
         self._core = _core._Session(request)
@@ -168,7 +171,7 @@ class Session:
 
     @property
     def graph(self) -> tuple[bool, str]:
-        """(whether requests run as a captured CUDA graph, why not when asked for and refused)."""
+        """(whether requests run as CUDA graphs, why not when asked for; under "auto" the figures)."""
         return self._core.graph_active, self._core.graph_reason
 
     def strategy_of(self, tensor: str) -> str:

@@ -43,7 +43,7 @@ struct session_request {
   std::int64_t batch = 16;
   std::map<std::string, std::vector<std::int64_t>> shapes;
   std::map<std::string, std::string> tensor_strategies;
-  bool graph = false;
+  std::string graph = "off";  // "off", "on" or "auto" (graph_mode::automatic)
   bool allow_oversubscription = false;
   std::string backend_directory;
 };
@@ -126,13 +126,20 @@ class python_slot {
   std::variant<filling_slot, pending_slot, completed_slot, std::monostate> state_;
 };
 
+graph_mode parse_graph_mode(const std::string& name) {
+  if (name == "off") return graph_mode::off;
+  if (name == "on") return graph_mode::on;
+  if (name == "auto") return graph_mode::automatic;
+  throw invalid_argument("graph must be False, True or \"auto\", not '" + name + "'");
+}
+
 class python_session {
  public:
   explicit python_session(const session_request& r) {
     session_options options;
     options.strategy = parse_strategy(r.strategy);
     options.inflight = r.inflight;
-    options.graph = r.graph ? graph_mode::on : graph_mode::off;
+    options.graph = parse_graph_mode(r.graph);
     options.managed_policy = r.allow_oversubscription ? oversubscription::allow : oversubscription::refuse;
     for (const auto& [tensor, strategy] : r.tensor_strategies)
       options.tensor_strategies.push_back({tensor, parse_strategy(strategy)});
@@ -181,7 +188,13 @@ class python_session {
   [[nodiscard]] int device() const { return session_->ordinal(); }
   [[nodiscard]] int slots_in_use() const { return session_->slots_in_use(); }
   [[nodiscard]] bool graph_active() const { return session_->graph().active; }
-  [[nodiscard]] std::string graph_reason() const { return session_->graph().reason; }
+  // Why not, when graphs were asked for and are not used; under "auto", the figures the choice
+  // rests on whichever way it went.
+  [[nodiscard]] std::string graph_reason() const {
+    const graph_status& g = session_->graph();
+    if (!g.reason.empty() || !g.measured) return g.reason;
+    return describe(*g.measured);
+  }
   void warmup(int rounds) {
     nb::gil_scoped_release unlocked;
     session_->warmup(rounds);

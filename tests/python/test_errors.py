@@ -50,13 +50,14 @@ def test_other_exceptions_keep_their_python_mapping():
     (lambda: ferry.Session("touch", tensor_strategies={"input": "nope"}), "unknown strategy 'nope'"),
     (lambda: ferry.Session("touch", size="12 parsecs"), "12 parsecs"),
     (lambda: ferry.Session("touch", inflight=0), "inflight must be at least 1"),
+    (lambda: ferry.Session("touch", graph="sometimes"), "graph must be False, True or \"auto\", not 'sometimes'"),
     (lambda: ferry.bench(engine="bogus"), "unknown workload"),
     (lambda: ferry.bench(engine="touch", inflight=0), "--inflight must be a count from 1 to 64"),
     (lambda: ferry.bench(engine="touch", objective="fastest"), "objective must be one of latency, throughput"),
     (lambda: ferry.bench(engine="touch", trials=5, max_trials=2), "--max-trials (2) must be at least --trials (5)"),
     (lambda: ferry.Buffer((0, 4)), "dims must be positive"),
     (lambda: ferry.Buffer((4,), dtype="complex1024"), "unknown dtype"),
-], ids=["engine", "strategy", "tensor-strategy", "size", "inflight", "bench-engine", "bench-inflight",
+], ids=["engine", "strategy", "tensor-strategy", "size", "inflight", "graph", "bench-engine", "bench-inflight",
         "bench-objective", "bench-trials", "buffer-shape", "buffer-dtype"])
 def test_bad_input_is_invalid_argument_before_any_gpu(call, words):
     with pytest.raises(ferry.InvalidArgumentError) as raised:

@@ -32,6 +32,19 @@ def test_touch_gives_its_results_under_every_strategy(strategy):
             np.testing.assert_array_equal(r.outputs["output"].numpy(), values * 2 + 1)
 
 
+def test_graphs_on_auto_are_measured_at_warmup_and_answers_stay_right():
+    session = ferry.Session("touch", strategy="pinned", inflight=2, size="64KB", graph="auto")
+    assert session.graph == (False, "")  # nothing captured before the first warm-up
+    session.warmup()
+    active, figures = session.graph
+    assert "us per request with CUDA graphs" in figures
+    assert figures.endswith("kept") == active, figures
+    with session.request() as r:
+        r.inputs["input"].numpy()[:] = 3.0
+        r.run()
+        assert np.all(r.outputs["output"].numpy() == 7.0)
+
+
 def test_views_say_what_memory_they_are():
     expected = {"pageable": "pageable", "pinned": "host", "mapped": "host", "managed": "managed", "device": "host"}
     for strategy, kind in expected.items():

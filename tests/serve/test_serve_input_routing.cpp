@@ -150,7 +150,7 @@ TEST(ServeShmRange, ChecksEveryRangeWithoutOverflow) {
   EXPECT_EQ(range.data(), memory.data + 100);
   EXPECT_EQ(range.size(), 24U);
   EXPECT_EQ(checked_range({"r", 1000, 0}, region, "input 'x'").size(), 0U);
-  for (const shm_ref bad :
+  for (const shm_ref& bad :
        {shm_ref{"r", 990, 11}, shm_ref{"r", 1001, 0}, shm_ref{"r", SIZE_MAX, 2}, shm_ref{"r", 2, SIZE_MAX}}) {
     try {
       (void)checked_range(bad, region, "output 'y'");

@@ -310,7 +310,7 @@ TEST(TorchBackendGraphs, ReplaysAnswerAsThePlainPathOnFreshDataEveryRequest) {
 // A zip archive that is not an AOTInductor package gets the loader's message, not a crash.
 TEST(TorchBackendFiles, CorruptPackageIsReportedByName) {
   const fs::path bad = fs::temp_directory_path() / "ferry-corrupt.pt2";
-  std::ofstream(bad, std::ios::binary) << std::string("PK\x03\x04 this is no package", 26);
+  std::ofstream(bad, std::ios::binary) << std::string("PK\x03\x04 this is no package");
   std::string skip;
   try {
     auto eng = load_or_skip(bad, skip);
