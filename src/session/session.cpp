@@ -248,8 +248,10 @@ void session::choose_graphs(int warmup_rounds, const input_data& bound_values, s
   for (double& us : without) us = run_round(bound_values, request);
   state_->graph = start_graphs(state_->slots);
   if (!state_->graph.active) return;  // refused or failed: the status says why, and nothing was timed
-  // The engine's own graphs are captured on these rounds; the session's own are warmed up by them.
-  for (int round = 0; round < std::max(warmup_rounds, 1); ++round) (void)run_round(bound_values, request);
+  // The engine's own graphs are captured on these rounds (an engine captures a key on its third
+  // run, after two plain ones: engines/graph_cache.hpp), so there are three at least; the
+  // session's own graphs are warmed up by them.
+  for (int round = 0; round < std::max(warmup_rounds, 3); ++round) (void)run_round(bound_values, request);
   if (!refresh_graph_status().active) return;
   for (double& us : with) us = run_round(bound_values, request);
   const graph_measurement measured = summarise_graph_trial(without, with, slots());
