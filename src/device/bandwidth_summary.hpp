@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/median.hpp"
+
 namespace ferry::device {
 
 struct bandwidth_summary {
@@ -13,11 +15,8 @@ struct bandwidth_summary {
 };
 
 // `gbps` must not be empty.
-[[nodiscard]] inline bandwidth_summary summarize_bandwidth(std::vector<double> gbps) {
-  std::sort(gbps.begin(), gbps.end());
-  const std::size_t n = gbps.size();
-  const double median = n % 2 == 1 ? gbps[n / 2] : (gbps[n / 2 - 1] + gbps[n / 2]) / 2.0;
-  return {median, gbps.back()};
+[[nodiscard]] inline bandwidth_summary summarize_bandwidth(const std::vector<double>& gbps) {
+  return {core::median(gbps), *std::max_element(gbps.begin(), gbps.end())};
 }
 
 }  // namespace ferry::device

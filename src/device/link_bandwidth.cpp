@@ -50,7 +50,7 @@ series_summary time_copies(copy_direction dir, void* host, void* device, std::si
     const double seconds = static_cast<double>(elapsed_ms(start, stop)) * 1e-3;
     gbps.push_back(static_cast<double>(bytes) / seconds / 1e9);
   }
-  return device::summarize_bandwidth(std::move(gbps));
+  return device::summarize_bandwidth(gbps);
 }
 
 }  // namespace

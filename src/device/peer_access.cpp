@@ -98,7 +98,7 @@ peer_bandwidth measure_peer_bandwidth_blocking(int from, int to, const peer_band
     const double seconds = static_cast<double>(elapsed_ms(start, stop)) * 1e-3;
     gbps.push_back(static_cast<double>(bytes) / seconds / 1e9);
   }
-  const auto summary = device::summarize_bandwidth(std::move(gbps));
+  const auto summary = device::summarize_bandwidth(gbps);
   return {summary.median_gbps, summary.best_gbps, bytes, options.repetitions};
 }
 

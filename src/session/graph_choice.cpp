@@ -3,22 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <vector>
 
+#include "core/median.hpp"
 #include "ferry/core/error.hpp"
 
 namespace ferry {
-namespace {
-
-double median(std::span<const double> values) {
-  std::vector<double> v(values.begin(), values.end());
-  const auto middle = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), middle, v.end());
-  if (v.size() % 2 == 1) return *middle;
-  return (*middle + *std::max_element(v.begin(), middle)) / 2;
-}
-
-}  // namespace
 
 graph_measurement summarise_graph_trial(std::span<const double> rounds_without_us,
                                         std::span<const double> rounds_with_us, int slots) {
@@ -26,8 +15,8 @@ graph_measurement summarise_graph_trial(std::span<const double> rounds_without_u
     throw invalid_argument("a graph trial needs at least one timed round with graphs and one without");
   if (slots < 1)
     throw invalid_argument("a graph trial's rounds hold at least one request (slots " + std::to_string(slots) + ")");
-  return {.without_us = median(rounds_without_us) / slots,
-          .with_us = median(rounds_with_us) / slots,
+  return {.without_us = core::median(rounds_without_us) / slots,
+          .with_us = core::median(rounds_with_us) / slots,
           .rounds = static_cast<int>(std::min(rounds_without_us.size(), rounds_with_us.size())),
           .slots = slots};
 }

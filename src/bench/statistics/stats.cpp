@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/median.hpp"
+
 namespace ferry::bench {
 
 double percentile_of_sorted(std::span<const double> sorted, double fraction) noexcept {
@@ -20,18 +22,7 @@ double percentile_of_sorted(std::span<const double> sorted, double fraction) noe
   return sorted[lower] + weight * (sorted[upper] - sorted[lower]);
 }
 
-double median_of(std::span<const double> samples) {
-  if (samples.empty()) return 0;
-  // nth_element on a copy instead of a full sort: the stopping rule calls this every iteration.
-  std::vector<double> copy(samples.begin(), samples.end());
-  const std::size_t mid = copy.size() / 2;
-  std::nth_element(copy.begin(), copy.begin() + static_cast<std::ptrdiff_t>(mid), copy.end());
-  const double upper = copy[mid];
-  if (copy.size() % 2 == 1) return upper;
-  // Even count: everything left of mid is <= copy[mid]; the largest of those is the other middle.
-  const double lower = *std::max_element(copy.begin(), copy.begin() + static_cast<std::ptrdiff_t>(mid));
-  return lower + 0.5 * (upper - lower);
-}
+double median_of(std::span<const double> samples) { return core::median(samples); }
 
 double percentile_rank(std::span<const double> samples, double value) noexcept {
   if (samples.empty()) return 0;
