@@ -39,7 +39,7 @@ struct graph_measurement {
 [[nodiscard]] bool graphs_pay(const graph_measurement& m) noexcept;
 
 // "measured 812 us per request with CUDA graphs, 1650 us without (median of 15 rounds of 4
-// requests): kept" or "...: not faster by 2%, not used".
+// request(s) in flight): kept", or "...: not faster by 2%, not used".
 [[nodiscard]] std::string describe(const graph_measurement& m);
 
 }  // namespace ferry
