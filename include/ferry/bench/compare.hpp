@@ -50,10 +50,11 @@ struct figure_comparison {
   double b = 0;
   double noise_a = 0;  // relative: each figure's judged noise
   double noise_b = 0;
-  bool between_trials = false;              // either noise is its trials' spread (the threshold uses t for their count)
-  double change = 0;                        // b / a - 1
-  double threshold = 0;                     // |change| beyond this is a difference
-  cell_change verdict = cell_change::same;  // same, better or worse
+  bool between_trials = false;  // either noise is its trials' spread (the threshold uses t for their count)
+  double change = 0;            // b / a - 1
+  double threshold = 0;         // |change| beyond this is a difference
+  // same, better or worse; a cell's (cell_comparison) is also only_in_a, only_in_b or not_measured
+  cell_change verdict = cell_change::same;
 };
 
 // The figures a cell is judged on: `--on` of `ferry bench compare`.
@@ -67,17 +68,12 @@ enum class judged_figure {
 // "end-to-end", "gpu" or "both"; nullopt for anything else.
 [[nodiscard]] std::optional<judged_figure> parse_judged_figure(std::string_view text) noexcept;
 
-struct cell_comparison {
+// A cell of both reports: its end-to-end figure (the fields of figure_comparison: the median
+// latency or the rate) and what else the judgement of it rests on.
+struct cell_comparison : figure_comparison {
   std::string label;  // "reduce / 18.1 MB / pinned"
   std::size_t input_bytes = 0;
-  std::string metric;  // "median µs" or "req/s"
-  double a = 0;
-  double b = 0;
-  double noise_a = 0;  // relative: each figure's judged noise
-  double noise_b = 0;
-  bool between_trials = false;   // either noise is its trials' spread (the threshold uses t for their count)
-  double change = 0;             // b / a - 1
-  double threshold = 0;          // |change| beyond this is a difference
+  std::string metric;            // "median µs" or "req/s"
   bool noise_estimated = false;  // at least one report had no noise figure for this cell
   // B's host probe over A's (1.4: the host CPU took 1.4x as long for the same work in B's cell);
   // 0 where a report has no probe. A difference with a host ratio far from 1 may be the host's.
@@ -86,7 +82,6 @@ struct cell_comparison {
   // B's host memory bandwidth over A's (0.8: B's host copied memory at 80% of A's rate); 0 where a
   // report has no memory-copy probe. Large host-path cells move with it.
   double host_copy_ratio = 0;
-  cell_change verdict = cell_change::same;  // end to end (the figures above)
   // The GPU's time per request, judged with its own noise; nullopt where either report has no GPU
   // figure for the cell (written before it was recorded): gpu_note says which, and the cell is
   // judged end to end only.

@@ -40,23 +40,28 @@ cell_change judge(double change, double threshold, bool higher_is_better) {
 
 bool has_gpu_figure(const strategy_result& r) { return r.gpu_us.count > 0 && r.gpu_us.median > 0; }
 
+// One figure of both reports judged against both noises: a change beyond the threshold the two
+// noises make is better or worse.
+figure_comparison judge_figure(double a, double b, const noise_estimate& na, const noise_estimate& nb,
+                               bool higher_is_better) {
+  figure_comparison f;
+  f.a = a;
+  f.b = b;
+  f.noise_a = na.relative;
+  f.noise_b = nb.relative;
+  f.between_trials = !std::isinf(na.dof) || !std::isinf(nb.dof);
+  f.change = a > 0 ? b / a - 1 : 0;
+  f.threshold = difference_threshold(na, nb);
+  f.verdict = judge(f.change, f.threshold, higher_is_better);
+  return f;
+}
+
 // The GPU's time per request, with its own judged noise (1, unknown, for a single sample).
 figure_comparison compare_gpu(const strategy_result& a, const strategy_result& b) {
   const auto noise = [](const strategy_result& r) {
     return r.gpu_us.count < 2 ? noise_estimate{.relative = 1.0} : judged_gpu_noise(r);
   };
-  figure_comparison g;
-  g.a = a.gpu_us.median;
-  g.b = b.gpu_us.median;
-  const noise_estimate na = noise(a);
-  const noise_estimate nb = noise(b);
-  g.noise_a = na.relative;
-  g.noise_b = nb.relative;
-  g.between_trials = !std::isinf(na.dof) || !std::isinf(nb.dof);
-  g.change = g.b / g.a - 1;
-  g.threshold = difference_threshold(na, nb);
-  g.verdict = judge(g.change, g.threshold, false);
-  return g;
+  return judge_figure(a.gpu_us.median, b.gpu_us.median, noise(a), noise(b), false);
 }
 
 cell_comparison compare_cell(const strategy_result& a, const strategy_result& b, bool throughput) {
@@ -68,19 +73,14 @@ cell_comparison compare_cell(const strategy_result& a, const strategy_result& b,
     c.verdict = cell_change::not_measured;
     return c;
   }
-  c.a = throughput ? a.throughput_per_s : a.latency_us.median;
-  c.b = throughput ? b.throughput_per_s : b.latency_us.median;
   const noise_estimate na = noise_of(a, throughput, c.noise_estimated);
   const noise_estimate nb = noise_of(b, throughput, c.noise_estimated);
-  c.noise_a = na.relative;
-  c.noise_b = nb.relative;
-  c.between_trials = !std::isinf(na.dof) || !std::isinf(nb.dof);
-  c.change = c.a > 0 ? c.b / c.a - 1 : 0;
-  c.threshold = difference_threshold(na, nb);
+  static_cast<figure_comparison&>(c) =
+      judge_figure(throughput ? a.throughput_per_s : a.latency_us.median,
+                   throughput ? b.throughput_per_s : b.latency_us.median, na, nb, throughput);
   if (a.host_probe_us > 0 && b.host_probe_us > 0) c.host_ratio = b.host_probe_us / a.host_probe_us;
   if (a.cuda_probe_us > 0 && b.cuda_probe_us > 0) c.cuda_ratio = b.cuda_probe_us / a.cuda_probe_us;
   if (a.host_copy_gbps > 0 && b.host_copy_gbps > 0) c.host_copy_ratio = b.host_copy_gbps / a.host_copy_gbps;
-  c.verdict = judge(c.change, c.threshold, throughput);
   if (has_gpu_figure(a) && has_gpu_figure(b))
     c.gpu = compare_gpu(a, b);
   else
