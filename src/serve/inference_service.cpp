@@ -91,6 +91,20 @@ void inference_service::unload_model(std::string_view name) {
   repository_.unload(name);
 }
 
+shm_registry& inference_service::allowed_system_shm() const {
+  if (system_shm_ == nullptr)
+    throw request_error(error_status::forbidden,
+                        "system shared memory is not allowed on this server (start it with --allow-client-shm)");
+  return *system_shm_;
+}
+
+cuda_shm_registry& inference_service::allowed_cuda_shm() const {
+  if (cuda_shm_ == nullptr)
+    throw request_error(error_status::forbidden,
+                        "CUDA shared memory is not allowed on this server (start it with --allow-client-shm)");
+  return *cuda_shm_;
+}
+
 void inference_service::infer(infer_request request, infer_callback done) {
   const auto found = find_ready(request.model, request.version);
   const served_model& model = *found;

@@ -72,6 +72,10 @@ class inference_service {
   [[nodiscard]] model_repository& repository() noexcept { return repository_; }
   [[nodiscard]] shm_registry* system_shm() const noexcept { return system_shm_; }
   [[nodiscard]] cuda_shm_registry* cuda_shm() const noexcept { return cuda_shm_; }
+  // The registries for the shared-memory control calls of both protocols; request_error(forbidden)
+  // naming --allow-client-shm where this server does not allow client shared memory.
+  [[nodiscard]] shm_registry& allowed_system_shm() const;
+  [[nodiscard]] cuda_shm_registry& allowed_cuda_shm() const;
 
  private:
   model_repository& repository_;

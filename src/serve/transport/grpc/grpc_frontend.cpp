@@ -353,20 +353,6 @@ class grpc_core final : public grpc::CallbackGenericService {
   void add_methods();
   void add_shared_memory_methods();
 
-  shm_registry& system_shm() const {
-    if (service_.system_shm() == nullptr)
-      throw request_error(error_status::forbidden,
-                          "system shared memory is not allowed on this server (start it with --allow-client-shm)");
-    return *service_.system_shm();
-  }
-
-  cuda_shm_registry& cuda_shm() const {
-    if (service_.cuda_shm() == nullptr)
-      throw request_error(error_status::forbidden,
-                          "CUDA shared memory is not allowed on this server (start it with --allow-client-shm)");
-    return *service_.cuda_shm();
-  }
-
   inference_service& service_;
   work_pool pool_;
   std::unordered_map<std::string, method_handler> methods_;
@@ -512,7 +498,7 @@ void grpc_core::add_shared_memory_methods() {
   using namespace inference;
   pooled<SystemSharedMemoryStatusRequest, SystemSharedMemoryStatusResponse>(
       "SystemSharedMemoryStatus", [this](const auto& q, auto& r) {
-        for (const auto& region : system_shm().status(q.name())) {
+        for (const auto& region : service_.allowed_system_shm().status(q.name())) {
           auto& s = (*r.mutable_regions())[region.name];
           s.set_name(region.name);
           s.set_key(region.key);
@@ -522,7 +508,7 @@ void grpc_core::add_shared_memory_methods() {
       });
   pooled<SystemSharedMemoryRegisterRequest, SystemSharedMemoryRegisterResponse>(
       "SystemSharedMemoryRegister", [this](const auto& q, auto&, call& c) {
-        shm_registry& registry = system_shm();
+        shm_registry& registry = service_.allowed_system_shm();
         const std::string peer = c.peer();
         const auto endpoint = parse_grpc_peer(peer, port_.load());
         const shm_client client{peer, endpoint ? local_peer_uid(*endpoint) : std::nullopt};
@@ -531,13 +517,13 @@ void grpc_core::add_shared_memory_methods() {
   pooled<SystemSharedMemoryUnregisterRequest, SystemSharedMemoryUnregisterResponse>(
       "SystemSharedMemoryUnregister", [this](const auto& q, auto&) {
         if (q.name().empty())
-          system_shm().unregister_all();
+          service_.allowed_system_shm().unregister_all();
         else
-          system_shm().unregister_region(q.name());
+          service_.allowed_system_shm().unregister_region(q.name());
       });
   pooled<CudaSharedMemoryStatusRequest, CudaSharedMemoryStatusResponse>(
       "CudaSharedMemoryStatus", [this](const auto& q, auto& r) {
-        for (const auto& region : cuda_shm().status(q.name())) {
+        for (const auto& region : service_.allowed_cuda_shm().status(q.name())) {
           auto& s = (*r.mutable_regions())[region.name];
           s.set_name(region.name);
           s.set_device_id(static_cast<std::uint64_t>(region.device_id));
@@ -546,14 +532,14 @@ void grpc_core::add_shared_memory_methods() {
       });
   pooled<CudaSharedMemoryRegisterRequest, CudaSharedMemoryRegisterResponse>(
       "CudaSharedMemoryRegister", [this](const auto& q, auto&) {
-        cuda_shm().register_region(q.name(), q.raw_handle(), q.device_id(), q.byte_size());
+        service_.allowed_cuda_shm().register_region(q.name(), q.raw_handle(), q.device_id(), q.byte_size());
       });
   pooled<CudaSharedMemoryUnregisterRequest, CudaSharedMemoryUnregisterResponse>(
       "CudaSharedMemoryUnregister", [this](const auto& q, auto&) {
         if (q.name().empty())
-          cuda_shm().unregister_all();
+          service_.allowed_cuda_shm().unregister_all();
         else
-          cuda_shm().unregister_region(q.name());
+          service_.allowed_cuda_shm().unregister_region(q.name());
       });
 }
 

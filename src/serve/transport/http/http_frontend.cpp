@@ -539,20 +539,6 @@ struct http_frontend::state {
     add_shm_routes();
   }
 
-  shm_registry& system_shm() const {
-    if (service.system_shm() == nullptr)
-      throw request_error(error_status::forbidden,
-                          "system shared memory is not allowed on this server (start it with --allow-client-shm)");
-    return *service.system_shm();
-  }
-
-  cuda_shm_registry& cuda_shm() const {
-    if (service.cuda_shm() == nullptr)
-      throw request_error(error_status::forbidden,
-                          "CUDA shared memory is not allowed on this server (start it with --allow-client-shm)");
-    return *service.cuda_shm();
-  }
-
   void add_cuda_shm_routes() {
     const auto status = [](const std::vector<cuda_shm_region_status>& regions) {
       json list = json::array();
@@ -560,16 +546,17 @@ struct http_frontend::state {
         list.push_back({{"name", r.name}, {"device_id", r.device_id}, {"byte_size", r.byte_size}});
       return list;
     };
-    get("/v2/cudasharedmemory/status",
-        guarded([this, status](const auto&, auto& res) { send_json(res, status(cuda_shm().status())); }),
+    get("/v2/cudasharedmemory/status", guarded([this, status](const auto&, auto& res) {
+          send_json(res, status(service.allowed_cuda_shm().status()));
+        }),
         route_kind::pooled);
     get("/v2/cudasharedmemory/region/{}/status", guarded([this, status](const route_request& req, auto& res) {
-          send_json(res, status(cuda_shm().status(req.captures[0])));
+          send_json(res, status(service.allowed_cuda_shm().status(req.captures[0])));
         }),
         route_kind::pooled);
     post(
         "/v2/cudasharedmemory/region/{}/register", guarded([this](const route_request& req, auto& res) {
-          cuda_shm_registry& registry = cuda_shm();
+          cuda_shm_registry& registry = service.allowed_cuda_shm();
           const json body = parse_json_body(req);
           const auto handle = body.find("raw_handle");
           if (handle == body.end() || !handle->is_object() || !handle->contains("b64") || !(*handle)["b64"].is_string())
@@ -585,25 +572,26 @@ struct http_frontend::state {
           res.status = 200;
         }));
     post("/v2/cudasharedmemory/region/{}/unregister", guarded([this](const route_request& req, auto& res) {
-           cuda_shm().unregister_region(req.captures[0]);
+           service.allowed_cuda_shm().unregister_region(req.captures[0]);
            res.status = 200;
          }));
     post("/v2/cudasharedmemory/unregister", guarded([this](const auto&, auto& res) {
-           cuda_shm().unregister_all();
+           service.allowed_cuda_shm().unregister_all();
            res.status = 200;
          }));
   }
 
   void add_shm_routes() {
-    get("/v2/systemsharedmemory/status",
-        guarded([this](const auto&, auto& res) { send_json(res, shm_status_json(system_shm().status())); }),
+    get("/v2/systemsharedmemory/status", guarded([this](const auto&, auto& res) {
+          send_json(res, shm_status_json(service.allowed_system_shm().status()));
+        }),
         route_kind::pooled);
     get("/v2/systemsharedmemory/region/{}/status", guarded([this](const route_request& req, auto& res) {
-          send_json(res, shm_status_json(system_shm().status(req.captures[0])));
+          send_json(res, shm_status_json(service.allowed_system_shm().status(req.captures[0])));
         }),
         route_kind::pooled);
     post("/v2/systemsharedmemory/region/{}/register", guarded([this](const route_request& req, auto& res) {
-           shm_registry& registry = system_shm();
+           shm_registry& registry = service.allowed_system_shm();
            const json body = parse_json_body(req);
            const auto key = body.find("key");
            const auto byte_size = body.find("byte_size");
@@ -622,11 +610,11 @@ struct http_frontend::state {
            res.status = 200;
          }));
     post("/v2/systemsharedmemory/region/{}/unregister", guarded([this](const route_request& req, auto& res) {
-           system_shm().unregister_region(req.captures[0]);
+           service.allowed_system_shm().unregister_region(req.captures[0]);
            res.status = 200;
          }));
     post("/v2/systemsharedmemory/unregister", guarded([this](const auto&, auto& res) {
-           system_shm().unregister_all();
+           service.allowed_system_shm().unregister_all();
            res.status = 200;
          }));
     add_cuda_shm_routes();
