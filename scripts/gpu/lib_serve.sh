@@ -56,13 +56,26 @@ perf_analyzer_ready() {
 }
 # run_pa FILE_STEM TIMEOUT ARGS...: one perf_analyzer measurement (FILE_STEM.csv and .txt), its
 # summary line printed; a measurement that does not settle is a result, not a failure of the set.
+# A measurement that found no request wholly inside its 1 s window ("No valid requests recorded")
+# is run once more with a 4 s window, its first attempt kept as FILE_STEM.first.txt.
 run_pa() {
   local stem=$1 limit=$2 rc=0
   shift 2
-  LD_LIBRARY_PATH=$pa_libs:${HOST_LD_LIBRARY_PATH:-} timeout "$limit" "$pa" --measurement-interval 1000 \
-    --max-trials 4 --stability-percentage 20 -f "$stem.csv" "$@" > "$stem.txt" 2>&1 || rc=$?
+  pa_once "$stem" "$limit" 1000 "$@" || rc=$?
+  if ((rc != 0)) && grep -q "No valid requests recorded" "$stem.txt"; then
+    mv "$stem.txt" "$stem.first.txt"
+    rc=0
+    pa_once "$stem" "$limit" 4000 "$@" || rc=$?
+  fi
   echo "rc=$rc" >> "$stem.txt"
   echo "$(basename "$stem"): $(grep -E "Throughput|p99 latency|Avg latency|rc=" "$stem.txt" | tr '\n' ' ')"
+}
+# pa_once FILE_STEM TIMEOUT WINDOW_MS ARGS...: one perf_analyzer run into FILE_STEM.txt and .csv.
+pa_once() {
+  local stem=$1 limit=$2 window=$3
+  shift 3
+  LD_LIBRARY_PATH=$pa_libs:${HOST_LD_LIBRARY_PATH:-} timeout "$limit" "$pa" --measurement-interval "$window" \
+    --max-trials 4 --stability-percentage 20 -f "$stem.csv" "$@" > "$stem.txt" 2>&1
 }
 
 server_pid=

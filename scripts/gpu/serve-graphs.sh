@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # serve-graphs (scripts/gpu_host.sh OUTDIR serve-graphs): ResNet-50 and MobileNetV3-small (fp16, batch 16) served
-# with "graph": true (the torch backend's own CUDA graphs) and without, pinned, 4 slots: perf_analyzer at 16
-# clients over CUDA and system shared memory (gRPC), with the server's stages per request. Writes
-# OUTDIR/serve-graphs/summary.txt.
+# with "graph": true (the torch backend's own CUDA graphs), "auto" (graphs where the warm-up measures them
+# faster) and without, pinned, 4 slots: perf_analyzer at 16 clients over CUDA and system shared memory
+# (gRPC), with the server's stages per request and each model's metadata (its platform says what
+# became of its graphs, with the warm-up's figures under "auto"). Writes OUTDIR/serve-graphs/summary.txt.
 # gpu-set: needs-torch
 set -euo pipefail
 out=${1:?usage: scripts/gpu/SET.sh OUTDIR (run by scripts/gpu_host.sh)}
@@ -17,8 +18,8 @@ serve_python_ready
 perf_analyzer_ready || exit 1
 for model in resnet50 mobilenet-v3-small; do
   [[ -e models/$model.pt2 ]] || continue
-  for graph in false true; do
-    name=${model//-/_}_graph_$graph
+  for graph in false true '"auto"'; do
+    name=${model//-/_}_graph_${graph//\"/}
     mkdir -p "$here/models/$name"
     echo "{\"engine\": \"torch:$PWD/models/$model.pt2\", \"strategy\": \"pinned\", \"inflight\": 4, \"max_batch\": 16,
       \"graph\": $graph}" > "$here/models/$name/config.json"
@@ -34,6 +35,7 @@ for folder in "$here"/models/*/; do
       --concurrency-range 16:16 --shared-memory "$shm" --output-shared-memory-size 64000)" | tee -a "$here/summary.txt"
   done
   curl -s "127.0.0.1:$http_port/v2/models/$model/stats" > "$here/$model-stats.json" || true
+  curl -s "127.0.0.1:$http_port/v2/models/$model" > "$here/$model-metadata.json" || true
 done
 stop_server
 cp "$out/serve.log" "$here/serve.log"

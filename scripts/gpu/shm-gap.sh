@@ -2,7 +2,7 @@
 # shm-gap (scripts/gpu_host.sh OUTDIR shm-gap): system against CUDA shared memory through `ferry serve`, to find
 # where a system-shm request's time goes. perf_analyzer at 16 clients, batch 16, gRPC, for ResNet-50 and
 # MobileNetV3-small (torch plugin, fp16, pinned, 2 slots) and for touch at 4.8 MB (no framework), each over CUDA
-# and system shared memory, under jemalloc (serve's choice) and glibc; the server's statistics (compute_input /
+# and system shared memory, under jemalloc (serve's choice) and glibc (SHM_GAP_ALLOCATORS: some of them); the server's statistics (compute_input /
 # infer / output per request) before and after each run (SHM_GAP_MAPPED=1: touch under mapped too). Writes
 # OUTDIR/shm-gap/summary.txt, and fails when a torch model over system shared memory runs below 80% of its
 # CUDA-shm rate (touch is shown, not judged: over CUDA shared memory its 4.8 MB stay on the GPU, over system
@@ -33,7 +33,7 @@ fi
 
 # stats MODEL: the model's inference statistics, one JSON document.
 stats() { curl -s "127.0.0.1:$http_port/v2/models/$1/stats"; }
-for allocator in jemalloc glibc; do
+for allocator in ${SHM_GAP_ALLOCATORS:-jemalloc glibc}; do
   server_env=("FERRY_SERVE_MALLOC=$allocator")
   step "ferry serve ($allocator)"
   start_server "$here/models" || continue
