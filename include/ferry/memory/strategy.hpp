@@ -51,6 +51,10 @@ struct strategy_properties {
   bool uses_managed_memory;  // subject to the free-memory guard
   bool wraps_caller_memory;  // registered kinds: the caller may hand in its own memory
   std::string_view summary;
+  // Where the host's CPU does part of the transfer inside a request's GPU span (the time between
+  // its first and last CUDA event), how; empty where the span is the GPU's and its copy engines'
+  // alone. A figure of such a span moves with the host as end-to-end latency does.
+  std::string_view host_in_gpu_span = {};
 };
 
 [[nodiscard]] std::string_view to_string(strategy_kind k) noexcept;

@@ -392,6 +392,12 @@ void cell_trials::run_trial() {
   }
   outcome.record->started_seconds = started;
   trials_.push_back(std::move(*outcome.record));
+  if (delay_ && !floor_noted_) {
+    if (auto note = delay_->floor_note(); !note.empty()) {
+      result_.notes.push_back(std::move(note));
+      floor_noted_ = true;
+    }
+  }
   stop_text_ = stop->describe();
   decide();
 }

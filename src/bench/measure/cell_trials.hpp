@@ -53,6 +53,7 @@ class cell_trials final : public trial_cell {
   // --slowdown's GPU half, made at the first trial and kept for the rest (a shared_ptr: gpu_delay
   // is incomplete here).
   std::shared_ptr<gpu_delay> delay_;
+  bool floor_noted_ = false;  // the delay's floor_note is in the notes
 };
 
 }  // namespace ferry::bench

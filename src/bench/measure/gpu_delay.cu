@@ -1,11 +1,16 @@
 #include "bench/measure/gpu_delay.hpp"
 
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <cuda_runtime_api.h>
 
+#include "core/median.hpp"
 #include "ferry/core/error.hpp"
 
 namespace ferry::bench {
@@ -17,13 +22,47 @@ __device__ __forceinline__ std::uint64_t global_ns() {
   return t;
 }
 
-// One thread spins until the GPU's global timer has advanced by the length the host wrote last.
-__global__ void spin_kernel(const volatile std::int64_t* nanoseconds) {
-  const std::uint64_t began = global_ns();
-  const std::int64_t wait = *nanoseconds;
+__device__ __forceinline__ void spin_for(std::uint64_t began, std::int64_t wait) {
   if (wait <= 0) return;
   while (global_ns() - began < static_cast<std::uint64_t>(wait)) {
   }
+}
+
+// One thread spins until the GPU's global timer has advanced by the length the host wrote last.
+__global__ void spin_kernel(const volatile std::int64_t* nanoseconds) {
+  const std::uint64_t began = global_ns();
+  spin_for(began, *nanoseconds);
+}
+
+// The same spin with its length given at launch, for measuring the kernel's own cost.
+__global__ void spin_kernel_for(std::int64_t nanoseconds) { spin_for(global_ns(), nanoseconds); }
+
+// What the spin kernel appended after other work costs that work's span when it does not spin, in
+// µs: the median difference between [20 µs spin] and [20 µs spin, spin_kernel reading `zero`]
+// timed by events, interleaved, so the appended kernel is queued behind running work as it is
+// behind an engine's and reads its length from host memory as it does there (that read crosses
+// the link: part of the cost).
+double appended_kernel_us(const volatile std::int64_t* zero) {
+  const stream s;
+  event began(event_timing::enabled);
+  event ended(event_timing::enabled);
+  const auto span_ms = [&](int appended) {
+    began.record(s);
+    spin_kernel_for<<<1, 1, 0, s.get()>>>(20'000);
+    for (int i = 0; i < appended; ++i) spin_kernel<<<1, 1, 0, s.get()>>>(zero);
+    FERRY_CUDA_CHECK_LAUNCH();
+    ended.record(s);
+    ended.synchronize_blocking();
+    return static_cast<double>(elapsed_ms(began, ended));
+  };
+  std::vector<double> alone;
+  std::vector<double> with_one;
+  span_ms(1);  // the first launch loads the kernels
+  for (int i = 0; i < 31; ++i) {
+    alone.push_back(span_ms(0));
+    with_one.push_back(span_ms(1));
+  }
+  return std::max(0.0, (core::median(with_one) - core::median(alone)) * 1e3);
 }
 
 class delayed_context final : public engine_context {
@@ -75,6 +114,7 @@ gpu_delay::gpu_delay(double fraction) : fraction_(fraction) {
   FERRY_CUDA_TRY(cudaHostAlloc(&p, sizeof(std::int64_t), cudaHostAllocMapped | cudaHostAllocPortable));
   nanoseconds_ = static_cast<volatile std::int64_t*>(p);
   *nanoseconds_ = 0;
+  kernel_cost_us_ = appended_kernel_us(nanoseconds_);  // 0 until the first span is observed
 }
 
 gpu_delay::~gpu_delay() {
@@ -90,16 +130,31 @@ void gpu_delay::enqueue(stream_ref stream) const {
 void gpu_delay::observe(double gpu_span_us) {
   std::lock_guard lock(mutex_);
   // The delay in this span is (about) the one set now: the length changes slowly.
-  const double undelayed = gpu_span_us - static_cast<double>(*nanoseconds_) * 1e-3;
+  const double undelayed = gpu_span_us - (static_cast<double>(*nanoseconds_) * 1e-3 + kernel_cost_us_);
   if (!(undelayed > 0)) return;
-  // An average over the last ~16 requests: one slow request moves the delay little.
-  undelayed_us_ = undelayed_us_ == 0 ? undelayed : undelayed_us_ + (undelayed - undelayed_us_) / 16;
-  *nanoseconds_ = static_cast<std::int64_t>(fraction_ * undelayed_us_ * 1e3);
+  // The median of the last spans: one slow request, or a first one that found the GPU cold, moves
+  // the delay little (an average seeded by the first span drifted to +7% or +10% of a 10% asked).
+  recent_[observed_++ % recent_.size()] = undelayed;
+  undelayed_us_ = core::median(std::span<const double>(recent_.data(), std::min(observed_, recent_.size())));
+  // The kernel's own cost is part of the delay: it spins for the rest.
+  *nanoseconds_ = static_cast<std::int64_t>(std::max(0.0, fraction_ * undelayed_us_ - kernel_cost_us_) * 1e3);
 }
 
 double gpu_delay::delay_us() const {
   std::lock_guard lock(mutex_);
-  return static_cast<double>(*nanoseconds_) * 1e-3;
+  return static_cast<double>(*nanoseconds_) * 1e-3 + kernel_cost_us_;
+}
+
+std::string gpu_delay::floor_note() const {
+  std::lock_guard lock(mutex_);
+  if (undelayed_us_ <= 0 || fraction_ * undelayed_us_ >= kernel_cost_us_) return {};
+  // snprintf, not fmt: fmt's headers do not compile under nvcc.
+  std::array<char, 256> text{};
+  std::snprintf(text.data(), text.size(),
+                "the spin kernel's own cost (%.1f µs) is more than %g%% of this cell's GPU time (%.1f µs): its "
+                "requests were slowed by %.0f%% on the GPU, not by the fraction asked",
+                kernel_cost_us_, 100 * fraction_, undelayed_us_, 100 * kernel_cost_us_ / undelayed_us_);
+  return text.data();
 }
 
 std::unique_ptr<engine> delayed(engine& inner, gpu_delay& delay) {
