@@ -49,10 +49,20 @@ class BothFigures(unittest.TestCase):
         self.assertIn("A/A A1 vs A2: 1 of 2 cells called different end to end, 0 of 2 on the GPU", text)
         self.assertIn("false difference rate (A/A, every cell), end to end: 1 of 2 = 50.0%; on the GPU: 0 of 2 = 0.0%",
                       text)
-        self.assertIn("A/B A1 vs B1 (expected: worse), cells of 16 MB and up: 2 of 2 found on the GPU, "
-                      "1 of 2 end to end", text)
+        self.assertIn("A/B A1 vs B1 (expected: worse), cells of 16 MB and up: 2 of 2 found on the GPU where its "
+                      "figure is its own, 0 of 0 where the host takes part, 1 of 2 end to end", text)
         self.assertIn("true difference rate (A/B and B/A, 10%, cells of 16 MB and up), on the GPU: 2 of 2 = 100.0%; "
                       "end to end: 1 of 2 = 50.0%", text)
+
+    def test_cells_whose_gpu_figure_the_host_takes_part_in_are_counted_apart(self):
+        own = cell("reduce / 19 MB / pinned", BIG + 1, figure("same", 0.04, 0.2), figure("worse", 0.10))
+        hosted = cell("reduce / 19 MB / managed", BIG + 1, figure("same", 0.04, 0.2), figure("same", 0.10, 0.3))
+        hosted["gpu_host_part"] = "the GPU's page faults are serviced by the driver on the CPU"
+        text = summarise({("A1", "B1"): [own, hosted]}, ["A1", "B1"])
+        self.assertIn("1 of 1 found on the GPU where its figure is its own, 0 of 1 where the host takes part, "
+                      "0 of 2 end to end", text)
+        self.assertIn("on the GPU: 1 of 1 = 100.0%; end to end: 0 of 2 = 0.0%", text)
+        self.assertIn("beside it, on the GPU where the host takes part in the figure: 0 of 1 = 0.0%", text)
 
     def test_older_comparisons_count_end_to_end_only(self):
         old = [{"label": "reduce / 19 MB / pinned", "input_bytes": BIG + 1} | figure("worse", 0.10)]

@@ -87,11 +87,22 @@ struct cell_comparison : figure_comparison {
   // judged end to end only.
   std::optional<figure_comparison> gpu;
   std::string gpu_note;
+  // Where the host takes part in the GPU figure too, why: its strategy's transfer is partly the
+  // CPU's work inside the span (strategy_properties::host_in_gpu_span), or the span is so short
+  // that the host's launches between its events are a large part of it (under
+  // launch_bound_gpu_span CUDA-call probes). Empty where the figure is the GPU's own, which the
+  // host cannot move.
+  std::string gpu_host_part;
 
   // Which figure moved beyond its noise: "end-to-end", "gpu", "both" or "neither" (also for
   // cells not measured in both).
   [[nodiscard]] std::string_view moved() const noexcept;
 };
+
+// A GPU span shorter than this many of the host's CUDA-call probes (eight event records and a
+// synchronize, ~5 µs on the H200 host) is mostly the host's launches: a device-resident 16 MB
+// request's 25 µs moved 6-17% between identical runs, a pinned one's 380 µs less than 1.5%.
+inline constexpr double launch_bound_gpu_span = 10;
 
 struct report_comparison {
   std::vector<cell_comparison> cells;  // A's order, then B's cells missing from A

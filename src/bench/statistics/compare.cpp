@@ -64,6 +64,22 @@ figure_comparison compare_gpu(const strategy_result& a, const strategy_result& b
   return judge_figure(a.gpu_us.median, b.gpu_us.median, noise(a), noise(b), false);
 }
 
+// Why the host takes part in both cells' GPU figure (see cell_comparison::gpu_host_part), or "".
+std::string host_part_of_gpu_figure(const strategy_result& a, const strategy_result& b) {
+  if (a.strategy) {
+    const std::string_view how = properties(*a.strategy).host_in_gpu_span;
+    if (!how.empty()) return std::string(how);
+  }
+  const double probe = std::max(a.cuda_probe_us, b.cuda_probe_us);
+  const double span = std::min(a.gpu_us.median, b.gpu_us.median);
+  if (probe > 0 && span < launch_bound_gpu_span * probe)
+    return fmt::format(
+        "a GPU span of {} is under {:g} of the host's CUDA-call probes ({}): the host's launches "
+        "are a large part of it",
+        cells::format_us(span), launch_bound_gpu_span, cells::format_us(probe));
+  return "";
+}
+
 cell_comparison compare_cell(const strategy_result& a, const strategy_result& b, bool throughput) {
   cell_comparison c;
   c.label = cells::result_label(a);
@@ -81,9 +97,10 @@ cell_comparison compare_cell(const strategy_result& a, const strategy_result& b,
   if (a.host_probe_us > 0 && b.host_probe_us > 0) c.host_ratio = b.host_probe_us / a.host_probe_us;
   if (a.cuda_probe_us > 0 && b.cuda_probe_us > 0) c.cuda_ratio = b.cuda_probe_us / a.cuda_probe_us;
   if (a.host_copy_gbps > 0 && b.host_copy_gbps > 0) c.host_copy_ratio = b.host_copy_gbps / a.host_copy_gbps;
-  if (has_gpu_figure(a) && has_gpu_figure(b))
+  if (has_gpu_figure(a) && has_gpu_figure(b)) {
     c.gpu = compare_gpu(a, b);
-  else
+    c.gpu_host_part = host_part_of_gpu_figure(a, b);
+  } else
     c.gpu_note = fmt::format("no GPU figure in {} (a report older than the figure): judged end to end only",
                              has_gpu_figure(a)   ? "B"
                              : has_gpu_figure(b) ? "A"
@@ -321,6 +338,7 @@ nlohmann::json to_json(const report_comparison& comparison) {
                      {"verdict", verdict_name(c.verdict)},
                      {"gpu", std::move(gpu)},
                      {"gpu_note", c.gpu_note},
+                     {"gpu_host_part", c.gpu_host_part},
                      {"moved", c.moved()}});
   }
   return {{"metric", comparison.metric},
@@ -357,6 +375,7 @@ std::string render_comparison(const report_comparison& comparison, const std::st
                      pad("B GPU µs", gpu_width, true), "threshold", pad("moved", moved_width), "verdict");
   bool estimated = false;
   std::size_t without_gpu = 0;
+  std::size_t host_part = 0;  // cells whose GPU figure the host takes part in
   std::size_t moved_end_to_end = 0, moved_gpu = 0, moved_both = 0;
   const auto figure = [&](double v, double noise, std::size_t w) {
     return pad(fmt::format("{} ±{:.1f}%", cells::format_us(v), 100 * noise), w, true);
@@ -384,11 +403,12 @@ std::string render_comparison(const report_comparison& comparison, const std::st
     } else {
       ++without_gpu;
     }
-    out += fmt::format("{}  {}  {}  {:>8.1f}%  {}  {}  {:>9}  {}  {}{}{}{}{}\n", pad(c.label, width),
+    host_part += c.gpu_host_part.empty() ? 0 : 1;
+    out += fmt::format("{}  {}  {}  {:>8.1f}%  {}  {}  {:>9}  {}  {}{}{}{}{}{}\n", pad(c.label, width),
                        figure(c.a, c.noise_a, figure_width), figure(c.b, c.noise_b, figure_width), 100 * c.threshold,
                        gpu_a, gpu_b, gpu_threshold, pad(std::string(moved), moved_width), verdict_text(c, throughput),
                        host_text(c), gpu_verdict, c.between_trials || (c.gpu && c.gpu->between_trials) ? " t" : "",
-                       c.noise_estimated ? " *" : "");
+                       c.gpu_host_part.empty() ? "" : " h", c.noise_estimated ? " *" : "");
   }
   out += fmt::format("\n{} of {} cells differ beyond their noise ({} measured in both).\n", comparison.differing,
                      comparison.cells.size(), comparison.compared);
@@ -406,8 +426,14 @@ std::string render_comparison(const report_comparison& comparison, const std::st
       "difference must exceed, Student's t at {:g}% one-sided times the two noises combined (t from the trials' "
       "count where their spread is the larger noise, marked t). End to end: {}, input written -> output readable; "
       "GPU: the GPU's time per request from CUDA events (copies in, engine, copies out), which the host's writes, "
-      "reads and wake-ups do not move.\n",
+      "reads and wake-ups do not move (except where marked h).\n",
       100 * difference_confidence, throughput ? "requests per second" : "the median latency");
+  if (host_part > 0)
+    out += fmt::format(
+        "h: the host takes part in this cell's GPU figure too ({} cell{}): pageable and staged copies and managed "
+        "pages are partly the CPU's work inside the span, and a span under {:g} of the host's CUDA-call probes is "
+        "mostly its launches; its GPU verdict moves with the host (--json: gpu_host_part says how).\n",
+        host_part, host_part == 1 ? "" : "s", launch_bound_gpu_span);
   if (estimated) out += "* noise estimated from the spread: that report has no noise figures\n";
   return out;
 }
