@@ -56,13 +56,15 @@ perf_analyzer_ready() {
 }
 # run_pa FILE_STEM TIMEOUT ARGS...: one perf_analyzer measurement (FILE_STEM.csv and .txt), its
 # summary line printed; a measurement that does not settle is a result, not a failure of the set.
-# A measurement that found no request wholly inside its 1 s window ("No valid requests recorded")
-# is run once more with a 4 s window, its first attempt kept as FILE_STEM.first.txt.
+# A measurement that found no request wholly inside its 1 s window ("No valid requests recorded"),
+# or no two of its four windows within 20% of each other ("Failed to obtain stable measurement": a
+# launch-bound model's rate moves that much from second to second), is run once more with 4 s
+# windows, its first attempt kept as FILE_STEM.first.txt.
 run_pa() {
   local stem=$1 limit=$2 rc=0
   shift 2
   pa_once "$stem" "$limit" 1000 "$@" || rc=$?
-  if ((rc != 0)) && grep -q "No valid requests recorded" "$stem.txt"; then
+  if ((rc != 0)) && grep -qE "No valid requests recorded|Failed to obtain stable measurement" "$stem.txt"; then
     mv "$stem.txt" "$stem.first.txt"
     rc=0
     pa_once "$stem" "$limit" 4000 "$@" || rc=$?
