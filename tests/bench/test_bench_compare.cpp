@@ -514,7 +514,8 @@ namespace {
 // A host-path cell of 16 MB and up as the H200 host measured it: its end-to-end level wanders by
 // `host_drift` from trial to trial and by `run_offset` for the whole run (the host's memory
 // system in that VM, which no trial of the run can see), while its GPU time (copies and kernel,
-// 45% of the latency) wanders by 0.1% and spreads by 0.3% per request.
+// 45% of the latency) wanders by 0.1% and spreads by 0.3% per request: a pinned cell, whose GPU
+// span is DMA alone (a pageable one's GPU span holds the driver's CPU copies, and wanders too).
 struct host_path_cell {
   double level_us;
   double host_drift;
@@ -541,7 +542,7 @@ fb::strategy_result measure_host_path(const host_path_cell& cell, std::size_t in
                                             fb::judged_noise_of(trials, false));
     if (decision != fb::trials_decision::more) {
       fb::strategy_result r;
-      r.strategy = ferry::strategy_kind::pageable;
+      r.strategy = ferry::strategy_kind::pinned;
       r.engine = "reduce";
       r.input_bytes = (16u << 20) + index;
       return fb::assemble_result(trials, options, decision, "synthetic", std::move(r));
