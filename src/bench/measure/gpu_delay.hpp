@@ -48,15 +48,13 @@ class gpu_delay {
   // The delay each request has now (µs): the spin and the kernel's own cost.
   [[nodiscard]] double delay_us() const;
   [[nodiscard]] double fraction() const noexcept { return fraction_; }
-  // What one more kernel after the engine costs a request on its own (µs), measured at construction.
-  [[nodiscard]] double kernel_cost_us() const noexcept { return kernel_cost_us_; }
   // Where the delay asked was smaller than the kernel's own cost (the GPU time grew by more than
   // the fraction asked): a sentence saying by how much; otherwise empty.
   [[nodiscard]] std::string floor_note() const;
 
  private:
   double fraction_;
-  double kernel_cost_us_ = 0;
+  double kernel_cost_us_ = 0;  // what the kernel costs a request when it does not spin, measured once
   volatile std::int64_t* nanoseconds_ = nullptr;  // pinned and mapped: the host writes, the kernel reads
   mutable std::mutex mutex_;                      // client threads observe at once
   double undelayed_us_ = 0;                       // the median GPU span without the delay; 0: none yet
