@@ -31,7 +31,10 @@ namespace ferry::bench {
 // kernels on a stream, and its own run), which for a 20 µs request is more than a 10% delay. So
 // that cost is measured once (appended_kernel_us) and counted: it is part of the delay, the
 // kernel spins for the rest, and where the fraction asked is below it, the request is slowed by
-// that cost alone and floor_note() says so.
+// that cost alone and floor_note() says so. Where a span is mostly the host's launches (a device
+// cell of tens of µs; compare marks them), the GPU waits for the kernel's launch as for the
+// engine's, so the kernel costs what the host takes to launch it at that moment: there the delay
+// is only roughly the fraction asked.
 class gpu_delay {
  public:
   // Allocates the pinned length and measures the kernel's own cost on the current device (throws
