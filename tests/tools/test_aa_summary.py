@@ -64,6 +64,14 @@ class BothFigures(unittest.TestCase):
         self.assertIn("on the GPU: 1 of 1 = 100.0%; end to end: 0 of 2 = 0.0%", text)
         self.assertIn("beside it, on the GPU where the host takes part in the figure: 0 of 1 = 0.0%", text)
 
+    def test_a_a_on_the_gpu_is_also_given_over_the_cells_whose_figure_is_its_own(self):
+        own = cell("reduce / 19 MB / pinned", BIG + 1, figure("same", 0.01), figure("same", 0.01))
+        hosted = cell("reduce / 600 KB / mapped", 600_000, figure("worse", 0.08), figure("worse", 0.08))
+        hosted["gpu_host_part"] = "a GPU span of 22 µs is under 10 of the host's CUDA-call probes"
+        text = summarise({("A1", "A2"): [own, hosted]}, ["A1", "A2"])
+        self.assertIn("on the GPU: 1 of 2 = 50.0% (target: at most 5%)", text)
+        self.assertIn("on the GPU, over the cells whose figure is its own: 0 of 1 = 0.0%", text)
+
     def test_older_comparisons_count_end_to_end_only(self):
         old = [{"label": "reduce / 19 MB / pinned", "input_bytes": BIG + 1} | figure("worse", 0.10)]
         text = summarise({("A1", "B1"): old}, ["A1", "B1"])
