@@ -48,6 +48,35 @@ def rate(calls, total):
     return f"{calls} of {total} = {100 * calls / total:.1f}%" if total else "unknown (no cell with the figure)"
 
 
+def by_strategy(out, runs):
+    """The A/B comparisons' GPU figure of the cells of 16 MB and up, per strategy: its noise in
+    each run, how often the 10% was found, and how much slower B came out than its A neighbour."""
+    groups = {}
+    for x, y in zip(runs, runs[1:]):
+        if x[0] == y[0]:
+            continue
+        cells = load(out, x, y) or []
+        expected = "worse" if y.startswith("B") else "better"
+        for c in cells:
+            if c["input_bytes"] < BIG or not gpu_of(c):
+                continue
+            g = c["gpu"]
+            # B's time over A's, whichever of the two came first.
+            slower = g["change"] if y.startswith("B") else 1 / (1 + g["change"]) - 1
+            entry = groups.setdefault(c["label"].split(" / ")[-1], {"noise": [], "found": 0, "total": 0,
+                                                                    "slower": [], "own": own_gpu(c)})
+            entry["noise"] += [g["noise_a"], g["noise_b"]]
+            entry["found"] += g["verdict"] == expected
+            entry["total"] += 1
+            entry["slower"].append(slower)
+    if not groups:
+        return
+    print("A/B on the GPU, cells of 16 MB and up, by strategy (noise per run; found; B slower than A by):")
+    for strategy, e in groups.items():
+        print(f"  {strategy}{'' if e['own'] else ' (h)'}: {100 * min(e['noise']):.1f}-{100 * max(e['noise']):.1f}%; "
+              f"{e['found']} of {e['total']}; {100 * min(e['slower']):+.1f} to {100 * max(e['slower']):+.1f}%")
+
+
 def main(out):
     runs = (out / "aa-runs.txt").read_text().split()
     a_runs = [r for r in runs if r.startswith("A")]
@@ -114,6 +143,7 @@ def main(out):
               f"{rate(true_gpu, true_gpu_total)}; end to end: {rate(true_e2e, true_total)} (target: at least 95%)")
         if hosted_gpu_total:
             print(f"  beside it, on the GPU where the host takes part in the figure: {rate(hosted_gpu, hosted_gpu_total)}")
+    by_strategy(out, runs)
     if (false_total or true_total) and not (false_gpu_total or true_gpu_total):
         print("no comparison carries the GPU figure (reports written before it): end to end only")
     nearest.sort(key=lambda n: -n[0])

@@ -72,6 +72,15 @@ class BothFigures(unittest.TestCase):
         self.assertIn("on the GPU: 1 of 2 = 50.0% (target: at most 5%)", text)
         self.assertIn("on the GPU, over the cells whose figure is its own: 0 of 1 = 0.0%", text)
 
+    def test_each_strategy_says_its_noise_how_often_it_was_found_and_how_much_slower_b_came_out(self):
+        def pinned(verdict, change, noise):
+            g = figure(verdict, change) | {"noise_a": noise, "noise_b": 0.004}
+            return cell("reduce / 19 MB / pinned", BIG + 1, figure("same", change, 0.2), g)
+        # A1 -> B1 worse by 10%; B1 -> A2 better by 1/(1 + -0.0826) - 1 = +9.0% B over A, missed.
+        text = summarise({("A1", "B1"): [pinned("worse", 0.10, 0.01)], ("B1", "A2"): [pinned("same", -0.0826, 0.02)]},
+                         ["A1", "B1", "A2"])
+        self.assertIn("  pinned: 0.4-2.0%; 1 of 2; +9.0 to +10.0%", text)
+
     def test_older_comparisons_count_end_to_end_only(self):
         old = [{"label": "reduce / 19 MB / pinned", "input_bytes": BIG + 1} | figure("worse", 0.10)]
         text = summarise({("A1", "B1"): old}, ["A1", "B1"])
