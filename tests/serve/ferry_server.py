@@ -132,6 +132,17 @@ def thread_count(pid):
     return len(os.listdir(f"/proc/{pid}/task"))
 
 
+def open_sockets(pid):
+    """The sockets the process holds: its listeners, and the connections it has not yet seen close."""
+    count = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            count += os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:")
+        except OSError:
+            pass  # closed while listed
+    return count
+
+
 # Set by scripts/test_sanitized.sh: the server runs under a sanitizer, whose allocator pads and
 # quarantines memory (so memory bounds do not apply) and which makes everything several times
 # slower (so tests scale their work down).
