@@ -114,7 +114,8 @@ gpu_delay::gpu_delay(double fraction) : fraction_(fraction) {
   FERRY_CUDA_TRY(cudaHostAlloc(&p, sizeof(std::int64_t), cudaHostAllocMapped | cudaHostAllocPortable));
   nanoseconds_ = static_cast<volatile std::int64_t*>(p);
   *nanoseconds_ = 0;
-  kernel_cost_us_ = appended_kernel_us(nanoseconds_);  // 0 until the first span is observed
+  // The length stays 0 (no spin) until the first span is observed; the kernel costs this even so.
+  kernel_cost_us_ = appended_kernel_us(nanoseconds_);
 }
 
 gpu_delay::~gpu_delay() {
