@@ -14,5 +14,5 @@ grep "The C compiler identification" "$work.configure.log"
 # ferry exits 3 without a GPU; the list of backends is printed either way.
 listing=$("$ferry" info --backend-directory "$work" 2>/dev/null || true)
 echo "$listing" | grep "affine"
-echo "$listing" | grep -q "affine   1.0 (example, C) (API 2, also on the CPU), $work/libferry_backend_affine.so" || {
+echo "$listing" | grep -q "affine   1.0 (example, C) (API 3, also on the CPU), $work/libferry_backend_affine.so" || {
   echo "backend_standalone: ferry did not list the standalone build of the example backend"; exit 1; }

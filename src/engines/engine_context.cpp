@@ -73,6 +73,14 @@ void engine_context::enqueue(stream_ref stream) {
   do_enqueue(stream);
 }
 
+bool engine_context::reshape(std::span<const tensor_spec> concrete_io) {
+  bool same = concrete_io.size() == names_.size();
+  for (std::size_t i = 0; same && i < names_.size(); ++i) same = concrete_io[i].name == names_[i];
+  if (!same)
+    throw invalid_argument(engine_name_ + ": a reshape names other tensors than the context's " + quoted_list(names_));
+  return do_reshape(concrete_io);
+}
+
 std::optional<std::string> engine_context::use_own_graphs(int max_graphs) {
   if (max_graphs < 0)
     throw invalid_argument(engine_name_ + ": a context keeps at least 0 graphs of its own, not " +

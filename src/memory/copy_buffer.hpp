@@ -27,8 +27,8 @@ class copy_buffer {
 
   [[nodiscard]] std::span<std::byte> host() noexcept { return view_; }
   [[nodiscard]] void* device_address() const noexcept { return device_.get(); }
-  void to_device(stream_ref s);
-  void to_host(stream_ref s);
+  void to_device(stream_ref s, std::size_t bytes);
+  void to_host(stream_ref s, std::size_t bytes);
 
  private:
   host_memory host_;

@@ -1,6 +1,7 @@
 // io_buffer: picks the strategy's buffer type at run time and forwards to it.
 #include "ferry/memory/buffer.hpp"
 
+#include <string>
 #include <variant>
 
 #include "core/device_memory.hpp"
@@ -53,6 +54,12 @@ void require_available(strategy_kind strategy, const device_caps& caps) {
 
 void require_request(const buffer_request& request) {
   if (request.bytes == 0) throw invalid_argument("buffer request of 0 bytes");
+}
+
+void require_prefix(std::size_t bytes, std::size_t size) {
+  if (bytes > size)
+    throw invalid_argument("a transfer of " + std::to_string(bytes) + " bytes leaves the " + std::to_string(size) +
+                           "-byte buffer");
 }
 
 memory::managed_mode managed_mode_of(strategy_kind k) {
@@ -174,32 +181,42 @@ strategy_kind io_buffer::strategy() const noexcept { return impl_->strategy; }
 direction io_buffer::dir() const noexcept { return impl_->dir; }
 int io_buffer::device_ordinal() const noexcept { return impl_->ordinal; }
 
-void io_buffer::to_device(stream_ref stream) {
-  std::visit([stream](auto& b) { b.to_device(stream); }, impl_->body);
+void io_buffer::to_device(stream_ref stream) { to_device(stream, impl_->bytes); }
+void io_buffer::to_host(stream_ref stream) { to_host(stream, impl_->bytes); }
+
+void io_buffer::to_device(stream_ref stream, std::size_t bytes) {
+  require_prefix(bytes, impl_->bytes);
+  std::visit([stream, bytes](auto& b) { b.to_device(stream, bytes); }, impl_->body);
 }
-void io_buffer::to_host(stream_ref stream) {
-  std::visit([stream](auto& b) { b.to_host(stream); }, impl_->body);
+void io_buffer::to_host(stream_ref stream, std::size_t bytes) {
+  require_prefix(bytes, impl_->bytes);
+  std::visit([stream, bytes](auto& b) { b.to_host(stream, bytes); }, impl_->body);
 }
 
 void io_buffer::finish_to_host() {
   if (auto* staged = std::get_if<staged_buffer>(&impl_->body)) staged->finish_to_host();
 }
 
-void io_buffer::upload_blocking(stream_ref stream) {
+void io_buffer::upload_blocking(stream_ref stream) { upload_blocking(stream, impl_->bytes); }
+void io_buffer::download_blocking(stream_ref stream) { download_blocking(stream, impl_->bytes); }
+
+void io_buffer::upload_blocking(stream_ref stream, std::size_t bytes) {
+  require_prefix(bytes, impl_->bytes);
   const core::scoped_device on_device(impl_->ordinal);  // the copy runs on the buffer's own GPU
   if (auto* resident = std::get_if<resident_buffer>(&impl_->body))
-    resident->upload(stream);
+    resident->upload(stream, bytes);
   else
-    to_device(stream);
+    to_device(stream, bytes);
   stream.synchronize_blocking();
 }
 
-void io_buffer::download_blocking(stream_ref stream) {
+void io_buffer::download_blocking(stream_ref stream, std::size_t bytes) {
+  require_prefix(bytes, impl_->bytes);
   const core::scoped_device on_device(impl_->ordinal);
   if (auto* resident = std::get_if<resident_buffer>(&impl_->body))
-    resident->download(stream);
+    resident->download(stream, bytes);
   else
-    to_host(stream);
+    to_host(stream, bytes);
   stream.synchronize_blocking();
   finish_to_host();
 }

@@ -37,15 +37,15 @@ managed_buffer::managed_buffer(core::managed_memory memory, managed_mode mode, d
     advise_host_resident(memory_.get(), memory_.size(), ordinal_);
 }
 
-void managed_buffer::to_device(stream_ref s) {
+void managed_buffer::to_device(stream_ref s, std::size_t bytes) {
   if (mode_ != managed_mode::prefetch || !moves_in(dir_)) return;
-  prefetch_to_device(memory_.get(), memory_.size(), ordinal_, s);
+  prefetch_to_device(memory_.get(), bytes, ordinal_, s);
 }
 
-void managed_buffer::to_host(stream_ref s) {
+void managed_buffer::to_host(stream_ref s, std::size_t bytes) {
   // Only inout tensors come back by prefetch: outputs are already in host pages (see header).
   if (mode_ != managed_mode::prefetch || dir_ != direction::inout) return;
-  prefetch_to_host(memory_.get(), memory_.size(), s);
+  prefetch_to_host(memory_.get(), bytes, s);
 }
 
 }  // namespace ferry::memory

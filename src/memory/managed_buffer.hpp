@@ -32,9 +32,9 @@ class managed_buffer {
   [[nodiscard]] std::span<std::byte> host() noexcept { return memory_.span(); }
   [[nodiscard]] void* device_address() const noexcept { return memory_.get(); }
   // prefetch: moves input (and inout) pages to the device. Nothing for the other modes.
-  void to_device(stream_ref s);
+  void to_device(stream_ref s, std::size_t bytes);
   // prefetch: moves inout pages back to the CPU. Nothing for the other modes and directions.
-  void to_host(stream_ref s);
+  void to_host(stream_ref s, std::size_t bytes);
 
  private:
   core::managed_memory memory_;

@@ -16,14 +16,14 @@ class resident_buffer {
 
   [[nodiscard]] std::span<std::byte> host() noexcept { return shadow_.span(); }
   [[nodiscard]] void* device_address() const noexcept { return device_.get(); }
-  void to_device(stream_ref /*unused*/) noexcept {}
-  void to_host(stream_ref /*unused*/) noexcept {}
+  void to_device(stream_ref /*unused*/, std::size_t /*unused*/) noexcept {}
+  void to_host(stream_ref /*unused*/, std::size_t /*unused*/) noexcept {}
 
-  void upload(stream_ref s) {
-    FERRY_CUDA_TRY(cudaMemcpyAsync(device_.get(), shadow_.get(), shadow_.size(), cudaMemcpyHostToDevice, s.get()));
+  void upload(stream_ref s, std::size_t bytes) {
+    FERRY_CUDA_TRY(cudaMemcpyAsync(device_.get(), shadow_.get(), bytes, cudaMemcpyHostToDevice, s.get()));
   }
-  void download(stream_ref s) {
-    FERRY_CUDA_TRY(cudaMemcpyAsync(shadow_.get(), device_.get(), shadow_.size(), cudaMemcpyDeviceToHost, s.get()));
+  void download(stream_ref s, std::size_t bytes) {
+    FERRY_CUDA_TRY(cudaMemcpyAsync(shadow_.get(), device_.get(), bytes, cudaMemcpyDeviceToHost, s.get()));
   }
 
  private:

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "core/device_memory.hpp"
 #include "core/pageable_memory.hpp"
@@ -25,8 +26,8 @@ class staged_buffer {
 
   [[nodiscard]] std::span<std::byte> host() noexcept { return host_.span(); }
   [[nodiscard]] void* device_address() const noexcept { return device_.get(); }
-  void to_device(stream_ref s);
-  void to_host(stream_ref s);
+  void to_device(stream_ref s, std::size_t bytes);
+  void to_host(stream_ref s, std::size_t bytes);
   // After to_host's stream work has completed: staging -> host view (nothing if to_host was
   // captured into a graph, whose host function made the copy).
   void finish_to_host();
@@ -39,13 +40,16 @@ class staged_buffer {
   };
 
  private:
+  // The copy of `bytes` from `src` to `dst` that a graph's host function makes: one per size
+  // captured (a graph per batch size), kept for the buffer's life since a graph may replay it.
+  host_copy* captured_copy(void* dst, const void* src, std::size_t bytes);
+
   core::pageable_memory host_;
   core::pinned_memory staging_;
   core::device_memory device_;
   direction dir_;
-  std::unique_ptr<host_copy> in_;   // host -> staging
-  std::unique_ptr<host_copy> out_;  // staging -> host
-  bool out_pending_ = false;        // to_host left the staging -> host copy to finish_to_host
+  std::vector<std::unique_ptr<host_copy>> captured_;
+  std::size_t out_pending_ = 0;  // bytes to_host left to finish_to_host (staging -> host)
 };
 
 static_assert(transfer_buffer<staged_buffer>);

@@ -10,12 +10,15 @@
 
 namespace ferry::memory {
 
+// to_device and to_host move the first `bytes` of the tensor (io_buffer checked that they are
+// inside it): the rows a smaller batch uses are a prefix of a batch-major tensor, and a run at a
+// smaller batch moves only those.
 template <class B>
-concept transfer_buffer = std::movable<B> && requires(B& b, const B& cb, stream_ref s) {
+concept transfer_buffer = std::movable<B> && requires(B& b, const B& cb, stream_ref s, std::size_t bytes) {
   { b.host() } -> std::same_as<std::span<std::byte>>;
   { cb.device_address() } -> std::same_as<void*>;
-  b.to_device(s);
-  b.to_host(s);
+  b.to_device(s, bytes);
+  b.to_host(s, bytes);
 };
 
 // Whether a direction needs data moved towards the device, or back to the host.

@@ -22,8 +22,8 @@ class zero_copy_buffer {
 
   [[nodiscard]] std::span<std::byte> host() noexcept { return view_; }
   [[nodiscard]] void* device_address() const noexcept { return device_view_; }
-  void to_device(stream_ref /*unused*/) noexcept {}
-  void to_host(stream_ref /*unused*/) noexcept {}
+  void to_device(stream_ref /*unused*/, std::size_t /*unused*/) noexcept {}
+  void to_host(stream_ref /*unused*/, std::size_t /*unused*/) noexcept {}
 
  private:
   host_memory host_;

@@ -100,7 +100,9 @@ __global__ void guard_indices(T* data, unsigned long long n, long long bound, fi
 }  // namespace
 
 index_guard::index_guard(const tensor_spec& spec)
-    : spec_(spec), result_(core::allocate_pinned(sizeof(index_guard_result), cudaHostAllocMapped)) {
+    : spec_(spec),
+      capacity_(spec.elements()),
+      result_(core::allocate_pinned(sizeof(index_guard_result), cudaHostAllocMapped)) {
   if (!spec.index_bound || (spec.type != dtype::i32 && spec.type != dtype::i64))
     throw invalid_argument("tensor '" + spec.name + "': only an int32 or int64 input with an index_bound is checked");
   int device = 0, multiprocessors = 1;
@@ -116,6 +118,13 @@ index_guard::index_guard(const tensor_spec& spec)
       cudaMemset(static_cast<std::byte*>(scratch_.get()) + blocks_ * sizeof(finding), 0, sizeof(guard_scratch)));
   reset();
   device_result_ = static_cast<index_guard_result*>(core::mapped_device_pointer(result_.get()));
+}
+
+void index_guard::reshape(const tensor_spec& spec) {
+  if (spec.elements() > capacity_)
+    throw invalid_argument("tensor '" + spec.name + "': the index check was made for " + std::to_string(capacity_) +
+                           " values, not " + std::to_string(spec.elements()));
+  spec_ = spec;
 }
 
 void index_guard::reset() noexcept { std::memset(result_.get(), 0, sizeof(index_guard_result)); }

@@ -33,6 +33,9 @@ class index_guard {
   // For an int32 or int64 input with an index_bound, on the device current now.
   explicit index_guard(const tensor_spec& spec);
 
+  // Checks `spec` from now on: the same input at another batch size, no more elements than the
+  // guard was made for (its blocks). Throws invalid_argument otherwise.
+  void reshape(const tensor_spec& spec);
   // Zeroes the host's copy of the result: before each request is enqueued (or replayed).
   void reset() noexcept;
   // Checks and repairs the input's elements at `device_data` (where the engine reads them: device,
@@ -43,6 +46,7 @@ class index_guard {
 
  private:
   tensor_spec spec_;
+  std::size_t capacity_ = 0;  // the elements the guard was made for
   int blocks_ = 1;
   core::device_memory scratch_;  // per-block findings, then the arrival counter and the found flag
   core::pinned_memory result_;   // index_guard_result, mapped for the kernel

@@ -12,6 +12,7 @@
 #include <nvtx3/nvtx3.hpp>
 
 #include "ferry/device/device_diagnosis.hpp"
+#include "session/batch_shapes.hpp"
 #include "session/slot.hpp"
 
 namespace ferry {
@@ -20,6 +21,7 @@ struct session::state {
   int ordinal = 0;
   session_options options;
   std::vector<tensor_spec> io;
+  std::vector<std::int64_t> batch_sizes;  // ascending, the full one last; empty without options.batch_sizes
   std::vector<std::unique_ptr<detail::slot>> slots;
   graph_status graph;
   bool graphs_chosen = false;  // graph_mode::automatic's trial has run (once per session)
@@ -76,11 +78,11 @@ void refuse_waiting_for_own_slot(std::mutex& mutex, const std::vector<std::threa
 // capture, else graphs the engine captures of its own run where it offers them. All slots or none:
 // a mix would make the timing of one run incomparable.
 graph_status start_graphs(const std::vector<std::unique_ptr<detail::slot>>& slots) {
-  const auto plain_refusal = slots.front()->context->capture_refusal();
+  const auto plain_refusal = slots.front()->capture_refusal();
   if (!plain_refusal) {
     for (const auto& s : slots) {
-      if (auto failure = s->capture_graph()) {
-        for (const auto& t : slots) t->graph.reset();
+      if (auto failure = s->capture_graphs()) {
+        for (const auto& t : slots) t->drop_graphs();
         return {false, graph_kind::none, "CUDA graph capture failed, running without graphs: " + *failure,
                 std::nullopt};
       }
@@ -88,8 +90,8 @@ graph_status start_graphs(const std::vector<std::unique_ptr<detail::slot>>& slot
     return {true, graph_kind::pipeline, "", std::nullopt};
   }
   for (const auto& s : slots) {
-    if (auto refusal = s->context->use_own_graphs(own_graphs_per_slot)) {
-      for (const auto& t : slots) (void)t->context->use_own_graphs(0);
+    if (auto refusal = s->use_own_graphs(own_graphs_per_slot)) {
+      for (const auto& t : slots) (void)t->use_own_graphs(0);
       return {false, graph_kind::none, "CUDA graphs not used: " + *plain_refusal + "; " + *refusal, std::nullopt};
     }
   }
@@ -149,8 +151,10 @@ session::session(engine& eng, std::vector<tensor_spec> concrete_io, const sessio
   state_->ordinal = caps.ordinal;
   state_->options = options;
   state_->io = std::move(concrete_io);
-  for (int i = 0; i < options.inflight; ++i)
-    state_->slots.push_back(detail::slot::make(i, eng, state_->io, options, caps));
+  const auto shapes = detail::resolve_batch_shapes(eng, state_->io, options.batch_sizes);
+  if (!options.batch_sizes.empty())
+    for (const auto& shape : shapes) state_->batch_sizes.push_back(shape.rows);
+  for (int i = 0; i < options.inflight; ++i) state_->slots.push_back(detail::slot::make(i, eng, shapes, options, caps));
 
   if (options.graph == graph_mode::on) state_->graph = start_graphs(state_->slots);
   for (auto& s : state_->slots) state_->free_slots.push_back(s.get());
@@ -175,6 +179,7 @@ filling_slot session::acquire() {
   state_->free_slots.pop_back();
   state_->holders[static_cast<std::size_t>(s->index)] = std::this_thread::get_id();
   s->reset_tensors();  // the last request's caller memory is not this one's
+  s->select_shape(s->shapes().size() - 1);
   return filling_slot(detail::slot_handle(s, detail::slot_release{this}));
 }
 
@@ -185,6 +190,7 @@ std::optional<filling_slot> session::try_acquire(std::chrono::milliseconds timeo
   state_->free_slots.pop_back();
   state_->holders[static_cast<std::size_t>(s->index)] = std::this_thread::get_id();
   s->reset_tensors();  // the last request's caller memory is not this one's
+  s->select_shape(s->shapes().size() - 1);
   return filling_slot(detail::slot_handle(s, detail::slot_release{this}));
 }
 
@@ -217,18 +223,27 @@ void session::warmup(int rounds, const input_data& data) {
   // it is not timed. An out-of-range id would trip a device-side assert in a real model.
   const input_data values = data.bound_to(state_->io);
   std::uint64_t request = 0;
-  for (int round = 0; round < rounds; ++round) (void)run_round(values, request);
+  for (int round = 0; round < rounds; ++round) run_round_per_size(values, request);
   (void)refresh_graph_status();  // the engine's own graphs were captured on these runs
   if (state_->options.graph == graph_mode::automatic && !state_->graphs_chosen) choose_graphs(rounds, values, request);
 }
 
-double session::run_round(const input_data& bound_values, std::uint64_t& request) {
+void session::run_round_per_size(const input_data& bound_values, std::uint64_t& request) {
+  if (state_->batch_sizes.empty()) {
+    (void)run_round(bound_values, request);
+    return;
+  }
+  for (const std::int64_t rows : state_->batch_sizes) (void)run_round(bound_values, request, rows);
+}
+
+double session::run_round(const input_data& bound_values, std::uint64_t& request, std::optional<std::int64_t> rows) {
   const auto began = std::chrono::steady_clock::now();
   // Hold every slot at once so each one runs, not the same slot N times.
   std::vector<filling_slot> held;
   for (int i = 0; i < slots(); ++i) held.push_back(acquire());
   std::vector<pending_slot> pending;
   for (auto& f : held) {
+    if (rows) f.run_at_rows(*rows);
     for (std::size_t i = 0; i < f.input_count(); ++i) bound_values.fill(f.input(i), 0, f.input_spec(i), request);
     ++request;
     f.upload_resident_inputs();
@@ -251,7 +266,7 @@ void session::choose_graphs(int warmup_rounds, const input_data& bound_values, s
   // The engine's own graphs are captured on these rounds (an engine captures a key on its third
   // run, after two plain ones: engines/graph_cache.hpp), so there are three at least; the
   // session's own graphs are warmed up by them.
-  for (int round = 0; round < std::max(warmup_rounds, 3); ++round) (void)run_round(bound_values, request);
+  for (int round = 0; round < std::max(warmup_rounds, 3); ++round) run_round_per_size(bound_values, request);
   if (!refresh_graph_status().active) return;
   for (double& us : with) us = run_round(bound_values, request);
   const graph_measurement measured = summarise_graph_trial(without, with, slots());
@@ -264,9 +279,9 @@ void session::choose_graphs(int warmup_rounds, const input_data& bound_values, s
   for (const auto& s : state_->slots) {
     const auto on_device = s->work.activate();
     if (own)
-      (void)s->context->use_own_graphs(0);
+      (void)s->use_own_graphs(0);
     else
-      s->graph.reset();
+      s->drop_graphs();
   }
   state_->graph = {.active = false, .kind = graph_kind::none, .reason = describe(measured), .measured = measured};
 }
@@ -278,7 +293,7 @@ const graph_status& session::refresh_graph_status() {
   std::vector<filling_slot> held;
   for (int i = 0; i < slots(); ++i) held.push_back(acquire());
   for (const auto& s : state_->slots) {
-    if (auto failure = s->context->own_graphs_failure()) {
+    if (auto failure = s->own_graphs_failure()) {
       state_->graph = {false, graph_kind::engine,
                        "the engine's own CUDA graph capture failed, its requests run without graphs: " + *failure,
                        std::nullopt};
@@ -289,6 +304,7 @@ const graph_status& session::refresh_graph_status() {
 }
 
 const session_options& session::options() const noexcept { return state_->options; }
+const std::vector<std::int64_t>& session::batch_sizes() const noexcept { return state_->batch_sizes; }
 strategy_kind session::strategy_of(std::string_view tensor) const {
   if (std::none_of(state_->io.begin(), state_->io.end(), [&](const tensor_spec& t) { return t.name == tensor; }))
     throw invalid_argument("unknown tensor '" + std::string(tensor) +
@@ -309,9 +325,22 @@ void detail::slot_release::operator()(slot* s) const noexcept {
 std::span<std::byte> filling_slot::input(std::string_view name) {
   return input(find_index(slot_->inputs, name, "input"));
 }
+void filling_slot::run_at_rows(std::int64_t rows) {
+  const auto& shapes = slot_->shapes();
+  for (std::size_t k = 0; k < shapes.size(); ++k)
+    if (shapes[k].rows == rows) {
+      slot_->select_shape(k);
+      return;
+    }
+  std::string sizes;
+  for (const auto& shape : shapes) sizes += (sizes.empty() ? "" : ", ") + std::to_string(shape.rows);
+  throw invalid_argument("this session runs batches of " + sizes + " rows, not " + std::to_string(rows));
+}
+
 std::span<std::byte> filling_slot::input(std::size_t index) {
   check_index(index, slot_->inputs.size(), "input");
-  return slot_->inputs[index].buffer.host();
+  const auto& t = slot_->inputs[index];
+  return slot_->inputs[index].buffer.host().first(t.spec.bytes());
 }
 std::size_t filling_slot::input_count() const noexcept { return slot_->inputs.size(); }
 const tensor_spec& filling_slot::input_spec(std::size_t index) const {
@@ -325,7 +354,7 @@ void filling_slot::upload_resident_inputs() {
   for (auto& t : slot_->inputs) {
     // Caller-fed and gathered inputs reach device memory in stream order; the host view is stale.
     if (!t.fed_by_caller() && properties(t.buffer.strategy()).path == data_path::resident)
-      t.buffer.upload_blocking(slot_->work);
+      t.buffer.upload_blocking(slot_->work, t.spec.bytes());
   }
 }
 
@@ -403,7 +432,7 @@ std::span<const std::byte> completed_slot::output(std::size_t index) const {
   if (!t.host_view_valid)
     throw unsupported("output '" + t.spec.name +
                       "' went to caller memory only for this request; its host view was not fetched");
-  return t.buffer.host();
+  return t.buffer.host().first(t.spec.bytes());
 }
 std::size_t completed_slot::output_count() const noexcept { return slot_->outputs.size(); }
 const tensor_spec& completed_slot::output_spec(std::size_t index) const {
@@ -418,7 +447,7 @@ void completed_slot::download_resident_outputs() {
   for (auto& t : slot_->outputs) {
     // An output that went to caller memory only has no result in its buffer's host view.
     if (t.host_view_valid && properties(t.buffer.strategy()).path == data_path::resident)
-      t.buffer.download_blocking(slot_->work);
+      t.buffer.download_blocking(slot_->work, t.spec.bytes());
   }
 }
 

@@ -11,17 +11,30 @@ namespace ferry::detail {
 graph_exec::~graph_exec() { FERRY_CUDA_TRY_NOTHROW(cudaGraphExecDestroy(exec_)); }
 void graph_exec::launch(stream_ref s) const { FERRY_CUDA_TRY(cudaGraphLaunch(exec_, s.get())); }
 
-std::unique_ptr<slot> slot::make(int index, engine& eng, const std::vector<tensor_spec>& io,
+std::unique_ptr<slot> slot::make(int index, engine& eng, const std::vector<batch_shape>& shapes,
                                  const session_options& options, const device_caps& caps) {
   // Events and the engine's context belong to the device current when they are made; on a
   // multi-GPU host that must be the session's GPU, whatever the caller's is.
   const core::scoped_device on_device(caps.ordinal);
-  return std::make_unique<slot>(index, eng, io, options, caps);
+  return std::make_unique<slot>(index, eng, shapes, options, caps);
 }
 
-slot::slot(int slot_index, engine& eng, const std::vector<tensor_spec>& io, const session_options& options,
+namespace {
+
+// The specs of `io` with role `role`, in order: a slot's inputs or outputs.
+std::vector<tensor_spec> of_role(const std::vector<tensor_spec>& io, tensor_role role) {
+  std::vector<tensor_spec> picked;
+  for (const auto& t : io)
+    if (t.role == role) picked.push_back(t);
+  return picked;
+}
+
+}  // namespace
+
+slot::slot(int slot_index, engine& eng, const std::vector<batch_shape>& shapes, const session_options& options,
            const device_caps& caps)
     : index(slot_index), work(caps.ordinal) {
+  const std::vector<tensor_spec>& io = shapes.back().io;  // the full batch sizes the buffers
   for (const auto& spec : io) {
     if (spec.is_dynamic())
       throw invalid_argument("tensor '" + spec.name +
@@ -44,12 +57,31 @@ slot::slot(int slot_index, engine& eng, const std::vector<tensor_spec>& io, cons
   inputs_copied_ = std::all_of(inputs.begin(), inputs.end(), copy_path);
   prefetches_ =
       std::any_of(inputs.begin(), inputs.end(), prefetched) || std::any_of(outputs.begin(), outputs.end(), prefetched);
-  context = eng.make_context(io);
-  for (auto& t : inputs) context->bind(t.spec.name, t.buffer.device_address());
-  for (auto& t : outputs) context->bind(t.spec.name, t.buffer.device_address());
-  // Only paths the engine reads host memory on can free it before the engine is done; when every
-  // input copies, they are free after their copies anyway.
-  if (!inputs_copied_) engine_signals_consumed_ = context->signal_inputs_consumed(inputs_consumed_.get());
+
+  const auto bound_to_buffers = [this](engine_context& c) {
+    for (auto& t : inputs) c.bind(t.spec.name, t.buffer.device_address());
+    for (auto& t : outputs) c.bind(t.spec.name, t.buffer.device_address());
+    // Only paths the engine reads host memory on can free it before the engine is done; when
+    // every input copies, they are free after their copies anyway.
+    return !inputs_copied_ && c.signal_inputs_consumed(inputs_consumed_.get());
+  };
+  const bool signals = bound_to_buffers(*contexts.emplace_back(eng.make_context(io)));
+  // One context for every size where the engine reshapes it (tried on the smallest size, then
+  // back to the full one); else a context of each size's own, bound to the same buffers.
+  shared_context_ = shapes.size() > 1 && contexts.front()->reshape(shapes.front().io);
+  if (shared_context_ && !contexts.front()->reshape(io))
+    throw error("the engine's context reshaped to a smaller batch but not back to its full one");
+  for (const auto& shape : shapes) {
+    slot_shape& made = shapes_.emplace_back();
+    made.rows = shape.rows;
+    made.io = shape.io;
+    made.inputs = of_role(shape.io, tensor_role::input);
+    made.outputs = of_role(shape.io, tensor_role::output);
+    const bool own = !shared_context_ && &shape != &shapes.back();
+    made.context = own ? contexts.emplace_back(eng.make_context(shape.io)).get() : contexts.front().get();
+    made.engine_signals_consumed = own ? bound_to_buffers(*made.context) : signals;
+  }
+  current_ = context_shape_ = shapes_.size() - 1;
 }
 
 slot::~slot() {
@@ -57,10 +89,33 @@ slot::~slot() {
   // let them do it on their own GPU.
   try {
     const auto on_device = work.activate();
-    graph.reset();
-    context.reset();
+    drop_graphs();
+    shapes_.clear();
+    contexts.clear();
   } catch (const std::exception&) {  // cudaSetDevice failed and was logged; free them anyway
   }
+}
+
+void slot::select_shape(std::size_t shape) {
+  if (shape == current_) return;
+  if (std::any_of(inputs.begin(), inputs.end(), [](const slot_input& t) { return t.fed_by_caller(); }) ||
+      std::any_of(outputs.begin(), outputs.end(),
+                  [](const slot_output& t) { return t.bound_address != nullptr || !t.deliveries.empty(); }))
+    throw invalid_argument("a request's batch size is chosen before its caller memory is given, not after");
+  const slot_shape& to = shapes_.at(shape);
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    inputs[i].spec = to.inputs[i];
+    if (inputs[i].guard) inputs[i].guard->reshape(to.inputs[i]);
+  }
+  for (std::size_t i = 0; i < outputs.size(); ++i) outputs[i].spec = to.outputs[i];
+  current_ = shape;
+}
+
+void slot::reshape_context() {
+  if (!shared_context_ || context_shape_ == current_) return;
+  if (!contexts.front()->reshape(shapes_[current_].io))
+    throw error("the engine's context refused a batch size it took when the session was made");
+  context_shape_ = current_;
 }
 
 // ---- one request, in stream order ----
@@ -78,7 +133,8 @@ void slot::enqueue_stages(bool timed) {
   check_indices(s);  // part of getting the inputs ready, so of the h2d stage where there is one
   if (timed && stage_events_) after_h2d_.record(s);
   if (after_copies) mark_consumed(s);
-  context->enqueue(s);  // in its own NVTX range, "ferry.engine" (engine_context)
+  reshape_context();
+  context().enqueue(s);  // in its own NVTX range, "ferry.engine" (engine_context)
   if (timed) after_compute_.record(s);
   if (!after_copies) mark_consumed(s);
   copy_out(s);
@@ -96,7 +152,7 @@ void slot::issue_prefetches(stream_ref s) {
   for (auto& t : inputs)
     if (t.prefetches()) t.to_device(s);
   for (auto& t : outputs)
-    if (t.prefetches()) t.buffer.to_device(s);
+    if (t.prefetches()) t.buffer.to_device(s, t.spec.bytes());
   prefetch_us_ = std::chrono::duration<float, std::micro>(std::chrono::steady_clock::now() - began).count();
 }
 
@@ -108,7 +164,7 @@ void slot::copy_in(stream_ref s) {
   // device -> host, managed-prefetch keeps outputs in host pages), so a strategy that needs it
   // later finds it in stream order.
   for (auto& t : outputs)
-    if (!t.prefetches()) t.buffer.to_device(s);
+    if (!t.prefetches()) t.buffer.to_device(s, t.spec.bytes());
 }
 
 namespace {
@@ -127,7 +183,8 @@ bool checked_on_host(const slot_input& t) noexcept {
 void slot::check_indices_on_host() const {
   for (const auto& t : inputs)
     if (checked_on_host(t))
-      if (auto v = find_index_violation(t.buffer.host(), t.spec, t.spec.shape)) throw index_out_of_range(std::move(*v));
+      if (auto v = find_index_violation(t.buffer.host().first(t.spec.bytes()), t.spec, t.spec.shape))
+        throw index_out_of_range(std::move(*v));
 }
 
 void slot::check_indices(stream_ref s) {
@@ -148,7 +205,7 @@ void slot::copy_out(stream_ref s) {
 
 consumed_mark slot::plan_consumed(bool after_copies, bool timed) const noexcept {
   if (after_copies) return timed && stage_events_ ? consumed_mark::h2d_event : consumed_mark::own_event;
-  if (engine_signals_consumed_) return consumed_mark::engine_event;
+  if (shapes_[current_].engine_signals_consumed) return consumed_mark::engine_event;
   return timed ? consumed_mark::compute_event : consumed_mark::own_event;
 }
 
@@ -185,8 +242,8 @@ bool slot::reads_caller_memory_in_place() const noexcept {
 }
 
 void slot::reset_tensors() {
-  for (auto& t : inputs) t.reset(*context);
-  for (auto& t : outputs) t.reset(*context);
+  for (auto& t : inputs) t.reset(context());
+  for (auto& t : outputs) t.reset(context());
 }
 
 // ---- the pipeline, direct or as a graph ----
@@ -198,9 +255,9 @@ void slot::enqueue_pipeline(bool timed) {
   // The checks write for the host only when a value is out of range: it starts from none.
   for (auto& t : inputs)
     if (t.guard) t.guard->reset();
-  if (graph) {
+  if (const auto& g = graph()) {
     if (timed) start_.record(work);
-    graph->launch(work);
+    g->launch(work);
     if (timed) end_.record(work);
   } else {
     enqueue_stages(timed);
@@ -215,6 +272,7 @@ std::optional<std::string> slot::capture_graph() {
   std::optional<std::string> failure;
   capturing_ = true;
   try {
+    reshape_context();  // outside the capture would do too: it enqueues nothing
     enqueue_stages(false);
   } catch (const std::exception& e) {
     failure = e.what();
@@ -230,13 +288,48 @@ std::optional<std::string> slot::capture_graph() {
     const cudaError_t inst = cudaGraphInstantiate(&exec, g, 0);
     (void)cudaGetLastError();
     if (inst == cudaSuccess)
-      graph.emplace(exec);
+      shapes_[current_].graph.emplace(exec);
     else
       failure = std::string("cudaGraphInstantiate: ") + cudaGetErrorName(inst);
   }
   if (g != nullptr) FERRY_CUDA_TRY_NOTHROW(cudaGraphDestroy(g));
   return failure;
 }
+
+std::optional<std::string> slot::capture_graphs() {
+  std::optional<std::string> failure;
+  for (std::size_t k = 0; k < shapes_.size() && !failure; ++k) {
+    select_shape(k);
+    failure = capture_graph();
+  }
+  select_shape(shapes_.size() - 1);
+  if (failure) drop_graphs();
+  return failure;
+}
+
+void slot::drop_graphs() noexcept {
+  for (auto& shape : shapes_) shape.graph.reset();
+}
+
+std::optional<std::string> slot::use_own_graphs(int per_size) {
+  // A shared context keeps a graph per size: its bound grows with them.
+  const int bound = shared_context_ ? per_size * static_cast<int>(shapes_.size()) : per_size;
+  for (const auto& c : contexts) {
+    if (auto refusal = c->use_own_graphs(bound)) {
+      for (const auto& d : contexts) (void)d->use_own_graphs(0);
+      return refusal;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> slot::own_graphs_failure() const {
+  for (const auto& c : contexts)
+    if (auto failure = c->own_graphs_failure()) return failure;
+  return std::nullopt;
+}
+
+std::optional<std::string> slot::capture_refusal() const { return contexts.front()->capture_refusal(); }
 
 void slot::wait_blocking() {
   nvtx3::scoped_range r{"ferry.wait"};
@@ -250,7 +343,7 @@ stage_times slot::times() const {
   stage_times t;
   t.enqueue_us = enqueue_us_;
   if (!timed_) return t;
-  if (graph) {
+  if (graph()) {
     t.total_ms = elapsed_ms(start_, end_);
     return t;
   }

@@ -1,10 +1,21 @@
 // One slot of a session: its tensors (buffers and per-request caller memory), its stream, events,
-// engine context and (optionally) the CUDA graph of its pipeline. Internal to src/session.
+// engine context and (optionally) the CUDA graph of its pipeline, per batch size it runs at.
+// Internal to src/session.
+//
+// Batch sizes (session_options::batch_sizes): the buffers are made once, at the full batch; a
+// request run at fewer rows uses their first rows. The engine runs it through one context
+// reshaped to that size where the engine can (engine_context::reshape: its own graphs then share
+// the context's pool), else through a context made for that size and bound to the same buffers.
+// Each size has its own pipeline graph in graph mode. A request's size is chosen before any caller
+// memory is given (filling_slot::run_at_rows), so only the chosen size's context ever holds a
+// request's caller memory, and reset_tensors gives it back before the next request.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/device_stream.hpp"
@@ -12,6 +23,7 @@
 #include "ferry/engines/engine.hpp"
 #include "ferry/session/caller_memory.hpp"
 #include "ferry/session/session.hpp"
+#include "session/batch_shapes.hpp"
 #include "session/slot_tensors.hpp"
 
 namespace ferry::detail {
@@ -23,10 +35,23 @@ class graph_exec {
   ~graph_exec();
   graph_exec(const graph_exec&) = delete;
   graph_exec& operator=(const graph_exec&) = delete;
+  graph_exec(graph_exec&& other) noexcept : exec_(std::exchange(other.exec_, nullptr)) {}
+  graph_exec& operator=(graph_exec&&) = delete;
   void launch(stream_ref s) const;
 
  private:
   cudaGraphExec_t exec_;
+};
+
+// One batch size of a slot: its tensors' concrete specs, the context that runs it, and its
+// captured pipeline in graph mode.
+struct slot_shape {
+  std::int64_t rows = 0;
+  std::vector<tensor_spec> io;               // the session's order, for a context's reshape
+  std::vector<tensor_spec> inputs, outputs;  // the same, by role, in the slot's order
+  engine_context* context = nullptr;         // owned by slot::contexts
+  bool engine_signals_consumed = false;      // that context records inputs_consumed itself
+  std::optional<graph_exec> graph;
 };
 
 // Which event says a request's inputs are consumed (pending_slot::wait_inputs_consumed).
@@ -38,10 +63,11 @@ enum class consumed_mark {
 };
 
 struct slot {
-  // Made on caps.ordinal (the calling thread's current device is left as it was).
-  static std::unique_ptr<slot> make(int index, engine& eng, const std::vector<tensor_spec>& io,
+  // Made on caps.ordinal (the calling thread's current device is left as it was). `shapes` are
+  // the batch sizes (resolve_batch_shapes), the full one last: its I/O sizes the buffers.
+  static std::unique_ptr<slot> make(int index, engine& eng, const std::vector<batch_shape>& shapes,
                                     const session_options& options, const device_caps& caps);
-  slot(int index, engine& eng, const std::vector<tensor_spec>& io, const session_options& options,
+  slot(int index, engine& eng, const std::vector<batch_shape>& shapes, const session_options& options,
        const device_caps& caps);
   ~slot();
   slot(const slot&) = delete;
@@ -49,8 +75,27 @@ struct slot {
 
   // Enqueues the whole pipeline: directly, or as the captured graph when there is one.
   void enqueue_pipeline(bool timed);
-  // Tries to capture the pipeline into a graph; returns why not when capture fails.
-  [[nodiscard]] std::optional<std::string> capture_graph();
+  // Tries to capture the pipeline of every batch size into a graph; returns why not when a capture
+  // fails (then the slot keeps none). The full size is selected afterwards.
+  [[nodiscard]] std::optional<std::string> capture_graphs();
+  void drop_graphs() noexcept;
+  // Asks every context for graphs of its own (engine_context::use_own_graphs), `per_size` for
+  // each batch size it runs; the first refusal, after turning every context's off again.
+  [[nodiscard]] std::optional<std::string> use_own_graphs(int per_size);
+  // The first context's failure of its own graphs' captures, if any.
+  [[nodiscard]] std::optional<std::string> own_graphs_failure() const;
+  // Why a plain stream capture cannot take this slot's engine, if it cannot.
+  [[nodiscard]] std::optional<std::string> capture_refusal() const;
+
+  // The batch sizes, ascending (the full one last), and selecting the one the next request runs.
+  [[nodiscard]] const std::vector<slot_shape>& shapes() const noexcept { return shapes_; }
+  [[nodiscard]] std::size_t selected() const noexcept { return current_; }
+  // Makes shape `index` the current request's: its specs for every tensor and index check. The
+  // context is reshaped at enqueue (only when it changed), so a slot moving back and forth between
+  // sizes before a request is filled pays nothing for it. Throws invalid_argument when caller
+  // memory was given to this request already (it is bound to the current size's context).
+  void select_shape(std::size_t index);
+  [[nodiscard]] engine_context& context() const noexcept { return *shapes_[current_].context; }
   void wait_blocking();
   // Checks on the CPU, before anything is enqueued, the index inputs the request reads from the
   // slot's own host views and that are small enough (host_index_check_bytes): a scan of a few KB
@@ -78,14 +123,20 @@ struct slot {
   int index;
   std::vector<slot_input> inputs;
   std::vector<slot_output> outputs;
-  std::unique_ptr<engine_context> context;
+  // Every context of the slot: one, reshaped per batch size, or one per size.
+  std::vector<std::unique_ptr<engine_context>> contexts;
   // One stream for the whole request: its stages run in order anyway, and requests overlap
   // across slots, each on its own stream. A second stream per slot would add two cross-stream
   // waits and four events per request (docs/RESULTS.md has the cost).
   core::device_stream work;
-  std::optional<graph_exec> graph;
 
  private:
+  // The current size's captured pipeline (graph mode), if any.
+  [[nodiscard]] const std::optional<graph_exec>& graph() const noexcept { return shapes_[current_].graph; }
+  // Tries to capture the current size's pipeline; returns why not when capture fails.
+  [[nodiscard]] std::optional<std::string> capture_graph();
+  // Makes one context run the current size: reshapes a shared context when it last ran another.
+  void reshape_context();
   // The steps of enqueue_stages, in stream order.
   void issue_prefetches(stream_ref s);
   void copy_in(stream_ref s);
@@ -107,7 +158,10 @@ struct slot {
   bool copies_ = false;         // some buffer's to_device or to_host moves bytes on the stream
   bool inputs_copied_ = false;  // every input copies: the engine never reads their host memory
   bool prefetches_ = false;     // some buffer is managed-prefetch's
-  bool engine_signals_consumed_ = false;
+  std::vector<slot_shape> shapes_;
+  std::size_t current_ = 0;        // the shape of the request being filled or run
+  bool shared_context_ = false;    // one context reshaped per size (else one context per size)
+  std::size_t context_shape_ = 0;  // the shape the shared context was last reshaped to
   // Timing events: the request's start and end, and the ends of its first two stages where there
   // is something to time apart (copies in, the engine). In graph mode only start and end.
   event start_{event_timing::enabled}, after_h2d_{event_timing::enabled};

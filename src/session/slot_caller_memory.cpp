@@ -26,7 +26,7 @@ std::string other_gpu(const char* role, const tensor_spec& spec, const char* wha
 }  // namespace
 
 slot_facts slot::facts(strategy_kind strategy) const noexcept {
-  return {.strategy = strategy, .device = ordinal(), .graph_active = graph.has_value()};
+  return {.strategy = strategy, .device = ordinal(), .graph_active = graph().has_value()};
 }
 
 caller_memory slot::describe(const void* data, std::size_t bytes, strategy_kind strategy, bool as_output) const {
@@ -81,13 +81,13 @@ void slot::use_caller_input(std::size_t i, std::span<const std::byte> memory) {
     gather_input(i, std::span(&whole, 1));
     return;
   }
-  t.reset(*context);
+  t.reset(context());
   if (in_place) {
     // Device memory (a CUDA IPC handle, another engine's output) is read where it is, whatever the
     // strategy, with no device-to-device copy; registered host memory under zero-copy strategies
     // by its device view (m.address).
     t.bound_address = reinterpret_cast<void*>(m.address);
-    context->bind(t.spec.name, t.bound_address);
+    context().bind(t.spec.name, t.bound_address);
   } else {
     t.dma_source = memory.data();  // one DMA into the slot's device buffer
   }
@@ -95,8 +95,8 @@ void slot::use_caller_input(std::size_t i, std::span<const std::byte> memory) {
 
 void slot::gather_input(std::size_t i, std::span<const gather_piece> pieces) {
   slot_input& t = inputs[i];
-  if (graph) throw unsupported(graph_fixed("input", t.spec));
-  const std::size_t bytes = t.buffer.bytes();
+  if (graph()) throw unsupported(graph_fixed("input", t.spec));
+  const std::size_t bytes = t.spec.bytes();
   gather g{.pieces = {pieces.begin(), pieces.end()}};
   std::sort(g.pieces.begin(), g.pieces.end(),
             [](const gather_piece& a, const gather_piece& b) { return a.offset < b.offset; });
@@ -114,17 +114,17 @@ void slot::gather_input(std::size_t i, std::span<const gather_piece> pieces) {
     if (m.kind == caller_memory_kind::device && m.device != ordinal())
       throw invalid_argument(other_gpu("input", t.spec, "a gathered range", m.device, ordinal()));
   }
-  t.reset(*context);
+  t.reset(context());
   const data_path path = properties(t.buffer.strategy()).path;
   if (path == data_path::copy || path == data_path::resident) {
     g.target = static_cast<std::byte*>(t.buffer.device_address());
   } else {
     // The buffer is host or managed memory: a tensor assembled by copies is read at device speed
     // from device memory of the slot, bound for this request (reset() binds the buffer again).
-    if (!t.gather_scratch) t.gather_scratch.emplace(core::allocate_device(bytes, ordinal()));
+    if (!t.gather_scratch) t.gather_scratch.emplace(core::allocate_device(t.buffer.bytes(), ordinal()));
     g.target = static_cast<std::byte*>(t.gather_scratch->get());
     t.bound_address = g.target;
-    context->bind(t.spec.name, t.bound_address);
+    context().bind(t.spec.name, t.bound_address);
   }
   t.gathered = std::move(g);
 }
@@ -134,7 +134,7 @@ void slot::bind_caller_output(std::size_t i, std::span<std::byte> memory) {
   const caller_memory m = describe(memory.data(), memory.size(), t.buffer.strategy(), true);
   if (auto refusal = caller_output_refusal(t.spec, facts(t.buffer.strategy()), m)) throw_refusal(*refusal);
   t.bound_address = reinterpret_cast<void*>(m.address);
-  context->bind(t.spec.name, t.bound_address);
+  context().bind(t.spec.name, t.bound_address);
   t.deliveries.clear();
 }
 
@@ -143,8 +143,8 @@ void slot::deliver_output(std::size_t i, const output_delivery& d, bool host_vie
   if (t.bound_address != nullptr)
     throw invalid_argument("output '" + t.spec.name +
                            "' is bound to caller memory for this request; there is nothing to deliver");
-  if (graph) throw unsupported(graph_fixed("output", t.spec));
-  const std::size_t bytes = t.buffer.bytes();
+  if (graph()) throw unsupported(graph_fixed("output", t.spec));
+  const std::size_t bytes = t.spec.bytes();
   if (d.offset > bytes || d.destination.size() > bytes - d.offset)
     throw invalid_argument("output '" + t.spec.name + "': the range of " + std::to_string(d.destination.size()) +
                            " bytes at offset " + std::to_string(d.offset) + " leaves the " + std::to_string(bytes) +

@@ -14,15 +14,14 @@ void slot_input::to_device(stream_ref s) {
       FERRY_CUDA_TRY(cudaMemcpyAsync(target + p.offset, p.source.data(), p.source.size(), cudaMemcpyDefault, s.get()));
       covered = p.offset + p.source.size();
     }
-    if (covered < buffer.bytes())
-      FERRY_CUDA_TRY(cudaMemsetAsync(target + covered, 0, buffer.bytes() - covered, s.get()));
+    // Up to the request's size: rows past a smaller batch are not read.
+    if (covered < spec.bytes()) FERRY_CUDA_TRY(cudaMemsetAsync(target + covered, 0, spec.bytes() - covered, s.get()));
   } else if (bound_address != nullptr) {
     // The engine reads the caller's memory where it is.
   } else if (dma_source != nullptr) {
-    FERRY_CUDA_TRY(
-        cudaMemcpyAsync(buffer.device_address(), dma_source, buffer.bytes(), cudaMemcpyHostToDevice, s.get()));
+    FERRY_CUDA_TRY(cudaMemcpyAsync(buffer.device_address(), dma_source, spec.bytes(), cudaMemcpyHostToDevice, s.get()));
   } else {
-    buffer.to_device(s);
+    buffer.to_device(s, spec.bytes());
   }
 }
 
@@ -45,7 +44,7 @@ void slot_output::to_host(stream_ref s) {
     FERRY_CUDA_TRY(
         cudaMemcpyAsync(d.destination.data(), source + d.offset, d.destination.size(), cudaMemcpyDefault, s.get()));
   const bool fetch = deliveries.empty() || host_view_wanted;
-  if (fetch) buffer.to_host(s);
+  if (fetch) buffer.to_host(s, spec.bytes());
   host_view_valid = fetch;
 }
 

@@ -23,6 +23,8 @@ struct gather {
   std::byte* target = nullptr;       // the buffer's device memory, or the input's gather_scratch
 };
 
+// `spec` is the current request's (its batch size's, slot::select_shape); the buffer holds the
+// full batch, and a request uses its first spec.bytes().
 struct slot_input {
   slot_input(tensor_spec s, io_buffer b) : spec(std::move(s)), buffer(std::move(b)) {}
   tensor_spec spec;

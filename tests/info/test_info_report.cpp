@@ -21,6 +21,7 @@
 
 #include "ferry/device/device_caps.hpp"
 #include "ferry/device/device_diagnosis.hpp"
+#include "ferry/engines/backend_api.h"
 #include "ferry/info/info_report.hpp"
 #include "ferry/memory/recommendation.hpp"
 #include "ferry/memory/strategy.hpp"
@@ -295,8 +296,8 @@ TEST(CliInfo, ListsTheBackendsItFindsWithTheirVersions) {
   const std::string dir = ferry::test::test_backend_dir().string();
   const auto text = run_cli("info --backend-directory '" + dir + "'", captured::stdout_only);
   EXPECT_NE(text.output.find("Backends (model specs NAME:PATH; searched in " + dir), std::string::npos) << text.output;
-  EXPECT_NE(text.output.find("affine   1.0 (example, C) (API 2, also on the CPU)"), std::string::npos) << text.output;
-  EXPECT_NE(text.output.find("seam     test (ferry's C++ engine seam) (API 2)"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("affine   1.0 (example, C) (API 3, also on the CPU)"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("seam     test (ferry's C++ engine seam) (API 3)"), std::string::npos) << text.output;
   // Built against the first version of the ABI, still taken.
   EXPECT_NE(text.output.find("apiv1    1.0 (example, C) (API 1, also on the CPU)"), std::string::npos) << text.output;
   EXPECT_NE(text.output.find("oldapi   unusable: "), std::string::npos) << text.output;
@@ -306,7 +307,7 @@ TEST(CliInfo, ListsTheBackendsItFindsWithTheirVersions) {
   for (const auto& b : doc.at("backends")) by_name[b.at("name").get<std::string>()] = b;
   ASSERT_TRUE(by_name.contains("affine")) << json.output;
   EXPECT_EQ(by_name["affine"].at("version"), "1.0 (example, C)");
-  EXPECT_EQ(by_name["affine"].at("api_version"), 2);
+  EXPECT_EQ(by_name["affine"].at("api_version"), FERRY_BACKEND_API_VERSION);
   EXPECT_EQ(by_name["affine"].at("computes_on_host"), true);
   ASSERT_TRUE(by_name.contains("partial")) << json.output;
   EXPECT_NE(by_name["partial"].at("problem").get<std::string>().find("lacks the required functions"),
@@ -350,7 +351,7 @@ TEST(CliInfo, HelpAndVersionPrintAndExitZero) {
   EXPECT_EQ(version.output.rfind("ferry 0.", 0), 0U) << version.output;
   EXPECT_NE(version.output.find("device code for " + std::string(ferry::built_cuda_architectures())), std::string::npos)
       << version.output;
-  EXPECT_NE(version.output.find("backend API 2 (loads backends of 1 to 2)"), std::string::npos) << version.output;
+  EXPECT_NE(version.output.find("backend API 3 (loads backends of 1 to 3)"), std::string::npos) << version.output;
 }
 
 // One exit code per class of mistake: a flag CLI11 refuses and a value ferry refuses are both 2.

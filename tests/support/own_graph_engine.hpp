@@ -3,7 +3,9 @@
 // (engine_context::use_own_graphs), with engines/graph_cache.hpp and the CUDA runtime: y = x + 0
 // by one device copy of a [16, 256] f32 tensor. With `synchronises`, each run also synchronises
 // its stream, which no capture can take, so every capture fails, is ended cleanly, and the run goes
-// on plainly, as a package that synchronises does. The engine counts what its contexts did.
+// on plainly, as a package that synchronises does. It also takes a smaller batch ([B, 256], B from
+// 1 to 16) and its contexts reshape to one, as a package's do (graphs keyed by the new dims). The
+// engine counts what its contexts did.
 // Used in process by the session's GPU tests and through the C ABI by tests/backends (seam).
 #pragma once
 
@@ -21,7 +23,7 @@
 namespace ferry::test {
 
 struct own_graph_counts {
-  std::atomic<int> plain_runs{0}, captures{0}, failures{0}, replays{0};
+  std::atomic<int> plain_runs{0}, captures{0}, failures{0}, replays{0}, reshapes{0};
 };
 
 class own_graph_context final : public engine_context {
@@ -48,6 +50,12 @@ class own_graph_context final : public engine_context {
   };
 
   void do_bind(std::size_t, void*) override {}
+  [[nodiscard]] bool do_reshape(std::span<const tensor_spec> io) override {
+    bytes_ = io.front().bytes();
+    dims_ = io.front().shape;
+    ++counts_.reshapes;
+    return true;
+  }
   [[nodiscard]] std::optional<std::string> do_capture_refusal() const override {
     return "it stands for an engine that allocates while it runs";
   }
@@ -136,8 +144,13 @@ class own_graph_engine final : public engine {
   [[nodiscard]] std::string_view name() const override { return synchronises_ ? "own-graphs-sync" : "own-graphs"; }
   [[nodiscard]] const std::vector<tensor_spec>& io() const override { return io_; }
   [[nodiscard]] std::vector<tensor_spec> resolve(std::span<const shape_binding> inputs) const override {
-    if (!inputs.empty()) throw invalid_argument("own-graphs: its shapes are fixed");
-    return io_;
+    if (inputs.empty()) return io_;
+    if (inputs.size() != 1 || inputs[0].name != "x" || inputs[0].dims.size() != 2 || inputs[0].dims[1] != 256 ||
+        inputs[0].dims[0] < 1 || inputs[0].dims[0] > 16)
+      throw invalid_argument("own-graphs: it takes x of [1..16, 256]");
+    auto io = io_;
+    io[0].shape[0] = io[1].shape[0] = inputs[0].dims[0];
+    return io;
   }
   [[nodiscard]] std::unique_ptr<engine_context> make_context(const std::vector<tensor_spec>& io) override {
     return std::make_unique<own_graph_context>(io, synchronises_, counts);

@@ -4,8 +4,8 @@
  * It is ferry's engine seam (ferry/engines/engine.hpp) in plain C: describe the I/O (names, dtypes,
  * shapes with dynamic dims, index bounds), resolve concrete shapes, make one context per slot,
  * bind device addresses, enqueue on a CUDA stream, record an event once the inputs are read, say
- * why a stream capture cannot take a context (and capture graphs of its own instead), and how many
- * bytes of an input its kernels read.
+ * why a stream capture cannot take a context (and capture graphs of its own instead), run a
+ * context at another batch size, and how many bytes of an input its kernels read.
  * No C++ type crosses it, so a backend built with another compiler or standard library works.
  *
  * A backend is a file named libferry_backend_<NAME>.so, and a model spec "<NAME>:<PATH>" is
@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FERRY_BACKEND_API_VERSION 2u
+#define FERRY_BACKEND_API_VERSION 3u
 /* The oldest version ferry still loads: what each later version added is marked "(version N)"
  * below, and a backend of an older version simply never uses it. */
 #define FERRY_BACKEND_API_OLDEST_VERSION 1u
@@ -215,6 +215,19 @@ FERRY_BACKEND_EXPORT ferry_backend_error* ferry_backend_context_use_graphs(ferry
  * or NULL while none has (valid until the context is destroyed or this function is called again).
  * ferry reads it after warm-up and after a measurement to say why requests ran without a graph. */
 FERRY_BACKEND_EXPORT const char* ferry_backend_context_graph_failure(const ferry_backend_context* context);
+
+/* ---- Smaller batches (API version 3) --------------------------------------------------------- */
+
+/* Optional (version 3). Runs the context's later enqueues at another resolution of the model
+ * (`dims` as resolve wrote them: the same tensors at, typically, a smaller batch), keeping its
+ * bindings: ferry binds a tensor once at its largest size and runs a smaller batch in the first
+ * rows of the same memory. *reshaped is 1 when the context will, 0 when it cannot (then ferry
+ * makes a context per resolution instead). A context with graphs of its own keys them by shape,
+ * so each batch size gets its graph on the context's one pool. Left out (a version 1 or 2
+ * backend): ferry makes a context per resolution. */
+FERRY_BACKEND_EXPORT ferry_backend_error* ferry_backend_context_reshape(ferry_backend_context* context,
+                                                                        const int64_t* dims, size_t dims_count,
+                                                                        int32_t* reshaped);
 
 #ifdef __cplusplus
 }

@@ -81,6 +81,12 @@ class engine_context {
   // Why the context's first capture of its own failed (that key runs without a graph), or nullopt
   // while none has.
   [[nodiscard]] std::optional<std::string> own_graphs_failure() const { return do_own_graphs_failure(); }
+  // Runs the later enqueues at another concrete I/O of the same tensors in the same order (a
+  // smaller batch of a dynamic batch dim, each tensor no larger than the memory bound to it),
+  // keeping the bindings. Returns false, changing nothing, when the engine cannot: its caller then
+  // makes a context per shape. An engine whose graphs are keyed by shape keeps one per shape on
+  // the context's one memory pool. Throws invalid_argument when `concrete_io` names other tensors.
+  [[nodiscard]] bool reshape(std::span<const tensor_spec> concrete_io);
 
  protected:
   // `tensor_names`: the tensors bind() accepts, in the order do_bind's indices and
@@ -109,6 +115,11 @@ class engine_context {
     return "the engine does not capture CUDA graphs of its own";
   }
   [[nodiscard]] virtual std::optional<std::string> do_own_graphs_failure() const { return std::nullopt; }
+  // The tensors are checked to be this context's, in its order.
+  [[nodiscard]] virtual bool do_reshape(std::span<const tensor_spec> concrete_io) {
+    (void)concrete_io;
+    return false;
+  }
 
   std::string engine_name_;
   std::vector<std::string> names_;

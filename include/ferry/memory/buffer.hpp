@@ -61,6 +61,11 @@ class io_buffer {
   // Stream-ordered: make what the device wrote visible in the host view once `stream` completes
   // and finish_to_host() has run.
   void to_host(stream_ref stream);
+  // The same for the first `bytes` of the tensor only: a batch-major tensor run at fewer rows than
+  // it holds (a session's smaller batch) uses a prefix, and only that crosses. Throws
+  // invalid_argument when `bytes` exceeds bytes().
+  void to_device(stream_ref stream, std::size_t bytes);
+  void to_host(stream_ref stream, std::size_t bytes);
   // After to_host's stream work has completed: the host-side step some strategies end with
   // (staged: staging -> host view). Nothing for the others. Sessions call it in wait().
   void finish_to_host();
@@ -69,8 +74,11 @@ class io_buffer {
   // strategy (whose stream operations move nothing, by definition) and for reference checks.
   // For every other strategy these are to_device/to_host followed by a stream synchronize. They
   // run with the buffer's GPU current, whatever the calling thread's.
+  // `bytes`: the prefix to move, as for to_device(stream, bytes); the whole tensor by default.
   void upload_blocking(stream_ref stream);
   void download_blocking(stream_ref stream);
+  void upload_blocking(stream_ref stream, std::size_t bytes);
+  void download_blocking(stream_ref stream, std::size_t bytes);
 
   struct impl;
 

@@ -20,6 +20,12 @@
 //
 // With two or more slots, the copy of request k+1 runs on its slot's stream while request k
 // computes on another slot's: the transfer leaves the throughput when compute dominates.
+//
+// Batch sizes: a session whose engine takes a dynamic batch (every tensor leads with it) may run
+// a request at fewer rows than its buffers hold (session_options::batch_sizes): the engine runs
+// that batch in the buffers' first rows, the strategy's copies move those rows only, and in graph
+// mode each size has its own graph (captured with the others at the start, or by the engine on
+// one memory pool per slot). A request picks its size before it is filled (run_at_rows).
 #pragma once
 
 #include <chrono>
@@ -60,8 +66,13 @@ struct session_options {
   oversubscription managed_policy = oversubscription::refuse;
   index_check index_checks = index_check::on;
   // Tensors that go another way than `strategy`, by name: each a tensor of the engine's I/O, each
-  // named once (check_session_options). Last, so brace initialisers that stop earlier still work.
+  // named once (check_session_options).
   std::vector<tensor_strategy> tensor_strategies = {};
+  // Smaller batches a request may run at, ascending, each in 1..the concrete I/O's batch (which is
+  // always one): the engine must resolve each with every input's leading dim set to it, and every
+  // tensor must lead with the batch. Empty: requests run at the concrete I/O only. Last, so brace
+  // initialisers that stop earlier still work.
+  std::vector<std::int64_t> batch_sizes = {};
 };
 
 // The strategy `tensor` goes by under `options`: its entry in tensor_strategies, else
@@ -176,7 +187,13 @@ class pending_slot {
 
 class filling_slot {
  public:
-  // Host view of an input; throws invalid_argument for a name that is not an input.
+  // Runs this request at `rows`, one of session::batch_sizes(): the engine runs that batch, and
+  // input views and specs (and, once done, output views and specs) are that batch's first rows.
+  // A request runs at the full batch unless this is called. Call it before any caller memory is
+  // given (it throws invalid_argument then, and for a size the session was not made with).
+  void run_at_rows(std::int64_t rows);
+  // Host view of an input (its first rows at a smaller batch); throws invalid_argument for a name
+  // that is not an input.
   [[nodiscard]] std::span<std::byte> input(std::string_view name);
   [[nodiscard]] std::span<std::byte> input(std::size_t index);
   [[nodiscard]] std::size_t input_count() const noexcept;
@@ -278,6 +295,7 @@ class session {
   // pages settle into their steady state. Overwrites the host views with `data`'s values
   // (ferry/session/input_data.hpp; by default finite floats, and zeros for integers and booleans, which
   // every model takes).
+  // With batch sizes, each round runs once at every size (so every size's graphs are captured).
   // graph_mode::automatic: the first warmup() then times rounds without graphs, starts them (as
   // graph_mode::on does), warms them up the same way, times rounds with them, and keeps them only
   // where graphs_pay (graph() holds the figures either way).
@@ -293,6 +311,9 @@ class session {
 
   // The options the session was made with, tensor_strategies included.
   [[nodiscard]] const session_options& options() const noexcept;
+  // The batch sizes a request may run at (filling_slot::run_at_rows), ascending, the full one
+  // last; empty for a session made without session_options::batch_sizes.
+  [[nodiscard]] const std::vector<std::int64_t>& batch_sizes() const noexcept;
   // The strategy tensor `name` (an input or output) goes by; throws invalid_argument naming it
   // and listing the tensors when it is none of them.
   [[nodiscard]] strategy_kind strategy_of(std::string_view tensor) const;
@@ -313,8 +334,11 @@ class session {
  private:
   friend struct detail::slot_release;
   void release(detail::slot* s) noexcept;
-  // One request on every slot, all in flight, the way warmup() runs them; returns the round's wall time (us).
-  double run_round(const input_data& bound_values, std::uint64_t& request);
+  // One request on every slot, all in flight, the way warmup() runs them (at `rows` when given);
+  // returns the round's wall time (us).
+  double run_round(const input_data& bound_values, std::uint64_t& request, std::optional<std::int64_t> rows = {});
+  // A round at every batch size (one at the full batch without sizes).
+  void run_round_per_size(const input_data& bound_values, std::uint64_t& request);
   // graph_mode::automatic's trial (see warmup()).
   void choose_graphs(int warmup_rounds, const input_data& bound_values, std::uint64_t& request);
   struct state;

@@ -21,6 +21,7 @@ struct ferry_backend_model {
 };
 
 struct ferry_backend_context {
+  ferry::engine* engine = nullptr;  // the model's, which outlives its contexts (the ABI's rule)
   std::unique_ptr<ferry::engine_context> context;
   std::vector<std::string> names;
   std::optional<std::string> capture_refusal;
@@ -146,6 +147,7 @@ ferry_backend_error* ferry_backend_context_create(ferry_backend_model* model, co
   return guarded([&] {
     const auto io = concrete_io(*model->engine, dims, dims_count);
     auto made = std::make_unique<ferry_backend_context>();
+    made->engine = model->engine.get();
     made->context = model->engine->make_context(io);
     for (const auto& t : io) made->names.push_back(t.name);
     made->capture_refusal = made->context->capture_refusal();
@@ -189,6 +191,15 @@ const char* ferry_backend_context_graph_failure(const ferry_backend_context* con
     kept = "the backend failed to say why its capture failed";
   }
   return kept ? kept->c_str() : nullptr;
+}
+
+ferry_backend_error* ferry_backend_context_reshape(ferry_backend_context* context, const int64_t* dims,
+                                                   size_t dims_count, int32_t* reshaped) {
+  return guarded([&] {
+    if (reshaped == nullptr) throw ferry::invalid_argument("reshape: no place for the answer (reshaped is NULL)");
+    const auto io = concrete_io(*context->engine, dims, dims_count);
+    *reshaped = context->context->reshape(io) ? 1 : 0;
+  });
 }
 
 }  // extern "C"

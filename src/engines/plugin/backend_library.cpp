@@ -88,6 +88,7 @@ std::shared_ptr<const backend_library> backend_library::open(const std::filesyst
     look_up(handle, "ferry_backend_context_use_graphs", f.context_use_graphs);
     look_up(handle, "ferry_backend_context_graph_failure", f.context_graph_failure);
   }
+  if (version >= 3) look_up(handle, "ferry_backend_context_reshape", f.context_reshape);
 
   const char* name = f.name();
   const char* text = f.version();

@@ -40,6 +40,8 @@ struct backend_functions {
   // Optional, API version 2.
   ferry_backend_error* (*context_use_graphs)(ferry_backend_context*, int32_t, const char**);
   const char* (*context_graph_failure)(const ferry_backend_context*);
+  // Optional, API version 3.
+  ferry_backend_error* (*context_reshape)(ferry_backend_context*, const int64_t*, size_t, int32_t*);
 };
 
 class backend_library {

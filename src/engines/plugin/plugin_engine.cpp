@@ -179,6 +179,15 @@ class plugin_context final : public engine_context {
     return std::string(refusal);
   }
 
+  [[nodiscard]] bool do_reshape(std::span<const tensor_spec> concrete_io) override {
+    const auto reshape = model_->call().context_reshape;
+    if (reshape == nullptr) return false;
+    const auto dims = flat_dims({concrete_io.begin(), concrete_io.end()});
+    int32_t reshaped = 0;
+    model_->check(reshape(handle_, dims.data(), dims.size(), &reshaped), "running a context at another batch size");
+    return reshaped != 0;
+  }
+
   [[nodiscard]] std::optional<std::string> do_own_graphs_failure() const override {
     const auto failure = model_->call().context_graph_failure;
     if (failure == nullptr) return std::nullopt;

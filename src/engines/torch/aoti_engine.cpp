@@ -103,6 +103,15 @@ class aoti_context final : public engine_context {
     return graphs_->first_failure();
   }
 
+  // A package takes any batch its export allowed: the inputs are wrapped again at the new shapes
+  // on the next enqueue, and the graphs, keyed by shape, share the context's pool.
+  [[nodiscard]] bool do_reshape(std::span<const tensor_spec> concrete_io) override {
+    io_.assign(concrete_io.begin(), concrete_io.end());
+    inputs_.clear();
+    key_.reset();
+    return true;
+  }
+
   void do_enqueue(stream_ref stream) override {
     if (inputs_.empty()) wrap_inputs();
     // Allocations the package makes (outputs, workspaces) come from libtorch's caching allocator

@@ -113,6 +113,47 @@ TEST_P(StrategyContract, DirectionLimitsWhatMoves) {
   for (std::size_t i = 0; i < host.size(); ++i) ASSERT_EQ(host[i], std::byte{written(i, 7)});
 }
 
+__global__ void count_unlike(const std::uint8_t* data, std::size_t n, unsigned round, unsigned long long* mismatches) {
+  unsigned long long bad = 0;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * blockDim.x)
+    if (data[i] != written(i, round)) ++bad;
+  if (bad != 0) atomicAdd(mismatches, bad);
+}
+
+TEST_P(StrategyContract, PrefixTransfersMoveOnlyTheirBytes) {
+  // A session running a smaller batch moves the rows it uses, a prefix: what the prefix holds
+  // arrives, and a copy strategy leaves the rest of the other side as it was.
+  constexpr std::size_t bytes = 3 * 4096 + 100;
+  constexpr std::size_t prefix = 4096 + 17;
+  auto buffer = ferry::io_buffer::allocate(GetParam(), {.bytes = bytes}, caps_);
+  const bool copies = ferry::properties(GetParam()).path == ferry::data_path::copy;
+  const bool resident = ferry::properties(GetParam()).path == ferry::data_path::resident;
+  ferry::stream stream;
+  auto host = buffer.host();
+  for (std::size_t i = 0; i < bytes; ++i) host[i] = std::byte{written(i, 1)};
+  buffer.upload_blocking(stream);
+  for (std::size_t i = 0; i < bytes; ++i) host[i] = std::byte{written(i, 2)};
+  if (resident)
+    buffer.upload_blocking(stream, prefix);
+  else
+    buffer.to_device(stream, prefix);
+  *mismatches_ = 0;
+  auto* device = static_cast<std::uint8_t*>(buffer.device_address());
+  count_unlike<<<4, 256, 0, stream.get()>>>(device, prefix, 2, mismatches_);
+  FERRY_CUDA_CHECK_LAUNCH();
+  stream.synchronize_blocking();
+  EXPECT_EQ(*mismatches_, 0U) << "the prefix did not arrive";
+  if (copies) {
+    std::vector<std::uint8_t> tail(bytes - prefix);
+    FERRY_CUDA_TRY(cudaMemcpy(tail.data(), device + prefix, tail.size(), cudaMemcpyDefault));
+    for (std::size_t i = 0; i < tail.size(); ++i)
+      ASSERT_EQ(tail[i], written(prefix + i, 1)) << "a prefix transfer wrote byte " << prefix + i;
+  }
+  EXPECT_THROW(buffer.to_device(stream, bytes + 1), ferry::invalid_argument);
+  EXPECT_THROW(buffer.to_host(stream, bytes + 1), ferry::invalid_argument);
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryStrategy, StrategyContract, ::testing::ValuesIn(ferry::all_strategies),
                          strategy_test_name);
 
