@@ -1,4 +1,5 @@
-// A model's configuration: one JSON file, <repository>/<model>/config.json, e.g.
+// A model's configuration: one JSON file, <repository>/<model>/config.json (its keys, what each
+// takes and its default: serve/control/config_keys.cpp, the one table), e.g.
 //   {"engine": "mlp:2x256", "strategy": "pinned", "inflight": 2, "instances_per_gpu": 1,
 //    "max_batch": 16, "batch_delay_us": 500, "max_queue_size": 64}
 //   {"engine": "touch", "input_size": "4MB"}
@@ -45,8 +46,14 @@ struct model_config {
   // Largest batch (leading dim) one engine run takes; 0 for engines without a batch dim.
   // Requests are merged along the leading dim up to this many rows.
   std::int64_t max_batch = 0;
+  // The batch sizes a batch runs at (the smallest that holds its rows), ascending, ending at
+  // max_batch; empty: powers of two up to max_batch, and max_batch (default_batch_buckets).
+  std::vector<std::int64_t> batch_buckets;
   // How long the first queued request may wait for others to join its batch.
   std::chrono::microseconds batch_delay{0};
+  // With a target, the batcher waits for more rows only while the oldest request would still be
+  // answered within it (scheduling/batching_policy.hpp).
+  std::optional<std::chrono::microseconds> latency_target;
   // Requests that may wait for a worker at once; more are refused as unavailable (0 for no
   // limit, as in Triton). Unset: default_max_queue_size of the model's slots.
   std::optional<std::size_t> max_queue_size;

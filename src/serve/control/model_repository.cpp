@@ -90,6 +90,21 @@ std::string warmup_data_in_folder(const served_model& model, const fs::path& fol
 std::string model_name_of(const fs::path& folder) { return printable_name(folder.filename().string()); }
 
 // Builds the model of `folder`. `others`: the threads the other loaded models run.
+// The batcher's rules: the config's bounds, and the buckets the executor runs with their measured
+// run times (what a latency target is weighed against).
+batching_rules batching_rules_of(const model_config& config, const executor& exec) {
+  batching_rules rules{.max_batch = config.max_batch,
+                       .delay = config.batch_delay,
+                       .latency_target = config.latency_target,
+                       .buckets = {},
+                       .bucket_run_times = {}};
+  for (const batch_bucket& b : exec.buckets()) {
+    rules.buckets.push_back(b.rows);
+    rules.bucket_run_times.push_back(b.run_time);
+  }
+  return rules;
+}
+
 void build(served_model& model, const fs::path& folder, const fs::path& root, const execution_platform& platform,
            bool follow_outside_links, const load_limits& limits, std::size_t others) {
   if (const auto why = name_problem(folder.filename().string()))
@@ -122,9 +137,9 @@ void build(served_model& model, const fs::path& folder, const fs::path& root, co
   // Bounded by default (Triton's is not): an unbounded queue is the one place a flood of
   // requests would wait in memory without limit. 0 in the config keeps it unbounded.
   if (!model.config.max_queue_size) model.config.max_queue_size = default_max_queue_size(exec->workers());
-  model.scheduler = std::make_unique<model_scheduler>(
-      model.config.name, std::string(model_version), exec, model.signature,
-      batching_rules{model.config.max_batch, model.config.batch_delay}, *model.stats, *model.config.max_queue_size);
+  model.scheduler = std::make_unique<model_scheduler>(model.config.name, std::string(model_version), exec,
+                                                      model.signature, batching_rules_of(model.config, *exec),
+                                                      *model.stats, *model.config.max_queue_size);
   model.threads = threads;
 }
 

@@ -5,6 +5,8 @@
 // already sits in one GPU's memory is run by a worker of that GPU (worker_placement.hpp).
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -27,6 +29,12 @@ struct batch_item {
   std::vector<output_destination> output_destinations;
 };
 
+// One batch size an executor runs batches at, and its run time measured when the model loaded.
+struct batch_bucket {
+  std::int64_t rows = 0;
+  std::chrono::nanoseconds run_time{0};
+};
+
 class executor {
  public:
   virtual ~executor() = default;
@@ -38,9 +46,13 @@ class executor {
   [[nodiscard]] virtual std::optional<int> worker_device(int /*worker*/) const { return std::nullopt; }
   // Where and how the model runs, for the startup log and metadata ("CPU reference", ...).
   [[nodiscard]] virtual std::string platform() const = 0;
+  // The batch sizes a batch runs at (the smallest that holds its rows; ascending, the last
+  // max_batch), with their measured run times: what the batcher weighs against a latency target.
+  // Empty for an executor that runs each batch at exactly its rows (the host's).
+  [[nodiscard]] virtual std::vector<batch_bucket> buckets() const { return {}; }
   // Runs one batch on worker `worker` (0 <= worker < workers(); one call per worker at a time)
-  // and fills every item's response. Throws when the engine fails; the responses are then
-  // incomplete and must be discarded.
+  // and fills every item's response; the timing says the rows the engine ran (its bucket). Throws when the engine
+  // fails; the responses are then incomplete and must be discarded.
   virtual batch_timing execute(std::span<batch_item> batch, int worker) = 0;
 };
 

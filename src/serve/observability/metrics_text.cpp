@@ -125,6 +125,9 @@ std::string render_metrics(const inference_service& service) {
        [](const served_model& m, const statistics_snapshot&) {
          return m.scheduler ? double(m.scheduler->pending()) : 0.0;
        }},
+      {"ferry_padded_rows_total", "counter",
+       "Rows the engine ran that no request asked for: a batch padded up to its bucket",
+       [](const served_model&, const statistics_snapshot& s) { return double(s.padded_rows); }},
       {"ferry_model_ready", "gauge", "1 when the model is ready, 0 when it failed to load or is not loaded",
        [](const served_model& m, const statistics_snapshot&) { return m.ready() ? 1.0 : 0.0; }},
   };
@@ -148,6 +151,13 @@ std::string render_metrics(const inference_service& service) {
       text += fmt::format("nv_inference_request_failure{{model=\"{}\",version=\"{}\",reason=\"{}\"}} {}\n",
                           label_value(models[i]->config.name), model_version, to_label(reason),
                           snapshots[i].failures_by_reason[static_cast<std::size_t>(reason)]);
+  text +=
+      "# HELP ferry_bucket_executions_total Engine runs by the batch size they ran at (the batch's bucket, rows)\n"
+      "# TYPE ferry_bucket_executions_total counter\n";
+  for (std::size_t i = 0; i < snapshots.size(); ++i)
+    for (const auto& [bucket, runs] : snapshots[i].bucket_executions)
+      text += fmt::format("ferry_bucket_executions_total{{model=\"{}\",version=\"{}\",bucket=\"{}\"}} {}\n",
+                          label_value(models[i]->config.name), model_version, bucket, runs);
   text += render_histogram("ferry_request_duration_us", "Inference request duration (queue + compute), microseconds",
                            models, snapshots, &statistics_snapshot::request_histogram);
   text += render_histogram("ferry_queue_duration_us", "Time a request waited for a worker, microseconds", models,

@@ -28,6 +28,9 @@ void model_statistics::record_execution(std::int64_t rows, std::size_t requests,
   stats_.compute_infer.add(t.compute_infer_ns, requests);
   stats_.compute_infer_histogram.add(t.compute_infer_ns, requests);
   stats_.compute_output.add(t.compute_output_ns, requests);
+  const std::int64_t run = t.run_rows > 0 ? t.run_rows : rows;
+  ++stats_.bucket_executions[run];
+  if (run > rows) stats_.padded_rows += static_cast<std::uint64_t>(run - rows);
   auto& b = stats_.batches[rows];
   b.compute_input.add(t.compute_input_ns);
   b.compute_infer.add(t.compute_infer_ns);

@@ -7,6 +7,8 @@
 //   compute_output   scattering outputs back into each request's response
 // A batch's compute times count once per request in it (as Triton counts them); execution_count
 // counts engine runs and inference_count counts batch rows, so their ratio is the mean batch.
+// batch_stats (`batches`) are by the rows the requests brought, as Triton's; beside them, engine
+// runs by the bucket they ran at and the padded rows those buckets added (ferry's own counters).
 //
 // Failures are counted by reason, as Triton's nv_inference_request_failure{reason=...} counts
 // them: REJECTED (the server refused the request before running it: a bad request, no room in the
@@ -60,6 +62,9 @@ struct batch_timing {
   std::uint64_t compute_input_ns = 0;
   std::uint64_t compute_infer_ns = 0;
   std::uint64_t compute_output_ns = 0;
+  // The rows the engine ran: the batch's bucket (its rows and padding); 0 when it ran exactly the
+  // batch's rows.
+  std::int64_t run_rows = 0;
 };
 
 struct statistics_snapshot {
@@ -70,7 +75,9 @@ struct statistics_snapshot {
   struct per_batch_size {
     duration_stat compute_input, compute_infer, compute_output;
   };
-  std::map<std::int64_t, per_batch_size> batches;  // by batch size (rows)
+  std::map<std::int64_t, per_batch_size> batches;           // by batch size (rows), Triton's batch_stats
+  std::map<std::int64_t, std::uint64_t> bucket_executions;  // engine runs by the rows they ran at
+  std::uint64_t padded_rows = 0;                            // rows run that no request asked for
   duration_histogram request_histogram, queue_histogram, compute_infer_histogram;
   std::array<std::uint64_t, failure_reasons.size()> failures_by_reason{};  // indexed by failure_reason
 };

@@ -28,8 +28,10 @@ class batcher {
     std::vector<std::unique_ptr<scheduled_request>> batch;
     std::optional<steady_time> wait_until;
   };
-  // Forms a batch from the waiting requests for which `may_run` holds.
-  [[nodiscard]] formed form(request_queue& queue, const std::function<bool(const scheduled_request&)>& may_run) const;
+  // Forms a batch from the waiting requests for which `may_run` holds; `workers` says whether
+  // another worker of the group is idle (a latency target waits only while none is).
+  [[nodiscard]] formed form(request_queue& queue, const std::function<bool(const scheduled_request&)>& may_run,
+                            worker_view workers = {}) const;
 
  private:
   batching_rules rules_;

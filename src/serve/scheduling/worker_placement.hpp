@@ -68,6 +68,10 @@ class worker_placement {
   void batch_started(std::size_t g, std::size_t requests);   // it took a batch of `requests`
   void batch_run(std::size_t g);                             // its run is over (not yet answered)
   void batch_answered(std::size_t g, std::size_t requests);  // and its requests are answered
+  // Workers of group `g` waiting for work (a worker forming a batch counts: it is not running one).
+  [[nodiscard]] std::size_t idle_workers(std::size_t g) const {
+    return static_cast<std::size_t>(loads_[g].total - loads_[g].busy);
+  }
   // Whether no group has a batch that is not yet answered.
   [[nodiscard]] bool none_running() const;
   // Requests being run now, per device the workers run on (none: the host), in group order.

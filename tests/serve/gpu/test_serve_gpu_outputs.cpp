@@ -2,7 +2,8 @@
 // host range or device memory, outputs delivered into a registered host range (one DMA), bound in
 // place in device memory or delivered there by a device-to-device copy, and a batch's outputs
 // scattered one copy per request range. Every byte is checked against the answer the same model
-// gives in the response body.
+// gives in the response body. Batch buckets: a batch of 3 rows runs at bucket 4, answers exactly
+// as at the full 16, and moves 4 rows each way, not 16.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime_api.h>
@@ -245,6 +246,82 @@ TEST(ServeCudaSharedMemory, NoByteOfAPluginModelsRequestCrossesTheBus) {
   config.max_batch = 1;
   expect_no_byte_crosses_the_bus(config);
 }
+
+// The example model (y = 2x + 1 on rows of 1024 floats) served at max_batch 16, with `buckets`.
+std::unique_ptr<executor> affine_executor(ferry::strategy_kind strategy, std::vector<std::int64_t> buckets,
+                                          ferry::graph_mode graph) {
+  model_config config{
+      .name = "m", .engine = "affine:" + ferry::test::example_model().string(), .strategy = strategy, .inflight = 2};
+  config.max_batch = 16;
+  config.batch_buckets = std::move(buckets);
+  config.graph = graph;
+  return make_session_executor(config, {ferry::query_device(0)}, {ferry::test::example_backend_dir()});
+}
+
+class ServeGpuBuckets : public ::testing::TestWithParam<ferry::strategy_kind> {};
+
+TEST_P(ServeGpuBuckets, ThreeRowsAtBucketFourAnswerExactlyAsAtTheFullBatchAndMoveFourRows) {
+  if (auto reason = ferry::unavailable_reason(GetParam(), ferry::query_device(0))) GTEST_SKIP() << *reason;
+  for (const auto graph : {ferry::graph_mode::off, ferry::graph_mode::on}) {
+    auto bucketed = affine_executor(GetParam(), {}, graph);  // 1, 2, 4, 8, 16
+    auto full = affine_executor(GetParam(), {16}, graph);
+    std::vector<std::int64_t> rows;
+    for (const auto& b : bucketed->buckets()) {
+      rows.push_back(b.rows);
+      EXPECT_GT(b.run_time.count(), 0) << "bucket " << b.rows << " was not timed at load";
+    }
+    ASSERT_EQ(rows, (std::vector<std::int64_t>{1, 2, 4, 8, 16}));
+    const model_signature signature = make_signature(bucketed->io(), 16, "m");
+    // One request of 3 rows, and three of one row merged: both run at bucket 4.
+    one_request three(signature, 3, {}, std::nullopt, 5, {});
+    one_request three_full(signature, 3, {}, std::nullopt, 5, {});
+    std::vector<batch_item> batch{three.item()};
+    EXPECT_EQ(bucketed->execute(batch, 0).run_rows, 4);
+    batch = {three_full.item()};
+    EXPECT_EQ(full->execute(batch, 0).run_rows, 16);
+    const auto& answer = three.response.outputs.at(0);
+    EXPECT_EQ(answer.shape, (std::vector<std::int64_t>{3, 1024}));
+    EXPECT_EQ(answer.data, three_full.response.outputs.at(0).data) << "a bucket's padding changed an answer";
+    const auto* x = reinterpret_cast<const float*>(three.body.data());
+    const auto* y = reinterpret_cast<const float*>(answer.data.data());
+    for (std::size_t i = 0; i < 3 * 1024; ++i) ASSERT_EQ(y[i], 2.0F * x[i] + 1.0F) << "element " << i;
+    one_request a(signature, 1, {}, std::nullopt, 7, {}), b(signature, 1, {}, std::nullopt, 9, {}),
+        c(signature, 1, {}, std::nullopt, 11, {});
+    batch = {a.item(), b.item(), c.item()};
+    EXPECT_EQ(bucketed->execute(batch, 1).run_rows, 4);
+    for (one_request* r : {&a, &b, &c}) {
+      const auto* rx = reinterpret_cast<const float*>(r->body.data());
+      const auto* ry = reinterpret_cast<const float*>(r->response.outputs.at(0).data.data());
+      for (std::size_t i = 0; i < 1024; ++i) ASSERT_EQ(ry[i], 2.0F * rx[i] + 1.0F);
+    }
+  }
+}
+
+TEST(ServeGpuBucketCopies, ABatchOfThreeRowsMovesItsBucketsRowsNotMaxBatchs) {
+  auto bucketed = affine_executor(ferry::strategy_kind::pinned, {1, 4, 16}, ferry::graph_mode::off);
+  auto full = affine_executor(ferry::strategy_kind::pinned, {16}, ferry::graph_mode::off);
+  const model_signature signature = make_signature(bucketed->io(), 16, "m");
+  auto counters = ferry::bench::um_counter_session::start(0, ferry::bench::copy_counting::on);
+  if (!counters.available()) GTEST_SKIP() << counters.reason();
+  const std::size_t row = 1024 * sizeof(float);
+  for (const auto& [exec, moved] : {std::pair{bucketed.get(), 4 * row}, std::pair{full.get(), 16 * row}}) {
+    one_request three(signature, 3, {}, std::nullopt, 5, {});
+    FERRY_CUDA_TRY(cudaDeviceSynchronize());
+    (void)counters.take();
+    std::vector<batch_item> batch{three.item()};
+    (void)exec->execute(batch, 0);
+    FERRY_CUDA_TRY(cudaDeviceSynchronize());
+    ASSERT_TRUE(counters.take().has_value()) << counters.reason();
+    EXPECT_EQ(counters.copies().host_to_device, moved);
+    EXPECT_EQ(counters.copies().device_to_host, moved);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Strategies, ServeGpuBuckets,
+                         ::testing::Values(ferry::strategy_kind::pinned, ferry::strategy_kind::staged,
+                                           ferry::strategy_kind::device, ferry::strategy_kind::mapped,
+                                           ferry::strategy_kind::managed_prefetch),
+                         strategy_test_name);
 
 INSTANTIATE_TEST_SUITE_P(Strategies, ServeGpuOutputs,
                          ::testing::Values(ferry::strategy_kind::pinned, ferry::strategy_kind::staged,
