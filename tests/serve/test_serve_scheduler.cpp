@@ -9,6 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -327,6 +328,20 @@ TEST(ServeStatistics, DurationHistogramsCountEachRequestInItsBucket) {
   EXPECT_EQ(s.queue_histogram.counts[bucket_of(5'000)], 1U);
   EXPECT_EQ(s.compute_infer_histogram.counts[bucket_of(1'000)], 2U);  // a bound is its bucket's own
   EXPECT_EQ(s.compute_infer_histogram.count(), 2U);
+}
+
+TEST(ServeStatistics, EngineRunsAreCountedByBucketWithThePaddingTheyAdded) {
+  model_statistics stats;
+  stats.record_execution(3, 3, {.compute_infer_ns = 1'000, .run_rows = 4});  // 3 rows at bucket 4
+  stats.record_execution(4, 1, {.compute_infer_ns = 1'000, .run_rows = 4});
+  stats.record_execution(9, 2, {.compute_infer_ns = 1'000, .run_rows = 16});
+  stats.record_execution(5, 5, {.compute_infer_ns = 1'000});  // the host: exactly its rows
+  const auto s = stats.snapshot();
+  EXPECT_EQ(s.bucket_executions, (std::map<std::int64_t, std::uint64_t>{{4, 2}, {5, 1}, {16, 1}}));
+  EXPECT_EQ(s.padded_rows, 1U + 7U);
+  // batch_stats stay by the rows the requests brought, as Triton's.
+  EXPECT_EQ(s.batches.size(), 4U);
+  EXPECT_EQ(s.batches.at(3).compute_infer.count, 1U);
 }
 
 }  // namespace

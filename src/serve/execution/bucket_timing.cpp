@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "core/median.hpp"
 #include "ferry/core/error.hpp"
 #include "serve/execution/batch_buckets.hpp"
@@ -28,20 +26,25 @@ std::vector<std::chrono::nanoseconds> measure_run_times(session& s, std::span<co
 }
 
 std::vector<std::int64_t> session_buckets(std::int64_t max_batch, std::span<const std::int64_t> configured,
-                                          std::span<const tensor_spec> declared, const std::string& model) {
+                                          const engine& eng) {
   if (max_batch <= 0) return {};
-  const bool dynamic = std::all_of(declared.begin(), declared.end(), [](const tensor_spec& t) {
-    return t.role != tensor_role::input || (!t.shape.empty() && t.shape.front() == dynamic_dim);
-  });
-  if (!dynamic) {
-    if (!configured.empty())
-      throw invalid_argument("model '" + model +
-                             "': 'batch_buckets' needs an engine whose inputs take any batch (a dynamic leading "
-                             "dim); this one's are fixed, so it runs at 'max_batch' only");
-    return {max_batch};
-  }
   if (!configured.empty()) return {configured.begin(), configured.end()};
-  return default_batch_buckets(max_batch);
+  std::vector<std::int64_t> usable;
+  for (const std::int64_t rows : default_batch_buckets(max_batch)) {
+    std::vector<shape_binding> inputs;
+    for (const auto& t : eng.io())
+      if (t.role == tensor_role::input) {
+        inputs.push_back({t.name, t.shape});
+        inputs.back().dims.front() = rows;
+      }
+    try {
+      (void)eng.resolve(inputs);
+      usable.push_back(rows);
+    } catch (const invalid_argument&) {
+      if (rows == max_batch) throw;  // the full batch the sessions bind: its refusal is the load's
+    }
+  }
+  return usable;
 }
 
 std::string describe_buckets(std::span<const std::int64_t> sizes, std::span<const std::chrono::nanoseconds> run_times) {

@@ -20,13 +20,11 @@ namespace ferry::serve {
                                                                       int runs = 7);
 
 // The batch sizes a model's sessions run at: `configured` (ascending, ending at max_batch) or,
-// when empty, powers of two up to max_batch, where every input of `declared` takes any batch
-// (a dynamic leading dim); max_batch alone for an engine of fixed batch; none when the model does
-// not batch. Throws invalid_argument when buckets are configured for an engine of fixed batch.
+// when empty, those of default_batch_buckets that `eng` resolves (an engine may take fewer batch
+// sizes than its dynamic dim suggests, a TensorRT profile's minimum, say); none when the model does
+// not batch. A configured size the engine refuses fails the load where the session resolves it.
 [[nodiscard]] std::vector<std::int64_t> session_buckets(std::int64_t max_batch,
-                                                        std::span<const std::int64_t> configured,
-                                                        std::span<const tensor_spec> declared,
-                                                        const std::string& model);
+                                                        std::span<const std::int64_t> configured, const engine& eng);
 
 // "buckets 1, 4, 16 (0.21, 0.35, 1.4 ms)": the platform's words for them.
 [[nodiscard]] std::string describe_buckets(std::span<const std::int64_t> sizes,

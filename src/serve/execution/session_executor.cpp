@@ -109,7 +109,7 @@ std::unique_ptr<replica_set> make_replicas(const model_config& config, const std
   }
   declared = first->io();
   signature = make_signature(declared, config.max_batch, config.name);
-  facts.buckets = session_buckets(config.max_batch, config.batch_buckets, declared, config.name);
+  facts.buckets = session_buckets(config.max_batch, config.batch_buckets, *first);
   const auto shapes = concrete_shapes(signature);
   std::size_t bytes_per_slot = 0;  // every slot's buffers, checked before any is made
   for (const auto& t : first->resolve(shapes)) bytes_per_slot += t.bytes();
