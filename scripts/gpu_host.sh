@@ -80,9 +80,10 @@ start_torch_build() {
   [[ ${GPU_TORCH:-0} == 1 ]] && wanted=1
   ((wanted)) || return 0
   [[ $GPU_SETS == *" encoder "* ]] && exports="$exports encoder-s128 encoder-s384"
-  [[ $GPU_SETS == *" torch-graphs "* || $GPU_SETS == *" serve-graphs "* || $GPU_SETS == *" shm-gap "* ]] &&
-    exports="$exports mobilenet-v3-small"
-  [[ $GPU_SETS == *" serve-model "* || $GPU_SETS == *" text-serve "* ]] && eager=(--save-eager)
+  [[ $GPU_SETS == *" torch-graphs "* || $GPU_SETS == *" serve-graphs "* || $GPU_SETS == *" shm-gap "* ||
+    $GPU_SETS == *" serve-buckets "* ]] && exports="$exports mobilenet-v3-small"
+  [[ $GPU_SETS == *" serve-model "* || $GPU_SETS == *" text-serve "* || $GPU_SETS == *" serve-buckets "* ]] &&
+    eager=(--save-eager)
   local text=0
   [[ $GPU_SETS == *" text-model "* || $GPU_SETS == *" text-serve "* ]] && text=1
   step "torch: build and export in the background"
@@ -108,6 +109,15 @@ start_torch_build() {
         TORCHINDUCTOR_COMPILE_THREADS=4 timeout 400 python3 scripts/text_model.py export --out models \
           > "$out/export-text.log" 2>&1 || rc=$?
         echo "rc=$rc" >> "$out/export-text.log"
+      ) &
+    fi
+    # A torchvision model nobody here wrote, exported as a user would (--module).
+    if [[ $GPU_SETS == *" serve-buckets "* ]]; then
+      (
+        rc=0
+        TORCHINDUCTOR_COMPILE_THREADS=4 timeout 400 python3 scripts/export_model.py --out models --save-eager \
+          --module scripts/gpu/user_models/regnet_y_400mf.py:build > "$out/export-user.log" 2>&1 || rc=$?
+        echo "rc=$rc" >> "$out/export-user.log"
       ) &
     fi
     # The tests' small model, also as a package with no description (read from the package itself).

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# serve-buckets (scripts/gpu_host.sh OUTDIR serve-buckets): batch buckets under real traffic. Each
+# model (ResNet-50 and MobileNetV3-small fp16, and RegNetY-400MF, a torchvision model exported as a
+# user would, scripts/gpu/user_models/) is served with CUDA graphs, pinned, 4 slots, over gRPC and
+# CUDA shared memory, in these configs, loaded one at a time (--model-control-mode explicit):
+#   b16-before, b64-before   "batch_buckets": [max_batch]: every batch padded to max_batch (before)
+#   b16, b64                 the default buckets (powers of two up to max_batch)
+#   b64-t5, b64-t20          "latency_target_ms": 5 and 20
+#   b64-d100, b64-d1000      "batch_delay_us": 100 and 1000 (Triton's fixed delays; b64 is delay 0)
+# perf_analyzer runs at batch 1 with 1 and 64 clients (and 16 on b16), at batch 16 with 16 clients,
+# and the mixed pair (batch 1 x 32 clients beside batch 16 x 4 clients, two processes at once);
+# beside them `ferry bench --batch 1 --graph --strategy device` on the same package (the floor a
+# single-image request is held to). A held-out client checks answers at batch 1, 3, 7 and 16 against
+# eager PyTorch (scripts/serve_model_check.py). SERVE_BUCKETS_MODELS picks the models.
+# Writes OUTDIR/serve-buckets/summary.md (scripts/gpu/serve_buckets_summary.py).
+# gpu-set: needs-torch
+set -euo pipefail
+out=${1:?usage: scripts/gpu/SET.sh OUTDIR (run by scripts/gpu_host.sh)}
+# shellcheck source=scripts/gpu/lib.sh
+source scripts/gpu/lib.sh
+# shellcheck source=scripts/gpu/lib_serve.sh
+source scripts/gpu/lib_serve.sh
+
+torch_ready || { echo "serve-buckets: needs the torch plugin"; exit 1; }
+here=$out/serve-buckets
+mkdir -p "$here/models"
+serve_python_ready
+perf_analyzer_ready || exit 1
+models=${SERVE_BUCKETS_MODELS:-resnet50 mobilenet-v3-small regnet_y_400mf}
+
+config() {  # NAME PACKAGE JSON-TAIL
+  mkdir -p "$here/models/$1"
+  echo "{\"engine\": \"torch:$PWD/models/$2.pt2\", \"strategy\": \"pinned\", \"inflight\": 4, \"graph\": true$3}" \
+    > "$here/models/$1/config.json"
+}
+for model in $models; do
+  [[ -e models/$model.pt2 ]] || { echo "serve-buckets: models/$model.pt2 was not exported" | tee -a "$out/steps.txt"; continue; }
+  m=${model//-/_}
+  config "${m}_b16_before" "$model" ', "max_batch": 16, "batch_buckets": [16]'
+  config "${m}_b16" "$model" ', "max_batch": 16'
+  config "${m}_b64_before" "$model" ', "max_batch": 64, "batch_buckets": [64]'
+  config "${m}_b64" "$model" ', "max_batch": 64'
+  config "${m}_b64_t5" "$model" ', "max_batch": 64, "latency_target_ms": 5'
+  config "${m}_b64_t20" "$model" ', "max_batch": 64, "latency_target_ms": 20'
+  config "${m}_b64_d100" "$model" ', "max_batch": 64, "batch_delay_us": 100'
+  config "${m}_b64_d1000" "$model" ', "max_batch": 64, "batch_delay_us": 1000'
+  BENCH_TIMEOUT=90 b "serve-buckets/bench-$m-b1" --engine "torch:models/$model.pt2" --batch 1 --graph \
+    --strategy device --no-recipes --max-time 2 --no-link-measure
+done
+
+pa() {  # STEM MODEL BATCH CLIENTS
+  run_pa "$here/$1" 40 -m "$2" -b "$3" -i grpc -u "127.0.0.1:$grpc_port" --concurrency-range "$4:$4" \
+    --shared-memory cuda --output-shared-memory-size 64000 | tee -a "$here/runs.txt"
+}
+# The mixed pair: two perf_analyzer processes on one model at once.
+mixed() {  # MODEL
+  pa "$1-mixed-b1-c32" "$1" 1 32 &
+  local single=$!
+  pa "$1-mixed-b16-c4" "$1" 16 4
+  wait "$single" || true
+}
+load() { curl -s -X POST "127.0.0.1:$http_port/v2/repository/models/$1/load" > "$here/$1-load.json" || true; }
+unload() {
+  curl -s "127.0.0.1:$http_port/v2/models/$1/stats" > "$here/$1-stats.json" || true
+  curl -s "127.0.0.1:$http_port/v2/models/$1" > "$here/$1-metadata.json" || true
+  curl -s "127.0.0.1:$http_port/metrics" | grep -E "^ferry_(bucket_executions_total|padded_rows_total)\{model=\"$1\"" \
+    > "$here/$1-buckets.txt" || true
+  curl -s -X POST "127.0.0.1:$http_port/v2/repository/models/$1/unload" > /dev/null || true
+}
+check() {  # MODEL PACKAGE: answers at batch 1, 3, 7 and 16 against eager PyTorch
+  local eager=models/$2.pt2.eager.pt batch
+  [[ -e $eager ]] || { echo "no $eager: answers not checked" >> "$here/checks.txt"; return 0; }
+  for batch in 1 3 7 16; do
+    record "$here/$1-check-b$batch.txt" 120 "${host_python[@]}" scripts/serve_model_check.py \
+      --http "127.0.0.1:$http_port" --grpc "127.0.0.1:$grpc_port" --model "$1" --batch "$batch" --eager "$eager" \
+      --paths body,cuda --clients 1,4 --requests 4
+    echo "$1 batch $batch: $(tail -1 "$here/$1-check-b$batch.txt")" >> "$here/checks.txt"
+  done
+}
+
+step "ferry serve: the bucket configs, loaded one at a time"
+start_server "$here/models" --model-control-mode explicit || exit 1
+for model in $models; do
+  [[ -e models/$model.pt2 ]] || continue
+  m=${model//-/_}
+  for name in "${m}_b16_before" "${m}_b16" "${m}_b64_before" "${m}_b64"; do
+    step "serve-buckets: $name"
+    load "$name"
+    pa "$name-b1-c1" "$name" 1 1
+    pa "$name-b1-c64" "$name" 1 64
+    pa "$name-b16-c16" "$name" 16 16
+    if [[ $name == *_b16 ]]; then pa "$name-b1-c16" "$name" 1 16; fi
+    if [[ $name != *_before ]]; then
+      mixed "$name"
+      check "$name" "$model"
+    fi
+    unload "$name"
+  done
+  for name in "${m}_b64_t5" "${m}_b64_t20" "${m}_b64_d100" "${m}_b64_d1000"; do
+    step "serve-buckets: $name"
+    load "$name"
+    pa "$name-b1-c64" "$name" 1 64
+    unload "$name"
+  done
+done
+stop_server
+cp "$out/serve.log" "$here/serve.log"
+"${host_python[@]}" scripts/gpu/serve_buckets_summary.py "$here" > "$here/summary.md" 2>&1 || true
+cat "$here/summary.md"
