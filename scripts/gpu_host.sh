@@ -51,7 +51,9 @@ export FERRY_CLI="$PWD/.bundle/bin/ferry"  # the CPU tests run the CLI from here
 export FERRY_BACKEND_PATH="$PWD/build-torch/lib/ferry/backends"
 export FERRY_EXAMPLE_BACKEND_DIR="$PWD/.bundle/lib/ferry/backends" FERRY_TEST_BACKEND_DIR="$PWD/.bundle/test-backends"
 export FERRY_EXAMPLE_MODEL="$PWD/examples/backend/model.affine"
-export GPU_SETS=" $* "
+# GPU_ALSO_EXPORT_FOR names sets a later call on the same warm machine will run: their models are
+# exported now, beside this call's work (a warm machine keeps models/ and build-torch/).
+export GPU_SETS=" $* ${GPU_ALSO_EXPORT_FOR:-} "
 # shellcheck source=scripts/gpu/lib.sh
 source scripts/gpu/lib.sh
 
@@ -77,7 +79,7 @@ run_set() {
 start_torch_build() {
   local set exports=resnet50 eager=() wanted=0
   for set in "$@"; do says "$set" needs-torch && wanted=1; done
-  [[ ${GPU_TORCH:-0} == 1 ]] && wanted=1
+  [[ ${GPU_TORCH:-0} == 1 || -n ${GPU_ALSO_EXPORT_FOR:-} ]] && wanted=1
   ((wanted)) || return 0
   [[ $GPU_SETS == *" encoder "* ]] && exports="$exports encoder-s128 encoder-s384"
   [[ $GPU_SETS == *" torch-graphs "* || $GPU_SETS == *" serve-graphs "* || $GPU_SETS == *" shm-gap "* ||
@@ -86,6 +88,13 @@ start_torch_build() {
     eager=(--save-eager)
   local text=0
   [[ $GPU_SETS == *" text-model "* || $GPU_SETS == *" text-serve "* ]] && text=1
+  # Packages an earlier call on this warm machine exported (with their eager module when asked
+  # for) are kept: exporting one again costs a minute or more.
+  local name todo=""
+  for name in $exports; do
+    [[ -e models/$name.pt2 && (${#eager[@]} -eq 0 || -e models/$name.pt2.eager.pt) ]] || todo="$todo $name"
+  done
+  exports=$todo
   step "torch: build and export in the background"
   touch "$out/.torch-started"
   mkdir -p models
@@ -95,13 +104,15 @@ start_torch_build() {
       scripts/gpu_build_torch.sh > "$out/torch-build.log" 2>&1 || rc=$?
       echo "rc=$rc" >> "$out/torch-build.log"
     ) &
-    (
-      rc=0
-      # shellcheck disable=SC2086  # the model names are words
-      TORCHINDUCTOR_COMPILE_THREADS=6 timeout 400 python3 scripts/export_model.py --out models "${eager[@]}" $exports \
-        > "$out/export.log" 2>&1 || rc=$?
-      echo "rc=$rc" >> "$out/export.log"
-    ) &
+    if [[ -n $exports ]]; then
+      (
+        rc=0
+        # shellcheck disable=SC2086  # the model names are words
+        TORCHINDUCTOR_COMPILE_THREADS=6 timeout 400 python3 scripts/export_model.py --out models "${eager[@]}" $exports \
+          > "$out/export.log" 2>&1 || rc=$?
+        echo "rc=$rc" >> "$out/export.log"
+      ) &
+    fi
     # A text encoder nobody here wrote, exported bare as a user would.
     if ((text)); then
       (
@@ -112,7 +123,7 @@ start_torch_build() {
       ) &
     fi
     # A torchvision model nobody here wrote, exported as a user would (--module).
-    if [[ $GPU_SETS == *" serve-buckets "* ]]; then
+    if [[ $GPU_SETS == *" serve-buckets "* && ! -e models/regnet_y_400mf.pt2.eager.pt ]]; then
       (
         rc=0
         TORCHINDUCTOR_COMPILE_THREADS=4 timeout 400 python3 scripts/export_model.py --out models --save-eager \
