@@ -5,7 +5,7 @@ answer against a reference computed here afterwards (so the reference never shar
 window with the server):
   --eager PATH        a PyTorch module saved by scripts/export_model.py --save-eager (run in eager
                       mode on the GPU, the same weights as the served package); answers must be
-                      within a relative L2 error of 1e-2 (fp16)
+                      within a relative L2 error of --tolerance (default 1e-2, fp16)
   --affine S,B        y = S * x + B exactly (the example backend; lets this script be tried on
                       a machine without a GPU)
 For each protocol, path and client count it reports requests, req/s, the client's p50/p99 latency
@@ -132,17 +132,17 @@ def reference_function(args):
     def run(xs):
         with torch.no_grad():
             return [module(torch.from_numpy(x).cuda()).cpu().numpy() for x in xs]
-    return run, "relative L2 error below 1e-2"
+    return run, f"relative L2 error below {args.tolerance:g}"
 
 
-def wrong(got, want, rule):
+def wrong(got, want, rule, tolerance=1e-2):
     if got.shape != want.shape:
         return f"shape {got.shape}, expected {want.shape}"
     if rule == "exact":
         return None if np.array_equal(got, want) else "values differ"
     g, w = got.astype(np.float64), want.astype(np.float64)
     error = np.linalg.norm(g - w) / max(np.linalg.norm(w), 1e-30)
-    return None if error < 1e-2 else f"relative L2 error {error:.3g}"
+    return None if error < tolerance else f"relative L2 error {error:.3g}"
 
 
 def main():
@@ -153,6 +153,9 @@ def main():
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--eager")
     p.add_argument("--affine")
+    p.add_argument("--tolerance", type=float, default=1e-2,
+                   help="with --eager: the largest relative L2 error an answer may have (fp16 kernels that "
+                        "AOTInductor compiled differ from eager ones by about 1e-3 for ResNet-50, 1e-2 for RegNetY)")
     p.add_argument("--protocols", default="http,grpc")
     p.add_argument("--paths", default="body,system,cuda")
     p.add_argument("--clients", default="1,4,16")
@@ -196,7 +199,7 @@ def main():
                     continue
                 failures += [f"{label}: {e}" for e in errors]
                 wants = reference([x for x, _ in answers])
-                bad = [w for w in (wrong(y, want, rule) for (_, y), want in zip(answers, wants)) if w]
+                bad = [w for w in (wrong(y, want, rule, args.tolerance) for (_, y), want in zip(answers, wants)) if w]
                 checked += len(answers)
                 failures += [f"{label}: {w}" for w in bad]
                 served = after["success"][0] - before["success"][0]

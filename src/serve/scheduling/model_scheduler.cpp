@@ -164,8 +164,8 @@ model_scheduler::batch model_scheduler::next_batch(std::size_t g, std::unique_lo
   for (;;) {
     if (!lifecycle_.threads_run()) return {};
     const auto unplaced = placement_.group_for_unplaced();
-    // The worker asking is idle itself: another idle one means a second batch could run now.
-    const worker_view workers{.another_idle = placement_.idle_workers(g) > 1};
+    // Another worker asleep waiting for work means a second batch could run now, beside this one.
+    const worker_view workers{.another_idle = placement_.waiting_workers(g) > 0};
     batcher::formed formed = batcher_.form(
         queue_, [&](const scheduled_request& r) { return placement_.may_run(g, r, unplaced); }, workers);
     if (!formed.batch.empty()) return std::move(formed.batch);

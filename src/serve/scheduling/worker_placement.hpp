@@ -68,10 +68,9 @@ class worker_placement {
   void batch_started(std::size_t g, std::size_t requests);   // it took a batch of `requests`
   void batch_run(std::size_t g);                             // its run is over (not yet answered)
   void batch_answered(std::size_t g, std::size_t requests);  // and its requests are answered
-  // Workers of group `g` waiting for work (a worker forming a batch counts: it is not running one).
-  [[nodiscard]] std::size_t idle_workers(std::size_t g) const {
-    return static_cast<std::size_t>(loads_[g].total - loads_[g].busy);
-  }
+  // Workers of group `g` asleep in wait(), ready to take a batch now (not one forming a batch, nor
+  // one still answering its last batch's requests).
+  [[nodiscard]] std::size_t waiting_workers(std::size_t g) const { return waiting_[g]; }
   // Whether no group has a batch that is not yet answered.
   [[nodiscard]] bool none_running() const;
   // Requests being run now, per device the workers run on (none: the host), in group order.
@@ -85,6 +84,7 @@ class worker_placement {
   std::vector<replica_load> loads_;
   std::deque<std::condition_variable> wake_;
   std::vector<std::size_t> running_;
+  std::vector<std::size_t> waiting_;  // per group: workers asleep in wait()
   std::vector<std::size_t> group_of_;  // per worker
   placement_policy placement_;         // the spreading rule and its turn for ties
 };
