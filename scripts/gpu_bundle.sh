@@ -31,5 +31,5 @@ rm -f .bundle/lib/libcublas*.so*
 jemalloc=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 if [[ -e $jemalloc ]]; then cp "$jemalloc" .bundle/lib/; fi
 strip --strip-unneeded .bundle/bin/* .bundle/lib/ferry/backends/*.so .bundle/test-backends/*.so 2>/dev/null || true
-cp scripts/plot_bench.py .bundle/bin/
+cp scripts/plot_bench.py scripts/plot_inputs.py scripts/plot_looks.py .bundle/bin/  # the script and what it imports
 du -sh .bundle

@@ -31,9 +31,9 @@ smi_lists_a_gpu() { command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/nul
 in_container="; in a container, start it with the GPU (e.g. docker run --gpus all)"
 if ! driver_library && ! smi_lists_a_gpu; then
   if device_nodes; then
-    echo "no CUDA device: no NVIDIA driver is installed (libcuda.so.1 cannot be found)$in_container"
+    echo "no CUDA device: no NVIDIA driver is installed (libcuda.so.1 cannot be loaded)$in_container"
   else
-    echo "no CUDA device: no NVIDIA driver is installed (libcuda.so.1 cannot be found) and there is no" \
+    echo "no CUDA device: no NVIDIA driver is installed (libcuda.so.1 cannot be loaded) and there is no" \
       "/dev/nvidia* device node$in_container"
   fi
   exit 3

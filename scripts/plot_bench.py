@@ -6,7 +6,9 @@ per picture:
                                                                        at each input size
   python3 scripts/plot_bench.py --view bandwidth report.json out.png   how close each comes to
                                                                        the link
-(out.svg for SVG). `ferry bench --plot` draws the first.
+(out.svg for SVG). `ferry bench --plot` draws the first. report.json is a report ferry wrote, or
+one of the reports.json of scripts/collect_reports.py as reports.json#NAME (reports.md#NAME, the
+link docs/RESULTS.md gives, reads the same); anything else is refused in one line.
 
 strategies: one panel per engine, each strategy's figure against input size, log scales: the
 median latency (whisker up to p90), or the rate in requests per second for a run whose objective
@@ -17,12 +19,15 @@ panel of latency against the touched fraction instead.
 Every strategy keeps one colour, marker and line style in every panel; the points of one size are
 spread a little sideways, so strategies with the same figure (pinned and registered, say) are all
 seen rather than drawn over each other. Sizes are decimal (MB), as ferry writes them. Refused and
-failed results are left out (the report lists them); noisy results have hollow markers.
+failed results are left out (the report lists them); noisy results have hollow markers. Log axes
+are labelled with plain numbers (2, 5, 10, 20).
 """
-import json
 import os
 import sys
 from collections import defaultdict
+
+import plot_inputs  # beside this file wherever it is (the build and installation copy them with it)
+import plot_looks
 
 MB = 1e6  # decimal, as ferry writes every size (and reads --size 19MB)
 SPARSE_PREFIX = "sparse:"
@@ -42,15 +47,16 @@ def fail(message):
     sys.exit(f"plot_bench.py: {message}")
 
 
-def load_measured(path):
+def load_measured(spec):
+    """The report of `spec` (a report, or one of a collected reports.json: scripts/plot_inputs.py)
+    and its measured results; stops in one line naming the file where it is not one."""
     try:
-        with open(path, encoding="utf-8") as f:
-            report = json.load(f)
-    except (OSError, json.JSONDecodeError) as e:
-        fail(f"cannot read {path}: {e}")
-    measured = [r for r in report.get("results", []) if not r.get("refused") and not r.get("failed")]
+        name, report = plot_inputs.read_one_report(spec)
+    except plot_inputs.Refused as e:
+        fail(str(e))
+    measured = plot_inputs.measured(report["results"])
     if not measured:
-        fail(f"{path} has no measured results to plot")
+        fail(f"report '{name}' ({spec}) has no measured results to plot")
     return report, measured
 
 
@@ -128,9 +134,7 @@ def bandwidth(r):
 
 
 def size_ticks(ax, sizes):
-    ax.set_xticks(sizes)
-    ax.set_xticklabels([f"{s:g}" for s in sizes])
-    ax.minorticks_off()
+    plot_looks.plain_log_axis(ax.xaxis, sizes)
 
 
 def plot_engine(ax, engine, results, styles, view, throughput, link_peak):
@@ -158,8 +162,10 @@ def plot_engine(ax, engine, results, styles, view, throughput, link_peak):
         ax.set(title=f"{engine}: bytes in and out per request / median latency", ylabel="GB/s")
     elif throughput:
         ax.set(title=f"{engine}: throughput", ylabel="requests / s", yscale="log")
+        plot_looks.plain_log_axis(ax.yaxis)
     else:
         ax.set(title=f"{engine}: median latency (whisker to p90)", ylabel="latency (µs)", yscale="log")
+        plot_looks.plain_log_axis(ax.yaxis)
 
 
 def plot_sparse(ax, results, styles):
@@ -178,6 +184,9 @@ def plot_sparse(ax, results, styles):
     ax.set(title=f"sparse, {table:.3g} MB table: median latency by the fraction read (whisker to p90)",
            xlabel="fraction of the table's pages read", ylabel="latency (µs)", yscale="log",
            xscale="log" if spans_decades else "linear")
+    plot_looks.plain_log_axis(ax.yaxis)
+    if spans_decades:
+        plot_looks.plain_log_axis(ax.xaxis, fractions)
 
 
 def parse_arguments(argv):

@@ -36,13 +36,32 @@ void write_file(const std::string& path, const std::string& text) {
   out << text;
 }
 
+// What compare takes: one report as `ferry bench --json` wrote it. Anything else is refused in one
+// line naming the file and what was expected, never with the JSON parser's own words.
 bench::bench_report read_report(const std::string& path) {
+  const std::string expected = "expected a ferry bench report (ferry bench --json FILE writes one)";
   std::ifstream in(path);
   if (!in) throw invalid_argument("cannot read '" + path + "'");
+  nlohmann::json j;
   try {
-    return bench::report_from_json(nlohmann::json::parse(in));
-  } catch (const nlohmann::json::exception& e) {
-    throw invalid_argument("'" + path + "' is not a bench report: " + e.what());
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception&) {
+    throw invalid_argument("'" + path + "' is not JSON: " + expected);
+  }
+  // scripts/collect_reports.py keeps a folder's reports as one {"NAME": report, ...}.
+  const auto is_report = [](const nlohmann::json& v) { return v.is_object() && v.contains("results"); };
+  if (j.is_object() && !j.empty() && !j.contains("results") && std::all_of(j.begin(), j.end(), is_report))
+    throw invalid_argument(fmt::format(
+        "'{}' holds {} reports collected by scripts/collect_reports.py, not one: {}; write the one to compare to a "
+        "file of its own",
+        path, j.size(), expected));
+  if (!j.is_object() || !j.contains("results"))
+    throw invalid_argument("'" + path + "' is " +
+                           (j.is_object() && j.contains("curves") ? "a calibration profile (ferry calibrate)"
+                                                                  : std::string("JSON without \"results\"")) +
+                           ": " + expected);
+  try {
+    return bench::report_from_json(j);
   } catch (const invalid_argument& e) {
     throw invalid_argument("'" + path + "': " + e.what());
   }
@@ -111,7 +130,7 @@ void add_compare_command(CLI::App& bench) {
   cmd->add_option("--fail-above", f->fail_above,
                   "exit 1 when a cell is slower in B than in A beyond its noise and by more than this percent, on "
                   "the figure(s) --on names (a gate for CI); reports that share no measured cell, or fewer than half "
-                  "of either's, are refused (exit 2) instead of passing")
+                  "of A's or of B's, are refused (exit 2) instead of passing")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--on", f->on,
                   "the figure --fail-above judges: 'end-to-end' (the median latency, or req/s: what a caller sees, "

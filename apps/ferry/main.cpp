@@ -4,7 +4,8 @@
 // and a non-zero exit code; never an abort or an uncaught exception. One exit code per class:
 //   0  done (also `ferry`, `ferry help`, --help and --version, which print and stop)
 //   1  it failed while running (a CUDA call, a port in use, a benchmark cell, a write)
-//   2  what was asked is wrong: a flag, a value, a file (CLI11's parse errors, invalid_argument)
+//   2  what was asked is wrong: a flag, a value, a file (CLI11's parse errors, invalid_argument); a
+//      mistyped flag or command is named with the nearest known one (unknown_option.hpp)
 //   3  this machine cannot do it: no usable GPU, no code for its GPU, a strategy or backend it lacks
 //   4  the GPU faulted: a sticky CUDA error (a device-side assert, an illegal address) lost its
 //      context; what was measured before is written, and the process must restart to use it
@@ -25,6 +26,7 @@
 #include "ferry/device/device_diagnosis.hpp"
 #include "ferry/engines/backend_api.h"
 #include "help_formatter.hpp"
+#include "unknown_option.hpp"
 
 namespace {
 
@@ -82,7 +84,8 @@ int main(int argc, char** argv) {
     args.erase(args.begin());
     args.emplace_back("--help");
   }
-  std::reverse(args.begin(), args.end());  // CLI11 takes them last first
+  const std::vector<std::string> typed = args;  // parse consumes args
+  std::reverse(args.begin(), args.end());       // CLI11 takes them last first
 
   try {
     app.parse(args);  // subcommands run from their callbacks, inside parse
@@ -92,6 +95,10 @@ int main(int argc, char** argv) {
     return 0;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help or --version: printed, done
+    // A mistyped flag or command first, with the nearest known name: CLI11 would say only that an
+    // argument was not expected, or that the flag meant is required.
+    if (const auto unknown = ferry::cli::unknown_option_message(app, typed))
+      return report(unknown->c_str(), exit_usage);
     return report((std::string(e.what()) + " (--help lists the flags)").c_str(), exit_usage);
   } catch (const ferry::device_fault& e) {
     // Straight out: destructors of this process's CUDA objects and backends would only fail in the

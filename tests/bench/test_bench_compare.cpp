@@ -176,10 +176,9 @@ TEST(BenchCompare, TooFewCellsInCommonIsAProblemNamed) {
   b.results = {cell("pinned", 400, 0.01)};
   const auto few = fb::compare_reports(a, b);
   EXPECT_EQ(few.compared, 1U);
-  EXPECT_NE(fb::overlap_problem(few).find("only 1 measured cell in common, fewer than half of either's (A measured "
-                                          "3 cells, B 1;"),
-            std::string::npos)
-      << fb::overlap_problem(few);
+  EXPECT_EQ(fb::overlap_problem(few),
+            "the reports have only 1 measured cell in common: fewer than half of A's 3, B's only cell (cells match by "
+            "engine, input size, strategy and run settings)");
 
   // Half of each is enough; cells refused in both count in neither report.
   auto refused = cell("system", 0, 0);
@@ -190,6 +189,42 @@ TEST(BenchCompare, TooFewCellsInCommonIsAProblemNamed) {
   EXPECT_EQ(half.compared, 1U);
   EXPECT_EQ(half.measured_a, 2U);
   EXPECT_EQ(fb::overlap_problem(half), "");
+}
+
+// The words say of each side what the common cells are of it: all of one report's cells can be a
+// small part of the other's, and then "fewer than half of either's" would be false of one.
+TEST(BenchCompare, TheCellsInCommonAreSaidOfEachSideTruly) {
+  const auto sized = [](std::size_t count) {
+    std::vector<fb::strategy_result> cells;
+    for (std::size_t i = 0; i < count; ++i) {
+      cells.push_back(cell("pinned", 400, 0.01));
+      cells.back().input_bytes = 1'000'000 * (i + 1);  // a cell of its own per size
+    }
+    return cells;
+  };
+  fb::bench_report a, b;
+  a.results = sized(80);
+  b.results = sized(6);  // B's 6 are A's first 6
+  EXPECT_EQ(fb::overlap_problem(fb::compare_reports(a, b)),
+            "the reports have only 6 measured cells in common: fewer than half of A's 80, all of B's 6 (cells match "
+            "by engine, input size, strategy and run settings)");
+  EXPECT_EQ(fb::overlap_problem(fb::compare_reports(b, a)),
+            "the reports have only 6 measured cells in common: all of A's 6, fewer than half of B's 80 (cells match "
+            "by engine, input size, strategy and run settings)");
+  // Neither side whole: each said as it is.
+  b.results = sized(6);
+  for (std::size_t i = 0; i < 4; ++i) b.results[i].input_bytes += 500'000;  // 2 in common of B's 6
+  EXPECT_EQ(fb::overlap_problem(fb::compare_reports(a, b)),
+            "the reports have only 2 measured cells in common: fewer than half of A's 80, fewer than half of B's 6 "
+            "(cells match by engine, input size, strategy and run settings)");
+  a.results = sized(3);
+  b.results = sized(5);
+  for (std::size_t i = 0; i < 3; ++i) b.results[i].input_bytes += 500'000;  // 2 in common: 2 of A's 3
+  b.results[3].input_bytes = 1'000'000;
+  b.results[4].input_bytes = 2'000'000;
+  EXPECT_EQ(fb::overlap_problem(fb::compare_reports(a, b)),
+            "the reports have only 2 measured cells in common: 2 of A's 3, fewer than half of B's 5 (cells match by "
+            "engine, input size, strategy and run settings)");
 }
 
 TEST(BenchCompare, TheComparisonAsJsonCarriesEveryCell) {
@@ -683,17 +718,25 @@ TEST(BenchCompareCli, ReportsOfAnotherMachineAreRefusedUnlessAllowed) {
   EXPECT_NE(allowed.output.find("note: different machines"), std::string::npos) << allowed.output;
 }
 
+// One line naming the file and what was expected, never the JSON parser's own words.
 TEST(BenchCompareCli, FilesThatAreNoBenchReportAreRefused) {
   if (!cli_built) GTEST_SKIP() << "the ferry CLI is not built (FERRY_BUILD_APPS=OFF)";
-  const auto report = written("real", report_on("NVIDIA H200", 13000, {cell("pinned", 400, 0.01)}));
+  const auto one = report_on("NVIDIA H200", 13000, {cell("pinned", 400, 0.01)});
+  const auto report = written("real", one);
   const auto empty = written("empty", "{}");
   const auto profile = written("profile", R"({"curves": [], "uuid": "GPU-1"})");
+  const auto markdown = written("markdown", "# ferry\n\nNot JSON at all.\n");
+  const auto collected = written("collected", nlohmann::json{{"a", fb::to_json(one)}, {"b", fb::to_json(one)}}.dump());
+  const std::string expected = ": expected a ferry bench report (ferry bench --json FILE writes one)";
   for (const auto& [file, says] :
-       {std::pair{empty, std::string("not a ferry bench report: it has no \"results\"")},
-        std::pair{profile, std::string("a calibration profile (ferry calibrate), not a bench report")}}) {
+       {std::pair{empty, "'" + empty + "' is JSON without \"results\"" + expected},
+        std::pair{profile, "'" + profile + "' is a calibration profile (ferry calibrate)" + expected},
+        std::pair{markdown, "'" + markdown + "' is not JSON" + expected},
+        std::pair{collected, "'" + collected + "' holds 2 reports collected by scripts/collect_reports.py, not one" +
+                                 expected + "; write the one to compare to a file of its own"}}) {
     const auto result = run_cli("bench compare " + report + " " + file, captured::stderr_only);
     EXPECT_EQ(result.exit_code, 2) << result.output;
-    EXPECT_NE(result.output.find(says), std::string::npos) << result.output;
+    EXPECT_EQ(result.output, "ferry: " + says + "\n");
   }
 }
 
@@ -711,7 +754,8 @@ TEST(BenchCompareCli, AGateOverReportsWithFewCellsInCommonIsRefused) {
   const auto one = written("overlap_one", report_on("NVIDIA H200", 13000, {cell("pinned", 400, 0.01)}));
   for (const auto& [b, says] :
        {std::pair{disjoint, std::string("the reports have no measured cell in common (A measured 4 cells, B 1;")},
-        std::pair{one, std::string("the reports have only 1 measured cell in common, fewer than half of either's")}}) {
+        std::pair{one, std::string("the reports have only 1 measured cell in common: fewer than half of A's 4, "
+                                   "B's only cell")}}) {
     const auto gated = run_cli("bench compare " + a + " " + b + " --fail-above 5", captured::stderr_only);
     EXPECT_EQ(gated.exit_code, 2) << gated.output;
     EXPECT_NE(gated.output.find(says), std::string::npos) << gated.output;

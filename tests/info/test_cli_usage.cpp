@@ -1,7 +1,7 @@
 // The ferry CLI as a new user meets it, with or without a GPU: `ferry help COMMAND`, help pages
-// written in words rather than in the parser's notation, `--device` alike in every command, and the
+// written in words rather than in the parser's notation, `--device` alike in every command, the
 // refusals of a wrong flag or value: one line, naming the problem, exit code 2, before any GPU is
-// looked for.
+// looked for, and a mistyped flag or command named with the one it was nearest.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -137,6 +137,77 @@ TEST(CliRefusals, WrongValuesAreNamedInOneLineWithExitTwo) {
       EXPECT_NE(result.output.find(phrase), std::string::npos) << r.args << ": " << result.output;
     EXPECT_EQ(result.output.find("no CUDA device"), std::string::npos) << r.args << ": " << result.output;
   }
+}
+
+// --- typos: a mistyped flag or command is named with the nearest known one ----------------------
+
+// The long options a command's help page lists ("--warmup, --no-warmup" gives both).
+std::vector<std::string> flags_of(const std::string& command) {
+  std::vector<std::string> flags;
+  const std::regex name(R"((?:^  |, )--([a-z0-9-]+))");
+  std::istringstream lines(run_cli(command + " --help", captured::stdout_only).output);
+  for (std::string line; std::getline(lines, line);)
+    for (auto it = std::sregex_iterator(line.begin(), line.end(), name); it != std::sregex_iterator(); ++it)
+      flags.push_back((*it)[1]);
+  return flags;
+}
+
+TEST(CliTypos, EveryCommandNamesTheFlagATypoMeant) {
+  REQUIRE_CLI();
+  for (const auto& command : commands()) {
+    const auto flags = flags_of(command);
+    EXPECT_GE(flags.size(), 2U) << command;
+    for (const auto& flag : flags) {
+      if (flag.size() < 5 || flag == "help") continue;
+      std::string typo = flag;
+      typo.erase(typo.size() / 2, 1);  // a letter left out in the middle
+      if (std::find(flags.begin(), flags.end(), typo) != flags.end()) continue;
+      const auto result = run_cli(command + " --" + typo, captured::stderr_only);
+      EXPECT_EQ(result.exit_code, 2) << command << " --" << typo << ": " << result.output;
+      const std::string said = "ferry: unknown option --" + typo + "; did you mean --" + flag + "?";
+      EXPECT_EQ(result.output.rfind(said, 0), 0U) << command << " --" << typo << ": " << result.output;
+      EXPECT_EQ(std::count(result.output.begin(), result.output.end(), '\n'), 1) << result.output;
+    }
+  }
+}
+
+TEST(CliTypos, TheIssuesOwnExamples) {
+  REQUIRE_CLI();
+  const std::vector<std::pair<std::string, std::string>> typed{
+      {"bench --sise 19MB", "ferry: unknown option --sise; did you mean --size? (--help lists the flags)\n"},
+      {"bench --engine reduce --size=19MB --sise=2MB",
+       "ferry: unknown option --sise; did you mean --size? (--help lists the flags)\n"},
+      {"info --jsno", "ferry: unknown option --jsno; did you mean --json? (--help lists the flags)\n"},
+      {"bench compare a.json b.json --fail-abov 5",  // before CLI11's "File does not exist: a.json"
+       "ferry: unknown option --fail-abov; did you mean --fail-above? (--help lists the flags)\n"},
+      {"bench --frobnicate", "ferry: unknown option --frobnicate (--help lists the flags)\n"},  // nothing near
+      {"bnch", "ferry: unknown command 'bnch'; did you mean bench? (--help lists the commands)\n"},
+      {"bench compre a.json b.json",
+       "ferry: unknown command 'compre'; did you mean compare? (--help lists the commands)\n"},
+  };
+  for (const auto& [args, said] : typed) {
+    const auto result = run_cli(args, captured::stderr_only);
+    EXPECT_EQ(result.exit_code, 2) << args;
+    EXPECT_EQ(result.output, said) << args;
+  }
+}
+
+TEST(CliTypos, AMisspelledRequiredFlagSaysBoth) {
+  REQUIRE_CLI();
+  const auto all = commands();
+  if (std::find(all.begin(), all.end(), "serve") == all.end()) GTEST_SKIP() << "ferry serve is not built";
+  for (const char* typo : {"--model-repo", "--model-repositry", "--model-repo=examples/models"}) {
+    const auto result = run_cli(std::string("serve ") + typo + " x", captured::stderr_only);
+    EXPECT_EQ(result.exit_code, 2) << typo;
+    const std::string name = std::string(typo).substr(2, std::string(typo).find('=') - 2);
+    EXPECT_EQ(result.output, "ferry: unknown option --" + name +
+                                 "; did you mean --model-repository? --model-repository is required (--help lists "
+                                 "the flags)\n")
+        << typo;
+  }
+  // Given as well, the flag meant is not said to be missing.
+  const auto both = run_cli("serve --model-repository /nonexistent-repository --http-prt 1", captured::stderr_only);
+  EXPECT_EQ(both.output, "ferry: unknown option --http-prt; did you mean --http-port? (--help lists the flags)\n");
 }
 
 }  // namespace

@@ -4,9 +4,11 @@ CRD schemas (schemas/, see its README), checked strictly (an unknown field is an
 serve` is one `ferry serve --help` lists, and the server starts with exactly those arguments and
 answers the probes the runtime declares; the runtime runs the image docs/deploy.md builds with the
 torch backend (the Dockerfile's serve-torch stage, against one pinned PyTorch), with /tmp
-writable for libtorch."""
+writable for libtorch; the model repository the docs mount serves every model it holds, ready,
+on a server that sees no GPU."""
 import functools
 import gzip
+import json
 import os
 import re
 import shlex
@@ -265,6 +267,48 @@ class Dockerfile(unittest.TestCase):
         self.assertIn("/tmp", mounts)
         volumes = {v["name"]: v for v in runtime["spec"].get("volumes", [])}
         self.assertIn("emptyDir", volumes[mounts["/tmp"]])
+
+
+def documented_mounts():
+    """{repository folder, relative to the repository's root: where it is shown} of each `docker run
+    ... -v "$PWD/FOLDER:/mnt/models..."` in docs/deploy.md and the Dockerfile's header."""
+    mounts = {}
+    for path in (DEPLOY_DOC, DOCKERFILE):
+        with open(path, encoding="utf-8") as f:
+            for folder in re.findall(r'-v "\$PWD/([^":]+):/mnt/models', f.read()):
+                mounts.setdefault(folder, os.path.basename(path))
+    return mounts
+
+
+class TheDocumentedRepository(unittest.TestCase):
+    """The repository the docs mount serves every one of its models: readiness is 200 at once, on
+    a server that sees no GPU (the image without one serves the built-in models on the CPU)."""
+
+    def test_the_docs_mount_a_repository(self):
+        self.assertIn("deploy.md", documented_mounts().values())
+
+    def test_every_model_of_the_mounted_repository_is_ready_without_a_gpu(self):
+        root = os.path.normpath(os.path.join(HERE, "..", ".."))
+        for folder, where in documented_mounts().items():
+            with self.subTest(folder=folder, shown_in=where):
+                repository = os.path.join(root, folder)
+                self.assertTrue(os.path.isdir(repository), f"{where} mounts {folder}, which does not exist")
+                server = FerryServer(repository=repository, env={"CUDA_VISIBLE_DEVICES": ""})
+                try:
+                    with urllib.request.urlopen(f"http://{server.http_url}/v2/health/ready") as answer:
+                        self.assertEqual(answer.status, 200)
+                    request = urllib.request.Request(f"http://{server.http_url}/v2/repository/index", data=b"{}",
+                                                     method="POST")
+                    with urllib.request.urlopen(request) as answer:
+                        index = json.loads(answer.read())
+                finally:
+                    code = server.stop()
+                self.assertEqual(code, 0, "\n".join(server.log))
+                models = sorted(name for name in os.listdir(repository)
+                                if os.path.isdir(os.path.join(repository, name)))
+                self.assertEqual(sorted(m["name"] for m in index), models)
+                for model in index:
+                    self.assertEqual(model["state"], "READY", f"{folder}/{model['name']}: {model.get('reason')}")
 
 
 if __name__ == "__main__":

@@ -1,9 +1,13 @@
 """scripts/plot_bench.py draws one question per picture: one panel per engine, every strategy with a
 style (colour, marker, line style) of its own, the same in every panel, and the points of one size
-spread sideways so that equal figures do not hide each other. The styles and the spread are
+spread sideways so that equal figures do not hide each other, log axes with plain numbers; it takes
+one report of what scripts/collect_reports.py writes. The styles, the spread and the inputs are
 checked everywhere; the figures where matplotlib is importable (python3-matplotlib)."""
+import json
 import pathlib
+import subprocess
 import sys
+import tempfile
 import unittest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -34,6 +38,38 @@ def report_with_ties():
                 results.append(result(strategy, engine, mb, median))
     results.append(result("pinned", "reduce", 19, 600, inflight=2))  # another run setting: a series of its own
     return {"objective": "latency", "machine": {"gpu_name": "test GPU", "link_peak_h2d_gbps": 55}, "results": results}
+
+
+class CollectedReports(unittest.TestCase):
+    """What scripts/collect_reports.py writes: one of its reports by name, or refused in one line."""
+    def setUp(self):
+        folder = tempfile.TemporaryDirectory()
+        self.addCleanup(folder.cleanup)
+        self.dir = pathlib.Path(folder.name)
+        for name in ("a", "b"):
+            (self.dir / f"{name}.json").write_text(json.dumps(report_with_ties()))
+        subprocess.run([sys.executable, ROOT / "scripts" / "collect_reports.py", self.dir], check=True,
+                       capture_output=True, timeout=60)
+
+    def test_one_report_of_a_collection_by_name(self):
+        for spec in (f"{self.dir}/reports.json#b", f"{self.dir}/reports.md#b"):
+            with self.subTest(spec=spec):
+                report, measured = plot_bench.load_measured(spec)
+                self.assertEqual(len(measured), len(report_with_ties()["results"]))
+
+    def test_a_whole_collection_is_refused_in_one_line(self):
+        with self.assertRaises(SystemExit) as refused:
+            plot_bench.load_measured(self.dir / "reports.json")
+        self.assertEqual(str(refused.exception), f"plot_bench.py: {self.dir}/reports.json holds 2 reports; name one "
+                                                 f"as {self.dir}/reports.json#NAME (a, b)")
+
+    def test_a_file_that_is_not_a_report_is_refused_in_one_line(self):
+        with self.assertRaises(SystemExit) as refused:
+            plot_bench.load_measured(ROOT / "README.md")
+        self.assertEqual(str(refused.exception), f"plot_bench.py: {ROOT / 'README.md'} is not JSON: expected a ferry "
+                                                 f"bench report (ferry bench --json) or the reports.json of "
+                                                 f"scripts/collect_reports.py (whole, or one report as "
+                                                 f"reports.json#NAME)")
 
 
 class Styles(unittest.TestCase):
@@ -101,6 +137,18 @@ class Figures(unittest.TestCase):
         labels = [label for label, *_ in self.lines(panels[0])]
         self.assertNotIn("device", labels)
         self.assertIn("link peak, pinned (55.0 GB/s)", labels)
+        plt.close(figure)
+
+    def test_log_axes_read_plain_numbers(self):
+        report = report_with_ties()
+        figure = plot_bench.make_figure(plt, report, report["results"], "strategies")
+        figure.canvas.draw()
+        ax = [ax for ax in figure.axes if ax.get_visible()][0]
+        self.assertEqual([t.get_text() for t in ax.get_xticklabels()], ["0.6", "19", "64"])
+        labels = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
+        self.assertTrue(labels)
+        for label in labels:
+            self.assertRegex(label, r"^[0-9.,]+$")  # 20, 50, 100, never 2x10^1
         plt.close(figure)
 
     def test_an_unknown_view_is_refused(self):

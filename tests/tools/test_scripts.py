@@ -1,8 +1,9 @@
 """The repository's scripts a new user meets first, without a GPU: scripts/bench.sh stops before
-building when there is no GPU (one line, exit 3); scripts/setup.sh refuses a purpose it does not
-know; scripts/test.sh's skip summary counts skips by their reasons; scripts/gpu_build_torch.sh
-names a python without PyTorch (exit 3); scripts/bundle_binary.sh collects a program with the
-libraries it loads, and refuses one whose library is missing."""
+building when there is no GPU (one line, exit 3, in ferry's own words); scripts/setup.sh refuses a
+purpose it does not know; scripts/test.sh's skip summary counts skips by their reasons, pytest's
+too, and its console leaves the skipped tests' lines to the log (scripts/ctest_console.py);
+scripts/gpu_build_torch.sh names a python without PyTorch (exit 3); scripts/bundle_binary.sh
+collects a program with the libraries it loads, and refuses one whose library is missing."""
 import os
 import pathlib
 import shutil
@@ -33,6 +34,16 @@ class BenchWithoutAGpu(unittest.TestCase):
         self.assertEqual(result.stdout, "")  # nothing installed, configured or built
         self.assertRegex(result.stderr, r"^bench: no CUDA device: [^\n]+\n$")
         self.assertLess(time.monotonic() - start, 20)
+
+    @unittest.skipIf(has_gpu(), "this machine has a GPU: neither says why there is none")
+    @unittest.skipUnless(os.environ.get("FERRY_BIN"), "FERRY_BIN is not set (ctest sets it to the build's ferry)")
+    def test_bench_and_ferry_give_the_same_reason(self):
+        bench = run([SCRIPTS / "bench.sh"])
+        ferry = run([os.environ["FERRY_BIN"], "info"])
+        self.assertEqual((bench.returncode, ferry.returncode), (3, 3), bench.stderr + ferry.stderr)
+        self.assertTrue(bench.stderr.startswith("bench: no CUDA device: "), bench.stderr)
+        self.assertTrue(ferry.stderr.startswith("ferry: no CUDA device: "), ferry.stderr)
+        self.assertEqual(bench.stderr[len("bench: "):], ferry.stderr[len("ferry: "):])
 
     @unittest.skipIf(has_gpu(), "this machine has a GPU")
     def test_the_check_says_what_is_missing(self):
@@ -96,6 +107,54 @@ class SkipSummary(unittest.TestCase):
             "  1 skipped: no reason given (ctest: SKIP_REGULAR_EXPRESSION_MATCHED)",
             "  1 skipped: the ferry CLI is not built (FERRY_BUILD_APPS=OFF)"])
 
+    PYTEST = textwrap.dedent("""\
+        <?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite name="pytest" tests="4">
+        <testcase classname="test_a" name="test_x"><skipped type="pytest.skip"
+          message="no CUDA device: no NVIDIA driver is installed (libcuda.so.1 cannot be loaded)">a.py:2: ...</skipped>
+        </testcase>
+        <testcase classname="test_a" name="test_y"><skipped type="pytest.skip" message="needs two GPUs">a.py:4</skipped>
+        </testcase>
+        <testcase classname="test_a" name="test_z"/><testcase classname="test_b" name="test_w"/>
+        </testsuite></testsuites>
+        """)
+    PYTHON_TESTS_RAN = '<testcase name="python.tests" status="run"><system-out>4 tests</system-out></testcase>'
+
+    def write(self, text):
+        with tempfile.NamedTemporaryFile("w", suffix=".xml", delete=False) as f:
+            f.write(text)
+        self.addCleanup(os.unlink, f.name)
+        return f.name
+
+    def test_pytests_skips_inside_python_tests_are_counted_with_the_rest(self):
+        ctest = self.write(self.JUNIT.replace("</testsuite>", self.PYTHON_TESTS_RAN + "</testsuite>"))
+        result = run(["python3", SCRIPTS / "skip_summary.py", ctest, self.write(self.PYTEST)])
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.stdout.splitlines(), [
+            "test: 5 of 7 tests skipped, and 2 of 4 pytest tests inside python.tests",
+            "  3 skipped: no CUDA device: no NVIDIA driver is installed (libcuda.so.1 cannot be loaded)",
+            "  1 skipped: PyTorch is not importable here (No module named 'torch')",
+            "  1 skipped: needs two GPUs",
+            "  1 skipped: no reason given (ctest: SKIP_REGULAR_EXPRESSION_MATCHED)",
+            "  1 skipped: the ferry CLI is not built (FERRY_BUILD_APPS=OFF)"])
+
+    def test_a_pytest_file_is_not_read_when_python_tests_did_not_run(self):
+        # A file left by an earlier run: this run's ctest did not run python.tests.
+        result = run(["python3", SCRIPTS / "skip_summary.py", self.write(self.JUNIT), self.write(self.PYTEST)])
+        self.assertEqual(result.stdout.splitlines()[0], "test: 5 of 6 tests skipped")
+        self.assertNotIn("needs two GPUs", result.stdout)
+
+    def test_no_line_is_wider_than_160_characters(self):
+        long_reason = "no CUDA device: " + " ".join(f"word{i}" for i in range(60))
+        junit = self.JUNIT.replace("the ferry CLI is not built (FERRY_BUILD_APPS=OFF)", long_reason)
+        result = self.summary(junit)
+        lines = result.stdout.splitlines()
+        self.assertLessEqual(max(len(line) for line in lines), 160, result.stdout)
+        start = next(i for i, line in enumerate(lines) if "word0 " in line)
+        self.assertTrue(lines[start].startswith("  1 skipped: no CUDA device: word0 word1"))
+        self.assertTrue(lines[start + 1].startswith(" " * len("  1 skipped: ") + "word"), lines[start + 1])
+        self.assertEqual(" ".join(line.strip() for line in lines[start:start + 3]).split("skipped: ", 1)[1],
+                         long_reason)
+
     def test_nothing_skipped_prints_nothing(self):
         result = self.summary('<testsuite><testcase name="a" status="run"/></testsuite>')
         self.assertEqual((result.returncode, result.stdout), (0, ""))
@@ -104,6 +163,59 @@ class SkipSummary(unittest.TestCase):
         result = self.summary("<testsuite")
         self.assertEqual(result.returncode, 2)
         self.assertIn("skip_summary.py: cannot read", result.stderr)
+
+
+class CtestConsole(unittest.TestCase):
+    """scripts/ctest_console.py: what of ctest's output test.sh shows on the console."""
+    WIDE = "ParamSuite/Copy.Works/0  # GetParam() = 4-byte object <00-00 00-00> " + "x" * 200
+    OUTPUT = textwrap.dedent(f"""\
+        Test project /src/build
+              Start   1: Gpu.One
+         1/4 Test   #1: Gpu.One ..........................***Skipped   0.01 sec
+              Start   2: Cpu.Two
+         2/4 Test   #2: Cpu.Two ..........................   Passed    0.02 sec
+              Start   3: {WIDE}
+         3/4 Test   #3: {WIDE} ...   Passed    0.01 sec
+              Start   4: Cpu.Four
+         4/4 Test   #4: Cpu.Four .........................***Failed    0.03 sec
+        an error line of the failed test {"y" * 200}
+
+        75% tests passed, 1 tests failed out of 4
+
+        Total Test time (real) =   0.07 sec
+
+        The following tests did not run:
+        \t  1 - Gpu.One (Skipped)
+        \t  3 - {WIDE} (Skipped)
+        The following tests FAILED:
+        \t  4 - Cpu.Four (Failed)
+        Errors while running CTest
+        """)
+
+    def test_skips_go_to_the_log_and_failures_stay_on_the_console(self):
+        with tempfile.TemporaryDirectory() as folder:
+            log = pathlib.Path(folder) / "test.log"
+            result = subprocess.run(["python3", SCRIPTS / "ctest_console.py", log], input=self.OUTPUT,
+                                    capture_output=True, text=True, timeout=60)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertEqual(log.read_text(), self.OUTPUT)  # all of it, whole
+        console = result.stdout.splitlines()
+        self.assertEqual(console, [
+            "Test project /src/build",
+            " 2/4 Test   #2: Cpu.Two ..........................   Passed    0.02 sec",
+            (" 3/4 Test   #3: " + self.WIDE)[:125] + "..." + "x" * 7 + " ...   Passed    0.01 sec",
+            " 4/4 Test   #4: Cpu.Four .........................***Failed    0.03 sec",
+            ("an error line of the failed test " + "y" * 200)[:160],  # the failed test's output, whole
+            ("an error line of the failed test " + "y" * 200)[160:],
+            "",
+            "75% tests passed, 1 tests failed out of 4",
+            "",
+            "Total Test time (real) =   0.07 sec",
+            "",
+            "The following tests FAILED:",
+            "\t  4 - Cpu.Four (Failed)",
+            "Errors while running CTest"])
+        self.assertLessEqual(max(len(line) for line in console), 160)
 
 
 class GpuBuildTorch(unittest.TestCase):

@@ -125,8 +125,9 @@ struct report_comparison {
 [[nodiscard]] std::vector<std::string> host_differences(const machine_info& a, const machine_info& b);
 
 // Why two reports share too few cells for their comparison to say much: no cell measured in
-// both, or fewer than half of either report's measured cells (another engine, other sizes,
-// strategies or settings: cells match by all of them). Empty when they share enough. A gate
+// both, or fewer than half of A's or of B's measured cells (another engine, other sizes,
+// strategies or settings: cells match by all of them), saying what the common cells are of each
+// ("all of B's 6, fewer than half of A's 80"). Empty when they share enough. A gate
 // (--fail-above) on such a pair could not fail, so the CLI refuses it; without one it warns.
 [[nodiscard]] std::string overlap_problem(const report_comparison& comparison);
 

@@ -237,12 +237,19 @@ std::string overlap_problem(const report_comparison& comparison) {
   const auto counts = fmt::format("A measured {} cell{}, B {}", comparison.measured_a,
                                   comparison.measured_a == 1 ? "" : "s", comparison.measured_b);
   const char* match = "cells match by engine, input size, strategy and run settings";
-  if (comparison.compared == 0)
-    return fmt::format("the reports have no measured cell in common ({}; {})", counts, match);
-  if (2 * comparison.compared < comparison.measured_a || 2 * comparison.compared < comparison.measured_b)
-    return fmt::format("the reports have only {} measured cell{} in common, fewer than half of either's ({}; {})",
-                       comparison.compared, comparison.compared == 1 ? "" : "s", counts, match);
-  return "";
+  const std::size_t common = comparison.compared;
+  if (common == 0) return fmt::format("the reports have no measured cell in common ({}; {})", counts, match);
+  if (2 * common >= comparison.measured_a && 2 * common >= comparison.measured_b) return "";
+  // What the cells in common are of each side, in words true of each: all of one report's cells
+  // can be a small part of the other's.
+  const auto share = [common](const char* side, std::size_t measured) {
+    if (common == measured)
+      return measured == 1 ? fmt::format("{}'s only cell", side) : fmt::format("all of {}'s {}", side, measured);
+    if (2 * common < measured) return fmt::format("fewer than half of {}'s {}", side, measured);
+    return fmt::format("{} of {}'s {}", common, side, measured);
+  };
+  return fmt::format("the reports have only {} measured cell{} in common: {}, {} ({})", common, common == 1 ? "" : "s",
+                     share("A", comparison.measured_a), share("B", comparison.measured_b), match);
 }
 
 std::vector<regression> regressions(const report_comparison& comparison, double percent, judged_figure on) {
