@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ferry/engines/engine.hpp"
+#include "serve/shm/shm_client.hpp"
 
 namespace ferry::serve {
 
@@ -66,6 +67,9 @@ struct infer_request {
   // The longest the client lets the request wait for a worker (KServe's "timeout" parameter, in
   // microseconds); none, or 0: the server's default.
   std::optional<std::chrono::microseconds> timeout;
+  // Who sent the request, set by the front end when it names shared-memory regions: they are
+  // looked up among that client's own (shm_client.hpp). None: the server's own caller.
+  std::optional<shm_client> client;
   // Bytes decoded from a text form (JSON "data"), owned here; inputs[i].data may point into it.
   // A deque, so growing it never moves what earlier inputs point at.
   std::deque<std::vector<std::byte>> storage;

@@ -1,7 +1,5 @@
 #include "serve/inference_service.hpp"
 
-#include <algorithm>
-
 #include "ferry/core/device_fault.hpp"
 #include "serve/codec/client_json.hpp"
 #include "serve/device_fault_report.hpp"
@@ -110,10 +108,7 @@ void inference_service::infer(infer_request request, infer_callback done) {
   const served_model& model = *found;
   submission work;
   // Shared-memory inputs and outputs: look the regions up and check every range first.
-  const bool uses_shm = std::any_of(request.inputs.begin(), request.inputs.end(),
-                                    [](const input_tensor& t) { return t.shared_memory.has_value(); }) ||
-                        std::any_of(request.outputs.begin(), request.outputs.end(),
-                                    [](const requested_output& o) { return o.shared_memory.has_value(); });
+  const bool uses_shm = uses_shared_memory(request);
   if (uses_shm) {
     if (system_shm_ == nullptr)
       throw request_error(error_status::forbidden,

@@ -22,6 +22,8 @@ int http_status(error_status status) noexcept {
       return 501;
     case error_status::internal:
       return 500;
+    case error_status::out_of_memory:
+      return 503;
   }
   return 500;
 }

@@ -20,6 +20,7 @@ enum class error_status {
   timed_out,          // the request's timeout passed before it ran: HTTP 504, gRPC DEADLINE_EXCEEDED
   not_implemented,    // a protocol feature this server does not serve yet: HTTP 501, gRPC UNIMPLEMENTED
   internal,           // the engine failed: HTTP 500, gRPC INTERNAL
+  out_of_memory,      // memory for the request could not be allocated: HTTP 503, gRPC RESOURCE_EXHAUSTED
 };
 
 class request_error : public ferry::error {

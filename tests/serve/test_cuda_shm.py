@@ -14,6 +14,7 @@ from tritonclient.utils import InferenceServerException
 
 import references as ref
 from ferry_server import ServerTestCase
+from other_user import other_user_unavailable, run_as_other_user
 
 try:
     import tritonclient.utils.cuda_shared_memory as cudashm
@@ -170,6 +171,30 @@ class CudaSharedMemory(ServerTestCase):
         with self.assertRaises(InferenceServerException) as e:
             self.http.infer("touch", [inp])
         self.assertIn("'missing' is not registered", e.exception.message())
+
+    def test_another_users_client_cannot_reach_a_region(self):
+        """A region is its registering client's: a client of another local user (nobody, through
+        setpriv) neither lists it, finds it by name, reads or writes it in an inference, nor
+        unregisters it; each 404 / NOT_FOUND, as for a region that does not exist."""
+        why = other_user_unavailable()
+        if why:
+            self.skipTest(why)
+        x = ref.random_f32(np.random.default_rng(11), ref.TOUCH_ELEMENTS)
+        handle = self.region(self.http, "mine", TOUCH_BYTES)
+        cudashm.set_shared_memory_region(handle, [x])
+        not_found = {"http": "404", "grpc": "StatusCode.NOT_FOUND"}
+        for protocol in ("http", "grpc"):
+            listed, by_name, read, written, unregistered = run_as_other_user(
+                self.server.http_url, self.server.grpc_url,
+                [["status", protocol, "cuda", ""], ["status", protocol, "cuda", "mine"],
+                 ["infer", protocol, "mine", ""], ["infer_body_into", protocol, "mine"],
+                 ["unregister", protocol, "cuda", "mine"]])
+            self.assertEqual(listed, {"ok": True, "regions": {}})
+            for outcome in (by_name, read, written, unregistered):
+                self.assertEqual((outcome["ok"], outcome["code"]), (False, not_found[protocol]), outcome)
+                self.assertIn("'mine'", outcome["message"])
+        np.testing.assert_array_equal(cudashm.get_contents_as_numpy(handle, np.float32, [ref.TOUCH_ELEMENTS]), x)
+        self.assertEqual([r["name"] for r in self.http.get_cuda_shared_memory_status()], ["mine"])
 
     def test_byte_size_beyond_the_allocation_is_refused(self):
         handle = cudashm.create_shared_memory_region("short", 4096, 0)

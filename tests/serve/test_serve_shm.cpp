@@ -254,16 +254,17 @@ TEST(ServeRegionTable, NamesTheKindAndTheSettingOfItsLimit) {
     cuda_shm_region_status status;
   };
   region_table<stand_in, cuda_shm_region_status> table("CUDA shared-memory region", 1, "--max-cuda-shm-regions");
-  table.insert("g", std::make_shared<stand_in>());
-  EXPECT_EQ(error_of([&] { table.check_free("h"); }, error_status::quota_exceeded),
+  table.insert("uid 1", "g", std::make_shared<stand_in>());
+  EXPECT_EQ(error_of([&] { table.check_free("uid 1", "h"); }, error_status::quota_exceeded),
             "cannot register CUDA shared-memory region 'h': 1 CUDA shared-memory regions are registered, this "
             "server's limit (--max-cuda-shm-regions); unregister one first");
-  EXPECT_EQ(error_of([&] { table.insert("h", std::make_shared<stand_in>()); }, error_status::quota_exceeded)
+  // The limit is the server's, whoever holds the regions.
+  EXPECT_EQ(error_of([&] { table.insert("uid 2", "h", std::make_shared<stand_in>()); }, error_status::quota_exceeded)
                 .find("cannot register"),
             0U);
-  table.erase("g");
-  table.insert("h", std::make_shared<stand_in>());
-  EXPECT_EQ(table.status("")[0].name, "");  // stand-ins carry an empty status
+  table.erase("uid 1", "g");
+  table.insert("uid 1", "h", std::make_shared<stand_in>());
+  EXPECT_EQ(table.status("uid 1", "")[0].name, "");  // stand-ins carry an empty status
   EXPECT_EQ(table.usage().registered, 1U);
 }
 

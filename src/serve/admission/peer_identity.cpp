@@ -43,9 +43,23 @@ std::vector<std::string> local_forms(const peer_endpoint& peer) {
   return {table_endpoint(v4.data(), 4, peer.port), table_endpoint(v6.data(), 16, peer.port)};
 }
 
-}  // namespace
+// An IPv6 address of gRPC's peer text without its brackets: "[::1]", or "%5B::1%5D" as newer gRPC
+// releases write it (URI-escaped); none when it has neither.
+std::optional<std::string_view> unbracketed(std::string_view address) {
+  if (address.size() >= 6 && address.starts_with("%5B") && address.ends_with("%5D"))
+    return address.substr(3, address.size() - 6);
+  if (address.size() >= 2 && address.front() == '[' && address.back() == ']')
+    return address.substr(1, address.size() - 2);
+  return std::nullopt;
+}
 
-std::optional<unsigned> find_socket_owner(std::string_view table, const peer_endpoint& peer) {
+// A connection's rows that name no user: TIME_WAIT (06) and NEW_SYN_RECV (0C) rows are the
+// kernel's small records of a socket, printed with uid 0 whoever made it.
+bool names_its_user(std::string_view state) { return state != "06" && state != "0C"; }
+
+// The uid of every row of `table` (socket states that name their user only) whose local end is
+// the client's address and port and whose remote port is the server's.
+void collect_socket_owners(std::string_view table, const peer_endpoint& peer, std::vector<unsigned>& owners) {
   const auto forms = local_forms(peer);
   const std::string remote_port = fmt::format(":{:04X}", peer.server_port);
   std::istringstream lines{std::string(table)};
@@ -57,24 +71,45 @@ std::optional<unsigned> find_socket_owner(std::string_view table, const peer_end
     std::string slot, local, remote, state, queues, timer, retransmits;
     unsigned uid = 0;
     if (!(fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid)) continue;
-    if (std::find(forms.begin(), forms.end(), local) == forms.end()) continue;
+    if (!names_its_user(state) || std::find(forms.begin(), forms.end(), local) == forms.end()) continue;
     if (remote.size() < remote_port.size() ||
         remote.compare(remote.size() - remote_port.size(), remote_port.size(), remote_port) != 0)
       continue;
-    return uid;
+    owners.push_back(uid);
   }
-  return std::nullopt;
+}
+
+// The one user all matching rows name; none when there is no row, or when rows disagree. Two
+// sockets may share a local address and port (SO_REUSEADDR, each connected elsewhere): one of
+// another user, connected to a server on the same port of another address, must not lend its
+// user to this client.
+std::optional<unsigned> agreed_owner(const std::vector<unsigned>& owners) {
+  if (owners.empty()) return std::nullopt;
+  if (std::any_of(owners.begin(), owners.end(), [&](unsigned uid) { return uid != owners.front(); }))
+    return std::nullopt;
+  return owners.front();
+}
+
+}  // namespace
+
+std::optional<unsigned> find_socket_owner(std::string_view table, const peer_endpoint& peer) {
+  std::vector<unsigned> owners;
+  collect_socket_owners(table, peer, owners);
+  return agreed_owner(owners);
 }
 
 std::optional<unsigned> local_peer_uid(const peer_endpoint& peer) {
+  // Every row of both tables: the client's socket is in one of them, and a row elsewhere with the
+  // same ends must agree with it.
+  std::vector<unsigned> owners;
   for (const char* file : {"/proc/net/tcp", "/proc/net/tcp6"}) {
     std::ifstream in(file);
     if (!in) continue;
     std::stringstream text;
     text << in.rdbuf();
-    if (const auto uid = find_socket_owner(text.str(), peer)) return uid;
+    collect_socket_owners(text.str(), peer, owners);
   }
-  return std::nullopt;
+  return agreed_owner(owners);
 }
 
 std::optional<peer_endpoint> parse_grpc_peer(std::string_view peer, std::uint16_t server_port) {
@@ -92,8 +127,9 @@ std::optional<peer_endpoint> parse_grpc_peer(std::string_view peer, std::uint16_
   if (colon == std::string_view::npos) return std::nullopt;
   std::string_view address = rest.substr(0, colon);
   if (v6) {
-    if (address.size() < 2 || address.front() != '[' || address.back() != ']') return std::nullopt;
-    address = address.substr(1, address.size() - 2);
+    const auto bare = unbracketed(address);
+    if (!bare) return std::nullopt;
+    address = *bare;
   }
   unsigned port = 0;
   for (const char c : rest.substr(colon + 1)) {

@@ -24,11 +24,13 @@ struct peer_endpoint {
 [[nodiscard]] std::optional<unsigned> local_peer_uid(const peer_endpoint& peer);
 
 // The same, over the text of one table (/proc/net/tcp or /proc/net/tcp6): the uid of the socket
-// whose local end is the client's address and port and whose remote port is the server's.
+// whose local end is the client's address and port and whose remote port is the server's. Rows
+// that name no user (TIME_WAIT, printed with uid 0) are passed over; when several rows match and
+// name different users, none is answered (the client cannot be told).
 [[nodiscard]] std::optional<unsigned> find_socket_owner(std::string_view table, const peer_endpoint& peer);
 
-// gRPC's peer text ("ipv4:127.0.0.1:5000", "ipv6:[::1]:5000") as an endpoint; nothing for any
-// other kind of peer.
+// gRPC's peer text ("ipv4:127.0.0.1:5000", "ipv6:[::1]:5000", "ipv6:%5B::1%5D:5000") as an
+// endpoint; nothing for any other kind of peer.
 [[nodiscard]] std::optional<peer_endpoint> parse_grpc_peer(std::string_view peer, std::uint16_t server_port);
 
 }  // namespace ferry::serve

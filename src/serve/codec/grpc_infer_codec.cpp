@@ -91,56 +91,85 @@ bool has_contents(const inference::InferTensorContents& c) {
 }  // namespace
 
 infer_request from_grpc(const inference::ModelInferRequest& message) {
-  infer_request request;
-  request.model = message.model_name();
-  request.version = message.model_version();
-  request.id = message.id();
-  for (const auto& [key, value] : message.parameters()) {
+  std::vector<std::span<const std::byte>> raw;
+  raw.reserve(static_cast<std::size_t>(message.raw_input_contents_size()));
+  for (const std::string& bytes : message.raw_input_contents())
+    raw.push_back(std::as_bytes(std::span(bytes.data(), bytes.size())));
+  return from_grpc(message, raw);
+}
+
+namespace {
+
+// The request-level parameters: the client's timeout, and what is accepted and changes nothing.
+void read_request_parameters(const parameter_map& parameters, infer_request& request) {
+  for (const auto& [key, value] : parameters) {
     if (key == "timeout")
       request.timeout = timeout_microseconds(size_parameter(value, key, "request"));
     else if (key != empty_final_response_parameter)
       throw bad_request("request parameter \"" + quote_text(key) + "\" is not supported by this server");
   }
-  if (message.inputs_size() == 0) throw bad_request("the inference request has no inputs");
-  int raw = 0;
-  for (const auto& in : message.inputs()) {
-    input_tensor tensor;
-    tensor.name = in.name();
-    const std::string where = "input '" + quote_text(tensor.name) + "'";
-    const auto type = parse_datatype(in.datatype());
-    if (!type)
-      throw bad_request(where + ": datatype '" + quote_text(in.datatype()) + "' is not supported by this server");
-    tensor.type = *type;
-    std::size_t elements = 1;
-    for (const auto d : in.shape()) {
-      if (d < 0) throw bad_request(where + ": shape has a negative dim");
-      const auto extent = static_cast<std::size_t>(d);
-      if (extent != 0 && elements > max_elements / extent) throw bad_request(where + ": shape has too many elements");
-      elements *= extent;
-      tensor.shape.push_back(d);
-    }
-    tensor.shared_memory = shm_parameters(in.parameters(), where);
-    const bool contents = in.has_contents() && has_contents(in.contents());
-    if (tensor.shared_memory && contents) throw bad_request(where + " has more than one source of data");
-    if (tensor.shared_memory) {
-      // Looked up in the registry later.
-    } else if (contents) {
-      if (message.raw_input_contents_size() > 0)
-        throw bad_request(where + " has typed contents, but the request also uses raw_input_contents; use one");
-      request.storage.push_back(from_contents(in.contents(), tensor.type, elements, where));
-      tensor.data = request.storage.back();
-    } else {
-      if (raw >= message.raw_input_contents_size())
-        throw bad_request(where + " has no data: raw_input_contents has only " +
-                          std::to_string(message.raw_input_contents_size()) + " entries");
-      const std::string& bytes = message.raw_input_contents(raw++);
-      tensor.data = std::as_bytes(std::span(bytes.data(), bytes.size()));
-    }
-    request.inputs.push_back(std::move(tensor));
+}
+
+// The tensor's shape, checked; returns its element count.
+std::size_t read_shape(const inference::ModelInferRequest::InferInputTensor& in, const std::string& where,
+                       input_tensor& tensor) {
+  std::size_t elements = 1;
+  for (const auto d : in.shape()) {
+    if (d < 0) throw bad_request(where + ": shape has a negative dim");
+    const auto extent = static_cast<std::size_t>(d);
+    if (extent != 0 && elements > max_elements / extent) throw bad_request(where + ": shape has too many elements");
+    elements *= extent;
+    tensor.shape.push_back(d);
   }
-  if (raw != message.raw_input_contents_size())
-    throw bad_request("raw_input_contents has " + std::to_string(message.raw_input_contents_size()) +
-                      " entries but only " + std::to_string(raw) + " inputs take raw data");
+  return elements;
+}
+
+// One input: its type, shape and the one source of its data (a region, typed contents, or the
+// next of the raw inputs, `raw` counting those taken).
+input_tensor read_input(const inference::ModelInferRequest::InferInputTensor& in,
+                        std::span<const std::span<const std::byte>> raw_inputs, std::size_t& raw,
+                        infer_request& request) {
+  input_tensor tensor;
+  tensor.name = in.name();
+  const std::string where = "input '" + quote_text(tensor.name) + "'";
+  const auto type = parse_datatype(in.datatype());
+  if (!type)
+    throw bad_request(where + ": datatype '" + quote_text(in.datatype()) + "' is not supported by this server");
+  tensor.type = *type;
+  const std::size_t elements = read_shape(in, where, tensor);
+  tensor.shared_memory = shm_parameters(in.parameters(), where);
+  const bool contents = in.has_contents() && has_contents(in.contents());
+  if (tensor.shared_memory && contents) throw bad_request(where + " has more than one source of data");
+  if (tensor.shared_memory) return tensor;  // looked up in the registry later
+  if (contents) {
+    if (!raw_inputs.empty())
+      throw bad_request(where + " has typed contents, but the request also uses raw_input_contents; use one");
+    request.storage.push_back(from_contents(in.contents(), tensor.type, elements, where));
+    tensor.data = request.storage.back();
+    return tensor;
+  }
+  if (raw >= raw_inputs.size())
+    throw bad_request(where + " has no data: raw_input_contents has only " + std::to_string(raw_inputs.size()) +
+                      " entries");
+  tensor.data = raw_inputs[raw++];
+  return tensor;
+}
+
+}  // namespace
+
+infer_request from_grpc(const inference::ModelInferRequest& message,
+                        std::span<const std::span<const std::byte>> raw_inputs) {
+  infer_request request;
+  request.model = message.model_name();
+  request.version = message.model_version();
+  request.id = message.id();
+  read_request_parameters(message.parameters(), request);
+  if (message.inputs_size() == 0) throw bad_request("the inference request has no inputs");
+  std::size_t raw = 0;
+  for (const auto& in : message.inputs()) request.inputs.push_back(read_input(in, raw_inputs, raw, request));
+  if (raw != raw_inputs.size())
+    throw bad_request("raw_input_contents has " + std::to_string(raw_inputs.size()) + " entries but only " +
+                      std::to_string(raw) + " inputs take raw data");
   for (const auto& out : message.outputs()) {
     requested_output requested;
     requested.name = out.name();
@@ -150,7 +179,7 @@ infer_request from_grpc(const inference::ModelInferRequest& message) {
   return request;
 }
 
-void to_grpc(const infer_response& response, inference::ModelInferResponse& message) {
+void to_grpc_head(const infer_response& response, inference::ModelInferResponse& message) {
   message.set_model_name(response.model);
   message.set_model_version(response.version);
   message.set_id(response.id);
@@ -164,11 +193,14 @@ void to_grpc(const infer_response& response, inference::ModelInferResponse& mess
       p["shared_memory_region"].set_string_param(out.shared_memory->region);
       p["shared_memory_offset"].set_uint64_param(out.shared_memory->offset);
       p["shared_memory_byte_size"].set_uint64_param(out.shared_memory->byte_size);
-      message.add_raw_output_contents();
-    } else {
-      message.add_raw_output_contents(reinterpret_cast<const char*>(out.data.data()), out.data.size());
     }
   }
+}
+
+void to_grpc(const infer_response& response, inference::ModelInferResponse& message) {
+  to_grpc_head(response, message);
+  for (const auto& out : response.outputs)
+    message.add_raw_output_contents(reinterpret_cast<const char*>(out.data.data()), out.data.size());
 }
 
 }  // namespace ferry::serve

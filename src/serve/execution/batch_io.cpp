@@ -65,13 +65,20 @@ void gather_input(std::span<const batch_item> batch, std::size_t index, std::spa
 }
 
 void answer_outputs(std::span<batch_item> batch, const output_plan& plan, std::span<const tensor_spec> outputs,
-                    std::span<const std::span<const std::byte>> host_views, bool batched) {
+                    std::span<const std::span<const std::byte>> host_views, bool batched,
+                    std::span<std::vector<std::byte>> movable) {
   for (const output_step& step : plan.steps) {
     batch_item& item = batch[step.item];
     const tensor_spec& spec = outputs[step.output];
     output_tensor out{spec.name, spec.type, spec.shape, {}, std::nullopt};
     if (batched) out.shape.front() = item.plan->rows;
-    if (step.route == output_route::response) {
+    // A lone request reads each output at most once (an output asked twice is refused), so the
+    // buffer it takes is read by no other step.
+    const bool whole = batch.size() == 1 && step.output < movable.size() && step.offset == 0 &&
+                       step.bytes == movable[step.output].size();
+    if (step.route == output_route::response && whole) {
+      out.data = std::move(movable[step.output]);
+    } else if (step.route == output_route::response) {
       const auto slice = host_views[step.output].subspan(step.offset, step.bytes);
       out.data.assign(slice.begin(), slice.end());
     } else {
@@ -83,7 +90,8 @@ void answer_outputs(std::span<batch_item> batch, const output_plan& plan, std::s
 }
 
 void scatter_outputs(std::span<batch_item> batch, const model_signature& signature,
-                     std::span<const tensor_spec> outputs, std::span<const std::span<const std::byte>> sources) {
+                     std::span<const tensor_spec> outputs, std::span<const std::span<const std::byte>> sources,
+                     std::span<std::vector<std::byte>> movable) {
   // On the host every output is in host memory: shared-memory steps are CPU copies, guarded
   // against the client shrinking the region under them (shm_guarded_copy.hpp).
   const output_plan plan = plan_outputs(batch, signature, outputs, slot_facts{});
@@ -100,7 +108,7 @@ void scatter_outputs(std::span<batch_item> batch, const model_signature& signatu
                              "': its shared-memory region shrank (the client truncated its object) while the "
                              "output was written to it");
   }
-  answer_outputs(batch, plan, outputs, sources, signature.max_batch > 0);
+  answer_outputs(batch, plan, outputs, sources, signature.max_batch > 0, movable);
 }
 
 }  // namespace ferry::serve

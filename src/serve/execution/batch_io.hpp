@@ -37,15 +37,19 @@ void gather_input(std::span<const batch_item> batch, std::size_t index, std::spa
 // `outputs` are the concrete output specs of the run (leading dim = the rows the engine ran) and
 // `sources` their bytes, in engine order. An output with a system shared-memory destination is
 // copied there by the CPU; a CUDA destination is refused (invalid_argument): only a GPU slot
-// writes device memory.
+// writes device memory. `movable`, when given, owns `sources`: a batch of one request then takes
+// an output returned whole in its response by moving its buffer, not copying it.
 void scatter_outputs(std::span<batch_item> batch, const model_signature& signature,
-                     std::span<const tensor_spec> outputs, std::span<const std::span<const std::byte>> sources);
+                     std::span<const tensor_spec> outputs, std::span<const std::span<const std::byte>> sources,
+                     std::span<std::vector<std::byte>> movable = {});
 
 // Appends every step of `plan` to its item's response: response steps copy their slice of
 // `host_views` (indexed by engine output; only those plan.host_view_needed must be valid),
 // shared-memory steps, whose bytes are already in place, echo the client's range with the bytes
-// written. `batched`: the output's leading dim becomes the item's rows.
+// written. `batched`: the output's leading dim becomes the item's rows. `movable`: as for
+// scatter_outputs.
 void answer_outputs(std::span<batch_item> batch, const output_plan& plan, std::span<const tensor_spec> outputs,
-                    std::span<const std::span<const std::byte>> host_views, bool batched);
+                    std::span<const std::span<const std::byte>> host_views, bool batched,
+                    std::span<std::vector<std::byte>> movable = {});
 
 }  // namespace ferry::serve

@@ -1,6 +1,8 @@
 #include "serve/execution/host_executor.hpp"
 
 #include <chrono>
+#include <cstdint>
+#include <optional>
 
 #include "serve/execution/batch_io.hpp"
 
@@ -10,6 +12,19 @@ namespace {
 std::uint64_t ns_since(std::chrono::steady_clock::time_point start) {
   return static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+}
+
+// A lone request's input read where it lies (the message or body it came in), when it is exactly
+// the engine's input and aligned as the engine's own copy would be; none otherwise. A request's
+// bytes in shared memory are always copied: the client may shrink its region under the read.
+std::optional<std::span<const std::byte>> readable_in_place(std::span<const batch_item> batch, std::size_t index,
+                                                            std::size_t engine_bytes) {
+  if (batch.size() != 1) return std::nullopt;
+  const input_tensor& in = batch.front().request->inputs.at(index);
+  if (in.shared_memory || in.cuda_device || in.data.size() != engine_bytes ||
+      reinterpret_cast<std::uintptr_t>(in.data.data()) % __STDCPP_DEFAULT_NEW_ALIGNMENT__ != 0)
+    return std::nullopt;
+  return in.data;
 }
 
 class host_executor final : public executor {
@@ -29,15 +44,22 @@ class host_executor final : public executor {
     std::vector<tensor_spec> inputs, outputs;
     for (auto& t : engine_->resolve(shapes)) (t.role == tensor_role::input ? inputs : outputs).push_back(std::move(t));
 
-    // Engine-owned, aligned copies: request bytes can sit at any offset of an HTTP body.
+    // Engine-owned, aligned copies where the request's bytes cannot be read in place: several
+    // requests' rows, or bytes at any offset of an HTTP body. (A copy doubles what a large
+    // request holds while it runs.)
     std::vector<std::vector<std::byte>> input_bytes, output_bytes;
     std::vector<std::span<const std::byte>> in_views;
     std::vector<std::span<std::byte>> out_views;
+    input_bytes.reserve(inputs.size());
     for (std::size_t i = 0; i < inputs.size(); ++i) {
+      if (const auto in_place = readable_in_place(batch, i, inputs[i].bytes())) {
+        in_views.push_back(*in_place);
+        continue;
+      }
       input_bytes.emplace_back(inputs[i].bytes());
       gather_input(batch, i, input_bytes.back(), gathered_for::host);
+      in_views.emplace_back(input_bytes.back());
     }
-    for (const auto& b : input_bytes) in_views.emplace_back(b);
     for (const auto& t : outputs) output_bytes.emplace_back(t.bytes());
     for (auto& b : output_bytes) out_views.emplace_back(b);
     timing.compute_input_ns = ns_since(start);
@@ -48,7 +70,8 @@ class host_executor final : public executor {
 
     start = std::chrono::steady_clock::now();
     std::vector<std::span<const std::byte>> sources(output_bytes.begin(), output_bytes.end());
-    scatter_outputs(batch, signature_, outputs, sources);
+    // A lone request's response takes the engine's output buffers whole (no copy).
+    scatter_outputs(batch, signature_, outputs, sources, output_bytes);
     timing.compute_output_ns = ns_since(start);
     return timing;
   }

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 
+#include "serve/observability/allocation_failures.hpp"
 #include "serve/shm/cuda_shm_registry.hpp"
 #include "serve/shm/shm_registry.hpp"
 
@@ -164,7 +165,7 @@ std::string render_metrics(const inference_service& service) {
                            snapshots, &statistics_snapshot::queue_histogram);
   text += render_histogram("ferry_compute_infer_duration_us", "Engine run time of a request's batch, microseconds",
                            models, snapshots, &statistics_snapshot::compute_infer_histogram);
-  return text + render_in_flight(service, models) + render_region_usage(service);
+  return text + render_in_flight(service, models) + render_allocation_failures() + render_region_usage(service);
 }
 
 }  // namespace ferry::serve

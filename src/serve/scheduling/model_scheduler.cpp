@@ -2,11 +2,13 @@
 
 #include <chrono>
 #include <exception>
+#include <new>
 
 #include "ferry/core/device_fault.hpp"
 #include "ferry/core/error.hpp"
 #include "ferry/session/index_check.hpp"
 #include "serve/device_fault_report.hpp"
+#include "serve/observability/allocation_failures.hpp"
 #include "serve/request_error.hpp"
 #include "serve/scheduling/request_placement.hpp"
 
@@ -235,6 +237,11 @@ void model_scheduler::run(std::span<const std::unique_ptr<scheduled_request>> jo
     const auto done = std::chrono::steady_clock::now();
     const auto& j = jobs.front();
     stats_.record_failure(ns_between(j->arrived, done));
+    // Memory for its run could not be had: the request fails as one the server has no room for.
+    if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) {
+      j->failure = std::make_exception_ptr(allocation_failure(allocation_stage::execute));
+      return;
+    }
     const bool caller = dynamic_cast<const ferry::invalid_argument*>(&e) != nullptr;
     // An index out of range found on the GPU (CUDA shared memory) is the request's own mistake,
     // said as the host's check says it.

@@ -28,7 +28,7 @@ cuda_shm_registry::cuda_shm_registry(int gpus, std::string no_gpu_reason, std::s
 cuda_shm_registry::~cuda_shm_registry() = default;
 
 void cuda_shm_registry::register_region(const std::string& name, std::string_view raw_handle, std::int64_t device_id,
-                                        std::size_t byte_size) {
+                                        std::size_t byte_size, const std::optional<shm_client>& client) {
   if (const auto why = name_problem(name))
     throw bad_request("CUDA shared-memory region name '" + printable_name(name) + "' " + *why +
                       ": region names must be printable UTF-8 without / \\ \"");
@@ -44,7 +44,8 @@ void cuda_shm_registry::register_region(const std::string& name, std::string_vie
   if (device_id < 0 || device_id >= gpus_)
     throw bad_request(who + ": device_id " + std::to_string(device_id) + " is not one of this server's " +
                       std::to_string(gpus_) + " GPU(s)");
-  regions_.check_free(name);
+  const std::string owner = region_owner(client);
+  regions_.check_free(owner, name);
   auto r = std::make_shared<region>();
   r->status = {name, device_id, byte_size};
   cudaIpcMemHandle_t handle;
@@ -69,66 +70,31 @@ void cuda_shm_registry::register_region(const std::string& name, std::string_vie
   if (!last || last->memory != pointer_facts::kind::device || last->device != device)
     throw bad_request(who + ": byte_size " + std::to_string(byte_size) +
                       " reaches past the device memory the handle exports");
-  regions_.insert(name, std::move(r));
+  regions_.insert(owner, name, std::move(r));
 }
 
-void cuda_shm_registry::unregister_region(const std::string& name) { regions_.erase(name); }
-void cuda_shm_registry::unregister_all() { regions_.clear(); }
-std::vector<cuda_shm_region_status> cuda_shm_registry::status(const std::string& name) const {
-  return regions_.status(name);
+void cuda_shm_registry::unregister_region(const std::string& name, const std::optional<shm_client>& client) {
+  regions_.erase(region_owner(client), name);
 }
-bool cuda_shm_registry::contains(const std::string& name) const { return regions_.contains(name); }
+void cuda_shm_registry::unregister_all(const std::optional<shm_client>& client) {
+  regions_.clear(region_owner(client));
+}
+std::vector<cuda_shm_region_status> cuda_shm_registry::status(const std::string& name,
+                                                              const std::optional<shm_client>& client) const {
+  return regions_.status(region_owner(client), name);
+}
+bool cuda_shm_registry::contains(const std::string& name, const std::optional<shm_client>& client) const {
+  return regions_.contains(region_owner(client), name);
+}
 
 cuda_shm_range cuda_shm_registry::lookup(const shm_ref& ref, const std::string& tensor,
-                                         std::vector<std::shared_ptr<const void>>& pins) const {
-  auto r = regions_.find(ref.region, tensor);
+                                         std::vector<std::shared_ptr<const void>>& pins,
+                                         const std::optional<shm_client>& client) const {
+  auto r = regions_.find(region_owner(client), ref.region, tensor);
   const std::span<std::byte> whole(static_cast<std::byte*>(r->memory.get()), r->status.byte_size);
   const cuda_shm_range range{checked_range(ref, whole, tensor), static_cast<int>(r->status.device_id)};
   pins.push_back(std::move(r));
   return range;
-}
-
-std::string decode_base64(std::string_view text) {
-  const auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  // Triton's C++ clients (perf_analyzer) encode with libb64, which breaks the line every 72
-  // characters and ends with a newline: whitespace is layout, not data.
-  std::string compact;
-  compact.reserve(text.size());
-  for (const char c : text)
-    if (c != '\n' && c != '\r' && c != ' ' && c != '\t') compact += c;
-  text = compact;
-  if (text.size() % 4 != 0)
-    throw bad_request("base64 text of " + std::to_string(text.size()) + " characters is not a multiple of 4");
-  std::string out;
-  for (std::size_t i = 0; i < text.size(); i += 4) {
-    int v[4];
-    int pad = 0;
-    for (int k = 0; k < 4; ++k) {
-      const char c = text[i + static_cast<std::size_t>(k)];
-      const bool last_group = i + 4 == text.size();
-      if (c == '=' && last_group && k >= 2 && (k == 3 || text[i + 3] == '=')) {
-        v[k] = 0;
-        ++pad;
-        continue;
-      }
-      v[k] = value(c);
-      if (v[k] < 0 || pad > 0)
-        throw bad_request("malformed base64 at character " + std::to_string(i + static_cast<std::size_t>(k)));
-    }
-    const std::uint32_t bits = (static_cast<std::uint32_t>(v[0]) << 18) | (static_cast<std::uint32_t>(v[1]) << 12) |
-                               (static_cast<std::uint32_t>(v[2]) << 6) | static_cast<std::uint32_t>(v[3]);
-    out += static_cast<char>((bits >> 16) & 0xFF);
-    if (pad < 2) out += static_cast<char>((bits >> 8) & 0xFF);
-    if (pad < 1) out += static_cast<char>(bits & 0xFF);
-  }
-  return out;
 }
 
 }  // namespace ferry::serve

@@ -31,7 +31,9 @@ struct region_usage {
   std::size_t limit = 0;
 };
 
-// Region must have a `status` member of type Status.
+// Region must have a `status` member of type Status. Regions are filed by owner (shm_client.hpp):
+// every call names the owner it acts for, and sees that owner's regions only. Another owner's
+// region is answered exactly as one that does not exist.
 template <class Region, class Status>
 class region_table {
  public:
@@ -39,59 +41,76 @@ class region_table {
   region_table(std::string kind, std::size_t max_regions, std::string limit_option)
       : kind_(std::move(kind)), max_regions_(max_regions), limit_option_(std::move(limit_option)) {}
 
-  // Throws bad_request when `name` is taken, quota_exceeded when the table is full: checked before
-  // the costly mapping, and again on insert.
-  void check_free(const std::string& name) const {
+  // Throws bad_request when `owner` has a region `name`, quota_exceeded when the table is full:
+  // checked before the costly mapping, and again on insert.
+  void check_free(const std::string& owner, const std::string& name) const {
     const std::lock_guard lock(mutex_);
-    check_room(name);
+    check_room(owner, name);
   }
-  void insert(const std::string& name, std::shared_ptr<Region> r) {
+  void insert(const std::string& owner, const std::string& name, std::shared_ptr<Region> r) {
     const std::lock_guard lock(mutex_);
-    check_room(name);
-    regions_.emplace(name, std::move(r));
+    check_room(owner, name);
+    regions_.emplace(key{owner, name}, std::move(r));
   }
-  void erase(const std::string& name) {
+  void erase(const std::string& owner, const std::string& name) {
     const std::lock_guard lock(mutex_);
-    if (regions_.erase(name) == 0) throw request_error(error_status::not_found, unknown(name));
+    if (regions_.erase(key{owner, name}) == 0) throw request_error(error_status::not_found, unknown(name));
   }
-  void clear() {
+  // Every region of `owner`.
+  void clear(const std::string& owner) {
     const std::lock_guard lock(mutex_);
-    regions_.clear();
+    const auto [first, last] = owned_by(owner);
+    regions_.erase(first, last);
   }
-  // Every region's status, or the named one's (not_found when unknown).
-  [[nodiscard]] std::vector<Status> status(const std::string& name) const {
+  // Every region's status of `owner`, or the named one's (not_found when `owner` has none of
+  // that name).
+  [[nodiscard]] std::vector<Status> status(const std::string& owner, const std::string& name) const {
     const std::lock_guard lock(mutex_);
     std::vector<Status> list;
     if (!name.empty()) {
-      const auto it = regions_.find(name);
+      const auto it = regions_.find(key{owner, name});
       if (it == regions_.end()) throw request_error(error_status::not_found, unknown(name));
       list.push_back(it->second->status);
       return list;
     }
-    for (const auto& [n, r] : regions_) list.push_back(r->status);
+    const auto [first, last] = owned_by(owner);
+    for (auto it = first; it != last; ++it) list.push_back(it->second->status);
     return list;
   }
-  [[nodiscard]] bool contains(const std::string& name) const {
+  [[nodiscard]] bool contains(const std::string& owner, const std::string& name) const {
     const std::lock_guard lock(mutex_);
-    return regions_.count(name) != 0;
+    return regions_.count(key{owner, name}) != 0;
   }
+  // Every owner's regions together: the server's mappings, whoever holds them.
   [[nodiscard]] region_usage usage() const {
     const std::lock_guard lock(mutex_);
     return {regions_.size(), max_regions_};
   }
-  // The region a request names for `tensor`; not_found, naming both, when it is not registered.
-  [[nodiscard]] std::shared_ptr<Region> find(const std::string& name, const std::string& tensor) const {
+  // The region of `owner` a request names for `tensor`; not_found, naming both, when it has none.
+  [[nodiscard]] std::shared_ptr<Region> find(const std::string& owner, const std::string& name,
+                                             const std::string& tensor) const {
     const std::lock_guard lock(mutex_);
-    const auto it = regions_.find(name);
+    const auto it = regions_.find(key{owner, name});
     if (it == regions_.end())
       throw request_error(error_status::not_found, tensor + ": " + kind_ + " '" + name + "' is not registered");
     return it->second;
   }
 
  private:
+  using key = std::pair<std::string, std::string>;  // owner, name
+  using map = std::map<key, std::shared_ptr<Region>>;
+
+  // Under the lock: the owner's regions, one run of the map (keys sort by owner first).
+  [[nodiscard]] std::pair<typename map::const_iterator, typename map::const_iterator> owned_by(
+      const std::string& owner) const {
+    const auto first = regions_.lower_bound(key{owner, std::string()});
+    auto last = first;
+    while (last != regions_.end() && last->first.first == owner) ++last;
+    return {first, last};
+  }
   // Under the lock.
-  void check_room(const std::string& name) const {
-    if (regions_.count(name) != 0)
+  void check_room(const std::string& owner, const std::string& name) const {
+    if (regions_.count(key{owner, name}) != 0)
       throw bad_request(kind_ + " '" + name + "' is already registered; unregister it first");
     if (regions_.size() >= max_regions_)
       throw request_error(error_status::quota_exceeded, "cannot register " + kind_ + " '" + name +
@@ -107,7 +126,7 @@ class region_table {
   std::size_t max_regions_;
   std::string limit_option_;
   mutable std::mutex mutex_;
-  std::map<std::string, std::shared_ptr<Region>> regions_;
+  map regions_;
 };
 
 }  // namespace ferry::serve

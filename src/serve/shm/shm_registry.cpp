@@ -126,12 +126,9 @@ void shm_registry::register_region(const std::string& name, const std::string& k
                                                      "' is refused: this server registers only objects whose name "
                                                      "starts with '" +
                                                      key_prefix_ + "' (--allow-client-shm=" + key_prefix_ + ")");
-  if (client && !client->uid)
-    throw request_error(error_status::forbidden,
-                        "shared-memory region '" + name + "': the client (" + printable_name(client->address) +
-                            ") is not a process of this machine, whose shared memory it could not share");
+  const std::string owner = local_owner(client);
   if (byte_size == 0) throw bad_request("shared-memory region '" + name + "': byte_size is 0");
-  regions_.check_free(name);
+  regions_.check_free(owner, name);
   auto r = std::make_shared<region>();
   r->status = {name, key, offset, byte_size};
   r->fd = shm_open(key.c_str(), O_RDWR, 0);  // glibc opens it close-on-exec
@@ -157,17 +154,34 @@ void shm_registry::register_region(const std::string& name, const std::string& k
                         throw request_error(error_status::internal, "shared-memory region '" + name + "': " + what);
                       });
   r->view_blocks = allocated_blocks(r->fd);
-  regions_.insert(name, std::move(r));
+  regions_.insert(owner, name, std::move(r));
 }
 
-void shm_registry::unregister_region(const std::string& name) { regions_.erase(name); }
-void shm_registry::unregister_all() { regions_.clear(); }
-std::vector<shm_region_status> shm_registry::status(const std::string& name) const { return regions_.status(name); }
-bool shm_registry::contains(const std::string& name) const { return regions_.contains(name); }
+std::string shm_registry::local_owner(const std::optional<shm_client>& client) {
+  if (client && !client->uid)
+    throw request_error(error_status::forbidden,
+                        "system shared memory is for clients on this machine: the client (" +
+                            printable_name(client->address) +
+                            ") is not a process of this machine, whose shared memory it could not share");
+  return region_owner(client);
+}
+
+void shm_registry::unregister_region(const std::string& name, const std::optional<shm_client>& client) {
+  regions_.erase(local_owner(client), name);
+}
+void shm_registry::unregister_all(const std::optional<shm_client>& client) { regions_.clear(local_owner(client)); }
+std::vector<shm_region_status> shm_registry::status(const std::string& name,
+                                                    const std::optional<shm_client>& client) const {
+  return regions_.status(local_owner(client), name);
+}
+bool shm_registry::contains(const std::string& name, const std::optional<shm_client>& client) const {
+  return (!client || client->uid) && regions_.contains(region_owner(client), name);
+}
 
 std::span<std::byte> shm_registry::lookup(const shm_ref& ref, const std::string& tensor,
-                                          std::vector<std::shared_ptr<const void>>& pins) const {
-  auto r = regions_.find(ref.region, tensor);
+                                          std::vector<std::shared_ptr<const void>>& pins,
+                                          const std::optional<shm_client>& client) const {
+  auto r = regions_.find(local_owner(client), ref.region, tensor);
   const auto current_view = [&r] {
     const std::lock_guard lock(r->view_mutex);
     return r->view;

@@ -11,7 +11,9 @@
 // the server's rights. Region names and keys must be safe names (safe_name.hpp); a key must start
 // with the server's key prefix when it has one (--allow-client-shm=PREFIX); and the object must
 // belong to the user running the client, which must run on this machine (peer_identity.hpp), so
-// a client reaches only what it could open itself.
+// a client reaches only what it could open itself. A region is then the registering client's
+// (shm_client.hpp): only that client's user finds it for a request, lists it or unregisters it,
+// and a client elsewhere uses no system region at all.
 #pragma once
 
 #include <cstddef>
@@ -25,17 +27,11 @@
 
 #include "serve/inference.hpp"
 #include "serve/shm/region_table.hpp"
+#include "serve/shm/shm_client.hpp"
 
 namespace ferry::serve {
 
 enum class cuda_registration { off, on };
-
-// Who registers a region: the client's address, and the uid its socket belongs to when it runs on
-// this machine (none: a client elsewhere).
-struct shm_client {
-  std::string address;
-  std::optional<unsigned> uid;
-};
 
 struct shm_region_status {
   std::string name;
@@ -54,21 +50,27 @@ class shm_registry {
         regions_("shared-memory region", max_regions, "--max-shm-regions"),
         key_prefix_(std::move(key_prefix)) {}
 
-  // Maps [offset, offset + byte_size) of the POSIX shared-memory object `key` as region `name`,
-  // for `client` (none: the server's own caller, whose objects are not checked).
-  // Throws request_error: bad_request for a name or key that is not a safe name, a name already
-  // registered, a zero size, a range beyond the object's size, or an object that cannot be
+  // Maps [offset, offset + byte_size) of the POSIX shared-memory object `key` as region `name` of
+  // `client` (none: the server's own caller, whose objects are not checked).
+  // Throws request_error: bad_request for a name or key that is not a safe name, a name the client
+  // has registered already, a zero size, a range beyond the object's size, or an object that cannot be
   // opened or mapped (with the OS's reason); forbidden for a key without the prefix, a client not
   // on this machine, or an object another user owns; quota_exceeded when max_regions are
   // registered.
   void register_region(const std::string& name, const std::string& key, std::size_t offset, std::size_t byte_size,
                        const std::optional<shm_client>& client = std::nullopt);
   [[nodiscard]] const std::string& key_prefix() const noexcept { return key_prefix_; }
+  // Every call below acts for `client` (none: the server's own caller) and sees its regions only;
+  // another's region is not_found as if it did not exist. A client not on this machine is
+  // refused (forbidden): it has no system regions.
+
   // Unregisters one region (not_found when unknown); requests still using it keep it mapped.
-  void unregister_region(const std::string& name);
-  void unregister_all();
-  // Every region, or the one named (not_found when unknown).
-  [[nodiscard]] std::vector<shm_region_status> status(const std::string& name = {}) const;
+  void unregister_region(const std::string& name, const std::optional<shm_client>& client = std::nullopt);
+  // Unregisters every region of the client.
+  void unregister_all(const std::optional<shm_client>& client = std::nullopt);
+  // Every region of the client, or the one named (not_found when unknown).
+  [[nodiscard]] std::vector<shm_region_status> status(const std::string& name = {},
+                                                      const std::optional<shm_client>& client = std::nullopt) const;
   [[nodiscard]] region_usage usage() const { return regions_.usage(); }
 
   // The checked range `ref` names in its region, which is added to `pins` so it stays mapped until
@@ -76,11 +78,16 @@ class shm_registry {
   // bad_request for a range outside it or past the end its object has shrunk to (both naming
   // `tensor`).
   [[nodiscard]] std::span<std::byte> lookup(const shm_ref& ref, const std::string& tensor,
-                                            std::vector<std::shared_ptr<const void>>& pins) const;
-  [[nodiscard]] bool contains(const std::string& name) const;
+                                            std::vector<std::shared_ptr<const void>>& pins,
+                                            const std::optional<shm_client>& client = std::nullopt) const;
+  // Whether the client has a region `name` (false for a client not on this machine).
+  [[nodiscard]] bool contains(const std::string& name, const std::optional<shm_client>& client = std::nullopt) const;
 
  private:
   struct region;
+  // The owner the client's regions are filed under; forbidden for a client not on this machine.
+  [[nodiscard]] static std::string local_owner(const std::optional<shm_client>& client);
+
   cuda_registration cuda_;
   region_table<region, shm_region_status> regions_;
   std::string key_prefix_;

@@ -8,18 +8,23 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <new>
 #include <thread>
 #include <type_traits>
 #include <unordered_map>
 
 #include "kserve_v2.grpc.pb.h"
 #include "serve/admission/answer_size.hpp"
-#include "serve/admission/peer_identity.hpp"
 #include "serve/codec/client_json.hpp"
 #include "serve/codec/grpc_infer_codec.hpp"
+#include "serve/codec/grpc_infer_reader.hpp"
+#include "serve/observability/allocation_failures.hpp"
 #include "serve/request_error.hpp"
 #include "serve/shm/cuda_shm_registry.hpp"
+#include "serve/shm/shm_client.hpp"
 #include "serve/shm/shm_registry.hpp"
+#include "serve/shm/shm_resolution.hpp"
+#include "serve/transport/grpc/grpc_answer_bytes.hpp"
 #include "serve/transport/grpc/grpc_message_stream.hpp"
 #include "serve/transport/work_pool.hpp"
 
@@ -43,6 +48,7 @@ StatusCode grpc_code(error_status status) {
     case error_status::payload_too_large:
       return StatusCode::RESOURCE_EXHAUSTED;
     case error_status::quota_exceeded:
+    case error_status::out_of_memory:
       return StatusCode::RESOURCE_EXHAUSTED;
     case error_status::timed_out:
       return StatusCode::DEADLINE_EXCEEDED;
@@ -54,10 +60,13 @@ StatusCode grpc_code(error_status status) {
   return StatusCode::INTERNAL;
 }
 
-// The protocol's status for the exception in flight (call inside a catch block).
-Status current_exception_status() {
+// The protocol's status for the exception in flight (call inside a catch block); memory that
+// could not be allocated at `stage` fails the call alone (RESOURCE_EXHAUSTED).
+Status current_exception_status(allocation_stage stage = allocation_stage::decode) {
   try {
     throw;
+  } catch (const std::bad_alloc&) {
+    return {StatusCode::RESOURCE_EXHAUSTED, allocation_failure(stage).what()};
   } catch (const request_error& e) {
     return {grpc_code(e.status()), e.what()};
   } catch (const ferry::invalid_argument& e) {
@@ -71,12 +80,12 @@ Status current_exception_status() {
 
 // Runs an RPC body, turning every exception into the protocol's status.
 template <typename F>
-Status guarded(F body) {
+Status guarded(F body, allocation_stage stage = allocation_stage::decode) {
   try {
     body();
     return Status::OK;
   } catch (...) {
-    return current_exception_status();
+    return current_exception_status(stage);
   }
 }
 
@@ -158,18 +167,40 @@ class call final : public grpc::ServerGenericBidiReactor {
     return ok;
   }
 
+  // Reads an inference request, its tensors each into a buffer of its own (grpc_infer_reader.hpp);
+  // false for malformed bytes.
+  bool parse(received_infer_request& into) {
+    const std::size_t bytes = request_.Length();
+    consuming_message_stream stream(request_);
+    const bool ok = stream.ok() && read_infer_request(stream, bytes, into);
+    if (!ok)
+      fail({StatusCode::INVALID_ARGUMENT, "malformed " + std::string(into.message.GetTypeName()) + " message (" +
+                                              std::to_string(bytes) + " bytes that do not parse as protobuf)"});
+    return ok;
+  }
+
   void reply(const google::protobuf::Message& response) {
     bool own = false;
     const Status serialized =
         grpc::SerializationTraits<google::protobuf::Message>::Serialize(response, &response_, &own);
     if (!serialized.ok()) return fail(serialized);
-    if (ticket.valid()) ticket.resize(response_.Length());
-    StartWriteAndFinish(&response_, grpc::WriteOptions(), Status::OK);
+    send_response();
+  }
+  // Answers with bytes made already (grpc_answer_bytes.hpp).
+  void reply(grpc::ByteBuffer&& bytes) {
+    response_.Swap(&bytes);
+    send_response();
   }
 
   void fail(const Status& status) { Finish(status); }
 
  private:
+  // The ticket holds what the answer holds until it is written.
+  void send_response() {
+    if (ticket.valid()) ticket.resize(response_.Length());
+    StartWriteAndFinish(&response_, grpc::WriteOptions(), Status::OK);
+  }
+
   grpc_core& core_;
   grpc::GenericCallbackServerContext* context_;
   grpc::ByteBuffer request_;
@@ -197,7 +228,12 @@ class grpc_core final : public grpc::CallbackGenericService {
     if (method == methods_.end())
       return c.fail({StatusCode::UNIMPLEMENTED,
                      "method '" + quote_text(c.method()) + "' is not served: this is inference.GRPCInferenceService"});
-    method->second(c);
+    try {
+      method->second(c);
+    } catch (...) {
+      // Out of memory on gRPC's thread (a handler's own work is guarded where it runs).
+      c.fail(current_exception_status());
+    }
   }
 
   void join() { pool_.join(); }
@@ -214,9 +250,13 @@ class grpc_core final : public grpc::CallbackGenericService {
   void quick(const char* name, Body body) {
     methods_.emplace(std::string(service_prefix) + name, [body](call& c) {
       Request request;
-      if (!c.parse(request)) return;
       Response response;
-      const Status status = guarded([&] { body(request, response); });
+      bool parsed = false;
+      const Status status = guarded([&] {
+        parsed = c.parse(request);
+        if (parsed) body(request, response);
+      });
+      if (!parsed && status.ok()) return;  // parse() answered
       if (!status.ok()) return c.fail(status);
       c.reply(response);
     });
@@ -229,14 +269,17 @@ class grpc_core final : public grpc::CallbackGenericService {
     methods_.emplace(std::string(service_prefix) + name, [this, body](call& c) {
       pool_.post([&c, body] {
         Request request;
-        if (!c.parse(request)) return;
         Response response;
+        bool parsed = false;
         const Status status = guarded([&] {
+          parsed = c.parse(request);
+          if (!parsed) return;
           if constexpr (std::is_invocable_v<Body, const Request&, Response&, call&>)
             body(request, response, c);
           else
             body(request, response);
         });
+        if (!parsed && status.ok()) return;  // parse() answered
         if (!status.ok()) return c.fail(status);
         c.reply(response);
       });
@@ -280,50 +323,72 @@ class grpc_core final : public grpc::CallbackGenericService {
            admitted.message});
     }
     c.ticket = std::move(admitted.ticket);
-    pool_.post([this, &c] {
-      // The request message outlives the inference: its raw_input_contents are the inputs' bytes.
-      auto message = std::make_shared<inference::ModelInferRequest>();
+    pool_.post([this, &c] { decode_and_queue(c); });
+  }
+
+  // On the pool: parses the request, checks it and queues it. Memory that cannot be had for it
+  // fails this call alone.
+  void decode_and_queue(call& c) {
+    // The request outlives the inference: its raw_input_contents are the inputs' bytes.
+    std::shared_ptr<received_infer_request> message;
+    std::optional<std::string> model;  // for counting a failure: read before the message is
+    bool queueing = false;             // service_.infer runs: its scheduler counts a full queue itself
+    try {
+      model = peek_model_name(c.request());
+      message = std::make_shared<received_infer_request>();
       if (!c.parse(*message)) return;
       // Refused as such before anything else is checked: whatever else the request holds (raw
       // contents beside a region, say), shared memory is what this server does not take.
-      if (service_.system_shm() == nullptr && uses_shared_memory(*message))
+      if (service_.system_shm() == nullptr && uses_shared_memory(message->message))
         return c.fail({StatusCode::PERMISSION_DENIED,
                        "the request uses shared memory, which this server does not allow (start it with "
                        "--allow-client-shm)"});
-      bool queueing = false;  // service_.infer runs: its scheduler counts a full queue itself
-      try {
-        infer_request request = from_grpc(*message);
-        wait_no_longer_than_the_client(request, c.deadline());
-        take_answer_bound(c, request);
-        queueing = true;
-        service_.infer(std::move(request), [this, &c, message](infer_result result) mutable {
-          pool_.post([this, &c, message = std::move(message), result = std::move(result)]() mutable {
-            const std::string model = message->model_name();
-            message.reset();       // the inputs have been read
-            if (result.failure) {  // counted by the scheduler
-              try {
-                std::rethrow_exception(result.failure);
-              } catch (...) {
-                return c.fail(current_exception_status());
-              }
-            }
-            inference::ModelInferResponse response;
-            const Status status = guarded([&] { to_grpc(result.response, response); });
-            result = {};
-            if (!status.ok()) {
-              count_rejection(model, failure_reason::other);  // the answer could not be made
-              return c.fail(status);
-            }
-            c.reply(response);
-          });
-        });
-      } catch (...) {
-        const Status status = current_exception_status();
-        if (!(queueing && status.error_code() == StatusCode::UNAVAILABLE)) count_rejection(message->model_name());
-        c.fail(status);
-      }
-    });
+      infer_request request = from_grpc(message->message, message->raw_views());
+      if (uses_shared_memory(request)) request.client = client_of(c);
+      wait_no_longer_than_the_client(request, c.deadline());
+      take_answer_bound(c, request);
+      queueing = true;
+      service_.infer(std::move(request), [this, &c, message](infer_result result) mutable {
+        answer_on_pool(c, std::move(message), std::move(result));
+      });
+    } catch (...) {
+      const Status status = current_exception_status();
+      if (!(queueing && status.error_code() == StatusCode::UNAVAILABLE)) count_rejection(model);
+      c.fail(status);
+    }
   }
+
+  // On the model's worker: hands the answer to the pool, or fails the call here when even that
+  // cannot be allocated (the worker must go on).
+  void answer_on_pool(call& c, std::shared_ptr<received_infer_request> message, infer_result result) {
+    try {
+      pool_.post([this, &c, message = std::move(message), result = std::move(result)]() mutable {
+        answer(c, std::move(message), std::move(result));
+      });
+    } catch (...) {
+      c.fail(current_exception_status(allocation_stage::answer));
+    }
+  }
+
+  void answer(call& c, std::shared_ptr<received_infer_request> message, infer_result result) {
+    std::optional<std::string> model;
+    try {
+      model = message->message.model_name();
+      message.reset();                                             // the inputs have been read
+      if (result.failure) std::rethrow_exception(result.failure);  // counted by the scheduler
+    } catch (...) {
+      return c.fail(current_exception_status(allocation_stage::answer));
+    }
+    try {
+      c.reply(infer_answer_bytes(std::move(result.response)));
+    } catch (...) {
+      count_rejection(model, failure_reason::other);  // the answer could not be made
+      c.fail(current_exception_status(allocation_stage::answer));
+    }
+  }
+
+  // Who a call's client is, for its shared-memory regions (shm_client.hpp).
+  [[nodiscard]] shm_client client_of(const call& c) const { return grpc_shm_client(c.peer(), port_.load()); }
 
   // Counts a request that failed before it ran (REJECTED) or while its answer was made (OTHER)
   // against its model, when it names one the repository has.
@@ -351,6 +416,9 @@ class grpc_core final : public grpc::CallbackGenericService {
   }
 
   void add_methods();
+  void add_model_methods();
+  void add_statistics_methods();
+  void add_repository_methods();
   void add_shared_memory_methods();
 
   inference_service& service_;
@@ -378,6 +446,15 @@ void grpc_core::add_methods() {
     r.set_version(FERRY_VERSION);
     for (const auto& e : service_.extensions()) r.add_extensions(e);
   });
+  methods_.emplace(std::string(service_prefix) + "ModelInfer", [this](call& c) { infer(c); });
+  add_model_methods();
+  add_statistics_methods();
+  add_repository_methods();
+  add_shared_memory_methods();
+}
+
+void grpc_core::add_model_methods() {
+  using namespace inference;
   quick<ModelMetadataRequest, ModelMetadataResponse>("ModelMetadata", [this](const auto& q, auto& r) {
     const auto found = service_.find_ready(q.name(), q.version());
     const served_model& m = *found;
@@ -434,7 +511,10 @@ void grpc_core::add_methods() {
       config->mutable_dynamic_batching()->set_max_queue_delay_microseconds(
           static_cast<std::uint64_t>(m.config.batch_delay.count()));
   });
-  methods_.emplace(std::string(service_prefix) + "ModelInfer", [this](call& c) { infer(c); });
+}
+
+void grpc_core::add_statistics_methods() {
+  using namespace inference;
   quick<ModelStatisticsRequest, ModelStatisticsResponse>("ModelStatistics", [this](const auto& q, auto& r) {
     std::vector<std::shared_ptr<const served_model>> models;
     if (q.name().empty())
@@ -467,6 +547,10 @@ void grpc_core::add_methods() {
       }
     }
   });
+}
+
+void grpc_core::add_repository_methods() {
+  using namespace inference;
   quick<RepositoryIndexRequest, RepositoryIndexResponse>("RepositoryIndex", [this](const auto& q, auto& r) {
     for (const auto& m : service_.repository().index()) {
       if (q.ready() && m.state != "READY") continue;
@@ -491,14 +575,13 @@ void grpc_core::add_methods() {
   });
   controlled<RepositoryModelUnloadRequest, RepositoryModelUnloadResponse>(
       "RepositoryModelUnload", [this](const auto& q) { service_.unload_model(q.model_name()); });
-  add_shared_memory_methods();
 }
 
 void grpc_core::add_shared_memory_methods() {
   using namespace inference;
   pooled<SystemSharedMemoryStatusRequest, SystemSharedMemoryStatusResponse>(
-      "SystemSharedMemoryStatus", [this](const auto& q, auto& r) {
-        for (const auto& region : service_.allowed_system_shm().status(q.name())) {
+      "SystemSharedMemoryStatus", [this](const auto& q, auto& r, call& c) {
+        for (const auto& region : service_.allowed_system_shm().status(q.name(), client_of(c))) {
           auto& s = (*r.mutable_regions())[region.name];
           s.set_name(region.name);
           s.set_key(region.key);
@@ -509,21 +592,18 @@ void grpc_core::add_shared_memory_methods() {
   pooled<SystemSharedMemoryRegisterRequest, SystemSharedMemoryRegisterResponse>(
       "SystemSharedMemoryRegister", [this](const auto& q, auto&, call& c) {
         shm_registry& registry = service_.allowed_system_shm();
-        const std::string peer = c.peer();
-        const auto endpoint = parse_grpc_peer(peer, port_.load());
-        const shm_client client{peer, endpoint ? local_peer_uid(*endpoint) : std::nullopt};
-        registry.register_region(q.name(), q.key(), q.offset(), q.byte_size(), client);
+        registry.register_region(q.name(), q.key(), q.offset(), q.byte_size(), client_of(c));
       });
   pooled<SystemSharedMemoryUnregisterRequest, SystemSharedMemoryUnregisterResponse>(
-      "SystemSharedMemoryUnregister", [this](const auto& q, auto&) {
+      "SystemSharedMemoryUnregister", [this](const auto& q, auto&, call& c) {
         if (q.name().empty())
-          service_.allowed_system_shm().unregister_all();
+          service_.allowed_system_shm().unregister_all(client_of(c));
         else
-          service_.allowed_system_shm().unregister_region(q.name());
+          service_.allowed_system_shm().unregister_region(q.name(), client_of(c));
       });
   pooled<CudaSharedMemoryStatusRequest, CudaSharedMemoryStatusResponse>(
-      "CudaSharedMemoryStatus", [this](const auto& q, auto& r) {
-        for (const auto& region : service_.allowed_cuda_shm().status(q.name())) {
+      "CudaSharedMemoryStatus", [this](const auto& q, auto& r, call& c) {
+        for (const auto& region : service_.allowed_cuda_shm().status(q.name(), client_of(c))) {
           auto& s = (*r.mutable_regions())[region.name];
           s.set_name(region.name);
           s.set_device_id(static_cast<std::uint64_t>(region.device_id));
@@ -531,15 +611,16 @@ void grpc_core::add_shared_memory_methods() {
         }
       });
   pooled<CudaSharedMemoryRegisterRequest, CudaSharedMemoryRegisterResponse>(
-      "CudaSharedMemoryRegister", [this](const auto& q, auto&) {
-        service_.allowed_cuda_shm().register_region(q.name(), q.raw_handle(), q.device_id(), q.byte_size());
+      "CudaSharedMemoryRegister", [this](const auto& q, auto&, call& c) {
+        service_.allowed_cuda_shm().register_region(q.name(), q.raw_handle(), q.device_id(), q.byte_size(),
+                                                    client_of(c));
       });
   pooled<CudaSharedMemoryUnregisterRequest, CudaSharedMemoryUnregisterResponse>(
-      "CudaSharedMemoryUnregister", [this](const auto& q, auto&) {
+      "CudaSharedMemoryUnregister", [this](const auto& q, auto&, call& c) {
         if (q.name().empty())
-          service_.allowed_cuda_shm().unregister_all();
+          service_.allowed_cuda_shm().unregister_all(client_of(c));
         else
-          service_.allowed_cuda_shm().unregister_region(q.name());
+          service_.allowed_cuda_shm().unregister_region(q.name(), client_of(c));
       });
 }
 

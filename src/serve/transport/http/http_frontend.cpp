@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <new>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -11,10 +12,12 @@
 #include "serve/admission/answer_size.hpp"
 #include "serve/admission/peer_identity.hpp"
 #include "serve/codec/client_json.hpp"
+#include "serve/observability/allocation_failures.hpp"
 #include "serve/observability/metrics_text.hpp"
 #include "serve/request_error.hpp"
 #include "serve/shm/cuda_shm_registry.hpp"
 #include "serve/shm/shm_registry.hpp"
+#include "serve/shm/shm_resolution.hpp"
 #include "serve/transport/http/http_documents.hpp"
 #include "serve/transport/http/http_transport.hpp"
 #include "serve/transport/http/route_pattern.hpp"
@@ -85,10 +88,13 @@ void fill_error_body(http_response& res, const std::string& method, const std::s
   send_error(res, res.status, what);
 }
 
-// The protocol's error answer to the exception in flight (call inside a catch block).
-void answer_current_exception(http_response& res) {
+// The protocol's error answer to the exception in flight (call inside a catch block); memory
+// that could not be allocated at `stage` fails the request alone (503).
+void answer_current_exception(http_response& res, allocation_stage stage = allocation_stage::decode) {
   try {
     throw;
+  } catch (const std::bad_alloc&) {
+    send_error(res, 503, allocation_failure(stage).what());
   } catch (const request_error& e) {
     send_error(res, http_status(e.status()), e.what());
   } catch (const ferry::invalid_argument& e) {
@@ -162,6 +168,11 @@ std::string version_of(const std::vector<std::string>& captures) {
 }
 
 std::string version_of(const route_request& req) { return version_of(req.captures); }
+
+// Who sent the request, for its shared-memory regions (shm_client.hpp).
+shm_client shm_client_of(const http_request& req) {
+  return tcp_shm_client({req.peer.address, req.peer.port, req.peer.local_port});
+}
 
 json parse_json_body(const route_request& req) {
   return req.http.body.empty() ? json::object() : parse_client_json(req.http.body, "the request body");
@@ -382,6 +393,7 @@ struct http_frontend::state {
       http_infer_request parsed = parse_http_infer_request(call->http.body, header_length, options.limits, check);
       parsed.request.model = name;
       parsed.request.version = version_of(captures);
+      if (uses_shared_memory(parsed.request)) parsed.request.client = shm_client_of(call->http);
       for (const auto& o : parsed.request.outputs) call->requested.push_back(o.name);
       call->binary_outputs = std::move(parsed.binary_outputs);
       call->binary_by_default = parsed.binary_by_default;
@@ -446,7 +458,7 @@ struct http_frontend::state {
       }
     } catch (...) {
       res = {};
-      answer_current_exception(res);
+      answer_current_exception(res, allocation_stage::answer);
       if (!failed) model.stats->record_failure(0, failure_reason::other);  // the answer could not be made
     }
     call.reply.send(std::move(res));
@@ -546,12 +558,12 @@ struct http_frontend::state {
         list.push_back({{"name", r.name}, {"device_id", r.device_id}, {"byte_size", r.byte_size}});
       return list;
     };
-    get("/v2/cudasharedmemory/status", guarded([this, status](const auto&, auto& res) {
-          send_json(res, status(service.allowed_cuda_shm().status()));
+    get("/v2/cudasharedmemory/status", guarded([this, status](const route_request& req, auto& res) {
+          send_json(res, status(service.allowed_cuda_shm().status({}, shm_client_of(req.http))));
         }),
         route_kind::pooled);
     get("/v2/cudasharedmemory/region/{}/status", guarded([this, status](const route_request& req, auto& res) {
-          send_json(res, status(service.allowed_cuda_shm().status(req.captures[0])));
+          send_json(res, status(service.allowed_cuda_shm().status(req.captures[0], shm_client_of(req.http))));
         }),
         route_kind::pooled);
     post(
@@ -568,26 +580,27 @@ struct http_frontend::state {
           if (byte_size == body.end() || !byte_size->is_number_unsigned())
             throw bad_request("register: \"byte_size\" (a non-negative integer) is missing");
           registry.register_region(req.captures[0], decode_base64((*handle)["b64"].get<std::string>()),
-                                   device->get<std::int64_t>(), byte_size->get<std::size_t>());
+                                   device->get<std::int64_t>(), byte_size->get<std::size_t>(), shm_client_of(req.http));
           res.status = 200;
         }));
     post("/v2/cudasharedmemory/region/{}/unregister", guarded([this](const route_request& req, auto& res) {
-           service.allowed_cuda_shm().unregister_region(req.captures[0]);
+           service.allowed_cuda_shm().unregister_region(req.captures[0], shm_client_of(req.http));
            res.status = 200;
          }));
-    post("/v2/cudasharedmemory/unregister", guarded([this](const auto&, auto& res) {
-           service.allowed_cuda_shm().unregister_all();
+    post("/v2/cudasharedmemory/unregister", guarded([this](const route_request& req, auto& res) {
+           service.allowed_cuda_shm().unregister_all(shm_client_of(req.http));
            res.status = 200;
          }));
   }
 
   void add_shm_routes() {
-    get("/v2/systemsharedmemory/status", guarded([this](const auto&, auto& res) {
-          send_json(res, shm_status_json(service.allowed_system_shm().status()));
+    get("/v2/systemsharedmemory/status", guarded([this](const route_request& req, auto& res) {
+          send_json(res, shm_status_json(service.allowed_system_shm().status({}, shm_client_of(req.http))));
         }),
         route_kind::pooled);
     get("/v2/systemsharedmemory/region/{}/status", guarded([this](const route_request& req, auto& res) {
-          send_json(res, shm_status_json(service.allowed_system_shm().status(req.captures[0])));
+          send_json(res,
+                    shm_status_json(service.allowed_system_shm().status(req.captures[0], shm_client_of(req.http))));
         }),
         route_kind::pooled);
     post("/v2/systemsharedmemory/region/{}/register", guarded([this](const route_request& req, auto& res) {
@@ -603,18 +616,16 @@ struct http_frontend::state {
              if (!o->is_number_unsigned()) throw bad_request("register: \"offset\" must be a non-negative integer");
              offset = o->get<std::size_t>();
            }
-           const http_peer& peer = req.http.peer;
-           const shm_client client{peer.address, local_peer_uid({peer.address, peer.port, peer.local_port})};
            registry.register_region(req.captures[0], key->get<std::string>(), offset, byte_size->get<std::size_t>(),
-                                    client);
+                                    shm_client_of(req.http));
            res.status = 200;
          }));
     post("/v2/systemsharedmemory/region/{}/unregister", guarded([this](const route_request& req, auto& res) {
-           service.allowed_system_shm().unregister_region(req.captures[0]);
+           service.allowed_system_shm().unregister_region(req.captures[0], shm_client_of(req.http));
            res.status = 200;
          }));
-    post("/v2/systemsharedmemory/unregister", guarded([this](const auto&, auto& res) {
-           service.allowed_system_shm().unregister_all();
+    post("/v2/systemsharedmemory/unregister", guarded([this](const route_request& req, auto& res) {
+           service.allowed_system_shm().unregister_all(shm_client_of(req.http));
            res.status = 200;
          }));
     add_cuda_shm_routes();

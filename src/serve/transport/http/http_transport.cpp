@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <mutex>
+#include <new>
 #include <system_error>
 #include <thread>
 #include <unordered_map>
@@ -34,6 +35,7 @@
 #include "ferry/core/error.hpp"
 #include "serve/admission/peer_group.hpp"
 #include "serve/admission/request_intake.hpp"
+#include "serve/observability/allocation_failures.hpp"
 
 namespace ferry::serve {
 namespace {
@@ -293,6 +295,13 @@ class connection : public std::enable_shared_from_this<connection> {
       auto granted = server_.options().intake->admit(static_cast<std::size_t>(request_.content_length.value_or(0)));
       if (granted.refusal) return refuse(*granted.refusal == intake_refusal::too_large ? 413 : 503, granted.message);
       ticket_ = std::move(granted.ticket);
+    }
+    // The body's buffer is taken here, where memory that cannot be had fails this request (503);
+    // the parser would otherwise take it inside a read, and the connection would just close.
+    try {
+      if (request_.content_length) parser_->get().body().reserve(*request_.content_length);
+    } catch (const std::bad_alloc&) {
+      return refuse(503, allocation_failure(allocation_stage::receive).what());
     }
     // The body must arrive within the request's deadline, and keep arriving at the minimum rate.
     arm_rest_of(server_.options().request_timeout);

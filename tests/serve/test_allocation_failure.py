@@ -1,0 +1,135 @@
+"""Memory a request cannot have fails that request, never the server. Once, under an address-space
+limit, a large gRPC request ended the process (std::bad_alloc -> terminate, exit -6). Here the
+server's address space is limited (prlimit --as) to what it maps before each test and 320 MiB more, and
+requests that need more arrive: a 192 MiB gRPC request (its message arrives within the limit;
+the buffer its tensor is read into does not fit), a 192 MiB HTTP request (its body arrives; the
+model's run does not fit) and a 400 MiB HTTP body (its buffer does not fit). Each is refused,
+RESOURCE_EXHAUSTED or 503 naming the stage, and counted in /metrics
+(ferry_allocation_failures{stage=...}); the server stays up and answers a health check and a small
+inference on both protocols afterwards.
+
+The limit is set on the running server (prlimit --pid): what the server maps differs from machine
+to machine (threads, allocator) and after each request (the allocator keeps address space), and
+the limit must sit a known distance above it."""
+import json
+import re
+import shutil
+import socket
+import subprocess
+import unittest
+import urllib.request
+
+import numpy as np
+import tritonclient.grpc as grpcclient
+import tritonclient.http as httpclient
+from tritonclient.utils import InferenceServerException
+
+from ferry_server import FerryServer, read_answer, stop_and_remove, write_repository
+
+MIB = 1 << 20
+LARGE = 192 * MIB
+HEADROOM = 320 * MIB
+
+
+def vm_size_bytes(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no VmSize")
+
+
+def allocation_failures(http_port):
+    text = urllib.request.urlopen(f"http://127.0.0.1:{http_port}/metrics", timeout=30).read().decode()
+    return {m.group(1): int(float(m.group(2)))
+            for m in re.finditer(r'^ferry_allocation_failures\{stage="(\w+)"\} (\S+)$', text, re.M)}
+
+
+def http_binary_request(port, model, tensor_bytes, body_bytes):
+    """POSTs a binary touch request announcing `body_bytes` (its tensor of `tensor_bytes` zeros,
+    and zeros after it), sending the body as the server takes it; returns status and body."""
+    header = json.dumps({"inputs": [{"name": "input", "shape": [tensor_bytes // 4], "datatype": "FP32",
+                                     "parameters": {"binary_data_size": tensor_bytes}}],
+                         "outputs": [{"name": "output", "parameters": {"binary_data": True}}]}).encode()
+    sock = socket.create_connection(("127.0.0.1", port), timeout=120)
+    sock.sendall(f"POST /v2/models/{model}/infer HTTP/1.1\r\nHost: t\r\n"
+                 f"Content-Type: application/octet-stream\r\nInference-Header-Content-Length: {len(header)}\r\n"
+                 f"Content-Length: {len(header) + body_bytes}\r\n\r\n".encode() + header)
+    block = bytes(MIB)
+    try:
+        for start in range(0, body_bytes, MIB):
+            sock.sendall(block[:min(MIB, body_bytes - start)])
+    except OSError:
+        pass  # refused from its headers, or before the whole body: the answer says why
+    status, _, body = read_answer(sock, 120)
+    sock.close()
+    return status, body.decode()
+
+
+class AllocationFailure(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if shutil.which("prlimit") is None:
+            raise unittest.SkipTest("prlimit (util-linux) is not installed")
+        cls.repository = write_repository({"big": {"engine": "touch", "input_size": f"{LARGE // MIB}MiB"},
+                                           "small": {"engine": "touch", "input_size": "4KiB"}},
+                                          "ferry_allocation_")
+        # A budget that admits the large requests: what is refused here is memory, not budget.
+        cls.server = FerryServer("--max-inflight-bytes", "2GiB", repository=cls.repository)
+
+    def setUp(self):
+        # From what the server maps now (its allocator keeps address space an earlier test used):
+        # the soft limit alone, so that the next test may set it again.
+        limit = vm_size_bytes(self.server.process.pid) + HEADROOM
+        subprocess.run(["prlimit", f"--pid={self.server.process.pid}", f"--as={limit}:"], check=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        stop_and_remove(cls.server, cls.repository)
+
+    def tearDown(self):
+        self.assertTrue(self.server.alive(), "ferry serve died:\n" + "\n".join(self.server.log))
+
+    def still_serving(self):
+        """Health and a small inference, on both protocols."""
+        http = httpclient.InferenceServerClient(self.server.http_url)
+        grpc = grpcclient.InferenceServerClient(self.server.grpc_url)
+        self.assertTrue(http.is_server_live())
+        self.assertTrue(grpc.is_server_live())
+        x = np.arange(1024, dtype=np.float32)
+        for module, client in ((httpclient, http), (grpcclient, grpc)):
+            inp = module.InferInput("input", [1024], "FP32")
+            inp.set_data_from_numpy(x)
+            np.testing.assert_array_equal(client.infer("small", [inp]).as_numpy("output"), x * 2 + 1)
+
+    def test_a_grpc_request_whose_tensor_cannot_be_read_is_refused(self):
+        before = allocation_failures(self.server.http_port)
+        client = grpcclient.InferenceServerClient(self.server.grpc_url)
+        inp = grpcclient.InferInput("input", [LARGE // 4], "FP32")
+        inp.set_data_from_numpy(np.zeros(LARGE // 4, dtype=np.float32))
+        with self.assertRaises(InferenceServerException) as e:
+            client.infer("big", [inp], client_timeout=120)
+        self.assertEqual(e.exception.status(), "StatusCode.RESOURCE_EXHAUSTED")
+        self.assertIn("could not allocate memory for this request (decode)", e.exception.message())
+        self.assertEqual(allocation_failures(self.server.http_port)["decode"], before["decode"] + 1)
+        self.still_serving()
+
+    def test_an_http_request_whose_run_cannot_be_had_is_refused(self):
+        before = allocation_failures(self.server.http_port)
+        status, body = http_binary_request(self.server.http_port, "big", LARGE, LARGE)
+        self.assertEqual(status, 503, body)
+        self.assertIn("could not allocate memory for this request (execute)", body)
+        self.assertEqual(allocation_failures(self.server.http_port)["execute"], before["execute"] + 1)
+        self.still_serving()
+
+    def test_an_http_body_that_cannot_be_held_is_refused(self):
+        before = allocation_failures(self.server.http_port)
+        status, body = http_binary_request(self.server.http_port, "big", LARGE, 400 * MIB)
+        self.assertEqual(status, 503, body)
+        self.assertIn("could not allocate memory for this request (receive)", body)
+        self.assertEqual(allocation_failures(self.server.http_port)["receive"], before["receive"] + 1)
+        self.still_serving()
+
+
+if __name__ == "__main__":
+    unittest.main()
