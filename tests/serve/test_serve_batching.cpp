@@ -72,22 +72,31 @@ batching_rules with_target(std::chrono::microseconds delay = 0us) {
 constexpr worker_view all_busy{.another_idle = false};
 
 TEST(ServeBatching, ATargetWaitsWhileTheOldestRequestWouldStillBeAnsweredInTime) {
-  // Three rows queued: one more joins bucket 4 (3 ms), so the oldest may wait until 10 - 3 ms.
-  const std::vector<queued_request> q{{2, t0}, {1, t0 + 1ms}};
-  const auto early = decide_batch(q, with_target(), t0 + 2ms, all_busy);
+  // Three rows queued: one more joins bucket 4 (3 ms), so the oldest may wait until 10 - 3 ms,
+  // while rows keep coming (each new one moves the gap's bound on by 3 ms).
+  const std::vector<queued_request> q{{2, t0}, {1, t0 + 5ms}};
+  const auto early = decide_batch(q, with_target(), t0 + 6ms, all_busy);
   EXPECT_EQ(early.take, 0U);
   ASSERT_TRUE(early.wait_until.has_value());
   EXPECT_EQ(*early.wait_until, t0 + 7ms);
   EXPECT_EQ(decide_batch(q, with_target(), t0 + 7ms, all_busy).take, 2U);
 }
 
+TEST(ServeBatching, ATargetStopsWaitingWhenRowsStopComing) {
+  // The newest row came at t0 + 1 ms; none for a bucket-4 run (3 ms) since: go at t0 + 4 ms, well
+  // before the target's t0 + 7 ms.
+  const std::vector<queued_request> q{{2, t0}, {1, t0 + 1ms}};
+  EXPECT_EQ(*decide_batch(q, with_target(), t0 + 2ms, all_busy).wait_until, t0 + 4ms);
+  EXPECT_EQ(decide_batch(q, with_target(), t0 + 4ms, all_busy).take, 2U);
+}
+
 TEST(ServeBatching, ATargetWeighsTheBucketTheBatchWouldJoin) {
   // Four rows: one more moves the batch into bucket 8, whose 5 ms run leaves 5 ms to wait.
   const std::vector<queued_request> q{{4, t0}};
   EXPECT_EQ(*decide_batch(q, with_target(), t0, all_busy).wait_until, t0 + 5ms);
-  // One row: bucket 2 (2 ms) is next, 8 ms to wait.
+  // One row: bucket 2 (2 ms) is next: 8 ms to wait by the target, but 2 ms by the gap.
   const std::vector<queued_request> one{{1, t0}};
-  EXPECT_EQ(*decide_batch(one, with_target(), t0, all_busy).wait_until, t0 + 8ms);
+  EXPECT_EQ(*decide_batch(one, with_target(), t0, all_busy).wait_until, t0 + 2ms);
 }
 
 TEST(ServeBatching, ATargetRunsAtOnceWhileAnotherWorkerIsIdle) {

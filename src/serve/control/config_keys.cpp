@@ -177,9 +177,9 @@ constexpr std::array keys{
                "`latency_target_ms`).",
                read_batch_delay},
     config_key{"latency_target_ms", "milliseconds in [0.01, 60000]", "none",
-               "The batcher waits for more rows only while the oldest request would still finish within it (its "
-               "wait plus the measured run time of the bucket it would join); without it, what is queued runs when a "
-               "slot is free.",
+               "While the model's other workers are busy, the batcher waits for more rows only while the oldest "
+               "request would still finish within it (its wait plus the measured run time of the bucket it would "
+               "join) and rows keep coming; without it, what is queued runs when a worker is free.",
                read_latency_target},
     config_key{"max_queue_size", "a count, 0 for no limit", "32 per slot, at least 64, at most 4096",
                "Requests that may wait for a worker at once; more are refused with 503 and `Retry-After` / "

@@ -9,7 +9,8 @@
 //     batches (a worker of the group besides this one is running: with one idle, a second batch
 //     runs beside this one at no cost to it), and only while the oldest request would still be
 //     answered within the target: its wait so far plus the measured run time of the bucket the
-//     batch would join with one more row. With both, the sooner bound holds.
+//     batch would join with one more row; and only while rows keep coming (the newest arrived
+//     less than that run time ago). With both, the sooner bound holds.
 //   - with neither, what is queued runs as soon as a worker is free.
 // The batch then runs at its bucket: the smallest batch size of the model's buckets that holds
 // its rows (padded rows are never answered).
