@@ -28,6 +28,8 @@ mkdir -p "$here/models"
 serve_python_ready
 perf_analyzer_ready || exit 1
 models=${SERVE_BUCKETS_MODELS:-resnet50 mobilenet-v3-small regnet_y_400mf}
+# SERVE_BUCKETS_ONLY=mixed: the mixed pair alone, on each model's max_batch 64 config.
+only=${SERVE_BUCKETS_ONLY:-all}
 
 config() {  # NAME PACKAGE JSON-TAIL
   mkdir -p "$here/models/$1"
@@ -45,7 +47,7 @@ for model in $models; do
   config "${m}_b64_t20" "$model" ', "max_batch": 64, "latency_target_ms": 20'
   config "${m}_b64_d100" "$model" ', "max_batch": 64, "batch_delay_us": 100'
   config "${m}_b64_d1000" "$model" ', "max_batch": 64, "batch_delay_us": 1000'
-  BENCH_TIMEOUT=90 b "serve-buckets/bench-$m-b1" --engine "torch:models/$model.pt2" --batch 1 --graph \
+  [[ $only == mixed ]] || BENCH_TIMEOUT=90 b "serve-buckets/bench-$m-b1" --engine "torch:models/$model.pt2" --batch 1 --graph \
     --strategy device --no-recipes --max-time 2 --no-link-measure
 done
 
@@ -53,17 +55,17 @@ pa() {  # STEM MODEL BATCH CLIENTS
   run_pa "$here/$1" 40 -m "$2" -b "$3" -i grpc -u "127.0.0.1:$grpc_port" --concurrency-range "$4:$4" \
     --shared-memory cuda --output-shared-memory-size 64000 | tee -a "$here/runs.txt"
 }
-pa_system() {  # STEM MODEL BATCH CLIENTS, over system shared memory
-  run_pa "$here/$1" 40 -m "$2" -b "$3" -i grpc -u "127.0.0.1:$grpc_port" --concurrency-range "$4:$4" \
-    --shared-memory system --output-shared-memory-size 64000 | tee -a "$here/runs.txt"
+pa_body() {  # STEM MODEL BATCH CLIENTS, tensors in the request body
+  run_pa "$here/$1" 40 -m "$2" -b "$3" -i grpc -u "127.0.0.1:$grpc_port" --concurrency-range "$4:$4" |
+    tee -a "$here/runs.txt"
 }
 # The mixed pair: two perf_analyzer processes on one model at once. perf_analyzer names its
-# regions alike in every process, so each side uses its own kind of shared memory (the single
-# images CUDA's, the batches system memory), or one would unregister the other's.
+# regions alike in every process, and the server refuses a name registered twice, so the batches
+# of 16 travel in the request body while the single images use CUDA shared memory.
 mixed() {  # MODEL
   pa "$1-mixed-b1-c32" "$1" 1 32 &
   local single=$!
-  pa_system "$1-mixed-b16-c4" "$1" 16 4
+  pa_body "$1-mixed-b16-c4" "$1" 16 4
   wait "$single" || true
 }
 load() { curl -s -X POST "127.0.0.1:$http_port/v2/repository/models/$1/load" > "$here/$1-load.json" || true; }
@@ -93,6 +95,13 @@ start_server "$here/models" --model-control-mode explicit || exit 1
 for model in $models; do
   [[ -e models/$model.pt2 ]] || continue
   m=${model//-/_}
+  if [[ $only == mixed ]]; then
+    load "${m}_b64"
+    pa "${m}_b64-b16-c16" "${m}_b64" 16 16
+    mixed "${m}_b64"
+    unload "${m}_b64"
+    continue
+  fi
   for name in "${m}_b16_before" "${m}_b16" "${m}_b64_before" "${m}_b64"; do
     step "serve-buckets: $name"
     load "$name"

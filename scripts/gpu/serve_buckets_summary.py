@@ -32,6 +32,13 @@ def pa(folder, stem):
     return float(r["Inferences/Second"]), float(r["p50 latency"]) / 1e3, float(r["p99 latency"]) / 1e3
 
 
+def server_ms(folder, stem):
+    """The server's own average latency of a perf_analyzer run (its statistics), or None."""
+    path = folder / f"{stem}.txt"
+    m = re.search(r"Avg request latency: (\d+) usec", path.read_text()) if path.exists() else None
+    return int(m[1]) / 1e3 if m else None
+
+
 def bench_floor_ms(folder, model):
     path = folder / f"bench-{model}-b1.json"
     if not path.exists():
@@ -61,9 +68,9 @@ def model_section(folder, model):
     floor = bench_floor_ms(folder, model)
     lines = [f"## {model}", "",
              f"`ferry bench --batch 1 --graph --strategy device`: median {fmt(floor, 3)} ms a request", "",
-             "| config | b1 x1 p50 ms | b1 x1 / bench | b1 x64 img/s | b1 x64 p99 ms | b16 x16 img/s | b1 x64 / b16 x16 "
+             "| config | b1 x1 p50 ms | b1 x1 / bench | b1 x1 in the server ms (/ bench) | b1 x64 img/s | b1 x64 p99 ms | b16 x16 img/s | b1 x64 / b16 x16 "
              "| mixed img/s (b1 x32 + b16 x4) | mixed / b16 x16 | p99 ms b1 / b16 | runs by bucket, padded rows |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     for config in CONFIGS:
         name = f"{model}_{config}"
         one, many, sixteen = pa(folder, f"{name}-b1-c1"), pa(folder, f"{name}-b1-c64"), pa(folder, f"{name}-b16-c16")
@@ -74,8 +81,11 @@ def model_section(folder, model):
             if buckets.exists() else ""
         padded = re.search(r"ferry_padded_rows_total\{[^}]*\} (\d+)", buckets.read_text()) if buckets.exists() else None
         b16 = sixteen[0] if sixteen else None
+        inside = server_ms(folder, f"{name}-b1-c1")
+        inside_ratio = ratio(inside, floor)
         lines.append(
             f"| {config} | {fmt(one and one[1], 3)} | {verdict(ratio(one and one[1], floor), 1.15, True)} "
+            f"| {fmt(inside, 3)} ({fmt(inside_ratio, 2)}) "
             f"| {fmt(many and many[0])} | {fmt(many and many[2], 2)} | {fmt(b16)} "
             f"| {verdict(ratio(many and many[0], b16), 0.9, False)} | {fmt(mixed)} "
             f"| {verdict(ratio(mixed, b16), 0.9, False)} "
@@ -92,9 +102,10 @@ def main(argv):
     if len(argv) != 1:
         sys.exit("usage: serve_buckets_summary.py FOLDER")
     folder = pathlib.Path(argv[0])
-    models = sorted({p.name[:-len("_b16-b1-c1.csv")] for p in folder.glob("*_b16-b1-c1.csv")})
+    named = (re.match(r"(.+?)_b(?:16|64)(?:_[a-z0-9]+)?-", p.name) for p in folder.glob("*.csv"))
+    models = sorted({m[1] for m in named if m})
     if not models:
-        sys.exit(f"{folder}: no perf_analyzer CSV of a serve-buckets run (MODEL_b16-b1-c1.csv)")
+        sys.exit(f"{folder}: no perf_analyzer CSV of a serve-buckets run (MODEL_b16-b1-c1.csv, MODEL_b64-...)")
     lines = ["# Batch buckets under real traffic", ""]
     for model in models:
         lines += model_section(folder, model)
