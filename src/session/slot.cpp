@@ -34,7 +34,11 @@ std::vector<tensor_spec> of_role(const std::vector<tensor_spec>& io, tensor_role
 slot::slot(int slot_index, engine& eng, const std::vector<batch_shape>& shapes, const session_options& options,
            const device_caps& caps)
     : index(slot_index), work(caps.ordinal) {
-  const std::vector<tensor_spec>& io = shapes.back().io;  // the full batch sizes the buffers
+  make_buffers(shapes.back().io, options, caps);  // the full batch sizes the buffers
+  make_contexts(eng, shapes);
+}
+
+void slot::make_buffers(const std::vector<tensor_spec>& io, const session_options& options, const device_caps& caps) {
   for (const auto& spec : io) {
     if (spec.is_dynamic())
       throw invalid_argument("tensor '" + spec.name +
@@ -57,19 +61,22 @@ slot::slot(int slot_index, engine& eng, const std::vector<batch_shape>& shapes, 
   inputs_copied_ = std::all_of(inputs.begin(), inputs.end(), copy_path);
   prefetches_ =
       std::any_of(inputs.begin(), inputs.end(), prefetched) || std::any_of(outputs.begin(), outputs.end(), prefetched);
+}
 
-  const auto bound_to_buffers = [this](engine_context& c) {
-    for (auto& t : inputs) c.bind(t.spec.name, t.buffer.device_address());
-    for (auto& t : outputs) c.bind(t.spec.name, t.buffer.device_address());
-    // Only paths the engine reads host memory on can free it before the engine is done; when
-    // every input copies, they are free after their copies anyway.
-    return !inputs_copied_ && c.signal_inputs_consumed(inputs_consumed_.get());
-  };
-  const bool signals = bound_to_buffers(*contexts.emplace_back(eng.make_context(io)));
+bool slot::bind_to_buffers(engine_context& c) {
+  for (auto& t : inputs) c.bind(t.spec.name, t.buffer.device_address());
+  for (auto& t : outputs) c.bind(t.spec.name, t.buffer.device_address());
+  // Only paths the engine reads host memory on can free it before the engine is done; when every
+  // input copies, they are free after their copies anyway.
+  return !inputs_copied_ && c.signal_inputs_consumed(inputs_consumed_.get());
+}
+
+void slot::make_contexts(engine& eng, const std::vector<batch_shape>& shapes) {
+  const bool signals = bind_to_buffers(*contexts.emplace_back(eng.make_context(shapes.back().io)));
   // One context for every size where the engine reshapes it (tried on the smallest size, then
   // back to the full one); else a context of each size's own, bound to the same buffers.
   shared_context_ = shapes.size() > 1 && contexts.front()->reshape(shapes.front().io);
-  if (shared_context_ && !contexts.front()->reshape(io))
+  if (shared_context_ && !contexts.front()->reshape(shapes.back().io))
     throw error("the engine's context reshaped to a smaller batch but not back to its full one");
   for (const auto& shape : shapes) {
     slot_shape& made = shapes_.emplace_back();
@@ -79,7 +86,7 @@ slot::slot(int slot_index, engine& eng, const std::vector<batch_shape>& shapes, 
     made.outputs = of_role(shape.io, tensor_role::output);
     const bool own = !shared_context_ && &shape != &shapes.back();
     made.context = own ? contexts.emplace_back(eng.make_context(shape.io)).get() : contexts.front().get();
-    made.engine_signals_consumed = own ? bound_to_buffers(*made.context) : signals;
+    made.engine_signals_consumed = own ? bind_to_buffers(*made.context) : signals;
   }
   current_ = context_shape_ = shapes_.size() - 1;
 }

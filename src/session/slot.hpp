@@ -137,6 +137,12 @@ struct slot {
   [[nodiscard]] std::optional<std::string> capture_graph();
   // Makes one context run the current size: reshapes a shared context when it last ran another.
   void reshape_context();
+  // The constructor's steps: each tensor's buffer at the full batch (with its index check), then
+  // the contexts and the shapes they run.
+  void make_buffers(const std::vector<tensor_spec>& io, const session_options& options, const device_caps& caps);
+  void make_contexts(engine& eng, const std::vector<batch_shape>& shapes);
+  // Binds `c` to the slot's buffers; whether it records inputs_consumed itself.
+  [[nodiscard]] bool bind_to_buffers(engine_context& c);
   // The steps of enqueue_stages, in stream order.
   void issue_prefetches(stream_ref s);
   void copy_in(stream_ref s);

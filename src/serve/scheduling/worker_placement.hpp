@@ -84,7 +84,7 @@ class worker_placement {
   std::vector<replica_load> loads_;
   std::deque<std::condition_variable> wake_;
   std::vector<std::size_t> running_;
-  std::vector<std::size_t> waiting_;  // per group: workers asleep in wait()
+  std::vector<std::size_t> waiting_;   // per group: workers asleep in wait()
   std::vector<std::size_t> group_of_;  // per worker
   placement_policy placement_;         // the spreading rule and its turn for ties
 };
