@@ -376,4 +376,20 @@ TEST(ServeHttpCodec, ReadsTheTimeoutParameter) {
             std::string::npos);
 }
 
+TEST(ServeHttpCodec, EachInputIsCheckedOnceWhereverItsDataComes) {
+  // Data after the header (decoded as it is read), data before it (a second pass), and binary.
+  const std::string json_part =
+      R"({"inputs": [{"name": "a", "datatype": "FP32", "shape": [2], "data": [1, 2]},)"
+      R"( {"data": [3], "name": "b", "datatype": "FP32", "shape": [1]},)"
+      R"( {"name": "c", "datatype": "FP32", "shape": [1], "parameters": {"binary_data_size": 4}}]})";
+  const std::string body = json_part + std::string(4, '\0');
+  const std::string length = std::to_string(json_part.size());
+  std::vector<std::string> checked;
+  const auto parsed =
+      parse_http_infer_request(body, length, {}, [&](const input_tensor& t) { checked.push_back(t.name); });
+  EXPECT_EQ(checked, (std::vector<std::string>{"a", "b", "c"}));
+  ASSERT_EQ(parsed.request.inputs.size(), 3U);
+  EXPECT_EQ(parsed.request.inputs[1].data.size(), sizeof(float));
+}
+
 }  // namespace

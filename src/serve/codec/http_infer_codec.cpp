@@ -124,134 +124,201 @@ input_header parse_input_header(const json& in) {
   return h;
 }
 
-}  // namespace
-
-http_infer_request parse_http_infer_request(std::string_view body, std::optional<std::string_view> header_length,
-                                            const http_limits& limits, const input_check& check) {
-  std::size_t json_bytes = body.size();
-  if (header_length) {
-    json_bytes = parse_header_length(*header_length, body.size(), limits);
-  } else if (body.size() > limits.max_inference_header_bytes) {
+// The JSON header's bytes: all of the body, or the Inference-Header-Content-Length announced.
+std::size_t header_bytes(std::string_view body, std::optional<std::string_view> header_length,
+                         const http_limits& limits) {
+  if (header_length) return parse_header_length(*header_length, body.size(), limits);
+  if (body.size() > limits.max_inference_header_bytes)
     throw request_error(error_status::payload_too_large, "inference request JSON of " + std::to_string(body.size()) +
                                                              " bytes exceeds the server's limit of " +
                                                              std::to_string(limits.max_inference_header_bytes) +
                                                              " bytes");
+  return body.size();
+}
+
+// One inference body read in steps: the JSON (tensor data decoded as the parser meets it), the
+// request's parameters, each input (its header checked once, its data from binary, the JSON or
+// shared memory), the data that came before its input's datatype or shape, and the outputs.
+class http_infer_parser {
+ public:
+  http_infer_parser(std::string_view body, std::optional<std::string_view> header_length, const http_limits& limits,
+                    const input_check& check)
+      : body_(body),
+        has_header_length_(header_length.has_value()),
+        json_bytes_(header_bytes(body, header_length, limits)),
+        check_(check) {}
+
+  http_infer_request parse() {
+    const json doc = read_json();
+    if (!doc.is_object()) throw bad_request("the inference request must be a JSON object");
+    read_parameters(doc);
+    read_inputs(doc);
+    read_late_data();
+    read_outputs(doc);
+    return std::move(parsed_);
   }
-  const std::string_view header = body.substr(0, json_bytes);
-  // nlohmann's parser stops at a NUL byte, which would let binary data pass for the end of the
-  // JSON; refuse it by name instead.
-  if (const auto nul = header.find('\0'); nul != std::string_view::npos)
-    throw bad_request(
-        "malformed JSON in the inference request: a NUL byte at offset " + std::to_string(nul) +
-        (header_length ? std::string() : " (binary data without an Inference-Header-Content-Length header?)"));
-  // JSON data is decoded as the parser meets it, by decoders made once an input's datatype and
-  // shape are known and checked (usually before its "data"; otherwise in a second pass).
-  // Every element takes two bytes of text at least ("1,"): room for more than that is never
-  // reserved, whatever a shape claims.
-  const std::size_t most_elements = (json_bytes + 1) / 2;
-  std::vector<std::unique_ptr<json_tensor_decoder>> decoders;  // by input index, once made
-  const auto make_decoder = [&](std::size_t index, const input_header& h) {
-    if (decoders.size() <= index) decoders.resize(index + 1);
-    decoders[index] =
+
+ private:
+  [[nodiscard]] std::string_view header() const { return body_.substr(0, json_bytes_); }
+
+  json read_json() {
+    // nlohmann's parser stops at a NUL byte, which would let binary data pass for the end of the
+    // JSON; refuse it by name instead.
+    if (const auto nul = header().find('\0'); nul != std::string_view::npos)
+      throw bad_request(
+          "malformed JSON in the inference request: a NUL byte at offset " + std::to_string(nul) +
+          (has_header_length_ ? std::string() : " (binary data without an Inference-Header-Content-Length header?)"));
+    // JSON data is decoded as the parser meets it, by decoders made once an input's datatype and
+    // shape are known and checked (usually before its "data"; otherwise in a second pass).
+    return read_infer_json(header(), "the inference request",
+                           [this](std::size_t index, const json& in) -> json_tensor_decoder* {
+                             if (!in.contains("name") || !in.contains("datatype") || !in.contains("shape"))
+                               return nullptr;
+                             input_header h = parse_input_header(in);
+                             checked(index, h.tensor);
+                             return make_decoder(index, h);
+                           });
+  }
+
+  // Each input is checked once, the first time its header is read (here or in read_inputs).
+  void checked(std::size_t index, const input_tensor& tensor) {
+    if (was_checked_.size() <= index) was_checked_.resize(index + 1, false);
+    if (was_checked_[index]) return;
+    if (check_) check_(tensor);
+    was_checked_[index] = true;
+  }
+
+  json_tensor_decoder* make_decoder(std::size_t index, const input_header& h) {
+    // Every element takes two bytes of text at least ("1,"): room for more than that is never
+    // reserved, whatever a shape claims.
+    const std::size_t most_elements = (json_bytes_ + 1) / 2;
+    if (decoders_.size() <= index) decoders_.resize(index + 1);
+    decoders_[index] =
         std::make_unique<json_tensor_decoder>(h.tensor.type, h.elements, most_elements, quote_text(h.tensor.name));
-    return decoders[index].get();
-  };
-  const auto decoder_once_known = [&](std::size_t index, const json& in) -> json_tensor_decoder* {
-    if (!in.contains("name") || !in.contains("datatype") || !in.contains("shape")) return nullptr;
-    const input_header h = parse_input_header(in);
-    if (check) check(h.tensor);
-    return make_decoder(index, h);
-  };
-  const json doc = read_infer_json(header, "the inference request", decoder_once_known);
-  if (!doc.is_object()) throw bad_request("the inference request must be a JSON object");
-
-  http_infer_request parsed;
-  infer_request& request = parsed.request;
-  if (const json* id = member(doc, "id")) {
-    if (!id->is_string()) throw bad_request("\"id\" must be a string, got " + quote_json(*id));
-    request.id = id->get<std::string>();
+    return decoders_[index].get();
   }
-  const json* parameters = member(doc, "parameters");
-  refuse_unknown_parameters(parameters, "request", {"binary_data_output", "timeout", empty_final_response_parameter});
-  if (parameters != nullptr && member(*parameters, "binary_data_output") != nullptr)
-    parsed.binary_by_default = bool_member(*parameters, "binary_data_output", "request parameters");
-  if (parameters != nullptr && member(*parameters, "timeout") != nullptr)
-    request.timeout = timeout_microseconds(size_member(*parameters, "timeout", "request parameters"));
 
-  const json* inputs = member(doc, "inputs");
-  if (inputs == nullptr || !inputs->is_array() || inputs->empty())
-    throw bad_request("the inference request needs a non-empty \"inputs\" array");
-  std::size_t cursor = json_bytes;       // binary data starts right after the JSON header
-  std::vector<std::size_t> data_unread;  // inputs whose "data" came before their datatype or shape
-  for (const auto& in : *inputs) {
-    if (!in.is_object()) throw bad_request("every entry of \"inputs\" must be an object");
-    const std::size_t index = request.inputs.size();
-    auto [tensor, where, elements] = parse_input_header(in);
-    if (check) check(tensor);
-    const json* in_parameters = member(in, "parameters");
-    refuse_unknown_parameters(
-        in_parameters, where,
-        {"binary_data_size", "shared_memory_region", "shared_memory_offset", "shared_memory_byte_size"});
-    const bool has_binary = in_parameters != nullptr && member(*in_parameters, "binary_data_size") != nullptr;
-    tensor.shared_memory = parse_shm(in_parameters, where);
-    const json* data = member(in, "data");
-    const int sources = (has_binary ? 1 : 0) + (tensor.shared_memory ? 1 : 0) + (data != nullptr ? 1 : 0);
-    if (sources == 0)
-      throw bad_request(where + " has no data: give \"data\", binary_data_size or a shared-memory region");
-    if (sources > 1) throw bad_request(where + " has more than one source of data");
-    if (has_binary) {
-      if (!header_length)
-        throw bad_request(where +
-                          " has binary_data_size but the request has no Inference-Header-Content-Length header");
-      const std::size_t size = size_member(*in_parameters, "binary_data_size", where);
-      if (size > body.size() - cursor)
-        throw bad_request("truncated binary data: " + where + " needs " + std::to_string(size) + " bytes at offset " +
-                          std::to_string(cursor) + " but the body ends at " + std::to_string(body.size()));
-      tensor.data = std::as_bytes(std::span(body.data() + cursor, size));
-      cursor += size;
-    } else if (data != nullptr && index < decoders.size() && decoders[index] != nullptr) {
-      request.storage.push_back(decoders[index]->release());
-      tensor.data = request.storage.back();
-    } else if (data != nullptr) {
-      data_unread.push_back(index);
-      (void)make_decoder(index, {tensor, where, elements});
+  void read_parameters(const json& doc) {
+    infer_request& request = parsed_.request;
+    if (const json* id = member(doc, "id")) {
+      if (!id->is_string()) throw bad_request("\"id\" must be a string, got " + quote_json(*id));
+      request.id = id->get<std::string>();
     }
-    request.inputs.push_back(std::move(tensor));
+    const json* parameters = member(doc, "parameters");
+    refuse_unknown_parameters(parameters, "request", {"binary_data_output", "timeout", empty_final_response_parameter});
+    if (parameters == nullptr) return;
+    if (member(*parameters, "binary_data_output") != nullptr)
+      parsed_.binary_by_default = bool_member(*parameters, "binary_data_output", "request parameters");
+    if (member(*parameters, "timeout") != nullptr)
+      request.timeout = timeout_microseconds(size_member(*parameters, "timeout", "request parameters"));
   }
-  if (cursor != body.size())
-    throw bad_request("the body has " + std::to_string(body.size() - cursor) +
-                      " bytes after the JSON header and the binary inputs it announces");
-  if (!data_unread.empty()) {
-    (void)read_infer_json(header, "the inference request", [&](std::size_t index, const json&) -> json_tensor_decoder* {
-      const bool unread = std::find(data_unread.begin(), data_unread.end(), index) != data_unread.end();
-      return unread ? decoders[index].get() : nullptr;
-    });
-    for (const std::size_t index : data_unread) {
-      request.storage.push_back(decoders[index]->release());
+
+  void read_inputs(const json& doc) {
+    const json* inputs = member(doc, "inputs");
+    if (inputs == nullptr || !inputs->is_array() || inputs->empty())
+      throw bad_request("the inference request needs a non-empty \"inputs\" array");
+    cursor_ = json_bytes_;  // binary data starts right after the JSON header
+    for (const auto& in : *inputs) {
+      if (!in.is_object()) throw bad_request("every entry of \"inputs\" must be an object");
+      read_input(in);
+    }
+    if (cursor_ != body_.size())
+      throw bad_request("the body has " + std::to_string(body_.size() - cursor_) +
+                        " bytes after the JSON header and the binary inputs it announces");
+  }
+
+  void read_input(const json& in) {
+    infer_request& request = parsed_.request;
+    const std::size_t index = request.inputs.size();
+    input_header h = parse_input_header(in);
+    checked(index, h.tensor);
+    const json* parameters = member(in, "parameters");
+    refuse_unknown_parameters(
+        parameters, h.where,
+        {"binary_data_size", "shared_memory_region", "shared_memory_offset", "shared_memory_byte_size"});
+    const bool has_binary = parameters != nullptr && member(*parameters, "binary_data_size") != nullptr;
+    h.tensor.shared_memory = parse_shm(parameters, h.where);
+    const json* data = member(in, "data");
+    const int sources = (has_binary ? 1 : 0) + (h.tensor.shared_memory ? 1 : 0) + (data != nullptr ? 1 : 0);
+    if (sources == 0)
+      throw bad_request(h.where + " has no data: give \"data\", binary_data_size or a shared-memory region");
+    if (sources > 1) throw bad_request(h.where + " has more than one source of data");
+    if (has_binary) {
+      h.tensor.data = binary_data(size_member(*parameters, "binary_data_size", h.where), h.where);
+    } else if (data != nullptr && index < decoders_.size() && decoders_[index] != nullptr) {
+      request.storage.push_back(decoders_[index]->release());
+      h.tensor.data = request.storage.back();
+    } else if (data != nullptr) {
+      data_unread_.push_back(index);
+      (void)make_decoder(index, h);
+    }
+    request.inputs.push_back(std::move(h.tensor));
+  }
+
+  std::span<const std::byte> binary_data(std::size_t size, const std::string& where) {
+    if (!has_header_length_)
+      throw bad_request(where + " has binary_data_size but the request has no Inference-Header-Content-Length header");
+    if (size > body_.size() - cursor_)
+      throw bad_request("truncated binary data: " + where + " needs " + std::to_string(size) + " bytes at offset " +
+                        std::to_string(cursor_) + " but the body ends at " + std::to_string(body_.size()));
+    const auto bytes = std::as_bytes(std::span(body_.data() + cursor_, size));
+    cursor_ += size;
+    return bytes;
+  }
+
+  // The "data" of inputs whose datatype or shape came after it: a second pass over the JSON.
+  void read_late_data() {
+    if (data_unread_.empty()) return;
+    (void)read_infer_json(
+        header(), "the inference request", [this](std::size_t index, const json&) -> json_tensor_decoder* {
+          const bool unread = std::find(data_unread_.begin(), data_unread_.end(), index) != data_unread_.end();
+          return unread ? decoders_[index].get() : nullptr;
+        });
+    infer_request& request = parsed_.request;
+    for (const std::size_t index : data_unread_) {
+      request.storage.push_back(decoders_[index]->release());
       request.inputs[index].data = request.storage.back();
     }
   }
 
-  if (const json* outputs = member(doc, "outputs")) {
+  void read_outputs(const json& doc) {
+    const json* outputs = member(doc, "outputs");
+    if (outputs == nullptr) return;
     if (!outputs->is_array()) throw bad_request("\"outputs\" must be an array");
     for (const auto& out : *outputs) {
       if (!out.is_object()) throw bad_request("every entry of \"outputs\" must be an object");
       requested_output requested;
       requested.name = string_member(out, "name", "output");
       const std::string where = "output '" + quote_text(requested.name) + "'";
-      const json* out_parameters = member(out, "parameters");
+      const json* parameters = member(out, "parameters");
       refuse_unknown_parameters(
-          out_parameters, where,
+          parameters, where,
           {"binary_data", "shared_memory_region", "shared_memory_offset", "shared_memory_byte_size"});
-      bool binary = parsed.binary_by_default;
-      if (out_parameters != nullptr && member(*out_parameters, "binary_data") != nullptr)
-        binary = bool_member(*out_parameters, "binary_data", where);
-      requested.shared_memory = parse_shm(out_parameters, where);
-      parsed.binary_outputs.push_back(binary);
-      request.outputs.push_back(std::move(requested));
+      bool binary = parsed_.binary_by_default;
+      if (parameters != nullptr && member(*parameters, "binary_data") != nullptr)
+        binary = bool_member(*parameters, "binary_data", where);
+      requested.shared_memory = parse_shm(parameters, where);
+      parsed_.binary_outputs.push_back(binary);
+      parsed_.request.outputs.push_back(std::move(requested));
     }
   }
-  return parsed;
+
+  std::string_view body_;
+  bool has_header_length_;
+  std::size_t json_bytes_;
+  const input_check& check_;
+  http_infer_request parsed_;
+  std::vector<std::unique_ptr<json_tensor_decoder>> decoders_;  // by input index, once made
+  std::vector<bool> was_checked_;                               // by input index
+  std::vector<std::size_t> data_unread_;  // inputs whose "data" came before their datatype or shape
+  std::size_t cursor_ = 0;                // the next binary input's offset in the body
+};
+
+}  // namespace
+
+http_infer_request parse_http_infer_request(std::string_view body, std::optional<std::string_view> header_length,
+                                            const http_limits& limits, const input_check& check) {
+  return http_infer_parser(body, header_length, limits, check).parse();
 }
 
 std::vector<bool> binary_choices(const std::vector<std::string>& requested, const std::vector<bool>& binary,
