@@ -2,7 +2,10 @@
 // this needs a GPU, so it runs in CI.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "ferry/core/error.hpp"
 #include "ferry/memory/buffer.hpp"
@@ -30,6 +33,45 @@ TEST(StrategyNames, DesignTableNamesAreSpelledAsDocumented) {
   EXPECT_EQ(ferry::parse_strategy("managed-prefetch"), strategy_kind::managed_prefetch);
   EXPECT_EQ(ferry::parse_strategy("managed-advise"), strategy_kind::managed_advise);
   EXPECT_EQ(ferry::parse_strategy("registered-mapped"), strategy_kind::registered_mapped);
+}
+
+// The registry lists the built-ins first, each at its enumerator, so code naming one still means it.
+TEST(StrategyRegistry, BuiltInsSitAtTheirEnumerators) {
+  const std::pair<const char*, strategy_kind> built_ins[] = {
+      {"pageable", strategy_kind::pageable},
+      {"staged", strategy_kind::staged},
+      {"pinned", strategy_kind::pinned},
+      {"mapped", strategy_kind::mapped},
+      {"registered", strategy_kind::registered},
+      {"registered-mapped", strategy_kind::registered_mapped},
+      {"managed", strategy_kind::managed},
+      {"managed-prefetch", strategy_kind::managed_prefetch},
+      {"managed-advise", strategy_kind::managed_advise},
+      {"system", strategy_kind::system},
+      {"device", strategy_kind::device},
+  };
+  ASSERT_GE(ferry::all_strategies.size(), std::size(built_ins));
+  for (std::size_t i = 0; i < std::size(built_ins); ++i) {
+    EXPECT_EQ(ferry::all_strategies[i], built_ins[i].second) << built_ins[i].first;
+    EXPECT_EQ(ferry::to_string(built_ins[i].second), built_ins[i].first);
+  }
+}
+
+TEST(StrategyRegistry, NamesAreDistinctAndRead) {
+  std::set<std::string_view> names;
+  for (auto k : ferry::all_strategies) {
+    const std::string_view name = ferry::to_string(k);
+    EXPECT_TRUE(names.insert(name).second) << "registered twice: " << name;
+    EXPECT_EQ(name.find_first_not_of("abcdefghijklmnopqrstuvwxyz-"), std::string_view::npos) << name;
+  }
+}
+
+TEST(StrategyRegistry, AValueNoStrategyIsRegisteredAtIsNamedAndRefusedAsSuch) {
+  const auto nothing = static_cast<strategy_kind>(200);
+  EXPECT_EQ(ferry::to_string(nothing), "unregistered");
+  EXPECT_EQ(ferry::unavailable_reason(nothing, ferry::testing::h200_like()), "unknown strategy");
+  EXPECT_THROW((void)ferry::io_buffer::allocate(nothing, {.bytes = 64}, ferry::testing::h200_like()),
+               ferry::invalid_argument);
 }
 
 TEST(StrategyNames, UnknownNameListsTheValidOnes) {
@@ -138,6 +180,13 @@ TEST(StrategyProperties, PathsMatchTheDesignTable) {
     EXPECT_EQ(ferry::properties(k).uses_managed_memory, ferry::properties(k).path == data_path::migrate);
     EXPECT_FALSE(ferry::properties(k).summary.empty());
   }
+  // Where the engine reads inputs in place, over a link: choose costs these by the bytes read.
+  for (auto k :
+       {strategy_kind::mapped, strategy_kind::registered_mapped, strategy_kind::system, strategy_kind::managed_advise})
+    EXPECT_TRUE(ferry::properties(k).reads_in_place) << ferry::to_string(k);
+  for (auto k : {strategy_kind::pageable, strategy_kind::staged, strategy_kind::pinned, strategy_kind::registered,
+                 strategy_kind::managed, strategy_kind::managed_prefetch, strategy_kind::device})
+    EXPECT_FALSE(ferry::properties(k).reads_in_place) << ferry::to_string(k);
 }
 
 }  // namespace

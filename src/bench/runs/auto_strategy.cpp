@@ -35,8 +35,8 @@ calibration calibrate_strategy(const workload& w, objective goal, const run_opti
       options.capabilities.empty() ? query_device(options.devices.at(0)) : options.capabilities.front();
   const strategy_result* best = nullptr;
   for (auto k : all_strategies) {
-    // The floor is not a way to feed host inputs, so it is never the pick.
-    if (k == strategy_kind::device || unavailable_reason(k, caps)) continue;
+    // Data kept in GPU memory (the floor, peer) is not a way to feed host inputs: never the pick.
+    if (properties(k).path == data_path::resident || unavailable_reason(k, caps)) continue;
     out.trials.push_back(run_cell(w, k, brief));
   }
   for (const auto& t : out.trials) {

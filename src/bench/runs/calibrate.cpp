@@ -166,7 +166,8 @@ calibration_run calibrate(int device, sweep_depth depth, const progress_function
     std::vector<strategy_curve> curves;
     std::vector<bool> open;  // still measured at the next size
     for (const strategy_kind k : all_strategies) {
-      if (k == strategy_kind::device) continue;  // the floor, not a way to feed host inputs
+      // Data kept in GPU memory (the floor, peer) is not a way to feed host inputs.
+      if (properties(k).path == data_path::resident) continue;
       curves.push_back({.strategy = k, .use = use, .refused = {}, .points = {}});
       const auto why = unavailable_reason(k, caps);
       if (why) curves.back().refused = *why;

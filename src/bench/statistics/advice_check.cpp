@@ -8,7 +8,8 @@ namespace ferry::bench {
 namespace {
 
 bool usable(const strategy_result& r) {
-  return r.measured() && r.output_matches && r.strategy != strategy_kind::device;
+  // Data kept in GPU memory (the floor, peer) is not a way to feed host inputs: never the best.
+  return r.measured() && r.output_matches && (!r.strategy || properties(*r.strategy).path != data_path::resident);
 }
 
 double value_of(const strategy_result& r, objective goal) {

@@ -13,7 +13,9 @@ namespace ferry::bench {
 namespace {
 
 bool usable(const strategy_result& r) {
-  return r.measured() && r.output_matches && r.iterations > 0 && r.strategy != strategy_kind::device;
+  // Data kept in GPU memory (the floor, peer) is not a way to feed host inputs: never the winner.
+  return r.measured() && r.output_matches && r.iterations > 0 &&
+         (!r.strategy || properties(*r.strategy).path != data_path::resident);
 }
 
 // How far a result is from the best of its cell: 1 is the best, 1.3 is 30% worse.
