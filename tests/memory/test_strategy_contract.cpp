@@ -2,6 +2,7 @@
 // this needs a GPU, so it runs in CI.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <string_view>
@@ -66,6 +67,16 @@ TEST(StrategyRegistry, NamesAreDistinctAndRead) {
   }
 }
 
+// A strategy registered after the built-ins has a value and a name but no enumerator: peer.
+TEST(StrategyRegistry, PeerIsRegisteredAfterTheBuiltIns) {
+  const strategy_kind peer = ferry::parse_strategy("peer");
+  EXPECT_GT(static_cast<int>(peer), static_cast<int>(strategy_kind::device));
+  const auto all = ferry::parse_strategy_list("all");
+  EXPECT_NE(std::find(all.begin(), all.end(), peer), all.end()) << "--strategy all runs peer too";
+  EXPECT_EQ(ferry::properties(peer).path, ferry::data_path::resident);
+  EXPECT_TRUE(ferry::properties(peer).reads_in_place);
+}
+
 TEST(StrategyRegistry, AValueNoStrategyIsRegisteredAtIsNamedAndRefusedAsSuch) {
   const auto nothing = static_cast<strategy_kind>(200);
   EXPECT_EQ(ferry::to_string(nothing), "unregistered");
@@ -92,13 +103,16 @@ TEST(StrategyNames, ListsParseInOrderWithoutDuplicates) {
   EXPECT_THROW((void)ferry::parse_strategy_list(""), ferry::invalid_argument);
 }
 
-TEST(StrategyAvailability, DiscretePcieOffersAllButSystem) {
+TEST(StrategyAvailability, DiscretePcieOfOneGpuOffersAllButSystemAndPeer) {
   const auto caps = ferry::testing::h200_like();
   for (auto k : ferry::all_strategies) {
     const auto reason = ferry::unavailable_reason(k, caps);
     if (k == strategy_kind::system) {
       ASSERT_TRUE(reason.has_value());
       EXPECT_NE(reason->find("pageableMemoryAccess=0"), std::string::npos) << *reason;
+    } else if (ferry::to_string(k) == "peer") {
+      ASSERT_TRUE(reason.has_value());
+      EXPECT_NE(reason->find("one GPU"), std::string::npos) << *reason;
     } else {
       EXPECT_FALSE(reason.has_value()) << ferry::to_string(k) << ": " << *reason;
     }
@@ -128,6 +142,23 @@ TEST(StrategyAvailability, EachMissingCapabilityRefusesItsStrategies) {
   caps = ferry::testing::h200_like();
   caps.pageable_memory_access = true;
   EXPECT_FALSE(ferry::unavailable_reason(strategy_kind::system, caps));
+}
+
+TEST(StrategyAvailability, PeerNeedsAnotherGpuItCanReachByPeerAccess) {
+  const strategy_kind peer = ferry::parse_strategy("peer");
+  auto caps = ferry::testing::h200_like();
+  const auto one_gpu = ferry::unavailable_reason(peer, caps);
+  ASSERT_TRUE(one_gpu);
+  EXPECT_EQ(*one_gpu, "this machine has one GPU, and peer keeps inputs and outputs in another GPU's memory");
+
+  caps.ordinal = 1;
+  caps.device_count = 3;  // GPUs 0 and 2 beside it, neither reachable
+  const auto unreachable = ferry::unavailable_reason(peer, caps);
+  ASSERT_TRUE(unreachable);
+  EXPECT_EQ(*unreachable, "GPU 1 cannot access the memory of GPU 0, 2 by peer (cudaDeviceCanAccessPeer=0)");
+
+  caps.peer_ordinals = {2};
+  EXPECT_FALSE(ferry::unavailable_reason(peer, caps));
 }
 
 TEST(StrategyAvailability, RefusalHappensBeforeAnyCudaCallAndNamesTheDevice) {
