@@ -794,3 +794,47 @@ TEST(PlotBench, RefusesAnUnknownOutputFormat) {
   EXPECT_NE(std::system(command.c_str()), 0);
   fs::remove_all(dir);
 }
+
+// ---- golden renderings ----
+// Every rendering of full_report(), byte for byte, against files written when the result's layout
+// last changed (tests/bench/golden/): a change in how results are held or walked must not change
+// a byte of what users and their scripts read. FERRY_UPDATE_GOLDEN=1 rewrites the files instead;
+// a change of the renderings themselves does that on purpose and the diff shows what moved.
+namespace {
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void expect_golden(const std::string& name, const std::string& rendered) {
+  const fs::path path = fs::path(FERRY_SOURCE_DIR) / "tests" / "bench" / "golden" / name;
+  if (const char* update = std::getenv("FERRY_UPDATE_GOLDEN"); update != nullptr && std::string(update) == "1") {
+    fs::create_directories(path.parent_path());
+    std::ofstream(path, std::ios::binary) << rendered;
+    return;
+  }
+  ASSERT_TRUE(fs::exists(path)) << path << " is missing: run with FERRY_UPDATE_GOLDEN=1 to write it";
+  const std::string golden = read_file(path);
+  if (rendered == golden) return;
+  const auto [first, unused] = std::mismatch(rendered.begin(), rendered.end(), golden.begin(), golden.end());
+  const auto at = static_cast<std::size_t>(first - rendered.begin());
+  ADD_FAILURE() << name << " differs from " << path << " from byte " << at
+                << ":\n  rendered: " << rendered.substr(at, 80) << "\n  golden:   " << golden.substr(at, 80);
+}
+
+}  // namespace
+
+TEST(BenchReportGolden, JsonIsByteIdentical) { expect_golden("full_report.json", fb::to_json(full_report()).dump(2)); }
+TEST(BenchReportGolden, CsvIsByteIdentical) { expect_golden("full_report.csv", fb::render_csv(full_report())); }
+TEST(BenchReportGolden, MarkdownIsByteIdentical) {
+  expect_golden("full_report.md", fb::render_markdown(full_report()));
+}
+TEST(BenchReportGolden, TableIsByteIdentical) { expect_golden("full_report.txt", fb::render_table(full_report())); }
+// The reader as well: the golden JSON read back and written again is the same bytes.
+TEST(BenchReportGolden, GoldenJsonReadsBackToTheSameBytes) {
+  const fs::path path = fs::path(FERRY_SOURCE_DIR) / "tests" / "bench" / "golden" / "full_report.json";
+  ASSERT_TRUE(fs::exists(path)) << path;
+  const std::string golden = read_file(path);
+  EXPECT_EQ(fb::to_json(fb::report_from_json(nlohmann::json::parse(golden))).dump(2), golden);
+}
