@@ -34,21 +34,22 @@ TEST(PeerCell, IsMeasuredBesideItsRecipeAndTheFloor) {
   const auto peer = ferry::parse_strategy("peer");
   if (auto reason = ferry::unavailable_reason(peer, caps)) GTEST_SKIP() << "peer is not available: " << *reason;
   const auto r = ferry::bench::run_cell(touch_4mb(), peer, one_client());
-  ASSERT_TRUE(r.measured()) << r.reason();
-  EXPECT_TRUE(r.output_checked);
-  EXPECT_TRUE(r.output_matches) << r.check_detail;
-  ASSERT_TRUE(r.recipe.has_value()) << r.recipe_note;
-  EXPECT_NE(r.recipe->steps.find("peer access"), std::string::npos) << r.recipe->steps;
-  EXPECT_TRUE(r.recipe->output_matches) << r.recipe->check_detail;
-  ASSERT_TRUE(r.floor.has_value()) << r.recipe_note;
+  ASSERT_TRUE(r.verdict.measured()) << r.verdict.reason();
+  EXPECT_TRUE(r.verdict.output_checked);
+  EXPECT_TRUE(r.verdict.output_matches) << r.verdict.check_detail;
+  ASSERT_TRUE(r.diagnostics.recipe.has_value()) << r.diagnostics.recipe_note;
+  EXPECT_NE(r.diagnostics.recipe->steps.find("peer access"), std::string::npos) << r.diagnostics.recipe->steps;
+  EXPECT_TRUE(r.diagnostics.recipe->output_matches) << r.diagnostics.recipe->check_detail;
+  ASSERT_TRUE(r.diagnostics.floor.has_value()) << r.diagnostics.recipe_note;
 }
 
 TEST(PeerCell, IsRefusedWithTheReasonOnOneGpu) {
   if (ferry::cuda_device_count() != 1) GTEST_SKIP() << "this machine has more than one GPU";
   const auto r = ferry::bench::run_cell(touch_4mb(), ferry::parse_strategy("peer"), one_client());
-  EXPECT_FALSE(r.measured());
-  EXPECT_FALSE(r.failed()) << "a strategy the platform cannot do is refused, not failed: " << r.reason();
-  EXPECT_NE(r.reason().find("this machine has one GPU"), std::string::npos) << r.reason();
+  EXPECT_FALSE(r.verdict.measured());
+  EXPECT_FALSE(r.verdict.failed()) << "a strategy the platform cannot do is refused, not failed: "
+                                   << r.verdict.reason();
+  EXPECT_NE(r.verdict.reason().find("this machine has one GPU"), std::string::npos) << r.verdict.reason();
 }
 
 }  // namespace
