@@ -53,10 +53,11 @@ class python_buffer {
   [[nodiscard]] std::uintptr_t ready_event() const { return reinterpret_cast<std::uintptr_t>(ready_.get()); }
 
   // What the CPU wrote into the host view, made visible to the GPU, in the buffer's stream order.
-  // The `device` strategy's stream operations move nothing by definition, so it copies blocking.
+  // A strategy whose data is kept in GPU memory (`device`, `peer`) moves nothing in its stream
+  // operations by definition, so it copies blocking.
   void to_device() {
     core::scoped_device on_device(buffer_.device_ordinal());
-    if (buffer_.strategy() == strategy_kind::device)
+    if (resident())
       buffer_.upload_blocking(stream_);
     else
       buffer_.to_device(stream_);
@@ -66,7 +67,7 @@ class python_buffer {
   // What the GPU wrote, in the host view when this returns.
   void to_host() {
     core::scoped_device on_device(buffer_.device_ordinal());
-    if (buffer_.strategy() == strategy_kind::device) {
+    if (resident()) {
       buffer_.download_blocking(stream_);
     } else {
       buffer_.to_host(stream_);
@@ -82,6 +83,8 @@ class python_buffer {
   }
 
  private:
+  [[nodiscard]] bool resident() const { return properties(buffer_.strategy()).path == data_path::resident; }
+
   python_buffer(std::size_t bytes, strategy_kind strategy, direction dir, const device_caps& caps,
                 bool allow_oversubscription)
       : buffer_(io_buffer::allocate(

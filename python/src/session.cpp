@@ -81,8 +81,8 @@ class python_slot {
     return nb::make_tuple(reinterpret_cast<std::uintptr_t>(view.data()), view.size());
   }
 
-  // The `device` strategy's inputs are copied up first (blocking, outside any timing), so a request
-  // gives the same results under every strategy.
+  // Inputs of a strategy whose data is kept in GPU memory (`device`, `peer`) are copied up first
+  // (blocking, outside any timing), so a request gives the same results under every strategy.
   void submit(bool timed) {
     auto& filling = as<filling_slot>("a request is submitted", "filling");
     filling.upload_resident_inputs();

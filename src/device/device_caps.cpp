@@ -116,6 +116,12 @@ device_caps query_device(int ordinal) {
   caps.pageable_memory_access_uses_host_page_tables =
       attribute(cudaDevAttrPageableMemoryAccessUsesHostPageTables, ordinal);
   caps.direct_managed_mem_access_from_host = attribute(cudaDevAttrDirectManagedMemAccessFromHost, ordinal);
+  caps.device_count = count;
+  for (int other = 0; other < count; ++other) {
+    int can = 0;
+    if (other != ordinal) FERRY_CUDA_TRY(cudaDeviceCanAccessPeer(&can, ordinal, other));
+    if (can != 0) caps.peer_ordinals.push_back(other);
+  }
 
   std::array<char, 32> bus_id{};
   FERRY_CUDA_TRY(cudaDeviceGetPCIBusId(bus_id.data(), static_cast<int>(bus_id.size()), ordinal));

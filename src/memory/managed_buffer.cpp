@@ -1,5 +1,11 @@
 #include "memory/managed_buffer.hpp"
 
+#include <string>
+
+#include "ferry/core/error.hpp"
+#include "ferry/device/device_caps.hpp"
+#include "ferry/memory/strategy.hpp"
+
 namespace ferry::memory {
 namespace {
 cudaMemLocation device_location(int ordinal) {
@@ -46,6 +52,13 @@ void managed_buffer::to_host(stream_ref s, std::size_t bytes) {
   // Only inout tensors come back by prefetch: outputs are already in host pages (see header).
   if (mode_ != managed_mode::prefetch || dir_ != direction::inout) return;
   prefetch_to_host(memory_.get(), bytes, s);
+}
+
+core::managed_memory allocate_managed_within_free(std::string_view strategy, const buffer_request& request,
+                                                  int ordinal) {
+  if (auto refusal = managed_request_refusal(request.bytes, query_free_memory(ordinal), request.managed_policy))
+    throw unsupported("strategy '" + std::string(strategy) + "': " + *refusal);
+  return core::allocate_managed(request.bytes);
 }
 
 }  // namespace ferry::memory

@@ -2,7 +2,10 @@
 // and device address are the same pointer; they differ in how pages are steered.
 #pragma once
 
+#include <string_view>
+
 #include "core/managed_memory.hpp"
+#include "ferry/memory/buffer.hpp"
 #include "memory/transfer_buffer.hpp"
 
 namespace ferry::memory {
@@ -44,5 +47,11 @@ class managed_buffer {
 };
 
 static_assert(transfer_buffer<managed_buffer>);
+
+// A managed allocation of request.bytes for one tensor of `strategy`, on GPU `ordinal`: refused
+// (unsupported, naming the strategy) where it would not fit the device's free memory and
+// request.managed_policy does not allow oversubscription.
+[[nodiscard]] core::managed_memory allocate_managed_within_free(std::string_view strategy,
+                                                                const buffer_request& request, int ordinal);
 
 }  // namespace ferry::memory

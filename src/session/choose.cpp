@@ -29,22 +29,20 @@
 namespace ferry {
 namespace {
 
+// A strategy whose data is kept in GPU memory (data_path::resident: the `device` floor, `peer`) is
+// not a way to feed host inputs, so it is never offered; nor is one the device refuses.
 bool offered(strategy_kind k, const device_caps& caps) {
-  return k != strategy_kind::device && !unavailable_reason(k, caps).has_value();
+  return properties(k).path != data_path::resident && !unavailable_reason(k, caps).has_value();
 }
 
-// Whether the engine reads the input where the strategy left it in host memory, over the link:
-// then only the bytes it reads cross. managed-advise keeps its pages on the host and the GPU reads
-// them remotely, as mapped memory; fault-driven managed migrates whole blocks around each touched
-// page, and the copy strategies and managed-prefetch move the whole tensor first.
-bool reads_in_place(strategy_kind k) {
-  return properties(k).path == data_path::zero_copy || k == strategy_kind::managed_advise;
-}
-
-// The input bytes that cross the link under `k`.
+// The input bytes that cross the link under `k`. Where the engine reads the input where the
+// strategy left it, over the link (strategy_properties::reads_in_place: zero-copy, and
+// managed-advise, whose pages stay on the host), only the bytes it reads cross; fault-driven
+// managed migrates whole blocks around each touched page, and the copy strategies and
+// managed-prefetch move the whole tensor first.
 std::size_t input_bytes_moved(const io_traffic& io, strategy_kind k) {
   const bool fewer = io.input_bytes_read > 0 && io.input_bytes_read < io.input_bytes;
-  return fewer && reads_in_place(k) ? io.input_bytes_read : io.input_bytes;
+  return fewer && properties(k).reads_in_place ? io.input_bytes_read : io.input_bytes;
 }
 
 // The request's cost under one strategy, or nullopt when a curve it needs is missing or refused.

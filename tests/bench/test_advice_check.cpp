@@ -17,13 +17,13 @@ namespace {
 
 fb::strategy_result cell(std::string strategy, double median_us, bool matches = true) {
   fb::strategy_result r;
-  r.strategy = ferry::parse_strategy(strategy);
-  r.engine = "touch";
-  r.input_bytes = 19'000'000;
-  r.latency_us.median = median_us;
-  r.throughput_per_s = 1e6 / median_us;
-  r.output_checked = true;
-  r.output_matches = matches;
+  r.identity.strategy = ferry::parse_strategy(strategy);
+  r.identity.engine = "touch";
+  r.identity.input_bytes = 19'000'000;
+  r.figures.latency_us.median = median_us;
+  r.figures.throughput_per_s = 1e6 / median_us;
+  r.verdict.output_checked = true;
+  r.verdict.output_matches = matches;
   return r;
 }
 
@@ -63,7 +63,7 @@ TEST(AdviceCheck, ShortfallIsRelativeToTheBestForEachObjective) {
 TEST(AdviceCheck, TheFloorAndFailedCellsNeverCountAsTheBest) {
   std::vector cells{cell("device", 15), cell("mapped", 30, /*matches=*/false), cell("pinned", 40)};
   cells.push_back(cell("registered", 10));
-  cells.back().refuse("out of memory");
+  cells.back().verdict.refuse("out of memory");
   const auto c = fb::check_advice(pointers(cells), strategy_kind::pinned, ferry::objective::latency);
   EXPECT_EQ(c.best, "pinned");
   EXPECT_TRUE(c.within());
@@ -72,7 +72,7 @@ TEST(AdviceCheck, TheFloorAndFailedCellsNeverCountAsTheBest) {
 TEST(AdviceCheck, APickThatDidNotRunSaysWhyAndIsNotGood) {
   std::vector cells{cell("pinned", 40), cell("mapped", 30, /*matches=*/false)};
   cells.push_back(cell("registered", 10));
-  cells.back().refuse("no memory");
+  cells.back().verdict.refuse("no memory");
   const auto missing = fb::check_advice(pointers(cells), strategy_kind::managed_advise, ferry::objective::latency);
   EXPECT_FALSE(missing.shortfall.has_value());
   EXPECT_FALSE(missing.within());
@@ -110,9 +110,9 @@ TEST(AdviceCheck, APickWithinTheNoiseBetweenTrialsOfTheBestIsRight) {
   EXPECT_FALSE(tight.within());
 
   for (auto& c : cells) {
-    c.noise = 0.005;       // quiet within each trial
-    c.trial_noise = 0.06;  // but the trials drifted apart
-    c.trials.resize(4);
+    c.figures.noise = 0.005;       // quiet within each trial
+    c.figures.trial_noise = 0.06;  // but the trials drifted apart
+    c.figures.trials.resize(4);
   }
   const auto drifting = fb::check_advice(pointers(cells), strategy_kind::mapped, ferry::objective::latency);
   // t at 98% for the Welch dof of two 4-trial noises (6) is 3.14; times 6% x sqrt 2 is 26.7%.
@@ -120,7 +120,7 @@ TEST(AdviceCheck, APickWithinTheNoiseBetweenTrialsOfTheBestIsRight) {
   EXPECT_GT(drifting.noise, 0.24);
   EXPECT_TRUE(drifting.within());
 
-  for (auto& c : cells) c.trial_noise = 0.01;
+  for (auto& c : cells) c.figures.trial_noise = 0.01;
   const auto quiet = fb::check_advice(pointers(cells), strategy_kind::mapped, ferry::objective::latency);
   EXPECT_LT(quiet.noise, 0.24);
   EXPECT_FALSE(quiet.within());

@@ -25,23 +25,23 @@ namespace {
 fb::strategy_result cell(std::string strategy, double median_us, double noise, double req_per_s = 0,
                          double throughput_noise = 0) {
   fb::strategy_result r;
-  r.strategy = ferry::parse_strategy(strategy);
-  r.engine = "reduce";
-  r.input_bytes = 19'000'000;
-  r.iterations = 400;
-  r.latency_us.count = 400;
-  r.latency_us.median = median_us;
-  r.noise = noise;
-  r.throughput_per_s = req_per_s;
-  r.throughput_noise = throughput_noise;
+  r.identity.strategy = ferry::parse_strategy(strategy);
+  r.identity.engine = "reduce";
+  r.identity.input_bytes = 19'000'000;
+  r.figures.iterations = 400;
+  r.figures.latency_us.count = 400;
+  r.figures.latency_us.median = median_us;
+  r.figures.noise = noise;
+  r.figures.throughput_per_s = req_per_s;
+  r.figures.throughput_noise = throughput_noise;
   return r;
 }
 
 // The cell with a GPU figure: its median and judged noise (within trials).
 fb::strategy_result with_gpu(fb::strategy_result r, double gpu_median_us, double gpu_noise) {
-  r.gpu_us.count = r.iterations / 2;
-  r.gpu_us.median = gpu_median_us;
-  r.gpu_noise = gpu_noise;
+  r.figures.gpu_us.count = r.figures.iterations / 2;
+  r.figures.gpu_us.median = gpu_median_us;
+  r.figures.gpu_noise = gpu_noise;
   return r;
 }
 
@@ -85,9 +85,9 @@ TEST(BenchCompare, ThroughputCellsCompareTheRateAndHigherIsBetter) {
 TEST(BenchCompare, UnmatchedAndRefusedCellsAreSaidSo) {
   fb::bench_report a, b;
   auto refused = cell("system", 0, 0);
-  refused.refuse("needs HMM");
+  refused.verdict.refuse("needs HMM");
   auto other_settings = cell("pinned", 400, 0.01);
-  other_settings.inflight = 4;  // not the same cell as inflight 1
+  other_settings.identity.inflight = 4;  // not the same cell as inflight 1
   a.results = {cell("pinned", 400, 0.01), refused};
   b.results = {other_settings, refused};
   const auto c = fb::compare_reports(a, b);
@@ -101,7 +101,7 @@ TEST(BenchCompare, UnmatchedAndRefusedCellsAreSaidSo) {
 TEST(BenchCompare, ReportsWithoutNoiseFiguresGetThemFromTheirSpread) {
   fb::bench_report a, b;
   auto old = cell("pinned", 400, 0);  // written before noise was recorded
-  old.relative_iqr = 0.10;
+  old.figures.relative_iqr = 0.10;
   a.results = {old};
   b.results = {cell("pinned", 400, 0.01)};
   const auto c = fb::compare_reports(a, b);
@@ -115,11 +115,11 @@ TEST(BenchCompare, ReportsWithoutNoiseFiguresGetThemFromTheirSpread) {
 TEST(BenchCompare, ADifferenceMeasuredAtAnotherHostSpeedSaysSo) {
   fb::bench_report a, b;
   auto slow = cell("pageable", 3200, 0.01);
-  slow.host_probe_us = 28;
-  slow.cuda_probe_us = 30;
+  slow.diagnostics.host_probe_us = 28;
+  slow.diagnostics.cuda_probe_us = 30;
   auto fast = cell("pageable", 2400, 0.01);
-  fast.host_probe_us = 20;
-  fast.cuda_probe_us = 10;
+  fast.diagnostics.host_probe_us = 20;
+  fast.diagnostics.cuda_probe_us = 10;
   a.results = {slow};
   b.results = {fast};
   const auto c = fb::compare_reports(a, b);
@@ -182,7 +182,7 @@ TEST(BenchCompare, TooFewCellsInCommonIsAProblemNamed) {
 
   // Half of each is enough; cells refused in both count in neither report.
   auto refused = cell("system", 0, 0);
-  refused.refuse("needs HMM");
+  refused.verdict.refuse("needs HMM");
   a.results = {cell("pinned", 400, 0.01), cell("mapped", 400, 0.01), refused};
   b.results = {cell("pinned", 400, 0.01), cell("managed", 400, 0.01), refused};
   const auto half = fb::compare_reports(a, b);
@@ -304,13 +304,13 @@ TEST(BenchCompareGpu, OnEndToEndIgnoresTheGpu) {
 TEST(BenchCompareGpu, AnEndToEndChangeWithTheGpuUnchangedNamesTheHostProbes) {
   fb::bench_report a, b;
   auto before = with_gpu(cell("pageable", 2000, 0.01), 700, 0.002);
-  before.host_copy_gbps = 12.0;
-  before.host_probe_us = 20;
-  before.cuda_probe_us = 10;
+  before.diagnostics.host_copy_gbps = 12.0;
+  before.diagnostics.host_probe_us = 20;
+  before.diagnostics.cuda_probe_us = 10;
   auto after = with_gpu(cell("pageable", 2400, 0.01), 701, 0.002);
-  after.host_copy_gbps = 9.6;
-  after.host_probe_us = 20.2;
-  after.cuda_probe_us = 10;
+  after.diagnostics.host_copy_gbps = 9.6;
+  after.diagnostics.host_probe_us = 20.2;
+  after.diagnostics.cuda_probe_us = 10;
   a.results = {before};
   b.results = {after};
   const auto c = fb::compare_reports(a, b);
@@ -382,7 +382,7 @@ TEST(BenchCompareGpu, TheJsonNamesEachFigureAndWhichMoved) {
 // 2-50% between identical runs, a pinned 16 MB cell's under 1.5%); a pinned cell's is the GPU's own.
 TEST(BenchCompareGpu, CellsWhoseGpuFigureTheHostTakesPartInAreMarked) {
   const auto probed = [](fb::strategy_result r) {
-    r.cuda_probe_us = 5;
+    r.diagnostics.cuda_probe_us = 5;
     return r;
   };
   fb::bench_report a, b;
@@ -399,7 +399,7 @@ TEST(BenchCompareGpu, CellsWhoseGpuFigureTheHostTakesPartInAreMarked) {
   EXPECT_NE(find(c, "device").gpu_host_part.find("the host's launches are a large part of it"), std::string::npos)
       << find(c, "device").gpu_host_part;
   fb::bench_report fast_host = a;
-  for (auto& r : fast_host.results) r.cuda_probe_us = 2;
+  for (auto& r : fast_host.results) r.diagnostics.cuda_probe_us = 2;
   EXPECT_EQ(find(fb::compare_reports(fast_host, fast_host), "device").gpu_host_part, "");
 
   const std::string text = fb::render_comparison(c, "A.json", "B.json");
@@ -464,9 +464,9 @@ fb::strategy_result measure(const synthetic_cell& cell, std::size_t index, doubl
                                             fb::judged_noise_of(trials, false));
     if (decision != fb::trials_decision::more) {
       fb::strategy_result r;
-      r.strategy = ferry::strategy_kind::pinned;
-      r.engine = "touch";
-      r.input_bytes = (19u << 20) + index;  // one cell per key
+      r.identity.strategy = ferry::strategy_kind::pinned;
+      r.identity.engine = "touch";
+      r.identity.input_bytes = (19u << 20) + index;  // one cell per key
       return fb::assemble_result(trials, options, decision, "synthetic", std::move(r));
     }
   }
@@ -502,16 +502,16 @@ TEST(BenchCompareCalibration, TheTwoNoisesSeeTheDriftBetweenTrials) {
     constexpr double levels[] = {0, 0.04, -0.03, 0.03, -0.04, 0.02};
     return levels[k % 6];
   });
-  EXPECT_LT(quiet.noise, 0.01);
-  EXPECT_LT(drifting.noise, 0.01);        // each trial's samples are as quiet
-  EXPECT_GT(drifting.trial_noise, 0.01);  // but the trials drifted apart
-  EXPECT_EQ(quiet.trials.size(), 3U);
-  EXPECT_EQ(drifting.trials.size(), 6U);  // so it took trials up to the cap
-  EXPECT_GT(drifting.trial_noise, 3 * quiet.trial_noise);
-  EXPECT_TRUE(drifting.noisy);
-  EXPECT_FALSE(quiet.noisy);
-  EXPECT_EQ(fb::judged_noise(drifting, false).relative, drifting.trial_noise);
-  EXPECT_NE(drifting.stopped.find("between"), std::string::npos) << drifting.stopped;
+  EXPECT_LT(quiet.figures.noise, 0.01);
+  EXPECT_LT(drifting.figures.noise, 0.01);        // each trial's samples are as quiet
+  EXPECT_GT(drifting.figures.trial_noise, 0.01);  // but the trials drifted apart
+  EXPECT_EQ(quiet.figures.trials.size(), 3U);
+  EXPECT_EQ(drifting.figures.trials.size(), 6U);  // so it took trials up to the cap
+  EXPECT_GT(drifting.figures.trial_noise, 3 * quiet.figures.trial_noise);
+  EXPECT_TRUE(drifting.verdict.noisy);
+  EXPECT_FALSE(quiet.verdict.noisy);
+  EXPECT_EQ(fb::judged_noise(drifting.figures, false).relative, drifting.figures.trial_noise);
+  EXPECT_NE(drifting.verdict.stopped.find("between"), std::string::npos) << drifting.verdict.stopped;
 }
 
 // The same cells twice (A/A): at most 5% called different. The same with a real 10% slowdown in B
@@ -537,7 +537,7 @@ TEST(BenchCompareCalibration, AAandABVerdictsOnDriftingTrials) {
     if (c.verdict != fb::cell_change::same) EXPECT_EQ(c.verdict, fb::cell_change::worse) << c.label;
 
   auto within_only = [](fb::bench_report r) {
-    for (auto& result : r.results) result.trial_noise = 0;
+    for (auto& result : r.results) result.figures.trial_noise = 0;
     return r;
   };
   const auto naive = fb::compare_reports(within_only(a), within_only(same));
@@ -577,9 +577,9 @@ fb::strategy_result measure_host_path(const host_path_cell& cell, std::size_t in
                                             fb::judged_noise_of(trials, false));
     if (decision != fb::trials_decision::more) {
       fb::strategy_result r;
-      r.strategy = ferry::strategy_kind::pinned;
-      r.engine = "reduce";
-      r.input_bytes = (16u << 20) + index;
+      r.identity.strategy = ferry::strategy_kind::pinned;
+      r.identity.engine = "reduce";
+      r.identity.input_bytes = (16u << 20) + index;
       return fb::assemble_result(trials, options, decision, "synthetic", std::move(r));
     }
   }
@@ -622,8 +622,8 @@ TEST(BenchCompareCalibration, TheGpuFigureFindsWhatTheHostHidesEndToEnd) {
   for (const auto& c : ab.cells)
     if (c.gpu && c.gpu->verdict != fb::cell_change::same) EXPECT_EQ(c.gpu->verdict, fb::cell_change::worse) << c.label;
   // Each trial's GPU median and the GPU noise between trials came through the assembly.
-  EXPECT_GT(a.results.front().trials.front().gpu_median_us, 0);
-  EXPECT_GT(a.results.front().gpu_noise, 0);
+  EXPECT_GT(a.results.front().figures.trials.front().gpu_median_us, 0);
+  EXPECT_GT(a.results.front().figures.gpu_noise, 0);
 }
 
 // --- `ferry bench compare` as CI runs it -------------------------------------------------------
@@ -749,7 +749,7 @@ TEST(BenchCompareCli, AGateOverReportsWithFewCellsInCommonIsRefused) {
                                                 {cell("pinned", 400, 0.01), cell("mapped", 400, 0.01),
                                                  cell("managed", 400, 0.01), cell("staged", 400, 0.01)}));
   auto other_engine = cell("pinned", 900, 0.01);
-  other_engine.engine = "touch";
+  other_engine.identity.engine = "touch";
   const auto disjoint = written("overlap_none", report_on("NVIDIA H200", 13000, {other_engine}));
   const auto one = written("overlap_one", report_on("NVIDIA H200", 13000, {cell("pinned", 400, 0.01)}));
   for (const auto& [b, says] :

@@ -15,22 +15,22 @@ namespace {
 
 fb::strategy_result measured(std::vector<int> devices) {
   fb::strategy_result r;
-  r.strategy = ferry::strategy_kind::pinned;
-  r.engine = "mlp:48x2048";
-  r.input_bytes = 4 << 20;
-  r.output_bytes = 4 << 20;
-  r.inflight = 4;
-  r.clients = 8;
-  r.devices = std::move(devices);
-  r.iterations = 100;
-  r.wall_seconds = 1;
-  r.latency_us.count = 100;
-  r.latency_us.median = 900;
-  r.compute_us.count = 100;
-  r.compute_us.median = 800;
-  r.throughput_per_s = 2000;
-  r.output_checked = true;
-  r.output_matches = true;
+  r.identity.strategy = ferry::strategy_kind::pinned;
+  r.identity.engine = "mlp:48x2048";
+  r.identity.input_bytes = 4 << 20;
+  r.identity.output_bytes = 4 << 20;
+  r.identity.inflight = 4;
+  r.identity.clients = 8;
+  r.identity.devices = std::move(devices);
+  r.figures.iterations = 100;
+  r.figures.wall_seconds = 1;
+  r.figures.latency_us.count = 100;
+  r.figures.latency_us.median = 900;
+  r.figures.compute_us.count = 100;
+  r.figures.compute_us.median = 800;
+  r.figures.throughput_per_s = 2000;
+  r.verdict.output_checked = true;
+  r.verdict.output_matches = true;
   return r;
 }
 
@@ -48,14 +48,14 @@ TEST(BenchDevices, DeviceListRoundTripsThroughJson) {
   const auto j = fb::to_json(report);
   EXPECT_EQ(j.at("results")[0].at("devices"), (nlohmann::json{0, 1}));
   const auto back = fb::report_from_json(j);
-  EXPECT_EQ(back.results[0].devices, (std::vector<int>{0, 1}));
-  EXPECT_EQ(back.results[1].devices, (std::vector<int>{1}));
+  EXPECT_EQ(back.results[0].identity.devices, (std::vector<int>{0, 1}));
+  EXPECT_EQ(back.results[1].identity.devices, (std::vector<int>{1}));
 }
 
 TEST(BenchDevices, ReportsWithoutTheFieldReadAsBefore) {
   auto j = fb::to_json(report_of({measured({0})}));
   j.at("results")[0].erase("devices");
-  EXPECT_TRUE(fb::report_from_json(j).results[0].devices.empty());
+  EXPECT_TRUE(fb::report_from_json(j).results[0].identity.devices.empty());
 }
 
 TEST(BenchDevices, TableAndMarkdownLabelSeveralGpus) {

@@ -159,13 +159,13 @@ TEST(OutputCheck, FindsTheFirstMismatchAndAcceptsRounding) {
 
 ferry::bench::strategy_result cell(const std::string& strategy, double latency, double throughput) {
   ferry::bench::strategy_result r;
-  r.strategy = ferry::parse_strategy(strategy);
-  r.engine = "reduce";
-  r.input_bytes = 600000;
-  r.iterations = 100;
-  r.latency_us.median = latency;
-  r.throughput_per_s = throughput;
-  r.output_checked = r.output_matches = true;
+  r.identity.strategy = ferry::parse_strategy(strategy);
+  r.identity.engine = "reduce";
+  r.identity.input_bytes = 600000;
+  r.figures.iterations = 100;
+  r.figures.latency_us.median = latency;
+  r.figures.throughput_per_s = throughput;
+  r.verdict.output_checked = r.verdict.output_matches = true;
   return r;
 }
 
@@ -174,10 +174,10 @@ TEST(Verdict, PicksTheBestHostStrategyNeverTheFloor) {
   report.results = {cell("device", 10, 9000), cell("pinned", 50, 4000), cell("mapped", 45, 3000),
                     cell("managed", 355, 500)};
   auto refused = cell("system", 1, 1);
-  refused.refuse("pageableMemoryAccess=0");
+  refused.verdict.refuse("pageableMemoryAccess=0");
   report.results.push_back(refused);
   auto wrong = cell("staged", 5, 1);
-  wrong.output_matches = false;  // fast but wrong never wins
+  wrong.verdict.output_matches = false;  // fast but wrong never wins
   report.results.push_back(wrong);
 
   const auto latency = ferry::bench::decide_winner(report.results, ferry::objective::latency, "advice.");

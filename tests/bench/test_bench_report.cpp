@@ -45,67 +45,67 @@ fb::sample_stats stats(double median, double scale = 1.0) {
 
 fb::strategy_result measured(std::string strategy, std::string engine, std::size_t input_bytes, double latency_us) {
   fb::strategy_result r;
-  r.strategy = ferry::parse_strategy(strategy);
-  r.engine = std::move(engine);
-  r.input_bytes = input_bytes;
-  r.output_bytes = input_bytes / 4 + 3;
-  r.iterations = 200;
-  r.wall_seconds = 0.75;
-  r.latency_us = stats(latency_us);
-  r.fill_us = stats(latency_us / 7);
-  r.h2d_us = stats(latency_us / 2);
-  r.compute_us = stats(latency_us / 3);
-  r.d2h_us = stats(latency_us / 5);
-  r.cold_first_us = latency_us * 9.25;
-  r.cold_first_percentile = 100;
-  r.throughput_per_s = 1e6 / latency_us;
-  r.h2d_gbps = static_cast<double>(input_bytes) / (latency_us / 2) / 1e3;
-  r.d2h_gbps = static_cast<double>(r.output_bytes) / (latency_us / 5) / 1e3;
-  r.relative_iqr = 0.04;
-  r.noise = 0.004;
-  r.throughput_noise = 0.004;
-  r.max_noise = 0.01;
-  r.stopped = "200 requests in 0.75 s, median noise 0.40%";
-  r.enqueue_us = stats(latency_us / 20);
-  r.gpu_us = stats(latency_us * 0.8);
-  r.gpu_noise = 0.0012;
-  r.gpu_trial_noise = 0.0009;
-  r.host_copy_gbps = 11.5;
-  r.host_copy_spread = 0.04;
-  r.host_probe_us = 20.5;
-  r.host_probe_spread = 0.02;
-  r.cuda_probe_us = 8.5;
-  r.cuda_probe_spread = 0.05;
-  r.output_checked = true;
-  r.output_matches = true;
-  r.check_detail = "compared 4096 elements";
-  r.um_note = "not a managed strategy";
-  r.trials = {{.started_seconds = 0.5,
-               .wall_seconds = 0.25,
-               .iterations = 70,
-               .median_us = latency_us * 0.99,
-               .noise = 0.006,
-               .gpu_median_us = latency_us * 0.8,
-               .throughput_per_s = 1e6 / latency_us,
-               .throughput_noise = 0.006},
-              {.started_seconds = 30.25,
-               .wall_seconds = 0.25,
-               .iterations = 65,
-               .median_us = latency_us * 1.01,
-               .noise = 0.007,
-               .throughput_per_s = 0.99e6 / latency_us,
-               .throughput_noise = 0.007},
-              {.started_seconds = 61.0,
-               .wall_seconds = 0.25,
-               .iterations = 65,
-               .median_us = latency_us,
-               .noise = 0.005,
-               .throughput_per_s = 1.01e6 / latency_us,
-               .throughput_noise = 0.005}};
-  r.trial_noise = 0.0058;
-  r.throughput_trial_noise = 0.0061;
-  r.schedule = "interleaved";
-  r.device_bytes_used = 3u << 20;
+  r.identity.strategy = ferry::parse_strategy(strategy);
+  r.identity.engine = std::move(engine);
+  r.identity.input_bytes = input_bytes;
+  r.identity.output_bytes = input_bytes / 4 + 3;
+  r.figures.iterations = 200;
+  r.figures.wall_seconds = 0.75;
+  r.figures.latency_us = stats(latency_us);
+  r.figures.fill_us = stats(latency_us / 7);
+  r.figures.h2d_us = stats(latency_us / 2);
+  r.figures.compute_us = stats(latency_us / 3);
+  r.figures.d2h_us = stats(latency_us / 5);
+  r.figures.cold_first_us = latency_us * 9.25;
+  r.figures.cold_first_percentile = 100;
+  r.figures.throughput_per_s = 1e6 / latency_us;
+  r.figures.h2d_gbps = static_cast<double>(input_bytes) / (latency_us / 2) / 1e3;
+  r.figures.d2h_gbps = static_cast<double>(r.identity.output_bytes) / (latency_us / 5) / 1e3;
+  r.figures.relative_iqr = 0.04;
+  r.figures.noise = 0.004;
+  r.figures.throughput_noise = 0.004;
+  r.verdict.max_noise = 0.01;
+  r.verdict.stopped = "200 requests in 0.75 s, median noise 0.40%";
+  r.figures.enqueue_us = stats(latency_us / 20);
+  r.figures.gpu_us = stats(latency_us * 0.8);
+  r.figures.gpu_noise = 0.0012;
+  r.figures.gpu_trial_noise = 0.0009;
+  r.diagnostics.host_copy_gbps = 11.5;
+  r.diagnostics.host_copy_spread = 0.04;
+  r.diagnostics.host_probe_us = 20.5;
+  r.diagnostics.host_probe_spread = 0.02;
+  r.diagnostics.cuda_probe_us = 8.5;
+  r.diagnostics.cuda_probe_spread = 0.05;
+  r.verdict.output_checked = true;
+  r.verdict.output_matches = true;
+  r.verdict.check_detail = "compared 4096 elements";
+  r.diagnostics.um_note = "not a managed strategy";
+  r.figures.trials = {{.started_seconds = 0.5,
+                       .wall_seconds = 0.25,
+                       .iterations = 70,
+                       .median_us = latency_us * 0.99,
+                       .noise = 0.006,
+                       .gpu_median_us = latency_us * 0.8,
+                       .throughput_per_s = 1e6 / latency_us,
+                       .throughput_noise = 0.006},
+                      {.started_seconds = 30.25,
+                       .wall_seconds = 0.25,
+                       .iterations = 65,
+                       .median_us = latency_us * 1.01,
+                       .noise = 0.007,
+                       .throughput_per_s = 0.99e6 / latency_us,
+                       .throughput_noise = 0.007},
+                      {.started_seconds = 61.0,
+                       .wall_seconds = 0.25,
+                       .iterations = 65,
+                       .median_us = latency_us,
+                       .noise = 0.005,
+                       .throughput_per_s = 1.01e6 / latency_us,
+                       .throughput_noise = 0.005}};
+  r.figures.trial_noise = 0.0058;
+  r.figures.throughput_trial_noise = 0.0061;
+  r.identity.schedule = "interleaved";
+  r.figures.device_bytes_used = 3u << 20;
   return r;
 }
 
@@ -120,71 +120,72 @@ fb::bench_report full_report() {
   report.recommendation = "Use pinned: it reaches 95% of the link peak; managed without hints is 7x slower.";
 
   auto pinned = measured("pinned", "reduce", 19'000'000, 425.0);
-  pinned.recipe = fb::side_run{.steps = "cudaMemcpyAsync in, engine, cudaMemcpyAsync out, synchronize",
-                               .iterations = 200,
-                               .latency_us = stats(400.0),
-                               .noise = 0.003,
-                               .output_checked = true,
-                               .output_matches = true,
-                               .check_detail = "compared 4096 elements"};
-  pinned.floor = fb::side_run{.steps = "engine on device-resident inputs",
-                              .iterations = 200,
-                              .latency_us = stats(20.0),
-                              .noise = 0.002,
-                              .output_checked = true,
-                              .output_matches = false,
-                              .check_detail = "floor mismatch at [3]"};
-  pinned.clocks = ferry::clock_record{.sm_mhz_min = 1755,
-                                      .sm_mhz_max = 1980,
-                                      .mem_mhz_min = 3201,
-                                      .mem_mhz_max = 3201,
-                                      .throttle_reasons = {"sw-power-cap"},
-                                      .samples = 12,
-                                      .changed = true};
+  pinned.diagnostics.recipe = fb::side_run{.steps = "cudaMemcpyAsync in, engine, cudaMemcpyAsync out, synchronize",
+                                           .iterations = 200,
+                                           .latency_us = stats(400.0),
+                                           .noise = 0.003,
+                                           .output_checked = true,
+                                           .output_matches = true,
+                                           .check_detail = "compared 4096 elements"};
+  pinned.diagnostics.floor = fb::side_run{.steps = "engine on device-resident inputs",
+                                          .iterations = 200,
+                                          .latency_us = stats(20.0),
+                                          .noise = 0.002,
+                                          .output_checked = true,
+                                          .output_matches = false,
+                                          .check_detail = "floor mismatch at [3]"};
+  pinned.diagnostics.clocks = ferry::clock_record{.sm_mhz_min = 1755,
+                                                  .sm_mhz_max = 1980,
+                                                  .mem_mhz_min = 3201,
+                                                  .mem_mhz_max = 3201,
+                                                  .throttle_reasons = {"sw-power-cap"},
+                                                  .samples = 12,
+                                                  .changed = true};
   report.results.push_back(pinned);
 
   auto managed = measured("managed", "reduce", 19'000'000, 3120.0);
-  managed.um = fb::um_traffic{19'000'000, 5'000'000, 4864, 1216};
-  managed.um_note.clear();
-  managed.noisy = true;
-  managed.relative_iqr = 0.31;
-  managed.inflight = 2;
-  managed.clients = 3;
-  managed.graph = true;
-  managed.warmed_up = false;
-  managed.input_writes = "cached";
-  managed.recipe_note = "no recipe or floor: they run one request at a time, and this cell runs several at once";
-  managed.clocks_note = "no GPU clock readings (NVML unavailable)";
-  managed.noise = 0.031;
-  managed.stopped = "stopped at the 4.0 s cap with median noise 3.10%";
-  managed.host_probe_us = 31.0;  // the host ran slower during this cell than at the start
-  managed.cuda_probe_us = 9.0;   // and its driver calls as fast (machine: 8)
-  managed.notes = {"graph capture failed: ran without a graph", "second note, with a comma"};
+  managed.diagnostics.um = fb::um_traffic{19'000'000, 5'000'000, 4864, 1216};
+  managed.diagnostics.um_note.clear();
+  managed.verdict.noisy = true;
+  managed.figures.relative_iqr = 0.31;
+  managed.identity.inflight = 2;
+  managed.identity.clients = 3;
+  managed.identity.graph = true;
+  managed.identity.warmed_up = false;
+  managed.identity.input_writes = "cached";
+  managed.diagnostics.recipe_note =
+      "no recipe or floor: they run one request at a time, and this cell runs several at once";
+  managed.diagnostics.clocks_note = "no GPU clock readings (NVML unavailable)";
+  managed.figures.noise = 0.031;
+  managed.verdict.stopped = "stopped at the 4.0 s cap with median noise 3.10%";
+  managed.diagnostics.host_probe_us = 31.0;  // the host ran slower during this cell than at the start
+  managed.diagnostics.cuda_probe_us = 9.0;   // and its driver calls as fast (machine: 8)
+  managed.diagnostics.notes = {"graph capture failed: ran without a graph", "second note, with a comma"};
   report.results.push_back(managed);
 
   auto mapped = measured("mapped", "mlp:4x4096", 1'000'000, 45.5);
-  mapped.h2d_us = {};
-  mapped.h2d_gbps = 0;
-  mapped.output_matches = false;
-  mapped.check_detail = comma_detail;
-  mapped.enqueue_us = stats(40.0);  // as long as its compute (15.2 µs x 3 = 45.5): launch-bound
-  mapped.compute_us = stats(45.5);
+  mapped.figures.h2d_us = {};
+  mapped.figures.h2d_gbps = 0;
+  mapped.verdict.output_matches = false;
+  mapped.verdict.check_detail = comma_detail;
+  mapped.figures.enqueue_us = stats(40.0);  // as long as its compute (15.2 µs x 3 = 45.5): launch-bound
+  mapped.figures.compute_us = stats(45.5);
   report.results.push_back(mapped);
 
   fb::strategy_result refused;
-  refused.strategy = ferry::strategy_kind::system;
-  refused.engine = "reduce";
-  refused.input_bytes = 19'000'000;
-  refused.refuse(refusal_reason);
+  refused.identity.strategy = ferry::strategy_kind::system;
+  refused.identity.engine = "reduce";
+  refused.identity.input_bytes = 19'000'000;
+  refused.verdict.refuse(refusal_reason);
   report.results.push_back(refused);
 
   // A cell whose trial ran out of memory: failed, with the reason, the run went on.
   fb::strategy_result failed;
-  failed.strategy = ferry::strategy_kind::registered;
-  failed.engine = "reduce";
-  failed.input_bytes = 19'000'000;
-  failed.fail(oom_reason);
-  failed.schedule = "interleaved";
+  failed.identity.strategy = ferry::strategy_kind::registered;
+  failed.identity.engine = "reduce";
+  failed.identity.input_bytes = 19'000'000;
+  failed.verdict.fail(oom_reason);
+  failed.identity.schedule = "interleaved";
   report.results.push_back(failed);
   return report;
 }
@@ -204,55 +205,56 @@ void expect_same(const fb::sample_stats& a, const fb::sample_stats& b, const std
 
 // Field by field, so a field that to_json forgets fails here even if the JSON compares equal.
 void expect_same(const fb::strategy_result& a, const fb::strategy_result& b) {
-  SCOPED_TRACE(std::string(fb::strategy_name(a.strategy)) + " / " + a.engine);
-  EXPECT_EQ(a.strategy, b.strategy);
-  EXPECT_EQ(a.engine, b.engine);
-  EXPECT_EQ(a.input_bytes, b.input_bytes);
-  EXPECT_EQ(a.output_bytes, b.output_bytes);
-  EXPECT_EQ(a.inflight, b.inflight);
-  EXPECT_EQ(a.clients, b.clients);
-  EXPECT_EQ(a.graph, b.graph);
-  EXPECT_EQ(a.warmed_up, b.warmed_up);
-  EXPECT_EQ(a.input_writes, b.input_writes);
-  EXPECT_EQ(a.outcome, b.outcome);
-  EXPECT_EQ(a.iterations, b.iterations);
-  EXPECT_EQ(a.wall_seconds, b.wall_seconds);
-  expect_same(a.latency_us, b.latency_us, "latency_us");
-  expect_same(a.fill_us, b.fill_us, "fill_us");
-  expect_same(a.h2d_us, b.h2d_us, "h2d_us");
-  expect_same(a.compute_us, b.compute_us, "compute_us");
-  expect_same(a.d2h_us, b.d2h_us, "d2h_us");
-  expect_same(a.enqueue_us, b.enqueue_us, "enqueue_us");
-  expect_same(a.gpu_us, b.gpu_us, "gpu_us");
-  EXPECT_EQ(a.gpu_noise, b.gpu_noise);
-  EXPECT_EQ(a.gpu_trial_noise, b.gpu_trial_noise);
-  EXPECT_EQ(a.cold_first_us, b.cold_first_us);
-  EXPECT_EQ(a.cold_first_percentile, b.cold_first_percentile);
-  EXPECT_EQ(a.throughput_per_s, b.throughput_per_s);
-  EXPECT_EQ(a.h2d_gbps, b.h2d_gbps);
-  EXPECT_EQ(a.d2h_gbps, b.d2h_gbps);
-  EXPECT_EQ(a.relative_iqr, b.relative_iqr);
-  EXPECT_EQ(a.noise, b.noise);
-  EXPECT_EQ(a.throughput_noise, b.throughput_noise);
-  EXPECT_EQ(a.trial_noise, b.trial_noise);
-  EXPECT_EQ(a.throughput_trial_noise, b.throughput_trial_noise);
-  ASSERT_EQ(a.trials.size(), b.trials.size());
-  for (std::size_t i = 0; i < a.trials.size(); ++i) {
-    EXPECT_EQ(a.trials[i].started_seconds, b.trials[i].started_seconds);
-    EXPECT_EQ(a.trials[i].wall_seconds, b.trials[i].wall_seconds);
-    EXPECT_EQ(a.trials[i].iterations, b.trials[i].iterations);
-    EXPECT_EQ(a.trials[i].median_us, b.trials[i].median_us);
-    EXPECT_EQ(a.trials[i].noise, b.trials[i].noise);
-    EXPECT_EQ(a.trials[i].gpu_median_us, b.trials[i].gpu_median_us);
-    EXPECT_EQ(a.trials[i].throughput_per_s, b.trials[i].throughput_per_s);
-    EXPECT_EQ(a.trials[i].throughput_noise, b.trials[i].throughput_noise);
+  SCOPED_TRACE(std::string(fb::strategy_name(a.identity.strategy)) + " / " + a.identity.engine);
+  EXPECT_EQ(a.identity.strategy, b.identity.strategy);
+  EXPECT_EQ(a.identity.engine, b.identity.engine);
+  EXPECT_EQ(a.identity.input_bytes, b.identity.input_bytes);
+  EXPECT_EQ(a.identity.output_bytes, b.identity.output_bytes);
+  EXPECT_EQ(a.identity.inflight, b.identity.inflight);
+  EXPECT_EQ(a.identity.clients, b.identity.clients);
+  EXPECT_EQ(a.identity.graph, b.identity.graph);
+  EXPECT_EQ(a.identity.warmed_up, b.identity.warmed_up);
+  EXPECT_EQ(a.identity.input_writes, b.identity.input_writes);
+  EXPECT_EQ(a.verdict.outcome, b.verdict.outcome);
+  EXPECT_EQ(a.figures.iterations, b.figures.iterations);
+  EXPECT_EQ(a.figures.wall_seconds, b.figures.wall_seconds);
+  expect_same(a.figures.latency_us, b.figures.latency_us, "latency_us");
+  expect_same(a.figures.fill_us, b.figures.fill_us, "fill_us");
+  expect_same(a.figures.h2d_us, b.figures.h2d_us, "h2d_us");
+  expect_same(a.figures.compute_us, b.figures.compute_us, "compute_us");
+  expect_same(a.figures.d2h_us, b.figures.d2h_us, "d2h_us");
+  expect_same(a.figures.enqueue_us, b.figures.enqueue_us, "enqueue_us");
+  expect_same(a.figures.gpu_us, b.figures.gpu_us, "gpu_us");
+  EXPECT_EQ(a.figures.gpu_noise, b.figures.gpu_noise);
+  EXPECT_EQ(a.figures.gpu_trial_noise, b.figures.gpu_trial_noise);
+  EXPECT_EQ(a.figures.cold_first_us, b.figures.cold_first_us);
+  EXPECT_EQ(a.figures.cold_first_percentile, b.figures.cold_first_percentile);
+  EXPECT_EQ(a.figures.throughput_per_s, b.figures.throughput_per_s);
+  EXPECT_EQ(a.figures.h2d_gbps, b.figures.h2d_gbps);
+  EXPECT_EQ(a.figures.d2h_gbps, b.figures.d2h_gbps);
+  EXPECT_EQ(a.figures.relative_iqr, b.figures.relative_iqr);
+  EXPECT_EQ(a.figures.noise, b.figures.noise);
+  EXPECT_EQ(a.figures.throughput_noise, b.figures.throughput_noise);
+  EXPECT_EQ(a.figures.trial_noise, b.figures.trial_noise);
+  EXPECT_EQ(a.figures.throughput_trial_noise, b.figures.throughput_trial_noise);
+  ASSERT_EQ(a.figures.trials.size(), b.figures.trials.size());
+  for (std::size_t i = 0; i < a.figures.trials.size(); ++i) {
+    EXPECT_EQ(a.figures.trials[i].started_seconds, b.figures.trials[i].started_seconds);
+    EXPECT_EQ(a.figures.trials[i].wall_seconds, b.figures.trials[i].wall_seconds);
+    EXPECT_EQ(a.figures.trials[i].iterations, b.figures.trials[i].iterations);
+    EXPECT_EQ(a.figures.trials[i].median_us, b.figures.trials[i].median_us);
+    EXPECT_EQ(a.figures.trials[i].noise, b.figures.trials[i].noise);
+    EXPECT_EQ(a.figures.trials[i].gpu_median_us, b.figures.trials[i].gpu_median_us);
+    EXPECT_EQ(a.figures.trials[i].throughput_per_s, b.figures.trials[i].throughput_per_s);
+    EXPECT_EQ(a.figures.trials[i].throughput_noise, b.figures.trials[i].throughput_noise);
   }
-  EXPECT_EQ(a.schedule, b.schedule);
-  EXPECT_EQ(a.device_bytes_used, b.device_bytes_used);
-  EXPECT_EQ(a.max_noise, b.max_noise);
-  EXPECT_EQ(a.noisy, b.noisy);
-  EXPECT_EQ(a.stopped, b.stopped);
-  for (const auto& [x, y] : {std::pair{&a.recipe, &b.recipe}, std::pair{&a.floor, &b.floor}}) {
+  EXPECT_EQ(a.identity.schedule, b.identity.schedule);
+  EXPECT_EQ(a.figures.device_bytes_used, b.figures.device_bytes_used);
+  EXPECT_EQ(a.verdict.max_noise, b.verdict.max_noise);
+  EXPECT_EQ(a.verdict.noisy, b.verdict.noisy);
+  EXPECT_EQ(a.verdict.stopped, b.verdict.stopped);
+  for (const auto& [x, y] : {std::pair{&a.diagnostics.recipe, &b.diagnostics.recipe},
+                             std::pair{&a.diagnostics.floor, &b.diagnostics.floor}}) {
     ASSERT_EQ(x->has_value(), y->has_value());
     if (!*x) continue;
     EXPECT_EQ((*x)->steps, (*y)->steps);
@@ -263,36 +265,36 @@ void expect_same(const fb::strategy_result& a, const fb::strategy_result& b) {
     EXPECT_EQ((*x)->output_matches, (*y)->output_matches);
     EXPECT_EQ((*x)->check_detail, (*y)->check_detail);
   }
-  EXPECT_EQ(a.recipe_note, b.recipe_note);
-  ASSERT_EQ(a.clocks.has_value(), b.clocks.has_value());
-  if (a.clocks) {
-    EXPECT_EQ(a.clocks->sm_mhz_min, b.clocks->sm_mhz_min);
-    EXPECT_EQ(a.clocks->sm_mhz_max, b.clocks->sm_mhz_max);
-    EXPECT_EQ(a.clocks->mem_mhz_min, b.clocks->mem_mhz_min);
-    EXPECT_EQ(a.clocks->mem_mhz_max, b.clocks->mem_mhz_max);
-    EXPECT_EQ(a.clocks->throttle_reasons, b.clocks->throttle_reasons);
-    EXPECT_EQ(a.clocks->samples, b.clocks->samples);
-    EXPECT_EQ(a.clocks->changed, b.clocks->changed);
+  EXPECT_EQ(a.diagnostics.recipe_note, b.diagnostics.recipe_note);
+  ASSERT_EQ(a.diagnostics.clocks.has_value(), b.diagnostics.clocks.has_value());
+  if (a.diagnostics.clocks) {
+    EXPECT_EQ(a.diagnostics.clocks->sm_mhz_min, b.diagnostics.clocks->sm_mhz_min);
+    EXPECT_EQ(a.diagnostics.clocks->sm_mhz_max, b.diagnostics.clocks->sm_mhz_max);
+    EXPECT_EQ(a.diagnostics.clocks->mem_mhz_min, b.diagnostics.clocks->mem_mhz_min);
+    EXPECT_EQ(a.diagnostics.clocks->mem_mhz_max, b.diagnostics.clocks->mem_mhz_max);
+    EXPECT_EQ(a.diagnostics.clocks->throttle_reasons, b.diagnostics.clocks->throttle_reasons);
+    EXPECT_EQ(a.diagnostics.clocks->samples, b.diagnostics.clocks->samples);
+    EXPECT_EQ(a.diagnostics.clocks->changed, b.diagnostics.clocks->changed);
   }
-  EXPECT_EQ(a.clocks_note, b.clocks_note);
-  EXPECT_EQ(a.host_probe_us, b.host_probe_us);
-  EXPECT_EQ(a.host_probe_spread, b.host_probe_spread);
-  EXPECT_EQ(a.cuda_probe_us, b.cuda_probe_us);
-  EXPECT_EQ(a.cuda_probe_spread, b.cuda_probe_spread);
-  EXPECT_EQ(a.host_copy_gbps, b.host_copy_gbps);
-  EXPECT_EQ(a.host_copy_spread, b.host_copy_spread);
-  EXPECT_EQ(a.output_checked, b.output_checked);
-  EXPECT_EQ(a.output_matches, b.output_matches);
-  EXPECT_EQ(a.check_detail, b.check_detail);
-  EXPECT_EQ(a.notes, b.notes);
-  ASSERT_EQ(a.um.has_value(), b.um.has_value());
-  if (a.um) {
-    EXPECT_EQ(a.um->bytes_host_to_device, b.um->bytes_host_to_device);
-    EXPECT_EQ(a.um->bytes_device_to_host, b.um->bytes_device_to_host);
-    EXPECT_EQ(a.um->gpu_page_faults, b.um->gpu_page_faults);
-    EXPECT_EQ(a.um->cpu_page_faults, b.um->cpu_page_faults);
+  EXPECT_EQ(a.diagnostics.clocks_note, b.diagnostics.clocks_note);
+  EXPECT_EQ(a.diagnostics.host_probe_us, b.diagnostics.host_probe_us);
+  EXPECT_EQ(a.diagnostics.host_probe_spread, b.diagnostics.host_probe_spread);
+  EXPECT_EQ(a.diagnostics.cuda_probe_us, b.diagnostics.cuda_probe_us);
+  EXPECT_EQ(a.diagnostics.cuda_probe_spread, b.diagnostics.cuda_probe_spread);
+  EXPECT_EQ(a.diagnostics.host_copy_gbps, b.diagnostics.host_copy_gbps);
+  EXPECT_EQ(a.diagnostics.host_copy_spread, b.diagnostics.host_copy_spread);
+  EXPECT_EQ(a.verdict.output_checked, b.verdict.output_checked);
+  EXPECT_EQ(a.verdict.output_matches, b.verdict.output_matches);
+  EXPECT_EQ(a.verdict.check_detail, b.verdict.check_detail);
+  EXPECT_EQ(a.diagnostics.notes, b.diagnostics.notes);
+  ASSERT_EQ(a.diagnostics.um.has_value(), b.diagnostics.um.has_value());
+  if (a.diagnostics.um) {
+    EXPECT_EQ(a.diagnostics.um->bytes_host_to_device, b.diagnostics.um->bytes_host_to_device);
+    EXPECT_EQ(a.diagnostics.um->bytes_device_to_host, b.diagnostics.um->bytes_device_to_host);
+    EXPECT_EQ(a.diagnostics.um->gpu_page_faults, b.diagnostics.um->gpu_page_faults);
+    EXPECT_EQ(a.diagnostics.um->cpu_page_faults, b.diagnostics.um->cpu_page_faults);
   }
-  EXPECT_EQ(a.um_note, b.um_note);
+  EXPECT_EQ(a.diagnostics.um_note, b.diagnostics.um_note);
 }
 
 void expect_same(const fb::bench_report& a, const fb::bench_report& b) {
@@ -400,29 +402,29 @@ TEST(BenchReportJson, MissingFieldsTakeTheirDefaults) {
       fb::report_from_json(nlohmann::json::parse(R"({"winner": "pinned", "results": [{"strategy": "mapped"}]})"));
   EXPECT_EQ(report.winner, "pinned");
   ASSERT_EQ(report.results.size(), 1u);
-  EXPECT_EQ(report.results[0].strategy, ferry::strategy_kind::mapped);
-  EXPECT_EQ(report.results[0].inflight, 1);
-  EXPECT_TRUE(report.results[0].warmed_up);
-  EXPECT_EQ(report.results[0].input_writes, "cached");  // older reports: inputs were written that way
-  EXPECT_TRUE(report.results[0].measured());
-  EXPECT_FALSE(report.results[0].um);
-  EXPECT_FALSE(report.results[0].recipe);
-  EXPECT_FALSE(report.results[0].clocks);
-  EXPECT_EQ(report.results[0].noise, 0);  // older reports carry no noise figure
-  EXPECT_FALSE(report.results[0].failed());
-  EXPECT_TRUE(report.results[0].trials.empty());  // nor trials
-  EXPECT_EQ(report.results[0].trial_noise, 0);
-  EXPECT_EQ(report.results[0].schedule, "");
-  EXPECT_EQ(report.results[0].gpu_us.count, 0U);  // nor the GPU's time: compare judges end to end only
-  EXPECT_EQ(report.results[0].gpu_noise, 0);
-  EXPECT_EQ(report.results[0].host_copy_gbps, 0);
+  EXPECT_EQ(report.results[0].identity.strategy, ferry::strategy_kind::mapped);
+  EXPECT_EQ(report.results[0].identity.inflight, 1);
+  EXPECT_TRUE(report.results[0].identity.warmed_up);
+  EXPECT_EQ(report.results[0].identity.input_writes, "cached");  // older reports: inputs were written that way
+  EXPECT_TRUE(report.results[0].verdict.measured());
+  EXPECT_FALSE(report.results[0].diagnostics.um);
+  EXPECT_FALSE(report.results[0].diagnostics.recipe);
+  EXPECT_FALSE(report.results[0].diagnostics.clocks);
+  EXPECT_EQ(report.results[0].figures.noise, 0);  // older reports carry no noise figure
+  EXPECT_FALSE(report.results[0].verdict.failed());
+  EXPECT_TRUE(report.results[0].figures.trials.empty());  // nor trials
+  EXPECT_EQ(report.results[0].figures.trial_noise, 0);
+  EXPECT_EQ(report.results[0].identity.schedule, "");
+  EXPECT_EQ(report.results[0].figures.gpu_us.count, 0U);  // nor the GPU's time: compare judges end to end only
+  EXPECT_EQ(report.results[0].figures.gpu_noise, 0);
+  EXPECT_EQ(report.results[0].diagnostics.host_copy_gbps, 0);
 }
 
 TEST(BenchReportJson, NanSurvivesAsNull) {
   auto report = full_report();
-  report.results[0].relative_iqr = std::nan("");
+  report.results[0].figures.relative_iqr = std::nan("");
   const auto back = fb::report_from_json(nlohmann::json::parse(fb::to_json(report).dump()));
-  EXPECT_TRUE(std::isnan(back.results[0].relative_iqr));
+  EXPECT_TRUE(std::isnan(back.results[0].figures.relative_iqr));
 }
 
 TEST(BenchReportJson, MalformedInputThrowsInvalidArgument) {
@@ -442,7 +444,8 @@ TEST(BenchReportTable, ShowsEveryStrategyTheRefusalAndTheWinner) {
   const auto report = full_report();
   const std::string table = fb::render_table(report);
   for (const auto& r : report.results)
-    EXPECT_NE(table.find(fb::strategy_name(r.strategy)), std::string::npos) << fb::strategy_name(r.strategy);
+    EXPECT_NE(table.find(fb::strategy_name(r.identity.strategy)), std::string::npos)
+        << fb::strategy_name(r.identity.strategy);
   EXPECT_NE(table.find("refused: " + refusal_reason), std::string::npos);
   EXPECT_NE(table.find("failed: " + oom_reason), std::string::npos) << table;
   EXPECT_NE(table.find("failed: 1 of 5 cells failed, each with its reason; the run went on without them"),
@@ -503,7 +506,7 @@ TEST(BenchReportTable, ShowsEveryStrategyTheRefusalAndTheWinner) {
 
 TEST(BenchReportTable, NoRecipeGapNoteWithinTolerance) {
   auto report = full_report();
-  report.results[0].recipe->latency_us = stats(420.0);  // 425 vs 420: +1.2%
+  report.results[0].diagnostics.recipe->latency_us = stats(420.0);  // 425 vs 420: +1.2%
   const std::string table = fb::render_table(report);
   EXPECT_EQ(table.find("recipe gap:"), std::string::npos) << table;
   EXPECT_NE(table.find("+1.2% / +1.2%"), std::string::npos) << table;
@@ -521,9 +524,9 @@ TEST(BenchReportTable, MeasuredRowsLineUpWithTheHeader) {
     EXPECT_EQ(width_of(*(header + 1)), width);  // the rule under the header
     std::size_t row = 0;
     for (const auto& r : report.results) {
-      if (!r.measured() && tables > 1) continue;  // refused and failed rows appear in the first table only
+      if (!r.verdict.measured() && tables > 1) continue;  // refused and failed rows appear in the first table only
       const std::string& line = *(header + 2 + static_cast<std::ptrdiff_t>(row++));
-      if (r.measured()) EXPECT_EQ(width_of(line), width) << line;
+      if (r.verdict.measured()) EXPECT_EQ(width_of(line), width) << line;
     }
   }
   EXPECT_EQ(tables, 2u);
@@ -537,7 +540,8 @@ TEST(BenchReportMarkdown, HasHeaderTableRefusalsAndWinner) {
   EXPECT_NE(md.find("NVIDIA H200"), std::string::npos);
   EXPECT_NE(md.find("CUDA driver 13.0"), std::string::npos);
   for (const auto& r : report.results)
-    EXPECT_NE(md.find(fb::strategy_name(r.strategy)), std::string::npos) << fb::strategy_name(r.strategy);
+    EXPECT_NE(md.find(fb::strategy_name(r.identity.strategy)), std::string::npos)
+        << fb::strategy_name(r.identity.strategy);
   EXPECT_NE(md.find(refusal_reason), std::string::npos);
   EXPECT_NE(md.find("## Failed\n\n- **reduce / 19 MB / registered**: " + oom_reason), std::string::npos) << md;
   EXPECT_NE(md.find("## Refused\n\n- **reduce / 19 MB / system**: " + refusal_reason), std::string::npos) << md;
@@ -566,7 +570,7 @@ TEST(BenchReportMarkdown, HasHeaderTableRefusalsAndWinner) {
 
 TEST(BenchReportMarkdown, EscapesPipesInCells) {
   auto report = full_report();
-  report.results[0].engine = "a|b";
+  report.results[0].identity.engine = "a|b";
   const std::string md = fb::render_markdown(report);
   EXPECT_NE(md.find("a\\|b"), std::string::npos);
 }
@@ -600,7 +604,7 @@ TEST(BenchReportCsv, EveryRowHasEveryColumnAndCommasAreQuoted) {
   EXPECT_EQ(rows[2][column("um_gpu_page_faults")], "4864");
   EXPECT_EQ(rows[2][column("notes")], "graph capture failed: ran without a graph; second note, with a comma");
   EXPECT_EQ(std::stod(rows[1][column("latency_us_median")]), 425.0);
-  EXPECT_EQ(std::stod(rows[1][column("h2d_gbps")]), report.results[0].h2d_gbps);  // exact digits
+  EXPECT_EQ(std::stod(rows[1][column("h2d_gbps")]), report.results[0].figures.h2d_gbps);  // exact digits
   EXPECT_EQ(std::stod(rows[1][column("recipe_latency_us_median")]), 400.0);
   EXPECT_EQ(rows[2][column("recipe_latency_us_median")], "");  // no recipe: empty, not 0
   EXPECT_EQ(std::stod(rows[1][column("noise")]), 0.004);
@@ -612,9 +616,9 @@ TEST(BenchReportCsv, EveryRowHasEveryColumnAndCommasAreQuoted) {
 // latency, added that way, is in every rendering.
 TEST(BenchReportFields, AFigureOfTheTableIsInEveryRendering) {
   const auto report = full_report();
-  const double p999 = report.results[0].latency_us.p999;
+  const double p999 = report.results[0].figures.latency_us.p999;
   EXPECT_EQ(fb::to_json(report).at("results").at(0).at("latency_us").at("p999"), p999);
-  EXPECT_EQ(fb::report_from_json(fb::to_json(report)).results[0].latency_us.p999, p999);
+  EXPECT_EQ(fb::report_from_json(fb::to_json(report)).results[0].figures.latency_us.p999, p999);
   const auto rows = parse_csv(fb::render_csv(report));
   const auto column = std::find(rows[0].begin(), rows[0].end(), "latency_us_p999");
   ASSERT_NE(column, rows[0].end());
@@ -629,8 +633,9 @@ TEST(BenchReportFields, AFigureOfTheTableIsInEveryRendering) {
 TEST(BenchReportFields, ADerivedFigureIsInEveryRenderingAndInOlderReports) {
   const auto report = full_report();
   const auto& r = report.results[0];
-  ASSERT_GT(r.throughput_per_s, 0);
-  const double moved = static_cast<double>(r.input_bytes + r.output_bytes) * r.throughput_per_s / 1e9;
+  ASSERT_GT(r.figures.throughput_per_s, 0);
+  const double moved =
+      static_cast<double>(r.identity.input_bytes + r.identity.output_bytes) * r.figures.throughput_per_s / 1e9;
   const auto json = fb::to_json(report);
   EXPECT_DOUBLE_EQ(json.at("results").at(0).at("throughput_gbps").get<double>(), moved);
   const auto rows = parse_csv(fb::render_csv(report));
@@ -687,7 +692,7 @@ TEST(BenchReportJson, OlderReportsWriteBackTheirKeysUnchanged) {
 // The outcome is one variant, written as the two keys reports have always had; read in any order.
 TEST(BenchReportJson, OutcomeReadsFromTheKeysReportsHaveAlwaysHad) {
   const auto outcome_of = [](const char* text) {
-    return fb::report_from_json(nlohmann::json::parse(text)).results.at(0).outcome;
+    return fb::report_from_json(nlohmann::json::parse(text)).results.at(0).verdict.outcome;
   };
   EXPECT_EQ(outcome_of(R"({"results": [{"strategy": "pinned", "refused": null, "failed": false}]})"),
             fb::cell_outcome{fb::measured_cell{}});
@@ -697,7 +702,7 @@ TEST(BenchReportJson, OutcomeReadsFromTheKeysReportsHaveAlwaysHad) {
             fb::cell_outcome{fb::failed_cell{"out of memory"}});
   fb::bench_report report;
   report.results.resize(2);
-  report.results[1].fail("out of memory");
+  report.results[1].verdict.fail("out of memory");
   const auto results = fb::to_json(report).at("results");
   EXPECT_TRUE(results.at(0).at("refused").is_null());
   EXPECT_EQ(results.at(0).at("failed"), false);
@@ -750,11 +755,11 @@ fb::bench_report plot_report() {
     report.results.push_back(
         measured("mapped", "sparse:" + std::to_string(fraction), 64u << 20, 50.0 + 1400.0 * fraction));
   }
-  report.results[1].noisy = true;
+  report.results[1].verdict.noisy = true;
   fb::strategy_result refused;
-  refused.strategy = ferry::strategy_kind::system;
-  refused.engine = "reduce";
-  refused.refuse(refusal_reason);
+  refused.identity.strategy = ferry::strategy_kind::system;
+  refused.identity.engine = "reduce";
+  refused.verdict.refuse(refusal_reason);
   report.results.push_back(refused);
   return report;
 }
@@ -793,4 +798,48 @@ TEST(PlotBench, RefusesAnUnknownOutputFormat) {
                               (dir / "report.jpg").string() + "' 2>/dev/null";
   EXPECT_NE(std::system(command.c_str()), 0);
   fs::remove_all(dir);
+}
+
+// ---- golden renderings ----
+// Every rendering of full_report(), byte for byte, against files written when the result's layout
+// last changed (tests/bench/golden/): a change in how results are held or walked must not change
+// a byte of what users and their scripts read. FERRY_UPDATE_GOLDEN=1 rewrites the files instead;
+// a change of the renderings themselves does that on purpose and the diff shows what moved.
+namespace {
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void expect_golden(const std::string& name, const std::string& rendered) {
+  const fs::path path = fs::path(FERRY_SOURCE_DIR) / "tests" / "bench" / "golden" / name;
+  if (const char* update = std::getenv("FERRY_UPDATE_GOLDEN"); update != nullptr && std::string(update) == "1") {
+    fs::create_directories(path.parent_path());
+    std::ofstream(path, std::ios::binary) << rendered;
+    return;
+  }
+  ASSERT_TRUE(fs::exists(path)) << path << " is missing: run with FERRY_UPDATE_GOLDEN=1 to write it";
+  const std::string golden = read_file(path);
+  if (rendered == golden) return;
+  const auto [first, unused] = std::mismatch(rendered.begin(), rendered.end(), golden.begin(), golden.end());
+  const auto at = static_cast<std::size_t>(first - rendered.begin());
+  ADD_FAILURE() << name << " differs from " << path << " from byte " << at
+                << ":\n  rendered: " << rendered.substr(at, 80) << "\n  golden:   " << golden.substr(at, 80);
+}
+
+}  // namespace
+
+TEST(BenchReportGolden, JsonIsByteIdentical) { expect_golden("full_report.json", fb::to_json(full_report()).dump(2)); }
+TEST(BenchReportGolden, CsvIsByteIdentical) { expect_golden("full_report.csv", fb::render_csv(full_report())); }
+TEST(BenchReportGolden, MarkdownIsByteIdentical) {
+  expect_golden("full_report.md", fb::render_markdown(full_report()));
+}
+TEST(BenchReportGolden, TableIsByteIdentical) { expect_golden("full_report.txt", fb::render_table(full_report())); }
+// The reader as well: the golden JSON read back and written again is the same bytes.
+TEST(BenchReportGolden, GoldenJsonReadsBackToTheSameBytes) {
+  const fs::path path = fs::path(FERRY_SOURCE_DIR) / "tests" / "bench" / "golden" / "full_report.json";
+  ASSERT_TRUE(fs::exists(path)) << path;
+  const std::string golden = read_file(path);
+  EXPECT_EQ(fb::to_json(fb::report_from_json(nlohmann::json::parse(golden))).dump(2), golden);
 }

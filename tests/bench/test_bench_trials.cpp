@@ -170,11 +170,11 @@ TEST(TrialSchedule, ACellThatCannotRunComesBackFailed) {
   fb::run_options options;
   options.devices = {};
   const auto r = fb::run_cell(nothing, ferry::strategy_kind::pinned, options);
-  ASSERT_FALSE(r.measured());
-  EXPECT_TRUE(r.failed());
-  EXPECT_NE(r.reason().find("no GPU to run on"), std::string::npos) << r.reason();
-  EXPECT_EQ(r.strategy, ferry::strategy_kind::pinned);
-  EXPECT_EQ(r.engine, "touch");
+  ASSERT_FALSE(r.verdict.measured());
+  EXPECT_TRUE(r.verdict.failed());
+  EXPECT_NE(r.verdict.reason().find("no GPU to run on"), std::string::npos) << r.verdict.reason();
+  EXPECT_EQ(r.identity.strategy, ferry::strategy_kind::pinned);
+  EXPECT_EQ(r.identity.engine, "touch");
 }
 
 TEST(TrialLimits, ATrialGetsItsShareOfTheCell) {
@@ -217,7 +217,7 @@ TEST(NoiseFigures, BetweenTrialsIsTheStandardErrorOfTheTrialsMean) {
 }
 
 TEST(NoiseFigures, TheCellIsJudgedOnTheLargerWithItsDegreesOfFreedom) {
-  fb::strategy_result r;
+  fb::result_figures r;
   r.noise = 0.004;
   r.trial_noise = 0.012;
   r.throughput_noise = 0.02;
@@ -275,13 +275,13 @@ TEST(TrialAssembly, TheCellSaysWhetherItsRequestsBeganWithACleanL2) {
     t.strategy.requests = 21;
     t.strategy.busy_seconds = 21 * 100e-6;
     ferry::bench::strategy_result r;
-    r.strategy = ferry::strategy_kind::pinned;
+    r.identity.strategy = ferry::strategy_kind::pinned;
     return ferry::bench::assemble_result({t}, options, ferry::bench::trials_decision::settled, "synthetic",
                                          std::move(r));
   };
-  EXPECT_TRUE(assembled(true, true).l2_flushed);
-  EXPECT_FALSE(assembled(true, false).l2_flushed);
-  EXPECT_FALSE(assembled(false, true).l2_flushed);  // requests overlapped: nothing to flush between them
+  EXPECT_TRUE(assembled(true, true).identity.l2_flushed);
+  EXPECT_FALSE(assembled(true, false).identity.l2_flushed);
+  EXPECT_FALSE(assembled(false, true).identity.l2_flushed);  // requests overlapped: nothing to flush between them
   EXPECT_TRUE(ferry::bench::run_options{}.l2_flush) << "flushing is the default";
 }
 

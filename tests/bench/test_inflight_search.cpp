@@ -18,14 +18,14 @@ fb::cell_function model(std::function<double(int)> rate, std::vector<int>* tried
                         std::size_t request_bytes = 1 << 20) {
   return [rate, tried, request_bytes](const fb::workload&, ferry::strategy_kind k, const fb::run_options& o) {
     fb::strategy_result r;
-    r.strategy = k;
-    r.inflight = o.session.inflight;
-    r.input_bytes = request_bytes;
+    r.identity.strategy = k;
+    r.identity.inflight = o.session.inflight;
+    r.identity.input_bytes = request_bytes;
     if (o.inflight_auto) throw std::logic_error("a trial must run one count");
     if (!o.window_seconds) throw std::logic_error("a trial measures throughput over a window");
     if (o.limits.min_trials != 1 || o.limits.max_trials != 1) throw std::logic_error("a step is one trial");
-    r.throughput_per_s = rate(o.session.inflight);
-    r.throughput_noise = 0.005;
+    r.figures.throughput_per_s = rate(o.session.inflight);
+    r.figures.throughput_noise = 0.005;
     if (tried) tried->push_back(o.session.inflight);
     return r;
   };
@@ -59,7 +59,7 @@ TEST(InflightSearch, PicksTheSmallestCountWithinNoiseOfTheBest) {
 TEST(InflightSearch, ARefusedStrategyHasNoDepth) {
   const auto refuse = [](const fb::workload&, ferry::strategy_kind, const fb::run_options&) {
     fb::strategy_result r;
-    r.refuse("needs HMM");
+    r.verdict.refuse("needs HMM");
     return r;
   };
   const auto choice = fb::search_inflight_depth(any, ferry::strategy_kind::system, {}, refuse);
@@ -84,7 +84,7 @@ TEST(InflightSearch, StopsBeforeADepthThatWouldNotFitInFreeMemory) {
   const auto hungry = [](std::vector<int>* tried) {
     return [tried](const fb::workload& w, ferry::strategy_kind k, const fb::run_options& o) {
       auto r = model([](int d) { return 100.0 * d; }, tried)(w, k, o);
-      r.device_bytes_used = gib * static_cast<std::size_t>(o.session.inflight) + gib / 2;
+      r.figures.device_bytes_used = gib * static_cast<std::size_t>(o.session.inflight) + gib / 2;
       return r;
     };
   };
@@ -119,7 +119,7 @@ TEST(InflightSearch, AFailedStepEndsTheSearchWithTheDepthsBefore) {
   const auto fails_at_4 = [](const fb::workload& w, ferry::strategy_kind k, const fb::run_options& o) {
     auto r = model([](int d) { return 100.0 * d; })(w, k, o);
     if (o.session.inflight >= 4) {
-      r.fail("out of memory: CUDA out of memory");
+      r.verdict.fail("out of memory: CUDA out of memory");
     }
     return r;
   };

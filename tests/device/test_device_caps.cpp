@@ -46,11 +46,11 @@ TEST(PlatformClass, NamesAreDistinct) {
   EXPECT_EQ(ferry::to_string(ferry::platform_class::coherent_ats), "coherent-ats");
 }
 
-TEST(StrategyAvailability, OnlySystemIsRefusedOnTheH200Host) {
+TEST(StrategyAvailability, OnlySystemAndPeerAreRefusedOnTheOneGpuH200Host) {
   const auto caps = h200_like();
   for (const auto k : ferry::all_strategies) {
     const auto reason = ferry::unavailable_reason(k, caps);
-    if (k == ferry::strategy_kind::system)
+    if (k == ferry::strategy_kind::system || ferry::to_string(k) == "peer")
       EXPECT_TRUE(reason.has_value());
     else
       EXPECT_FALSE(reason.has_value()) << ferry::to_string(k) << ": " << reason.value_or("");

@@ -200,6 +200,17 @@ TEST(InfoJson, ListsEveryStrategyWithItsReason) {
   }
 }
 
+// A strategy registered after the built-ins is listed as they are: peer, refused on one GPU.
+TEST(InfoJson, ListsPeerWithItsOneGpuRefusal) {
+  const auto info = ferry::build_info_json(cuda13, {record_of(ferry::platform_class::discrete_pcie)});
+  const auto& strategies = info.at("devices").at(0).at("strategies");
+  const auto peer =
+      std::find_if(strategies.begin(), strategies.end(), [](const auto& s) { return s.at("name") == "peer"; });
+  ASSERT_NE(peer, strategies.end());
+  EXPECT_EQ(peer->at("available"), false);
+  EXPECT_EQ(peer->at("reason"), "this machine has one GPU, and peer keeps inputs and outputs in another GPU's memory");
+}
+
 TEST(InfoJson, RecommendationMatchesThePlatform) {
   for (const auto platform : all_platforms) {
     const auto info = ferry::build_info_json(cuda13, {record_of(platform)});
@@ -245,7 +256,7 @@ TEST(InfoText, NamesEachUnavailableStrategyWithItsReason) {
       EXPECT_NE(text.find(name + " available"), std::string::npos) << name;
     }
   }
-  EXPECT_EQ(unavailable, 7);  // mapped, both registered, three managed, system
+  EXPECT_EQ(unavailable, 8);  // mapped, both registered, three managed, system, peer (one GPU)
 }
 
 TEST(InfoText, ShowsDeviceFactsRecommendationAndLink) {

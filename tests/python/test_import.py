@@ -14,7 +14,8 @@ def test_imports_and_describes_its_build():
     assert ferry.build_info["cuda_architectures"]
     assert ferry.build_info["backend_api"] >= 1
     names = [s["name"] for s in ferry.strategies()]
-    assert names[:3] == ["pageable", "staged", "pinned"] and "managed-prefetch" in names and names[-1] == "device"
+    assert names[:3] == ["pageable", "staged", "pinned"] and "managed-prefetch" in names and "device" in names
+    assert names[-1] == "peer"  # registered after the built-ins
     assert {s["data_path"] for s in ferry.strategies()} == {"copy", "zero_copy", "migrate", "resident"}
 
 

@@ -65,7 +65,7 @@ inline device_profile synthetic_profile(const device_caps& caps, const cost_mode
   p.host = "testhost";
   p.mode = "quick";
   for (const strategy_kind k : all_strategies) {
-    if (k == strategy_kind::device) continue;
+    if (properties(k).path == data_path::resident) continue;  // as calibrate: not a way to feed host inputs
     for (const transfer_use use : all_transfer_uses) {
       strategy_curve curve{.strategy = k, .use = use, .refused = {}, .points = {}};
       if (const auto why = unavailable_reason(k, caps)) {

@@ -6,7 +6,7 @@
 // host the end-to-end medians of host-path cells of 16 MB and up moved 5-30% between identical
 // runs while the GPU's own timeline moved by about 1% (uploads 351.9-352.8 µs, downloads
 // 349.5-352.6 µs). So each cell is judged on the GPU's time per request too
-// (strategy_result::gpu_us, from CUDA events), with its own noise: a change of ferry's or the
+// (result_figures::gpu_us, from CUDA events), with its own noise: a change of ferry's or the
 // platform's GPU-side work shows there whatever the host did, and a change end to end with the
 // GPU unchanged is the host's (the report names its probes: memory bandwidth, CPU, CUDA calls).
 //

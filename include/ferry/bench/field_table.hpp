@@ -3,11 +3,14 @@
 // part's table (ferry/bench/result.hpp), and JSON, CSV, the terminal table and markdown follow.
 // A row names a member (figure), or a value computed from the struct (computed): a figure derived
 // from others, or a member whose type is not a plain value (a std::variant) shown as the keys it
-// has always had. A struct made of parts (public bases, each with its table) lists them instead
-// of fields, and the walk flattens them: its fields are its parts' fields, in order.
+// has always had. A struct made of parts (members, each a described struct) lists them instead
+// of fields, and the walk flattens them: its fields are its parts' fields, in order, each reached
+// through its part, so a caller holding the whole reads any field and one holding a part reads
+// that part's.
 #pragma once
 
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -88,22 +91,71 @@ template <class Owner, class Value>
   return {{}, key, get, set, unit, description};
 }
 
-// A field's value in `object` (an Owner, or a struct with Owner as a public base), and storing one.
+// Specialised beside each described struct: `static constexpr auto fields = std::tuple{figure(...), ...};`,
+// or, for a struct made of described parts (its members), `static constexpr auto parts =
+// std::tuple{&T::a, &T::b, ...};`.
+template <class T>
+struct field_table;
+
+template <class T>
+concept has_fields = requires {
+  std::tuple_size<decltype(field_table<T>::fields)>::value;
+};
+
+template <class T>
+concept has_parts = requires {
+  std::tuple_size<std::remove_cv_t<decltype(field_table<T>::parts)>>::value;
+};
+
+template <class T>
+concept described = has_fields<T> || has_parts<T>;
+
+// The type of the part a member pointer of a struct of parts names.
+template <class Pointer>
+struct part_type;
+template <class Whole, class Part>
+struct part_type<Part Whole::*> {
+  using type = Part;
+};
+
+// The member of Whole that is its part of type Part (a compile error when it has none).
+template <class Part, class Whole, std::size_t I = 0>
+[[nodiscard]] constexpr auto part_pointer() {
+  constexpr auto pointer = std::get<I>(field_table<Whole>::parts);
+  if constexpr (std::is_same_v<std::remove_cv_t<decltype(pointer)>, Part Whole::*>)
+    return pointer;
+  else
+    return part_pointer<Part, Whole, I + 1>();
+}
+
+// The Owner a field belongs to, in `object`: the object itself (or its base), or its part of that
+// type; const as the object is.
+template <class Owner, class Object>
+[[nodiscard]] constexpr auto& owner_in(Object& object) {
+  using whole = std::remove_const_t<Object>;
+  if constexpr (std::is_same_v<Owner, whole> || std::is_base_of_v<Owner, whole>)
+    return static_cast<std::conditional_t<std::is_const_v<Object>, const Owner&, Owner&>>(object);
+  else
+    return object.*(part_pointer<Owner, whole>());
+}
+
+// A field's value in `object` (an Owner, or a struct of parts with an Owner among them), and
+// storing one.
 template <class Owner, class Member, class Object>
 [[nodiscard]] constexpr const Member& value_of(const field<Owner, Member>& f, const Object& object) {
-  return object.*(f.member);
+  return owner_in<Owner>(object).*(f.member);
 }
 template <class Owner, class Value, class Object>
 [[nodiscard]] Value value_of(const computed_field<Owner, Value>& f, const Object& object) {
-  return f.get(object);
+  return f.get(owner_in<Owner>(object));
 }
 template <class Owner, class Member, class Object>
 void store(const field<Owner, Member>& f, Object& object, Member value) {
-  object.*(f.member) = std::move(value);
+  owner_in<Owner>(object).*(f.member) = std::move(value);
 }
 template <class Owner, class Value, class Object>
 void store(const computed_field<Owner, Value>& f, Object& object, Value value) {
-  if (f.set != nullptr) f.set(object, std::move(value));
+  if (f.set != nullptr) f.set(owner_in<Owner>(object), std::move(value));
 }
 // A derived figure is written, never read: a report gets it from the fields it is made of.
 template <class Owner, class Member>
@@ -129,24 +181,6 @@ struct field_value<computed_field<Owner, Value>> {
 template <class Field>
 using field_value_t = typename field_value<std::remove_cvref_t<Field>>::type;
 
-// Specialised beside each described struct: `static constexpr auto fields = std::tuple{figure(...), ...};`,
-// or, for a struct made of described parts (its public bases), `using parts = std::tuple<A, B, ...>;`.
-template <class T>
-struct field_table;
-
-template <class T>
-concept has_fields = requires {
-  std::tuple_size<decltype(field_table<T>::fields)>::value;
-};
-
-template <class T>
-concept has_parts = requires {
-  std::tuple_size<typename field_table<T>::parts>::value;
-};
-
-template <class T>
-concept described = has_fields<T> || has_parts<T>;
-
 // What the renderers ask of a member's type.
 template <class T>
 inline constexpr bool is_optional = false;
@@ -162,14 +196,12 @@ template <described T>
 inline constexpr bool list_of_described<std::vector<T>> = true;
 
 // Calls visit(field) for every field of T, in the table's order; a struct of parts, every field of
-// each part in turn (the fields' member pointers reach them through the struct: the parts are its
-// bases).
+// each part in turn (value_of and store reach a part's fields through the whole).
 template <described T, class Visit>
 constexpr void for_each_field(Visit&& visit) {
   if constexpr (has_parts<T>) {
-    [&]<class... Part>(std::type_identity<std::tuple<Part...>>) {
-      (for_each_field<Part>(visit), ...);
-    }(std::type_identity<typename field_table<T>::parts>{});
+    std::apply([&](auto... part) { (for_each_field<typename part_type<decltype(part)>::type>(visit), ...); },
+               field_table<T>::parts);
   } else {
     std::apply([&](const auto&... f) { (visit(f), ...); }, field_table<T>::fields);
   }

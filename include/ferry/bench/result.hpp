@@ -118,7 +118,7 @@ struct trial_figures {
   std::size_t iterations = 0;  // its latency samples
   double median_us = 0;        // its median latency
   double noise = 0;            // median_noise of its samples
-  // Its median GPU time per request (strategy_result::gpu_us); 0 in older reports.
+  // Its median GPU time per request (result_figures::gpu_us); 0 in older reports.
   double gpu_median_us = 0;
   double throughput_per_s = 0;
   double throughput_noise = 0;
@@ -143,9 +143,10 @@ struct field_table<trial_figures> {
 // One (workload, size, strategy) cell of the matrix, in four parts, each a struct with its own
 // field table: what ran (result_identity), what was measured (result_figures), what the run saw
 // around the measurement (result_diagnostics), and whether the figures hold (result_verdict).
-// strategy_result is made of them as public bases, so `r.latency_us` reads as it always has, a
-// function that needs one part takes just that part, and the field-table walk flattens the parts
-// into the one flat object of keys that every report has had.
+// strategy_result holds them as members (`r.figures.latency_us`, `r.verdict.measured()`), so a
+// caller reads the part it uses and a function that needs one part takes just that part; a new
+// figure is one member of its part and its row in the part's table. The field-table walk
+// flattens the parts into the one flat object of keys that every report has had.
 
 // What ran: the workload, the strategy and the settings it ran with.
 struct result_identity {
@@ -310,14 +311,20 @@ struct result_verdict {
   }
 };
 
-struct strategy_result : result_identity, result_figures, result_diagnostics, result_verdict {};
+struct strategy_result {
+  result_identity identity;
+  result_figures figures;
+  result_diagnostics diagnostics;
+  result_verdict verdict;
+};
 
 // Every field of a result, part by part: the JSON writer and reader and the CSV writer iterate
 // them as one flat list of keys, and the terminal and markdown tables show the ones with a column
 // title.
 template <>
 struct field_table<strategy_result> {
-  using parts = std::tuple<result_identity, result_figures, result_diagnostics, result_verdict>;
+  static constexpr auto parts = std::tuple{&strategy_result::identity, &strategy_result::figures,
+                                           &strategy_result::diagnostics, &strategy_result::verdict};
 };
 
 template <>
@@ -346,7 +353,7 @@ struct field_table<result_identity> {
 struct derived_figures {
   // Input and output bytes per request, times requests per second: the bytes a cell moved.
   static double throughput_gbps(const strategy_result& r) {
-    return static_cast<double>(r.input_bytes + r.output_bytes) * r.throughput_per_s / 1e9;
+    return static_cast<double>(r.identity.input_bytes + r.identity.output_bytes) * r.figures.throughput_per_s / 1e9;
   }
 };
 

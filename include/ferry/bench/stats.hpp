@@ -75,11 +75,11 @@ struct noise_estimate {
 // its latency or (`throughput`) its rate. Stopping, the noisy flag, compare and the advice check
 // all use it: a run whose trials drifted apart is known no better than that drift, however many
 // samples each trial took. Reports without a noise figure give relative 0.
-[[nodiscard]] noise_estimate judged_noise(const strategy_result& r, bool throughput) noexcept;
+[[nodiscard]] noise_estimate judged_noise(const result_figures& r, bool throughput) noexcept;
 
 // The same for the cell's GPU time per request (gpu_us): the larger of gpu_noise and
 // gpu_trial_noise. Reports without the GPU figure give relative 0.
-[[nodiscard]] noise_estimate judged_gpu_noise(const strategy_result& r) noexcept;
+[[nodiscard]] noise_estimate judged_gpu_noise(const result_figures& r) noexcept;
 
 // Student's t at `probability` = difference_confidence (one-sided) for `dof` degrees of
 // freedom, fractional ones interpolated; infinite dof gives the normal quantile. dof below 1 is

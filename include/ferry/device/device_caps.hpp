@@ -48,6 +48,11 @@ struct device_caps {
   bool pageable_memory_access = false;
   bool pageable_memory_access_uses_host_page_tables = false;
   bool direct_managed_mem_access_from_host = false;
+  // How many GPUs the process sees, and the other GPUs whose memory this one can read and write by
+  // peer access (cudaDeviceCanAccessPeer): what a strategy keeping its data on another GPU needs.
+  // A record made by hand describes a machine of one GPU unless it says otherwise.
+  int device_count = 1;
+  std::vector<int> peer_ordinals;
   std::optional<pcie_link> pcie;  // from NVML where available (absent on integrated GPUs)
   int driver_version = 0;         // CUDA's encoding: 1000 * major + 10 * minor (13000 = 13.0)
   int runtime_version = 0;

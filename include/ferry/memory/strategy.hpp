@@ -1,12 +1,15 @@
 // The host<->device transfer strategies of docs/ARCHITECTURE.md §2: names, properties and availability.
 //
-// A strategy is a plain value (an enum plus the properties below); the memory it needs lives in
-// io_buffer (buffer.hpp). Availability is decided here, from a device_caps record, so the
-// refusal paths are testable without a GPU.
+// Strategies are an open set: each is a registered type in src/memory/strategies/<name>/ (its name,
+// properties, what it needs of the platform, how it allocates a buffer and how its request is
+// written by hand for the bench's recipes), listed once in src/memory/strategies/registered.def. A
+// strategy is named by a strategy_kind value; the memory it needs lives in io_buffer (buffer.hpp).
+// Availability is decided from a device_caps record, so the refusal paths are testable without a GPU.
 #pragma once
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -17,7 +20,12 @@
 
 namespace ferry {
 
-enum class strategy_kind {
+// A registered strategy. The built-ins are named here, at the values the registry gives them (the
+// first eleven lines of its list); a strategy registered after them has a value but no name here:
+// it is reached by its name (parse_strategy) and listed by all_strategies, and code that names a
+// built-in reads as it always has. The underlying type is fixed, so every value of it is a valid
+// strategy_kind and a registered one needs no enumerator.
+enum class strategy_kind : std::uint8_t {
   pageable,           // malloc + cudaMalloc, cudaMemcpyAsync from pageable memory
   staged,             // malloc + pinned staging + cudaMalloc: memcpy to staging, then DMA
   pinned,             // cudaMallocHost + cudaMalloc, DMA both ways
@@ -31,12 +39,20 @@ enum class strategy_kind {
   device,             // device-resident data: the floor every other strategy is measured against
 };
 
-inline constexpr std::array all_strategies{
-    strategy_kind::pageable, strategy_kind::staged,           strategy_kind::pinned,
-    strategy_kind::mapped,   strategy_kind::registered,       strategy_kind::registered_mapped,
-    strategy_kind::managed,  strategy_kind::managed_prefetch, strategy_kind::managed_advise,
-    strategy_kind::system,   strategy_kind::device,
+// Every registered strategy, in the registry's order (the built-ins first): what `--strategy all`
+// runs and `ferry info` lists. Read as a constant array (range-for, size(), [i]); the registry
+// behind it is filled once, on first use.
+struct strategy_list {
+  using value_type = strategy_kind;
+  using const_iterator = const strategy_kind*;
+  using iterator = const_iterator;
+  [[nodiscard]] std::span<const strategy_kind> view() const noexcept;
+  [[nodiscard]] const strategy_kind* begin() const noexcept { return view().data(); }
+  [[nodiscard]] const strategy_kind* end() const noexcept { return view().data() + view().size(); }
+  [[nodiscard]] std::size_t size() const noexcept { return view().size(); }
+  [[nodiscard]] strategy_kind operator[](std::size_t i) const noexcept { return view()[i]; }
 };
+inline constexpr strategy_list all_strategies{};
 
 // How the bytes reach the memory the engine reads.
 enum class data_path {
@@ -46,10 +62,16 @@ enum class data_path {
   resident,   // device memory; the host view is only synchronised by the untimed blocking calls
 };
 
+// What a strategy is, for the code that decides by it (choose, the session's stages, the bench's
+// loops and verdicts): never by its name.
 struct strategy_properties {
-  data_path path;
-  bool uses_managed_memory;  // subject to the free-memory guard
-  bool wraps_caller_memory;  // registered kinds: the caller may hand in its own memory
+  data_path path = data_path::copy;
+  bool uses_managed_memory = false;  // subject to the free-memory guard
+  bool wraps_caller_memory = false;  // registered kinds: the caller may hand in its own memory
+  // The engine reads an input where the strategy leaves it, over a link (zero-copy, managed
+  // memory kept in host pages, another GPU's memory), so only the bytes it reads cross; the
+  // others move the whole tensor first.
+  bool reads_in_place = false;
   std::string_view summary;
   // Where the host's CPU does part of the transfer inside a request's GPU span (the time between
   // its first and last CUDA event), how; empty where the span is the GPU's and its copy engines'
@@ -57,6 +79,8 @@ struct strategy_properties {
   std::string_view host_in_gpu_span = {};
 };
 
+// A registered strategy's name ("unregistered" for a value the registry does not hold) and
+// properties (a copy strategy's defaults for such a value: never reached through the parsers).
 [[nodiscard]] std::string_view to_string(strategy_kind k) noexcept;
 [[nodiscard]] strategy_properties properties(strategy_kind k) noexcept;
 
@@ -73,15 +97,16 @@ struct tensor_strategy {
 // lists the valid names.
 [[nodiscard]] strategy_kind parse_strategy(std::string_view name);
 
-// Parses a comma-separated list or "all" (every strategy, in all_strategies order).
+// Parses a comma-separated list or "all" (every registered strategy, in all_strategies order).
 [[nodiscard]] std::vector<strategy_kind> parse_strategy_list(std::string_view text);
 
 // Whether managed requests may exceed the device's free memory. Off by default: on a shared GPU
 // oversubscription can stall every process on the card, so it must be asked for by name.
 enum class oversubscription { refuse, allow };
 
-// Returns why the strategy cannot work on this device, or nullopt when it can. Only capability
-// checks live here; size checks need the request (see check_managed_fits).
+// Returns why the strategy cannot work on this device, or nullopt when it can: what the strategy
+// needs of the platform, asked of its registered type. Only capability checks live here; size
+// checks need the request (see managed_request_refusal).
 [[nodiscard]] std::optional<std::string> unavailable_reason(strategy_kind k, const device_caps& caps);
 
 // Managed memory kept free for the driver and other buffers when guarding requests.

@@ -147,19 +147,19 @@ std::string decision_text(trials_decision how, std::size_t trials, const samplin
 
 }  // namespace
 
-strategy_result cell_identity(std::string engine, std::optional<strategy_kind> strategy, const run_options& options,
+result_identity cell_identity(std::string engine, std::optional<strategy_kind> strategy, const run_options& options,
                               trial_schedule schedule) {
-  strategy_result r;
-  r.strategy = strategy;
-  r.engine = std::move(engine);
-  r.inflight = options.session.inflight;
-  r.clients = options.clients;
-  r.devices = options.devices;
-  r.graph = options.session.graph == graph_mode::on;
-  r.warmed_up = options.warmup;
-  r.input_writes = std::string(to_string(options.writes));
-  r.schedule = std::string(to_string(schedule));
-  return r;
+  result_identity id;
+  id.strategy = strategy;
+  id.engine = std::move(engine);
+  id.inflight = options.session.inflight;
+  id.clients = options.clients;
+  id.devices = options.devices;
+  id.graph = options.session.graph == graph_mode::on;
+  id.warmed_up = options.warmup;
+  id.input_writes = std::string(to_string(options.writes));
+  id.schedule = std::string(to_string(schedule));
+  return id;
 }
 
 double quartile_spread(std::vector<double> samples) {
@@ -398,13 +398,14 @@ std::string stopped_text(const result_identity& id, const result_figures& f, con
                      f.wall_seconds, noise_text, decision_text(c.how, c.trials, c.limits), c.stop);
 }
 
-void fill_verdict(strategy_result& r, const pooled& s, const probe_summaries& probes, const stop_context& c) {
-  r.output_checked = s.checks.checked;
-  r.output_matches = s.checks.checked && s.checks.all_match;
-  r.check_detail = check_detail(s.checks);
-  r.max_noise = c.limits.max_noise;
-  r.noisy = judged_noise(r, c.judged_on_rate).relative > r.max_noise || host_changed(probes);
-  r.stopped = stopped_text(r, r, c) + host_change_text(probes);
+void fill_verdict(result_verdict& v, const result_identity& id, const result_figures& f, const pooled& s,
+                  const probe_summaries& probes, const stop_context& c) {
+  v.output_checked = s.checks.checked;
+  v.output_matches = s.checks.checked && s.checks.all_match;
+  v.check_detail = check_detail(s.checks);
+  v.max_noise = c.limits.max_noise;
+  v.noisy = judged_noise(f, c.judged_on_rate).relative > v.max_noise || host_changed(probes);
+  v.stopped = stopped_text(id, f, c) + host_change_text(probes);
 }
 
 }  // namespace
@@ -413,10 +414,10 @@ strategy_result assemble_result(const std::vector<trial_record>& trials, const r
                                 trials_decision how, const std::string& stop, strategy_result cell) {
   const pooled_cell p = pool(trials);
   const probe_summaries probes = summarize_probes(p.series);
-  cell.l2_flushed = p.paired && options.l2_flush;
-  fill_figures(cell, cell, trials, p);
-  fill_diagnostics(cell, trials, probes, cell.devices);
-  fill_verdict(cell, p.series, probes,
+  cell.identity.l2_flushed = p.paired && options.l2_flush;
+  fill_figures(cell.figures, cell.identity, trials, p);
+  fill_diagnostics(cell.diagnostics, trials, probes, cell.identity.devices);
+  fill_verdict(cell.verdict, cell.identity, cell.figures, p.series, probes,
                {.trials = trials.size(),
                 .how = how,
                 .stop = stop,

@@ -31,7 +31,7 @@ struct trial_record {
 
 // A cell's identity, as every report names it: the workload, the strategy and the settings it ran
 // with (a group that could not run reports failed cells of the same identity).
-[[nodiscard]] strategy_result cell_identity(std::string engine, std::optional<strategy_kind> strategy,
+[[nodiscard]] result_identity cell_identity(std::string engine, std::optional<strategy_kind> strategy,
                                             const run_options& options, trial_schedule schedule);
 
 // The cell's result: `cell` (its identity and what its trials learnt of it) with the statistics

@@ -66,21 +66,23 @@ void set_io_bytes(const std::vector<tensor_spec>& io, trial_outcome& out) {
 }
 
 // The one place a trial's outcome enters its cell's result (the samples go with the trials).
-void keep(const trial_outcome& outcome, strategy_result& cell) {
-  cell.input_bytes = outcome.input_bytes;
-  cell.output_bytes = outcome.output_bytes;
+void keep(const trial_outcome& outcome, result_identity& id, result_diagnostics& d) {
+  id.input_bytes = outcome.input_bytes;
+  id.output_bytes = outcome.output_bytes;
+  const auto note_once = [&d](const std::string& note) {
+    if (std::find(d.notes.begin(), d.notes.end(), note) == d.notes.end()) d.notes.push_back(note);
+  };
   for (const std::string& fallback : outcome.graph_fallbacks) {
-    cell.graph = false;
-    if (std::find(cell.notes.begin(), cell.notes.end(), fallback) == cell.notes.end()) cell.notes.push_back(fallback);
+    id.graph = false;
+    note_once(fallback);
   }
-  for (const std::string& note : outcome.graph_notes)
-    if (std::find(cell.notes.begin(), cell.notes.end(), note) == cell.notes.end()) cell.notes.push_back(note);
-  if (!outcome.recipe_note.empty()) cell.recipe_note = outcome.recipe_note;
-  if (!outcome.recipe_steps.empty() && !cell.recipe) cell.recipe.emplace().steps = outcome.recipe_steps;
-  if (!outcome.floor_steps.empty() && !cell.floor) cell.floor.emplace().steps = outcome.floor_steps;
+  for (const std::string& note : outcome.graph_notes) note_once(note);
+  if (!outcome.recipe_note.empty()) d.recipe_note = outcome.recipe_note;
+  if (!outcome.recipe_steps.empty() && !d.recipe) d.recipe.emplace().steps = outcome.recipe_steps;
+  if (!outcome.floor_steps.empty() && !d.floor) d.floor.emplace().steps = outcome.floor_steps;
   if (outcome.um) {
-    cell.um = outcome.um->traffic;
-    cell.um_note = outcome.um->note;
+    d.um = outcome.um->traffic;
+    d.um_note = outcome.um->note;
   }
 }
 
@@ -299,14 +301,10 @@ strategy_result run_one_depth(const workload& w, strategy_kind strategy, const r
 
 cell_trials::cell_trials(const workload& w, strategy_kind strategy, const run_options& options, trial_schedule schedule,
                          bench_clock::time_point run_start, std::string name)
-    : workload_(w),
-      strategy_(strategy),
-      options_(options),
-      run_start_(run_start),
-      name_(std::move(name)),
-      result_(cell_identity(w.label, strategy, options, schedule)) {
+    : workload_(w), strategy_(strategy), options_(options), run_start_(run_start), name_(std::move(name)) {
+  result_.identity = cell_identity(w.label, strategy, options, schedule);
   if (options.slowdown > 0)
-    result_.notes.push_back(
+    result_.diagnostics.notes.push_back(
         fmt::format("slowed down on purpose: every request's GPU time was made {0:g}% longer by a spin kernel "
                     "after the engine, and every timed request waited until its latency was {0:g}% longer before "
                     "its clock stopped (--slowdown, a test hook; the recipe and the floor by the wait alone)",
@@ -325,7 +323,7 @@ std::string cell_trials::describe() const {
 }
 
 void cell_trials::fail(cell_failure why) {
-  result_.not_measured(std::move(why.reason), why.failed);
+  result_.verdict.not_measured(std::move(why.reason), why.failed);
   done_ = true;
 }
 
@@ -335,7 +333,8 @@ void cell_trials::stop(std::string why) {
     fail({.reason = std::move(why), .failed = true});
     return;
   }
-  result_.notes.push_back(fmt::format("{} trial{} only: {}", trials_.size(), trials_.size() == 1 ? "" : "s", why));
+  result_.diagnostics.notes.push_back(
+      fmt::format("{} trial{} only: {}", trials_.size(), trials_.size() == 1 ? "" : "s", why));
 }
 
 void cell_trials::search_depth() {
@@ -344,18 +343,18 @@ void cell_trials::search_depth() {
       search_inflight_depth(workload_, strategy_, options_, run_one_depth, device_memory_reader(options_.devices));
   if (!choice.depth) {
     // Every step was refused or failed: the first says why.
-    result_.not_measured(choice.explanation, !choice.steps.empty() && choice.steps.front().failed());
+    result_.verdict.not_measured(choice.explanation, !choice.steps.empty() && choice.steps.front().verdict.failed());
     if (!choice.steps.empty()) {
-      result_.input_bytes = choice.steps.front().input_bytes;
-      result_.output_bytes = choice.steps.front().output_bytes;
+      result_.identity.input_bytes = choice.steps.front().identity.input_bytes;
+      result_.identity.output_bytes = choice.steps.front().identity.output_bytes;
     }
     done_ = true;
     return;
   }
   options_.inflight_auto = false;
   options_.session.inflight = *choice.depth;
-  result_.inflight = *choice.depth;
-  result_.notes.push_back(choice.explanation);
+  result_.identity.inflight = *choice.depth;
+  result_.diagnostics.notes.push_back(choice.explanation);
 }
 
 void cell_trials::run_trial() {
@@ -384,9 +383,9 @@ void cell_trials::run_trial() {
   trial_outcome outcome = options_.devices.size() == 1
                               ? trial_on_one_gpu(workload_, strategy_, options_, *stop, first, delay_.get())
                               : trial_on_replicas(workload_, strategy_, options_, *stop, first, delay_.get());
-  keep(outcome, result_);
+  keep(outcome, result_.identity, result_.diagnostics);
   if (!outcome.record) {
-    result_.refuse(std::move(outcome.refusal));
+    result_.verdict.refuse(std::move(outcome.refusal));
     done_ = true;
     return;
   }
@@ -394,7 +393,7 @@ void cell_trials::run_trial() {
   trials_.push_back(std::move(*outcome.record));
   if (delay_ && !floor_noted_) {
     if (auto note = delay_->floor_note(); !note.empty()) {
-      result_.notes.push_back(std::move(note));
+      result_.diagnostics.notes.push_back(std::move(note));
       floor_noted_ = true;
     }
   }
@@ -417,11 +416,11 @@ void cell_trials::decide() {
 
 strategy_result cell_trials::finish() const {
   strategy_result r = result_;
-  if (!r.measured() || trials_.empty()) {
-    if (r.measured()) r.fail("no trial ran");
-    r.recipe.reset();
-    r.floor.reset();
-    r.um.reset();
+  if (!r.verdict.measured() || trials_.empty()) {
+    if (r.verdict.measured()) r.verdict.fail("no trial ran");
+    r.diagnostics.recipe.reset();
+    r.diagnostics.floor.reset();
+    r.diagnostics.um.reset();
     return r;
   }
   return assemble_result(trials_, options_, decision_, stop_text_, std::move(r));

@@ -18,7 +18,7 @@ constexpr double memory_cap_bytes = 8.0 * (1ULL << 30);
 
 // How much better a rate must be to count as higher: twice the combined noise of the two rates,
 // and never less than 1%.
-double margin(const strategy_result& a, const strategy_result& b) {
+double margin(const result_figures& a, const result_figures& b) {
   return std::max(0.01, 2 * std::hypot(a.throughput_noise, b.throughput_noise));
 }
 
@@ -51,7 +51,8 @@ depth_search search_inflight_depth(const workload& w, strategy_kind strategy, co
   std::string stopped_by;
   for (const int depth : depths) {
     if (!out.steps.empty()) {
-      const double request_bytes = static_cast<double>(out.steps.front().input_bytes + out.steps.front().output_bytes);
+      const double request_bytes =
+          static_cast<double>(out.steps.front().identity.input_bytes + out.steps.front().identity.output_bytes);
       if (request_bytes * depth > memory_cap_bytes && depth > 1) break;
     }
     if (memory && per_slot_bytes > 0) {
@@ -69,12 +70,13 @@ depth_search search_inflight_depth(const workload& w, strategy_kind strategy, co
     step.session.inflight = depth;
     out.steps.push_back(run(w, strategy, step));
     const strategy_result& r = out.steps.back();
-    if (!r.measured()) {
-      if (best != nullptr) stopped_by = fmt::format("; stopped at {}: {}", depth, r.reason());
+    if (!r.verdict.measured()) {
+      if (best != nullptr) stopped_by = fmt::format("; stopped at {}: {}", depth, r.verdict.reason());
       break;
     }
-    per_slot_bytes = std::max(per_slot_bytes, static_cast<double>(r.device_bytes_used) / depth);
-    if (best == nullptr || r.throughput_per_s > best->throughput_per_s * (1 + margin(r, *best))) {
+    per_slot_bytes = std::max(per_slot_bytes, static_cast<double>(r.figures.device_bytes_used) / depth);
+    if (best == nullptr ||
+        r.figures.throughput_per_s > best->figures.throughput_per_s * (1 + margin(r.figures, best->figures))) {
       best = &r;
       without_gain = 0;
     } else if (++without_gain == 2) {
@@ -83,23 +85,24 @@ depth_search search_inflight_depth(const workload& w, strategy_kind strategy, co
   }
   if (best == nullptr) {
     out.explanation =
-        "inflight auto: not even one slot ran" +
-        (out.steps.empty() || out.steps.front().measured() ? std::string() : ": " + out.steps.front().reason());
+        "inflight auto: not even one slot ran" + (out.steps.empty() || out.steps.front().verdict.measured()
+                                                      ? std::string()
+                                                      : ": " + out.steps.front().verdict.reason());
     return out;
   }
   // The smallest count whose rate is within noise of the best: slots beyond it only add latency.
   for (const auto& r : out.steps) {
-    if (!r.measured()) continue;
-    if (r.throughput_per_s >= best->throughput_per_s * (1 - margin(r, *best))) {
-      out.depth = r.inflight;
+    if (!r.verdict.measured()) continue;
+    if (r.figures.throughput_per_s >= best->figures.throughput_per_s * (1 - margin(r.figures, best->figures))) {
+      out.depth = r.identity.inflight;
       break;
     }
   }
   std::string tried;
   for (const auto& r : out.steps) {
-    if (!r.measured()) continue;
-    tried += fmt::format("{}{}: {:.0f} ±{:.1f}%", tried.empty() ? "" : ", ", r.inflight, r.throughput_per_s,
-                         100 * r.throughput_noise);
+    if (!r.verdict.measured()) continue;
+    tried += fmt::format("{}{}: {:.0f} ±{:.1f}%", tried.empty() ? "" : ", ", r.identity.inflight,
+                         r.figures.throughput_per_s, 100 * r.figures.throughput_noise);
   }
   out.explanation = fmt::format("inflight auto: {} slot{} (req/s by slots, {:.2g} s windows: {}{})", *out.depth,
                                 *out.depth == 1 ? "" : "s", *step.window_seconds, tried, stopped_by);

@@ -41,9 +41,9 @@ std::string bandwidth_cell(double gbps, double peak_gbps) {
   return fmt::format("{:.1f}", gbps);
 }
 
-std::string check_cell(const strategy_result& r) {
-  if (!r.output_checked) return std::string(missing);
-  return r.output_matches ? "✓" : "✗";
+std::string check_cell(const result_verdict& v) {
+  if (!v.output_checked) return std::string(missing);
+  return v.output_matches ? "✓" : "✗";
 }
 
 // A figure given a column in its field table, by its unit; "-" where it is 0 (not measured, or a
@@ -70,36 +70,36 @@ std::string format_us(double microseconds) {
   return fmt::format("{:.2f}", microseconds);
 }
 
-std::string strategy_cell(const strategy_result& r) {
+std::string strategy_cell(const result_identity& id) {
   std::vector<std::string> settings;
-  if (r.inflight != 1) settings.push_back(fmt::format("inflight {}", r.inflight));
-  if (r.clients != 1) settings.push_back(fmt::format("clients {}", r.clients));
-  if (r.devices.size() > 1) settings.push_back(fmt::format("{} GPUs", r.devices.size()));
-  if (r.graph) settings.emplace_back("graph");
-  if (!r.warmed_up) settings.emplace_back("no warm-up");
-  if (r.input_writes == "cached") settings.emplace_back("cached writes");
-  if (settings.empty()) return std::string(strategy_name(r.strategy));
-  return fmt::format("{} [{}]", strategy_name(r.strategy), fmt::join(settings, ", "));
+  if (id.inflight != 1) settings.push_back(fmt::format("inflight {}", id.inflight));
+  if (id.clients != 1) settings.push_back(fmt::format("clients {}", id.clients));
+  if (id.devices.size() > 1) settings.push_back(fmt::format("{} GPUs", id.devices.size()));
+  if (id.graph) settings.emplace_back("graph");
+  if (!id.warmed_up) settings.emplace_back("no warm-up");
+  if (id.input_writes == "cached") settings.emplace_back("cached writes");
+  if (settings.empty()) return std::string(strategy_name(id.strategy));
+  return fmt::format("{} [{}]", strategy_name(id.strategy), fmt::join(settings, ", "));
 }
 
 namespace {
 // The first request and where it falls among the timed ones: "1050 (p63)" reads as a typical
 // request; "20834 (p100)" as one slower than every timed request, a cold start.
-std::string first_request_cell(const strategy_result& r) {
-  if (r.cold_first_us <= 0) return std::string(missing);
-  if (r.latency_us.count == 0) return format_us(r.cold_first_us);
-  return fmt::format("{} (p{:.0f})", format_us(r.cold_first_us), r.cold_first_percentile);
+std::string first_request_cell(const result_figures& f) {
+  if (f.cold_first_us <= 0) return std::string(missing);
+  if (f.latency_us.count == 0) return format_us(f.cold_first_us);
+  return fmt::format("{} (p{:.0f})", format_us(f.cold_first_us), f.cold_first_percentile);
 }
 }  // namespace
 
-std::string result_label(const strategy_result& r) {
-  return fmt::format("{} / {} / {}", r.engine, human_bytes(r.input_bytes), strategy_cell(r));
+std::string result_label(const result_identity& id) {
+  return fmt::format("{} / {} / {}", id.engine, human_bytes(id.input_bytes), strategy_cell(id));
 }
 
 namespace {
 
-std::vector<std::string> identity(const strategy_result& r) {
-  return {r.engine, human_bytes(r.input_bytes), strategy_cell(r)};
+std::vector<std::string> identity_cells(const result_identity& id) {
+  return {id.engine, human_bytes(id.input_bytes), strategy_cell(id)};
 }
 
 std::string percent_cell(double fraction) { return fmt::format("{:.1f}%", 100 * fraction); }
@@ -107,10 +107,10 @@ std::string percent_cell(double fraction) { return fmt::format("{:.1f}%", 100 * 
 std::string signed_percent(double fraction) { return fmt::format("{:+.1f}%", 100 * fraction); }
 
 // "+3.1% / +4.0%": how much slower than its recipe at the median and at p90; "!" past tolerance.
-std::string recipe_gap_cell(const strategy_result& r) {
-  if (!r.recipe || r.recipe->latency_us.count == 0) return std::string(missing);
-  const double median = r.latency_us.median / r.recipe->latency_us.median - 1;
-  const double p90 = r.latency_us.p90 / r.recipe->latency_us.p90 - 1;
+std::string recipe_gap_cell(const result_figures& f, const std::optional<side_run>& recipe) {
+  if (!recipe || recipe->latency_us.count == 0) return std::string(missing);
+  const double median = f.latency_us.median / recipe->latency_us.median - 1;
+  const double p90 = f.latency_us.p90 / recipe->latency_us.p90 - 1;
   const bool over = median > recipe_tolerance || p90 > recipe_tolerance;
   return fmt::format("{} / {}{}", signed_percent(median), signed_percent(p90), over ? gap_mark : "");
 }
@@ -120,47 +120,49 @@ std::string side_median_cell(const std::optional<side_run>& run) {
 }
 
 // The noise between trials and how many there were: "0.8% (3)"; "-" for one trial (no spread).
-std::string trial_noise_cell(const strategy_result& r, bool throughput) {
-  if (r.trials.size() < 2) return std::string(missing);
-  return fmt::format("{} ({})", percent_cell(throughput ? r.throughput_trial_noise : r.trial_noise), r.trials.size());
+std::string trial_noise_cell(const result_figures& f, bool throughput) {
+  if (f.trials.size() < 2) return std::string(missing);
+  return fmt::format("{} ({})", percent_cell(throughput ? f.throughput_trial_noise : f.trial_noise), f.trials.size());
 }
 
 std::vector<std::string> request_cells(const strategy_result& r, const machine_info&) {
-  std::vector<std::string> cells = identity(r);
-  if (!r.measured()) return cells;
-  cells.push_back(median_cell(r.latency_us) + (r.noisy ? std::string(noisy_mark) : ""));
+  std::vector<std::string> cells = identity_cells(r.identity);
+  if (!r.verdict.measured()) return cells;
+  cells.push_back(median_cell(r.figures.latency_us) + (r.verdict.noisy ? std::string(noisy_mark) : ""));
   // Reports written before noise was recorded have no limit either: no figure, not 0%.
-  cells.push_back(r.latency_us.count == 0 || r.max_noise == 0 ? std::string(missing) : percent_cell(r.noise));
-  cells.push_back(trial_noise_cell(r, false));
+  cells.push_back(r.figures.latency_us.count == 0 || r.verdict.max_noise == 0 ? std::string(missing)
+                                                                              : percent_cell(r.figures.noise));
+  cells.push_back(trial_noise_cell(r.figures, false));
   // The latency figures with a column in sample_stats' field table (p90, p99, ...).
   for_each_field<sample_stats>([&](const auto& f) {
     if (!f.shown(shown_in::columns)) return;
-    const double value = r.latency_us.*(f.member);
+    const double value = r.figures.latency_us.*(f.member);
     // A figure a report predates reads as 0: no figure, not a latency of nothing.
-    cells.push_back(r.latency_us.count == 0 || !(value > 0) ? std::string(missing) : format_us(value));
+    cells.push_back(r.figures.latency_us.count == 0 || !(value > 0) ? std::string(missing) : format_us(value));
   });
-  cells.push_back(rate_cell(r.throughput_per_s));
-  cells.push_back(side_median_cell(r.recipe));
-  cells.push_back(recipe_gap_cell(r));
-  cells.push_back(side_median_cell(r.floor));
-  cells.push_back(check_cell(r));
-  cells.push_back(first_request_cell(r));
+  cells.push_back(rate_cell(r.figures.throughput_per_s));
+  cells.push_back(side_median_cell(r.diagnostics.recipe));
+  cells.push_back(recipe_gap_cell(r.figures, r.diagnostics.recipe));
+  cells.push_back(side_median_cell(r.diagnostics.floor));
+  cells.push_back(check_cell(r.verdict));
+  cells.push_back(first_request_cell(r.figures));
   return cells;
 }
 
 std::vector<std::string> stage_cells(const strategy_result& r, const machine_info& machine) {
-  std::vector<std::string> cells = identity(r);
-  if (!r.measured()) return cells;
-  cells.push_back(median_cell(r.enqueue_us));
-  cells.push_back(median_cell(r.h2d_us));
-  cells.push_back(median_cell(r.compute_us));
-  cells.push_back(median_cell(r.d2h_us));
-  cells.push_back(bandwidth_cell(r.h2d_gbps, machine.link_peak_h2d_gbps));
-  cells.push_back(bandwidth_cell(r.d2h_gbps, machine.link_peak_d2h_gbps));
-  cells.push_back(median_cell(r.fill_us));
-  if (r.um) {
-    cells.push_back(fmt::format("{}/{}", r.um->gpu_page_faults, r.um->cpu_page_faults));
-    cells.push_back(fmt::format("{}/{}", megabytes(r.um->bytes_host_to_device), megabytes(r.um->bytes_device_to_host)));
+  std::vector<std::string> cells = identity_cells(r.identity);
+  if (!r.verdict.measured()) return cells;
+  cells.push_back(median_cell(r.figures.enqueue_us));
+  cells.push_back(median_cell(r.figures.h2d_us));
+  cells.push_back(median_cell(r.figures.compute_us));
+  cells.push_back(median_cell(r.figures.d2h_us));
+  cells.push_back(bandwidth_cell(r.figures.h2d_gbps, machine.link_peak_h2d_gbps));
+  cells.push_back(bandwidth_cell(r.figures.d2h_gbps, machine.link_peak_d2h_gbps));
+  cells.push_back(median_cell(r.figures.fill_us));
+  if (r.diagnostics.um) {
+    cells.push_back(fmt::format("{}/{}", r.diagnostics.um->gpu_page_faults, r.diagnostics.um->cpu_page_faults));
+    cells.push_back(fmt::format("{}/{}", megabytes(r.diagnostics.um->bytes_host_to_device),
+                                megabytes(r.diagnostics.um->bytes_device_to_host)));
   } else {
     cells.emplace_back(missing);
     cells.emplace_back(missing);
@@ -226,11 +228,11 @@ std::size_t display_width(std::string_view utf8) noexcept {
 std::vector<std::string> noisy_notes(const bench_report& report) {
   std::vector<std::string> notes;
   for (const strategy_result& r : report.results) {
-    if (!r.measured() || !r.noisy) continue;
-    notes.push_back(
-        fmt::format("{} noisy: {}: {}; a difference from another run smaller than about twice the larger "
-                    "noise is not a difference",
-                    noisy_mark, result_label(r), r.stopped.empty() ? "noise above the limit" : r.stopped));
+    if (!r.verdict.measured() || !r.verdict.noisy) continue;
+    notes.push_back(fmt::format(
+        "{} noisy: {}: {}; a difference from another run smaller than about twice the larger "
+        "noise is not a difference",
+        noisy_mark, result_label(r.identity), r.verdict.stopped.empty() ? "noise above the limit" : r.verdict.stopped));
   }
   return notes;
 }
@@ -238,14 +240,15 @@ std::vector<std::string> noisy_notes(const bench_report& report) {
 std::vector<std::string> recipe_gap_notes(const bench_report& report) {
   std::vector<std::string> notes;
   for (const strategy_result& r : report.results) {
-    if (!r.measured() || !r.recipe || r.recipe->latency_us.count == 0) continue;
-    const double median = r.latency_us.median / r.recipe->latency_us.median - 1;
-    const double p90 = r.latency_us.p90 / r.recipe->latency_us.p90 - 1;
+    if (!r.verdict.measured() || !r.diagnostics.recipe || r.diagnostics.recipe->latency_us.count == 0) continue;
+    const double median = r.figures.latency_us.median / r.diagnostics.recipe->latency_us.median - 1;
+    const double p90 = r.figures.latency_us.p90 / r.diagnostics.recipe->latency_us.p90 - 1;
     if (median <= recipe_tolerance && p90 <= recipe_tolerance) continue;
-    notes.push_back(fmt::format(
-        "{} recipe gap: {}: {:.1f}% slower than its recipe at the median, {:.1f}% at p90 "
-        "(noise ±{:.1f}% / ±{:.1f}%; recipe: {})",
-        gap_mark, result_label(r), 100 * median, 100 * p90, 100 * r.noise, 100 * r.recipe->noise, r.recipe->steps));
+    notes.push_back(
+        fmt::format("{} recipe gap: {}: {:.1f}% slower than its recipe at the median, {:.1f}% at p90 "
+                    "(noise ±{:.1f}% / ±{:.1f}%; recipe: {})",
+                    gap_mark, result_label(r.identity), 100 * median, 100 * p90, 100 * r.figures.noise,
+                    100 * r.diagnostics.recipe->noise, r.diagnostics.recipe->steps));
   }
   return notes;
 }
@@ -253,14 +256,16 @@ std::vector<std::string> recipe_gap_notes(const bench_report& report) {
 std::vector<std::string> check_failure_notes(const bench_report& report) {
   std::vector<std::string> notes;
   for (const strategy_result& r : report.results) {
-    if (!r.measured()) continue;
-    if (r.output_checked && !r.output_matches)
-      notes.push_back(fmt::format("✗ {}: output differs from the device-resident reference: {}", result_label(r),
-                                  r.check_detail.empty() ? "no detail" : r.check_detail));
-    for (const auto* side : {&r.recipe, &r.floor}) {
+    if (!r.verdict.measured()) continue;
+    if (r.verdict.output_checked && !r.verdict.output_matches)
+      notes.push_back(fmt::format("✗ {}: output differs from the device-resident reference: {}",
+                                  result_label(r.identity),
+                                  r.verdict.check_detail.empty() ? "no detail" : r.verdict.check_detail));
+    for (const auto* side : {&r.diagnostics.recipe, &r.diagnostics.floor}) {
       if (*side && (*side)->output_checked && !(*side)->output_matches)
         notes.push_back(fmt::format("✗ {}: the {}'s output differs from the device-resident reference: {}",
-                                    result_label(r), side == &r.recipe ? "recipe" : "floor", (*side)->check_detail));
+                                    result_label(r.identity), side == &r.diagnostics.recipe ? "recipe" : "floor",
+                                    (*side)->check_detail));
     }
   }
   return notes;
@@ -269,15 +274,17 @@ std::vector<std::string> check_failure_notes(const bench_report& report) {
 std::vector<std::string> launch_bound_notes(const bench_report& report) {
   std::vector<std::string> notes;
   for (const strategy_result& r : report.results) {
-    if (!r.measured() || r.enqueue_us.count == 0 || r.compute_us.count == 0 || r.compute_us.median < 20) continue;
+    if (!r.verdict.measured() || r.figures.enqueue_us.count == 0 || r.figures.compute_us.count == 0 ||
+        r.figures.compute_us.median < 20)
+      continue;
     // The engine's kernels were enqueued about as slowly as the GPU ran them: the GPU waited on
     // the CPU, whose speed (and any drift of it) is then in every figure of the cell.
-    if (r.enqueue_us.median < 0.8 * r.compute_us.median) continue;
-    notes.push_back(
-        fmt::format("launch-bound: {}: the CPU took {} µs to enqueue work the GPU ran in {} µs; the host "
-                    "CPU's speed is in every figure of this cell (a CUDA graph, --graph, removes it where "
-                    "the engine can be captured)",
-                    result_label(r), format_us(r.enqueue_us.median), format_us(r.compute_us.median)));
+    if (r.figures.enqueue_us.median < 0.8 * r.figures.compute_us.median) continue;
+    notes.push_back(fmt::format(
+        "launch-bound: {}: the CPU took {} µs to enqueue work the GPU ran in {} µs; the host "
+        "CPU's speed is in every figure of this cell (a CUDA graph, --graph, removes it where "
+        "the engine can be captured)",
+        result_label(r.identity), format_us(r.figures.enqueue_us.median), format_us(r.figures.compute_us.median)));
   }
   return notes;
 }
@@ -285,10 +292,11 @@ std::vector<std::string> launch_bound_notes(const bench_report& report) {
 std::vector<std::string> clock_notes(const bench_report& report) {
   std::vector<std::string> notes;
   for (const strategy_result& r : report.results) {
-    if (!r.measured() || !r.clocks || !r.clocks->changed) continue;
-    const clock_record& c = *r.clocks;
-    std::string text = fmt::format("clocks: {}: SM {}-{} MHz, memory {}-{} MHz over {} samples", result_label(r),
-                                   c.sm_mhz_min, c.sm_mhz_max, c.mem_mhz_min, c.mem_mhz_max, c.samples);
+    if (!r.verdict.measured() || !r.diagnostics.clocks || !r.diagnostics.clocks->changed) continue;
+    const clock_record& c = *r.diagnostics.clocks;
+    std::string text =
+        fmt::format("clocks: {}: SM {}-{} MHz, memory {}-{} MHz over {} samples", result_label(r.identity),
+                    c.sm_mhz_min, c.sm_mhz_max, c.mem_mhz_min, c.mem_mhz_max, c.samples);
     if (!c.throttle_reasons.empty()) text += fmt::format("; throttled: {}", fmt::join(c.throttle_reasons, ", "));
     notes.push_back(text);
   }
@@ -301,27 +309,31 @@ std::vector<std::string> host_speed_notes(const bench_report& report) {
   // cells, the probes taken when the run started.
   std::vector<double> host, cuda;
   for (const strategy_result& r : report.results) {
-    if (!r.measured()) continue;
-    if (r.host_probe_us > 0) host.push_back(r.host_probe_us);
-    if (r.cuda_probe_us > 0) cuda.push_back(r.cuda_probe_us);
+    if (!r.verdict.measured()) continue;
+    if (r.diagnostics.host_probe_us > 0) host.push_back(r.diagnostics.host_probe_us);
+    if (r.diagnostics.cuda_probe_us > 0) cuda.push_back(r.diagnostics.cuda_probe_us);
   }
   const double host_typical = host.size() >= 3 ? median_of(host) : report.machine.host_probe_us;
   const double cuda_typical = cuda.size() >= 3 ? median_of(cuda) : report.machine.cuda_probe_us;
   for (const strategy_result& r : report.results) {
-    if (!r.measured()) continue;
+    if (!r.verdict.measured()) continue;
     std::vector<std::string> changes;
-    if (host_typical > 0 && r.host_probe_us > 0 && std::abs(r.host_probe_us / host_typical - 1) > 0.10)
+    if (host_typical > 0 && r.diagnostics.host_probe_us > 0 &&
+        std::abs(r.diagnostics.host_probe_us / host_typical - 1) > 0.10)
       changes.push_back(fmt::format("the CPU took {:.2f}x as long for the same work ({:.1f} vs {:.1f} µs)",
-                                    r.host_probe_us / host_typical, r.host_probe_us, host_typical));
-    if (cuda_typical > 0 && r.cuda_probe_us > 0 && std::abs(r.cuda_probe_us / cuda_typical - 1) > 0.25)
+                                    r.diagnostics.host_probe_us / host_typical, r.diagnostics.host_probe_us,
+                                    host_typical));
+    if (cuda_typical > 0 && r.diagnostics.cuda_probe_us > 0 &&
+        std::abs(r.diagnostics.cuda_probe_us / cuda_typical - 1) > 0.25)
       changes.push_back(fmt::format("the CUDA driver's calls took {:.2f}x as long ({:.1f} vs {:.1f} µs)",
-                                    r.cuda_probe_us / cuda_typical, r.cuda_probe_us, cuda_typical));
+                                    r.diagnostics.cuda_probe_us / cuda_typical, r.diagnostics.cuda_probe_us,
+                                    cuda_typical));
     if (changes.empty()) continue;
     notes.push_back(
         fmt::format("host: {}: against the run's typical cell, {}: CPU-bound figures of this cell (small "
                     "requests, pageable and staged copies, launch-bound engines) will not repeat at "
                     "another speed",
-                    result_label(r), fmt::join(changes, " and ")));
+                    result_label(r.identity), fmt::join(changes, " and ")));
   }
   return notes;
 }
@@ -329,7 +341,7 @@ std::vector<std::string> host_speed_notes(const bench_report& report) {
 std::vector<std::string> failure_notes(const bench_report& report) {
   std::vector<std::string> notes;
   std::size_t failed = 0;
-  for (const strategy_result& r : report.results) failed += r.failed() ? 1 : 0;
+  for (const strategy_result& r : report.results) failed += r.verdict.failed() ? 1 : 0;
   if (failed > 0)
     notes.push_back(fmt::format("failed: {} of {} cells failed, each with its reason; the run went on without them",
                                 failed, report.results.size()));
@@ -348,23 +360,24 @@ std::vector<std::string> schedule_notes(const bench_report& report) {
   };
   std::vector<group> groups;
   for (const strategy_result& r : report.results) {
-    if (!r.measured() || r.schedule.empty()) continue;
-    auto it = std::find_if(groups.begin(), groups.end(),
-                           [&](const group& g) { return g.engine == r.engine && g.input_bytes == r.input_bytes; });
+    if (!r.verdict.measured() || r.identity.schedule.empty()) continue;
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const group& g) {
+      return g.engine == r.identity.engine && g.input_bytes == r.identity.input_bytes;
+    });
     if (it == groups.end()) {
-      groups.push_back({.engine = r.engine,
-                        .input_bytes = r.input_bytes,
-                        .schedule = r.schedule,
-                        .fewest = r.trials.size(),
-                        .most = r.trials.size()});
+      groups.push_back({.engine = r.identity.engine,
+                        .input_bytes = r.identity.input_bytes,
+                        .schedule = r.identity.schedule,
+                        .fewest = r.figures.trials.size(),
+                        .most = r.figures.trials.size()});
       it = groups.end() - 1;
     }
     group& g = *it;
     ++g.cells;
-    if (g.schedule != r.schedule) g.schedule = "mixed";
-    g.fewest = std::min(g.fewest, r.trials.size());
-    g.most = std::max(g.most, r.trials.size());
-    for (const trial_figures& t : r.trials) {
+    if (g.schedule != r.identity.schedule) g.schedule = "mixed";
+    g.fewest = std::min(g.fewest, r.figures.trials.size());
+    g.most = std::max(g.most, r.figures.trials.size());
+    for (const trial_figures& t : r.figures.trials) {
       g.first = g.timed ? std::min(g.first, t.started_seconds) : t.started_seconds;
       g.last = g.timed ? std::max(g.last, t.started_seconds) : t.started_seconds;
       g.timed = true;
@@ -389,7 +402,8 @@ std::vector<std::string> schedule_notes(const bench_report& report) {
 std::vector<std::string> result_notes(const bench_report& report) {
   std::vector<std::string> notes;
   for (const strategy_result& r : report.results) {
-    for (const std::string& note : r.notes) notes.push_back(fmt::format("note: {}: {}", result_label(r), note));
+    for (const std::string& note : r.diagnostics.notes)
+      notes.push_back(fmt::format("note: {}: {}", result_label(r.identity), note));
   }
   return notes;
 }
@@ -400,8 +414,8 @@ template <class Pick>
 std::vector<std::string> distinct_notes(const bench_report& report, std::string_view prefix, Pick pick) {
   std::vector<std::string> notes;
   for (const strategy_result& r : report.results) {
-    const std::string text = pick(r);
-    if (!r.measured() || text.empty()) continue;
+    const std::string text = pick(r.diagnostics);
+    if (!r.verdict.measured() || text.empty()) continue;
     const std::string note = std::string(prefix) + text;
     if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
   }
@@ -410,13 +424,13 @@ std::vector<std::string> distinct_notes(const bench_report& report, std::string_
 }  // namespace
 
 std::vector<std::string> recipe_notes(const bench_report& report) {
-  return distinct_notes(report,
-                        "recipes: ", [](const strategy_result& r) { return r.recipe ? std::string() : r.recipe_note; });
+  return distinct_notes(
+      report, "recipes: ", [](const result_diagnostics& d) { return d.recipe ? std::string() : d.recipe_note; });
 }
 
 std::vector<std::string> um_notes(const bench_report& report) {
   return distinct_notes(report,
-                        "UM counters: ", [](const strategy_result& r) { return r.um ? std::string() : r.um_note; });
+                        "UM counters: ", [](const result_diagnostics& d) { return d.um ? std::string() : d.um_note; });
 }
 
 // What the request table's rate counts: not 1 / median (the latency column says that), but what

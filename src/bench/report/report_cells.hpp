@@ -45,11 +45,11 @@ inline constexpr std::size_t identity_columns = 3;
 [[nodiscard]] std::string format_us(double microseconds);
 
 // "engine / input / strategy", naming a result in notes under a table.
-[[nodiscard]] std::string result_label(const strategy_result& result);
+[[nodiscard]] std::string result_label(const result_identity& result);
 
 // The strategy and, when not the defaults, its run settings: "pinned [inflight 2, graph]",
 // "pinned [inflight 4, clients 8, 2 GPUs]".
-[[nodiscard]] std::string strategy_cell(const strategy_result& result);
+[[nodiscard]] std::string strategy_cell(const result_identity& result);
 
 // Display width of UTF-8 text in terminal columns: one per code point (ferry's tables only use
 // narrow characters such as µ, ±, ✓ and ✗).

@@ -80,7 +80,7 @@ std::string render_markdown(const bench_report& report) {
   // Refused and failed results get their own lists: a reason does not fit a grid of numbers.
   std::vector<const strategy_result*> refused;
   std::vector<const strategy_result*> measured;
-  for (const strategy_result& r : report.results) (r.measured() ? measured : refused).push_back(&r);
+  for (const strategy_result& r : report.results) (r.verdict.measured() ? measured : refused).push_back(&r);
 
   out += "\n## Results\n";
   if (measured.empty()) out += "\nNo strategy produced a measurement.\n";
@@ -106,10 +106,10 @@ std::string render_markdown(const bench_report& report) {
   for (const bool failures : {true, false}) {
     bool heading = false;
     for (const strategy_result* r : refused) {
-      if (r->failed() != failures) continue;
+      if (r->verdict.failed() != failures) continue;
       if (!heading) out += failures ? "\n## Failed\n\n" : "\n## Refused\n\n";
       heading = true;
-      out += fmt::format("- **{}**: {}\n", cells::result_label(*r), r->reason());
+      out += fmt::format("- **{}**: {}\n", cells::result_label(r->identity), r->verdict.reason());
     }
   }
 

@@ -52,7 +52,7 @@ std::string render_table(const bench_report& report) {
     std::vector<std::vector<std::string>> rows;
     std::vector<const strategy_result*> sources;
     for (const strategy_result& r : report.results) {
-      if (!r.measured() && !first_table) continue;
+      if (!r.verdict.measured() && !first_table) continue;
       rows.push_back(table.cells(r, report.machine));
       sources.push_back(&r);
     }
@@ -80,8 +80,9 @@ std::string render_table(const bench_report& report) {
         if (i > 0) line += gap;
         line += pad(rows[r][i], widths[i], table.columns[i].align);
       }
-      if (!sources[r]->measured())
-        line += fmt::format("{}{}: {}", gap, sources[r]->failed() ? "failed" : "refused", sources[r]->reason());
+      if (!sources[r]->verdict.measured())
+        line += fmt::format("{}{}: {}", gap, sources[r]->verdict.failed() ? "failed" : "refused",
+                            sources[r]->verdict.reason());
       append_line(line);
     }
     first_table = false;

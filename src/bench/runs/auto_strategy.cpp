@@ -35,34 +35,37 @@ calibration calibrate_strategy(const workload& w, objective goal, const run_opti
       options.capabilities.empty() ? query_device(options.devices.at(0)) : options.capabilities.front();
   const strategy_result* best = nullptr;
   for (auto k : all_strategies) {
-    // The floor is not a way to feed host inputs, so it is never the pick.
-    if (k == strategy_kind::device || unavailable_reason(k, caps)) continue;
+    // Data kept in GPU memory (the floor, peer) is not a way to feed host inputs: never the pick.
+    if (properties(k).path == data_path::resident || unavailable_reason(k, caps)) continue;
     out.trials.push_back(run_cell(w, k, brief));
   }
   for (const auto& t : out.trials) {
-    if (!t.measured() || !t.output_matches) continue;
-    const bool wins = best == nullptr || (goal == objective::latency ? t.latency_us.median < best->latency_us.median
-                                                                     : t.throughput_per_s > best->throughput_per_s);
+    if (!t.verdict.measured() || !t.verdict.output_matches) continue;
+    const bool wins =
+        best == nullptr || (goal == objective::latency ? t.figures.latency_us.median < best->figures.latency_us.median
+                                                       : t.figures.throughput_per_s > best->figures.throughput_per_s);
     if (wins) best = &t;
   }
   if (best == nullptr) throw unsupported("auto: no strategy produced checked results on " + w.label);
-  out.chosen = *best->strategy;  // run_cell names the strategy it ran
+  out.chosen = *best->identity.strategy;  // run_cell names the strategy it ran
   const strategy_result* runner_up = nullptr;
   for (const auto& t : out.trials) {
-    if (&t == best || !t.measured() || !t.output_matches) continue;
-    const bool closer =
-        runner_up == nullptr || (goal == objective::latency ? t.latency_us.median < runner_up->latency_us.median
-                                                            : t.throughput_per_s > runner_up->throughput_per_s);
+    if (&t == best || !t.verdict.measured() || !t.verdict.output_matches) continue;
+    const bool closer = runner_up == nullptr ||
+                        (goal == objective::latency ? t.figures.latency_us.median < runner_up->figures.latency_us.median
+                                                    : t.figures.throughput_per_s > runner_up->figures.throughput_per_s);
     if (closer) runner_up = &t;
   }
-  auto figure = [goal](const strategy_result& r) {
-    return goal == objective::latency ? fmt::format("median {:.0f} µs", r.latency_us.median)
-                                      : fmt::format("{:.0f} req/s", r.throughput_per_s);
+  auto figure = [goal](const result_figures& f) {
+    return goal == objective::latency ? fmt::format("median {:.0f} µs", f.latency_us.median)
+                                      : fmt::format("{:.0f} req/s", f.throughput_per_s);
   };
-  out.explanation = fmt::format("auto picked '{}' for {} on {} after calibrating {} strategies: {}",
-                                to_string(out.chosen), to_string(goal), w.label, out.trials.size(), figure(*best));
+  out.explanation =
+      fmt::format("auto picked '{}' for {} on {} after calibrating {} strategies: {}", to_string(out.chosen),
+                  to_string(goal), w.label, out.trials.size(), figure(best->figures));
   if (runner_up != nullptr)
-    out.explanation += fmt::format(", next '{}' {}", strategy_name(runner_up->strategy), figure(*runner_up));
+    out.explanation +=
+        fmt::format(", next '{}' {}", strategy_name(runner_up->identity.strategy), figure(runner_up->figures));
   return out;
 }
 

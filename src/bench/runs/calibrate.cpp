@@ -166,7 +166,8 @@ calibration_run calibrate(int device, sweep_depth depth, const progress_function
     std::vector<strategy_curve> curves;
     std::vector<bool> open;  // still measured at the next size
     for (const strategy_kind k : all_strategies) {
-      if (k == strategy_kind::device) continue;  // the floor, not a way to feed host inputs
+      // Data kept in GPU memory (the floor, peer) is not a way to feed host inputs.
+      if (properties(k).path == data_path::resident) continue;
       curves.push_back({.strategy = k, .use = use, .refused = {}, .points = {}});
       const auto why = unavailable_reason(k, caps);
       if (why) curves.back().refused = *why;
@@ -194,24 +195,24 @@ calibration_run calibrate(int device, sweep_depth depth, const progress_function
         if (progress)
           progress(fmt::format("{} {} {}", to_string(use), format_byte_size(bytes), to_string(curve.strategy)));
         const strategy_result r = run_cell(w, curve.strategy, options);
-        if (!r.measured()) {
+        if (!r.verdict.measured()) {
           // A refusal at one size (memory, usually) ends the curve there; smaller sizes stand.
           if (curve.points.empty())
-            curve.refused = r.reason();
+            curve.refused = r.verdict.reason();
           else
             out.notes.push_back(fmt::format("{} {}: stopped at {}: {}", to_string(use), to_string(curve.strategy),
-                                            format_byte_size(bytes), r.reason()));
+                                            format_byte_size(bytes), r.verdict.reason()));
           open[i] = false;
           continue;
         }
-        if (!r.output_matches) {
+        if (!r.verdict.output_matches) {
           curve.points.clear();
           curve.refused = fmt::format("outputs did not match the reference at {}", format_byte_size(bytes));
           open[i] = false;
           continue;
         }
-        curve.points.push_back({bytes, r.latency_us.median, r.noise});
-        if (!best_here || r.latency_us.median < *best_here) best_here = r.latency_us.median;
+        curve.points.push_back({bytes, r.figures.latency_us.median, r.figures.noise});
+        if (!best_here || r.figures.latency_us.median < *best_here) best_here = r.figures.latency_us.median;
       }
       best_before = best_here;
       bytes_before = bytes;

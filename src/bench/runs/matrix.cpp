@@ -163,11 +163,12 @@ void report_failed_group(const planned_group& g, const matrix_request& request, 
   std::vector<std::optional<strategy_kind>> asked(g.strategies.begin(), g.strategies.end());
   if (asked.empty()) asked.emplace_back(std::nullopt);
   for (const auto& strategy : asked) {
-    strategy_result r = cell_identity(
+    strategy_result r;
+    r.identity = cell_identity(
         g.loaded ? g.loaded->label : (request.preprocess.empty() ? "" : request.preprocess + "+") + g.engine, strategy,
         options, options.schedule);
-    r.input_bytes = g.by_batch ? 0 : parse_byte_size(g.size);
-    r.not_measured(g.failure->reason, g.failure->failed);
+    r.identity.input_bytes = g.by_batch ? 0 : parse_byte_size(g.size);
+    r.verdict.not_measured(g.failure->reason, g.failure->failed);
     report.results.push_back(std::move(r));
   }
 }
@@ -175,20 +176,21 @@ void report_failed_group(const planned_group& g, const matrix_request& request, 
 // The fault as the report and the CLI say it: what happened, in which cell, and what its inputs
 // were given (a bad id in a file is the usual cause).
 std::string describe_fault(const device_fault_record& fault, const std::vector<strategy_result>& results) {
-  const auto hit = std::find_if(results.begin(), results.end(),
-                                [&](const strategy_result& r) { return r.failed() && r.reason() == fault.what; });
+  const auto hit = std::find_if(results.begin(), results.end(), [&](const strategy_result& r) {
+    return r.verdict.failed() && r.verdict.reason() == fault.what;
+  });
   if (hit == results.end()) return fault.what;
   std::string inputs;
-  for (const auto& line : hit->input_data) inputs += (inputs.empty() ? "" : "; ") + line;
-  return fmt::format("{}, in {} {}{}", fault.what, hit->engine, strategy_name(hit->strategy),
+  for (const auto& line : hit->identity.input_data) inputs += (inputs.empty() ? "" : "; ") + line;
+  return fmt::format("{}, in {} {}{}", fault.what, hit->identity.engine, strategy_name(hit->identity.strategy),
                      inputs.empty() ? "" : " (inputs: " + inputs + ")");
 }
 
 }  // namespace
 
 std::size_t count_failed(const bench_report& report) {
-  return static_cast<std::size_t>(
-      std::count_if(report.results.begin(), report.results.end(), [](const strategy_result& r) { return r.failed(); }));
+  return static_cast<std::size_t>(std::count_if(report.results.begin(), report.results.end(),
+                                                [](const strategy_result& r) { return r.verdict.failed(); }));
 }
 
 bench_report run_matrix(const matrix_request& request, const run_options& given, const std::string& command_line,
@@ -245,10 +247,10 @@ bench_report run_matrix(const matrix_request& request, const run_options& given,
     const std::size_t first = report.results.size();
     for (const auto& c : g.cells) {
       report.results.push_back(c->finish());
-      report.results.back().input_data = g.input_lines;
-      if (!g.pick_note.empty()) report.results.back().notes.push_back(g.pick_note);
+      report.results.back().identity.input_data = g.input_lines;
+      if (!g.pick_note.empty()) report.results.back().diagnostics.notes.push_back(g.pick_note);
       if (!request.profile_note.empty() && request.strategies.automatic && !request.profile)
-        report.results.back().notes.push_back(request.profile_note);
+        report.results.back().diagnostics.notes.push_back(request.profile_note);
     }
     if (request.profile && g.strategies.size() > 1 && !device_faulted()) {
       // What `auto` would have picked from the profile, against the best of this run.

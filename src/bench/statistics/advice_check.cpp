@@ -8,11 +8,13 @@ namespace ferry::bench {
 namespace {
 
 bool usable(const strategy_result& r) {
-  return r.measured() && r.output_matches && r.strategy != strategy_kind::device;
+  // Data kept in GPU memory (the floor, peer) is not a way to feed host inputs: never the best.
+  return r.verdict.measured() && r.verdict.output_matches &&
+         (!r.identity.strategy || properties(*r.identity.strategy).path != data_path::resident);
 }
 
-double value_of(const strategy_result& r, objective goal) {
-  return goal == objective::latency ? r.latency_us.median : r.throughput_per_s;
+double value_of(const result_figures& f, objective goal) {
+  return goal == objective::latency ? f.latency_us.median : f.throughput_per_s;
 }
 
 bool better(double a, double b, objective goal) { return goal == objective::latency ? a < b : a > b; }
@@ -26,25 +28,25 @@ advice_check check_advice(const std::vector<const strategy_result*>& group, stra
   const strategy_result* pick = nullptr;
   for (const strategy_result* r : group) {
     if (out.engine.empty()) {
-      out.engine = r->engine;
-      out.input_bytes = r->input_bytes;
+      out.engine = r->identity.engine;
+      out.input_bytes = r->identity.input_bytes;
     }
-    if (r->strategy == picked) pick = r;
+    if (r->identity.strategy == picked) pick = r;
     if (!usable(*r)) continue;
-    if (best == nullptr || better(value_of(*r, goal), value_of(*best, goal), goal)) best = r;
+    if (best == nullptr || better(value_of(r->figures, goal), value_of(best->figures, goal), goal)) best = r;
   }
   if (best != nullptr) {
-    out.best = strategy_name(best->strategy);
-    out.best_value = value_of(*best, goal);
+    out.best = strategy_name(best->identity.strategy);
+    out.best_value = value_of(best->figures, goal);
   }
   if (pick == nullptr) {
     out.note = "the pick was not among the strategies measured";
-  } else if (!pick->measured()) {
-    out.note = "the pick was refused: " + pick->reason();
-  } else if (!pick->output_matches) {
+  } else if (!pick->verdict.measured()) {
+    out.note = "the pick was refused: " + pick->verdict.reason();
+  } else if (!pick->verdict.output_matches) {
     out.note = "the pick's outputs did not match the reference";
   } else {
-    out.picked_value = value_of(*pick, goal);
+    out.picked_value = value_of(pick->figures, goal);
     // Both figures are positive for any cell that ran; a best of zero would mean nothing ran.
     if (out.best_value > 0 && out.picked_value > 0)
       out.shortfall =
@@ -53,7 +55,8 @@ advice_check check_advice(const std::vector<const strategy_result*>& group, stra
     // between trials: two strategies the same within it may rank either way in another run.
     const bool throughput = goal == objective::throughput;
     if (best != nullptr)
-      out.noise = difference_threshold(judged_noise(*pick, throughput), judged_noise(*best, throughput));
+      out.noise =
+          difference_threshold(judged_noise(pick->figures, throughput), judged_noise(best->figures, throughput));
   }
   return out;
 }

@@ -16,20 +16,21 @@ namespace {
 using cell_key = std::tuple<std::string, std::size_t, std::optional<strategy_kind>, int, int, std::vector<int>, bool,
                             bool, std::string>;
 
-cell_key key_of(const strategy_result& r) {
-  return {r.engine, r.input_bytes, r.strategy, r.inflight, r.clients, r.devices, r.graph, r.warmed_up, r.input_writes};
+cell_key key_of(const result_identity& id) {
+  return {id.engine,  id.input_bytes, id.strategy,  id.inflight,    id.clients,
+          id.devices, id.graph,       id.warmed_up, id.input_writes};
 }
 
-bool usable(const strategy_result& r) { return r.measured() && r.iterations > 0; }
+bool usable(const strategy_result& r) { return r.verdict.measured() && r.figures.iterations > 0; }
 
 // The cell's judged noise (the larger of within and between its trials), or an estimate from
 // its spread where the report predates noise figures.
-noise_estimate noise_of(const strategy_result& r, bool throughput, bool& estimated) {
-  const noise_estimate judged = judged_noise(r, throughput);
+noise_estimate noise_of(const result_figures& f, bool throughput, bool& estimated) {
+  const noise_estimate judged = judged_noise(f, throughput);
   if (judged.relative > 0) return judged;
-  if (r.iterations < 2) return {.relative = 1.0};
+  if (f.iterations < 2) return {.relative = 1.0};
   estimated = true;
-  return {.relative = 0.93 * r.relative_iqr / std::sqrt(static_cast<double>(r.iterations))};
+  return {.relative = 0.93 * f.relative_iqr / std::sqrt(static_cast<double>(f.iterations))};
 }
 
 // A change beyond the threshold is better or worse: a higher rate is better, a longer time worse.
@@ -38,7 +39,7 @@ cell_change judge(double change, double threshold, bool higher_is_better) {
   return (change > 0) == higher_is_better ? cell_change::better : cell_change::worse;
 }
 
-bool has_gpu_figure(const strategy_result& r) { return r.gpu_us.count > 0 && r.gpu_us.median > 0; }
+bool has_gpu_figure(const result_figures& f) { return f.gpu_us.count > 0 && f.gpu_us.median > 0; }
 
 // One figure of both reports judged against both noises: a change beyond the threshold the two
 // noises make is better or worse.
@@ -57,21 +58,21 @@ figure_comparison judge_figure(double a, double b, const noise_estimate& na, con
 }
 
 // The GPU's time per request, with its own judged noise (1, unknown, for a single sample).
-figure_comparison compare_gpu(const strategy_result& a, const strategy_result& b) {
-  const auto noise = [](const strategy_result& r) {
-    return r.gpu_us.count < 2 ? noise_estimate{.relative = 1.0} : judged_gpu_noise(r);
+figure_comparison compare_gpu(const result_figures& a, const result_figures& b) {
+  const auto noise = [](const result_figures& f) {
+    return f.gpu_us.count < 2 ? noise_estimate{.relative = 1.0} : judged_gpu_noise(f);
   };
   return judge_figure(a.gpu_us.median, b.gpu_us.median, noise(a), noise(b), false);
 }
 
 // Why the host takes part in both cells' GPU figure (see cell_comparison::gpu_host_part), or "".
 std::string host_part_of_gpu_figure(const strategy_result& a, const strategy_result& b) {
-  if (a.strategy) {
-    const std::string_view how = properties(*a.strategy).host_in_gpu_span;
+  if (a.identity.strategy) {
+    const std::string_view how = properties(*a.identity.strategy).host_in_gpu_span;
     if (!how.empty()) return std::string(how);
   }
-  const double probe = std::max(a.cuda_probe_us, b.cuda_probe_us);
-  const double span = std::min(a.gpu_us.median, b.gpu_us.median);
+  const double probe = std::max(a.diagnostics.cuda_probe_us, b.diagnostics.cuda_probe_us);
+  const double span = std::min(a.figures.gpu_us.median, b.figures.gpu_us.median);
   if (probe > 0 && span < launch_bound_gpu_span * probe)
     return fmt::format(
         "a GPU span of {} is under {:g} of the host's CUDA-call probes ({}): the host's launches "
@@ -80,31 +81,36 @@ std::string host_part_of_gpu_figure(const strategy_result& a, const strategy_res
   return "";
 }
 
+// How far the host's and the driver's probes moved from A to B (0 where either report has none).
+void set_probe_ratios(cell_comparison& c, const result_diagnostics& a, const result_diagnostics& b) {
+  if (a.host_probe_us > 0 && b.host_probe_us > 0) c.host_ratio = b.host_probe_us / a.host_probe_us;
+  if (a.cuda_probe_us > 0 && b.cuda_probe_us > 0) c.cuda_ratio = b.cuda_probe_us / a.cuda_probe_us;
+  if (a.host_copy_gbps > 0 && b.host_copy_gbps > 0) c.host_copy_ratio = b.host_copy_gbps / a.host_copy_gbps;
+}
+
 cell_comparison compare_cell(const strategy_result& a, const strategy_result& b, bool throughput) {
   cell_comparison c;
-  c.label = cells::result_label(a);
-  c.input_bytes = a.input_bytes;
+  c.label = cells::result_label(a.identity);
+  c.input_bytes = a.identity.input_bytes;
   c.metric = throughput ? "req/s" : "median µs";
   if (!usable(a) || !usable(b)) {
     c.verdict = cell_change::not_measured;
     return c;
   }
-  const noise_estimate na = noise_of(a, throughput, c.noise_estimated);
-  const noise_estimate nb = noise_of(b, throughput, c.noise_estimated);
+  const noise_estimate na = noise_of(a.figures, throughput, c.noise_estimated);
+  const noise_estimate nb = noise_of(b.figures, throughput, c.noise_estimated);
   static_cast<figure_comparison&>(c) =
-      judge_figure(throughput ? a.throughput_per_s : a.latency_us.median,
-                   throughput ? b.throughput_per_s : b.latency_us.median, na, nb, throughput);
-  if (a.host_probe_us > 0 && b.host_probe_us > 0) c.host_ratio = b.host_probe_us / a.host_probe_us;
-  if (a.cuda_probe_us > 0 && b.cuda_probe_us > 0) c.cuda_ratio = b.cuda_probe_us / a.cuda_probe_us;
-  if (a.host_copy_gbps > 0 && b.host_copy_gbps > 0) c.host_copy_ratio = b.host_copy_gbps / a.host_copy_gbps;
-  if (has_gpu_figure(a) && has_gpu_figure(b)) {
-    c.gpu = compare_gpu(a, b);
+      judge_figure(throughput ? a.figures.throughput_per_s : a.figures.latency_us.median,
+                   throughput ? b.figures.throughput_per_s : b.figures.latency_us.median, na, nb, throughput);
+  set_probe_ratios(c, a.diagnostics, b.diagnostics);
+  if (has_gpu_figure(a.figures) && has_gpu_figure(b.figures)) {
+    c.gpu = compare_gpu(a.figures, b.figures);
     c.gpu_host_part = host_part_of_gpu_figure(a, b);
   } else
     c.gpu_note = fmt::format("no GPU figure in {} (a report older than the figure): judged end to end only",
-                             has_gpu_figure(a)   ? "B"
-                             : has_gpu_figure(b) ? "A"
-                                                 : "either report");
+                             has_gpu_figure(a.figures)   ? "B"
+                             : has_gpu_figure(b.figures) ? "A"
+                                                         : "either report");
   return c;
 }
 
@@ -275,12 +281,13 @@ report_comparison compare_reports(const bench_report& a, const bench_report& b) 
   out.metric = throughput ? "req/s" : "median µs";
   std::vector<bool> matched(b.results.size(), false);
   for (const auto& ra : a.results) {
-    const auto key = key_of(ra);
-    const auto it = std::find_if(b.results.begin(), b.results.end(), [&](const auto& rb) { return key_of(rb) == key; });
+    const auto key = key_of(ra.identity);
+    const auto it =
+        std::find_if(b.results.begin(), b.results.end(), [&](const auto& rb) { return key_of(rb.identity) == key; });
     if (it == b.results.end()) {
       cell_comparison only;
-      only.label = cells::result_label(ra);
-      only.input_bytes = ra.input_bytes;
+      only.label = cells::result_label(ra.identity);
+      only.input_bytes = ra.identity.input_bytes;
       only.verdict = cell_change::only_in_a;
       out.cells.push_back(std::move(only));
       continue;
@@ -291,8 +298,8 @@ report_comparison compare_reports(const bench_report& a, const bench_report& b) 
   for (std::size_t i = 0; i < b.results.size(); ++i)
     if (!matched[i]) {
       cell_comparison only;
-      only.label = cells::result_label(b.results[i]);
-      only.input_bytes = b.results[i].input_bytes;
+      only.label = cells::result_label(b.results[i].identity);
+      only.input_bytes = b.results[i].identity.input_bytes;
       only.verdict = cell_change::only_in_b;
       out.cells.push_back(std::move(only));
     }

@@ -100,7 +100,7 @@ double trial_noise(std::span<const double> figures) {
   return deviation / std::sqrt(static_cast<double>(k)) / std::abs(mean);
 }
 
-noise_estimate judged_noise(const strategy_result& r, bool throughput) noexcept {
+noise_estimate judged_noise(const result_figures& r, bool throughput) noexcept {
   const double within = throughput ? r.throughput_noise : r.noise;
   const double between = throughput ? r.throughput_trial_noise : r.trial_noise;
   if (between > within && r.trials.size() >= 2)
@@ -108,7 +108,7 @@ noise_estimate judged_noise(const strategy_result& r, bool throughput) noexcept 
   return {.relative = within};
 }
 
-noise_estimate judged_gpu_noise(const strategy_result& r) noexcept {
+noise_estimate judged_gpu_noise(const result_figures& r) noexcept {
   if (r.gpu_trial_noise > r.gpu_noise && r.trials.size() >= 2)
     return {.relative = r.gpu_trial_noise, .dof = static_cast<double>(r.trials.size() - 1)};
   return {.relative = r.gpu_noise};

@@ -13,21 +13,23 @@ namespace ferry::bench {
 namespace {
 
 bool usable(const strategy_result& r) {
-  return r.measured() && r.output_matches && r.iterations > 0 && r.strategy != strategy_kind::device;
+  // Data kept in GPU memory (the floor, peer) is not a way to feed host inputs: never the winner.
+  return r.verdict.measured() && r.verdict.output_matches && r.figures.iterations > 0 &&
+         (!r.identity.strategy || properties(*r.identity.strategy).path != data_path::resident);
 }
 
 // How far a result is from the best of its cell: 1 is the best, 1.3 is 30% worse.
-double penalty(const strategy_result& r, const strategy_result& best, objective goal) {
+double penalty(const result_figures& r, const result_figures& best, objective goal) {
   if (goal == objective::latency) return r.latency_us.median / best.latency_us.median;
   return best.throughput_per_s / r.throughput_per_s;
 }
 
-bool better(const strategy_result& a, const strategy_result& b, objective goal) {
+bool better(const result_figures& a, const result_figures& b, objective goal) {
   return goal == objective::latency ? a.latency_us.median < b.latency_us.median
                                     : a.throughput_per_s > b.throughput_per_s;
 }
 
-std::string metric(const strategy_result& r, objective goal) {
+std::string metric(const result_figures& r, objective goal) {
   return goal == objective::latency ? fmt::format("{:.0f} µs", r.latency_us.median)
                                     : fmt::format("{:.0f} req/s", r.throughput_per_s);
 }
@@ -39,10 +41,10 @@ verdict decide_winner(const std::vector<strategy_result>& results, objective goa
   std::map<std::pair<std::string, std::size_t>, const strategy_result*> best;
   std::map<std::pair<std::string, std::size_t>, const strategy_result*> floor;
   for (const auto& r : results) {
-    const auto key = std::make_pair(r.engine, r.input_bytes);
-    if (r.strategy == strategy_kind::device && r.measured()) floor[key] = &r;
+    const auto key = std::make_pair(r.identity.engine, r.identity.input_bytes);
+    if (r.identity.strategy == strategy_kind::device && r.verdict.measured()) floor[key] = &r;
     if (!usable(r)) continue;
-    if (!best.count(key) || better(r, *best[key], goal)) best[key] = &r;
+    if (!best.count(key) || better(r.figures, best[key]->figures, goal)) best[key] = &r;
   }
   if (best.empty())
     return {.winner = "", .recommendation = "No host-input strategy produced checked results. " + platform_advice};
@@ -50,8 +52,8 @@ verdict decide_winner(const std::vector<strategy_result>& results, objective goa
   std::map<std::string, std::pair<double, int>> score;
   for (const auto& r : results) {
     if (!usable(r)) continue;
-    auto& [log_sum, cells] = score[std::string(strategy_name(r.strategy))];
-    log_sum += std::log(penalty(r, *best.at({r.engine, r.input_bytes}), goal));
+    auto& [log_sum, cells] = score[std::string(strategy_name(r.identity.strategy))];
+    log_sum += std::log(penalty(r.figures, best.at({r.identity.engine, r.identity.input_bytes})->figures, goal));
     ++cells;
   }
   std::string winner;
@@ -65,7 +67,7 @@ verdict decide_winner(const std::vector<strategy_result>& results, objective goa
       winner_score = g;
     }
   }
-  if (winner.empty()) winner = strategy_name(best.begin()->second->strategy);
+  if (winner.empty()) winner = strategy_name(best.begin()->second->identity.strategy);
   std::string text = fmt::format("For {}, '{}' wins on this machine", to_string(goal), winner);
   text += winner_score <= 1.0001
               ? " in every cell measured"
@@ -76,15 +78,16 @@ verdict decide_winner(const std::vector<strategy_result>& results, objective goa
     const strategy_result* w = nullptr;
     const strategy_result* managed = nullptr;
     for (const auto& r : results) {
-      if (r.engine != key.first || r.input_bytes != key.second || !usable(r)) continue;
-      if (strategy_name(r.strategy) == winner) w = &r;
-      if (r.strategy == strategy_kind::managed) managed = &r;
+      if (r.identity.engine != key.first || r.identity.input_bytes != key.second || !usable(r)) continue;
+      if (strategy_name(r.identity.strategy) == winner) w = &r;
+      if (r.identity.strategy == strategy_kind::managed) managed = &r;
     }
     if (w == nullptr) continue;
-    std::string cell = fmt::format("{} {:.1f} MB: {} {}", key.first, key.second / 1e6, winner, metric(*w, goal));
-    if (floor.count(key)) cell += fmt::format(" vs device floor {}", metric(*floor.at(key), goal));
+    std::string cell =
+        fmt::format("{} {:.1f} MB: {} {}", key.first, key.second / 1e6, winner, metric(w->figures, goal));
+    if (floor.count(key)) cell += fmt::format(" vs device floor {}", metric(floor.at(key)->figures, goal));
     if (managed != nullptr && managed != w)
-      cell += fmt::format(", fault-driven managed {:.1f}x worse", penalty(*managed, *w, goal));
+      cell += fmt::format(", fault-driven managed {:.1f}x worse", penalty(managed->figures, w->figures, goal));
     cells.push_back(cell);
   }
   text += ". ";

@@ -75,10 +75,10 @@ TEST(Calibrate, ReReadingReduceMatchesTheSinglePass) {
   o.check_every = 1;
   const auto a = ferry::bench::run_cell(once, ferry::strategy_kind::pinned, o);
   const auto b = ferry::bench::run_cell(four, ferry::strategy_kind::mapped, o);
-  ASSERT_TRUE(a.measured()) << a.reason();
-  ASSERT_TRUE(b.measured()) << b.reason();
-  EXPECT_TRUE(a.output_matches);
-  EXPECT_TRUE(b.output_matches);  // checked against the one-pass host reference
+  ASSERT_TRUE(a.verdict.measured()) << a.verdict.reason();
+  ASSERT_TRUE(b.verdict.measured()) << b.verdict.reason();
+  EXPECT_TRUE(a.verdict.output_matches);
+  EXPECT_TRUE(b.verdict.output_matches);  // checked against the one-pass host reference
 }
 
 }  // namespace

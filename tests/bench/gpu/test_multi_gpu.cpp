@@ -346,13 +346,13 @@ TEST(MultiGpu, BenchCellSpreadsOverBothGpusAndChecksEachOnItsOwn) {
     options.check_every = 8;
     options.um_counters = false;
     const auto r = ferry::bench::run_cell(w, strategy, options);
-    ASSERT_TRUE(r.measured()) << r.reason();
-    EXPECT_EQ(r.devices, (std::vector<int>{0, 1}));
-    EXPECT_TRUE(r.output_checked);
-    EXPECT_TRUE(r.output_matches) << r.check_detail;
-    const auto note = std::find_if(r.notes.begin(), r.notes.end(),
+    ASSERT_TRUE(r.verdict.measured()) << r.verdict.reason();
+    EXPECT_EQ(r.identity.devices, (std::vector<int>{0, 1}));
+    EXPECT_TRUE(r.verdict.output_checked);
+    EXPECT_TRUE(r.verdict.output_matches) << r.verdict.check_detail;
+    const auto note = std::find_if(r.diagnostics.notes.begin(), r.diagnostics.notes.end(),
                                    [](const std::string& n) { return n.starts_with("requests per GPU"); });
-    ASSERT_NE(note, r.notes.end());
+    ASSERT_NE(note, r.diagnostics.notes.end());
     EXPECT_EQ(note->find(": 0,"), std::string::npos) << *note;  // neither GPU idle
     EXPECT_FALSE(note->ends_with(": 0")) << *note;
   }
@@ -374,8 +374,8 @@ TEST(MultiGpu, BenchCellOnGpuOneAlone) {
     options.check_every = 8;
     options.um_counters = false;
     const auto r = ferry::bench::run_cell(w, strategy, options);
-    ASSERT_TRUE(r.measured()) << r.reason();
-    EXPECT_TRUE(r.output_matches) << ferry::to_string(strategy) << ": " << r.check_detail;
+    ASSERT_TRUE(r.verdict.measured()) << r.verdict.reason();
+    EXPECT_TRUE(r.verdict.output_matches) << ferry::to_string(strategy) << ": " << r.verdict.check_detail;
   }
 }
 

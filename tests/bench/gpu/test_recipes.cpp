@@ -68,23 +68,23 @@ TEST(BenchCellWithRecipes, RecipeAndFloorAreMeasuredAndChecked) {
   for (const auto k : {strategy_kind::pinned, strategy_kind::managed_prefetch, strategy_kind::device}) {
     SCOPED_TRACE(std::string(ferry::to_string(k)));
     const auto r = ferry::bench::run_cell(w, k, options);
-    ASSERT_TRUE(r.measured()) << r.reason();
-    ASSERT_TRUE(r.recipe.has_value()) << r.recipe_note;
+    ASSERT_TRUE(r.verdict.measured()) << r.verdict.reason();
+    ASSERT_TRUE(r.diagnostics.recipe.has_value()) << r.diagnostics.recipe_note;
     // 40 latency samples of the strategy take 80 rounds: every other one of its requests is timed
     // with events for the stage breakdown instead. The recipe runs in every round.
-    EXPECT_EQ(r.iterations, 40u);
-    EXPECT_GE(r.recipe->iterations, 40u);
-    EXPECT_TRUE(r.recipe->output_checked);
-    EXPECT_TRUE(r.recipe->output_matches) << r.recipe->check_detail;
-    EXPECT_GT(r.recipe->latency_us.median, 0.0);
-    EXPECT_GT(r.noise, 0.0);
+    EXPECT_EQ(r.figures.iterations, 40u);
+    EXPECT_GE(r.diagnostics.recipe->iterations, 40u);
+    EXPECT_TRUE(r.diagnostics.recipe->output_checked);
+    EXPECT_TRUE(r.diagnostics.recipe->output_matches) << r.diagnostics.recipe->check_detail;
+    EXPECT_GT(r.diagnostics.recipe->latency_us.median, 0.0);
+    EXPECT_GT(r.figures.noise, 0.0);
     if (k == strategy_kind::device) {
-      EXPECT_FALSE(r.floor.has_value());  // the device strategy's recipe is the floor
+      EXPECT_FALSE(r.diagnostics.floor.has_value());  // the device strategy's recipe is the floor
     } else {
-      ASSERT_TRUE(r.floor.has_value());
-      EXPECT_TRUE(r.floor->output_matches) << r.floor->check_detail;
+      ASSERT_TRUE(r.diagnostics.floor.has_value());
+      EXPECT_TRUE(r.diagnostics.floor->output_matches) << r.diagnostics.floor->check_detail;
     }
-    EXPECT_GT(r.enqueue_us.median, 0.0);
+    EXPECT_GT(r.figures.enqueue_us.median, 0.0);
   }
 }
 
@@ -95,9 +95,9 @@ TEST(BenchCellWithRecipes, SeveralInFlightHaveNoRecipeAndSayWhy) {
   options.iterations = 30;
   options.um_counters = false;
   const auto r = ferry::bench::run_cell(w, strategy_kind::pinned, options);
-  ASSERT_TRUE(r.measured()) << r.reason();
-  EXPECT_FALSE(r.recipe.has_value());
-  EXPECT_NE(r.recipe_note.find("one request at a time"), std::string::npos) << r.recipe_note;
+  ASSERT_TRUE(r.verdict.measured()) << r.verdict.reason();
+  EXPECT_FALSE(r.diagnostics.recipe.has_value());
+  EXPECT_NE(r.diagnostics.recipe_note.find("one request at a time"), std::string::npos) << r.diagnostics.recipe_note;
 }
 
 // managed-prefetch keeps outputs in host pages the GPU writes over the link, and prefetches only

@@ -32,24 +32,25 @@ TEST(BenchSlowdown, MovesTheGpuTimeAndTheLatencyByTheFractionAsked) {
     SCOPED_TRACE(std::string(ferry::to_string(strategy)));
     const auto plain = measured(w, strategy, 0);
     const auto slowed = measured(w, strategy, 0.25);
-    ASSERT_TRUE(plain.measured()) << plain.reason();
-    ASSERT_TRUE(slowed.measured()) << slowed.reason();
-    ASSERT_GT(plain.gpu_us.count, 0U);
-    ASSERT_GT(plain.gpu_us.median, 0.0);
-    EXPECT_GT(plain.gpu_noise, 0.0);
-    EXPECT_GT(plain.trials.front().gpu_median_us, 0.0);
+    ASSERT_TRUE(plain.verdict.measured()) << plain.verdict.reason();
+    ASSERT_TRUE(slowed.verdict.measured()) << slowed.verdict.reason();
+    ASSERT_GT(plain.figures.gpu_us.count, 0U);
+    ASSERT_GT(plain.figures.gpu_us.median, 0.0);
+    EXPECT_GT(plain.figures.gpu_noise, 0.0);
+    EXPECT_GT(plain.figures.trials.front().gpu_median_us, 0.0);
     // 25% asked; the delay follows the median of the spans, so a few percent either way. The spin
     // kernel's own cost is counted in it.
-    const double gpu_ratio = slowed.gpu_us.median / plain.gpu_us.median;
-    EXPECT_GT(gpu_ratio, 1.15) << plain.gpu_us.median << " -> " << slowed.gpu_us.median;
-    EXPECT_LT(gpu_ratio, 1.40) << plain.gpu_us.median << " -> " << slowed.gpu_us.median;
+    const double gpu_ratio = slowed.figures.gpu_us.median / plain.figures.gpu_us.median;
+    EXPECT_GT(gpu_ratio, 1.15) << plain.figures.gpu_us.median << " -> " << slowed.figures.gpu_us.median;
+    EXPECT_LT(gpu_ratio, 1.40) << plain.figures.gpu_us.median << " -> " << slowed.figures.gpu_us.median;
     // End to end by the fraction too, not by the GPU's delay and the host's wait added up.
-    const double latency_ratio = slowed.latency_us.median / plain.latency_us.median;
-    EXPECT_GT(latency_ratio, 1.12) << plain.latency_us.median << " -> " << slowed.latency_us.median;
-    EXPECT_LT(latency_ratio, 1.45) << plain.latency_us.median << " -> " << slowed.latency_us.median;
-    EXPECT_TRUE(slowed.output_matches) << slowed.check_detail;
-    EXPECT_NE(slowed.notes.front().find("slowed down on purpose"), std::string::npos);
+    const double latency_ratio = slowed.figures.latency_us.median / plain.figures.latency_us.median;
+    EXPECT_GT(latency_ratio, 1.12) << plain.figures.latency_us.median << " -> " << slowed.figures.latency_us.median;
+    EXPECT_LT(latency_ratio, 1.45) << plain.figures.latency_us.median << " -> " << slowed.figures.latency_us.median;
+    EXPECT_TRUE(slowed.verdict.output_matches) << slowed.verdict.check_detail;
+    EXPECT_NE(slowed.diagnostics.notes.front().find("slowed down on purpose"), std::string::npos);
     // A quarter of either span is more than one kernel costs: no note of a delay that overshot.
-    for (const auto& note : slowed.notes) EXPECT_EQ(note.find("spin kernel's own cost"), std::string::npos) << note;
+    for (const auto& note : slowed.diagnostics.notes)
+      EXPECT_EQ(note.find("spin kernel's own cost"), std::string::npos) << note;
   }
 }

@@ -268,17 +268,17 @@ TEST(BenchCell, EveryStrategyRunsAndMatchesTheReference) {
   for (auto k : ferry::all_strategies) {
     const auto r = ferry::bench::run_cell(w, k, options);
     if (ferry::unavailable_reason(k, caps)) {
-      EXPECT_FALSE(r.measured()) << ferry::to_string(k);
+      EXPECT_FALSE(r.verdict.measured()) << ferry::to_string(k);
       continue;
     }
-    ASSERT_TRUE(r.measured()) << ferry::to_string(k) << ": " << r.reason();
-    EXPECT_TRUE(r.output_checked) << ferry::to_string(k);
-    EXPECT_TRUE(r.output_matches) << ferry::to_string(k) << ": " << r.check_detail;
-    EXPECT_EQ(r.iterations, 40U) << ferry::to_string(k);
-    EXPECT_GT(r.latency_us.median, 0.0);
-    EXPECT_GE(r.latency_us.p99, r.latency_us.median);
-    EXPECT_GT(r.throughput_per_s, 0.0);
-    EXPECT_EQ(r.input_bytes, std::size_t{1} << 20);
+    ASSERT_TRUE(r.verdict.measured()) << ferry::to_string(k) << ": " << r.verdict.reason();
+    EXPECT_TRUE(r.verdict.output_checked) << ferry::to_string(k);
+    EXPECT_TRUE(r.verdict.output_matches) << ferry::to_string(k) << ": " << r.verdict.check_detail;
+    EXPECT_EQ(r.figures.iterations, 40U) << ferry::to_string(k);
+    EXPECT_GT(r.figures.latency_us.median, 0.0);
+    EXPECT_GE(r.figures.latency_us.p99, r.figures.latency_us.median);
+    EXPECT_GT(r.figures.throughput_per_s, 0.0);
+    EXPECT_EQ(r.identity.input_bytes, std::size_t{1} << 20);
   }
 }
 
@@ -288,8 +288,8 @@ TEST(BenchCell, SparseDrawsIndicesInsideTheTable) {
   options.iterations = 20;
   options.check_every = 4;
   const auto r = ferry::bench::run_cell(w, strategy_kind::pinned, options);
-  ASSERT_TRUE(r.measured()) << r.reason();
-  EXPECT_TRUE(r.output_matches) << r.check_detail;
+  ASSERT_TRUE(r.verdict.measured()) << r.verdict.reason();
+  EXPECT_TRUE(r.verdict.output_matches) << r.verdict.check_detail;
 }
 
 }  // namespace

@@ -1,15 +1,48 @@
 #include "bench/measure/recipes/recipe.hpp"
 
-#include "bench/measure/recipes/recipe_kinds.hpp"
+#include <cuda_runtime_api.h>
+
 #include "core/scoped_device.hpp"
 #include "ferry/core/error.hpp"
+#include "memory/strategy_type.hpp"
 
 namespace ferry::bench {
 
-void recipe::bind(engine& eng, const std::vector<tensor_spec>& io) {
+recipe::recipe(strategy_kind strategy, engine& eng, const std::vector<tensor_spec>& io, const device_caps& caps)
+    : strategy_(strategy), resident_(properties(strategy).path == data_path::resident) {
+  const memory::strategy_type& type = memory::type_of(strategy);
+  steps_ = type.recipe_steps();
+  for (const auto& spec : io) {
+    const bool is_input = spec.role == tensor_role::input;
+    auto memory = type.by_hand_tensor(spec.bytes(), is_input ? direction::input : direction::output, caps);
+    (is_input ? inputs_ : outputs_).push_back({spec, std::move(memory)});
+  }
   context_ = eng.make_context(io);
   for (const auto* group : {&inputs_, &outputs_})
-    for (const tensor& t : *group) context_->bind(t.spec.name, t.device);
+    for (const tensor& t : *group) context_->bind(t.spec.name, t.memory->device());
+}
+
+// The engine's context goes first: it is bound to the tensors' memory.
+recipe::~recipe() { context_.reset(); }
+
+void recipe::stage_inputs_untimed() {
+  if (!resident_) return;
+  for (const tensor& t : inputs_) t.memory->stage_untimed(stream_);
+  FERRY_CUDA_TRY(cudaStreamSynchronize(stream_.get()));
+}
+
+void recipe::run_blocking() {
+  for (const tensor& t : inputs_) t.memory->before_engine(stream_);
+  context_->enqueue(stream_);
+  for (const tensor& t : outputs_) t.memory->after_engine(stream_);
+  FERRY_CUDA_TRY(cudaStreamSynchronize(stream_.get()));
+  for (const tensor& t : outputs_) t.memory->after_synchronize();
+}
+
+void recipe::fetch_outputs_untimed() {
+  if (!resident_) return;
+  for (const tensor& t : outputs_) t.memory->fetch_untimed(stream_);
+  FERRY_CUDA_TRY(cudaStreamSynchronize(stream_.get()));
 }
 
 std::unique_ptr<recipe> make_recipe(strategy_kind strategy, engine& eng, const std::vector<tensor_spec>& io,
@@ -23,17 +56,7 @@ std::unique_ptr<recipe> make_recipe(strategy_kind strategy, engine& eng, const s
       throw unsupported("recipe '" + std::string(to_string(strategy)) + "': " + *refusal);
   }
   core::scoped_device on_device(caps.ordinal);
-  switch (properties(strategy).path) {
-    case data_path::copy:
-      return recipes::make_copy_recipe(strategy, eng, io, caps.ordinal);
-    case data_path::zero_copy:
-      return recipes::make_zero_copy_recipe(strategy, eng, io, caps.ordinal);
-    case data_path::migrate:
-      return recipes::make_managed_recipe(strategy, eng, io, caps.ordinal);
-    case data_path::resident:
-      return recipes::make_device_recipe(eng, io, caps.ordinal);
-  }
-  throw invalid_argument("no recipe for strategy '" + std::string(to_string(strategy)) + "'");
+  return std::unique_ptr<recipe>(new recipe(strategy, eng, io, caps));
 }
 
 }  // namespace ferry::bench
