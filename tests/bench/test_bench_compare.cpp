@@ -198,7 +198,7 @@ TEST(BenchCompare, TheCellsInCommonAreSaidOfEachSideTruly) {
     std::vector<fb::strategy_result> cells;
     for (std::size_t i = 0; i < count; ++i) {
       cells.push_back(cell("pinned", 400, 0.01));
-      cells.back().input_bytes = 1'000'000 * (i + 1);  // a cell of its own per size
+      cells.back().identity.input_bytes = 1'000'000 * (i + 1);  // a cell of its own per size
     }
     return cells;
   };
@@ -213,15 +213,15 @@ TEST(BenchCompare, TheCellsInCommonAreSaidOfEachSideTruly) {
             "by engine, input size, strategy and run settings)");
   // Neither side whole: each said as it is.
   b.results = sized(6);
-  for (std::size_t i = 0; i < 4; ++i) b.results[i].input_bytes += 500'000;  // 2 in common of B's 6
+  for (std::size_t i = 0; i < 4; ++i) b.results[i].identity.input_bytes += 500'000;  // 2 in common of B's 6
   EXPECT_EQ(fb::overlap_problem(fb::compare_reports(a, b)),
             "the reports have only 2 measured cells in common: fewer than half of A's 80, fewer than half of B's 6 "
             "(cells match by engine, input size, strategy and run settings)");
   a.results = sized(3);
   b.results = sized(5);
-  for (std::size_t i = 0; i < 3; ++i) b.results[i].input_bytes += 500'000;  // 2 in common: 2 of A's 3
-  b.results[3].input_bytes = 1'000'000;
-  b.results[4].input_bytes = 2'000'000;
+  for (std::size_t i = 0; i < 3; ++i) b.results[i].identity.input_bytes += 500'000;  // 2 in common: 2 of A's 3
+  b.results[3].identity.input_bytes = 1'000'000;
+  b.results[4].identity.input_bytes = 2'000'000;
   EXPECT_EQ(fb::overlap_problem(fb::compare_reports(a, b)),
             "the reports have only 2 measured cells in common: 2 of A's 3, fewer than half of B's 5 (cells match by "
             "engine, input size, strategy and run settings)");
