@@ -418,14 +418,13 @@ struct http_frontend::state {
     if (call.reply.reserve(bound)) return;
     const request_intake& intake = service.intake();
     const std::size_t body = call.http.body.size();
-    const bool never = body + bound > intake.admissible_bytes();
-    throw request_error(never ? error_status::payload_too_large : error_status::unavailable,
-                        "model '" + quote_text(model.config.name) + "': this request's answer may take up to " +
-                            std::to_string(bound) + " bytes, which with its " + std::to_string(body) + " bytes " +
-                            (never ? "exceeds" : "do not fit") + " the server's in-flight memory budget of " +
-                            std::to_string(intake.admissible_bytes()) + " bytes" +
-                            (never ? " (binary outputs take less than JSON)"
-                                   : " (" + std::to_string(intake.bytes_in_use()) + " in use): try again shortly"));
+    const std::string& network = call.http.peer.network;
+    const std::string what = "model '" + quote_text(model.config.name) + "': this request's answer may take up to " +
+                             std::to_string(bound) + " bytes beside its " + std::to_string(body) + ": ";
+    if (body + bound > intake.largest_request(network))
+      throw request_error(error_status::payload_too_large, what + intake.too_large_message(body + bound, network) +
+                                                               " (binary outputs take less than JSON)");
+    throw request_error(error_status::unavailable, what + intake.no_room_message(bound, network));
   }
 
   static void answer(infer_call& call, const served_model& model, infer_result result) {
