@@ -18,7 +18,7 @@
 #include "serve/transport/http/http_documents.hpp"
 #include "serve/transport/http/http_transport.hpp"
 #include "serve/transport/http/route_pattern.hpp"
-#include "serve/transport/work_pool.hpp"
+#include "serve/transport/http/work_lanes.hpp"
 
 namespace ferry::serve {
 namespace {
@@ -190,12 +190,15 @@ constexpr std::size_t inline_answer_bytes = 4096;
 // Whether an inference's answer is small enough to encode on the model's worker: a success whose
 // outputs put at most inline_answer_bytes in the body (those written to shared memory put none).
 // A failure goes to the pool: its error is handed on in its only copy (model_scheduler::fail).
-bool small_answer(const infer_result& result) {
-  if (result.failure) return false;
+// The bytes of tensor data an answer carries (none for a failure).
+std::size_t answer_bytes(const infer_result& result) {
   std::size_t bytes = 0;
-  for (const auto& out : result.response.outputs) bytes += out.data.size();
-  return bytes <= inline_answer_bytes;
+  if (!result.failure)
+    for (const auto& out : result.response.outputs) bytes += out.data.size();
+  return bytes;
 }
+
+bool small_answer(const infer_result& result) { return !result.failure && answer_bytes(result) <= inline_answer_bytes; }
 
 }  // namespace
 
@@ -203,7 +206,7 @@ struct http_frontend::state {
   inference_service& service;
   http_options options;
   std::vector<route> routes;  // tried in order, the first match answers
-  work_pool pool;             // decodes bodies and encodes answers
+  work_lanes pool;            // decodes bodies and encodes answers, small jobs apart from large
   http_transport transport;
 
   state(inference_service& s, const http_options& o)
@@ -319,7 +322,8 @@ struct http_frontend::state {
     if (r->kind == route_kind::control) return control(*r, std::move(req), std::move(captures), reply);
     if (r->kind == route_kind::inference && req.body.size() <= inline_body_bytes)
       return infer(std::move(req), std::move(captures), reply);
-    pool.post([this, r = r, req = std::move(req), captures = std::move(captures), reply]() mutable {
+    const std::size_t bytes = req.body.size();
+    pool.post(bytes, [this, r = r, req = std::move(req), captures = std::move(captures), reply]() mutable {
       if (r->kind == route_kind::inference) return infer(std::move(req), std::move(captures), reply);
       reply.send(run(*r, req, captures));
     });
@@ -391,9 +395,10 @@ struct http_frontend::state {
         // On the model's worker: a small answer is encoded here and goes straight to its
         // connection; a larger one (or an error) is encoded on the pool, so the worker goes on.
         if (small_answer(result)) return answer(*call, *model, std::move(result));
-        pool.post([call = std::move(call), model = std::move(model), result = std::move(result)]() mutable {
-          answer(*call, *model, std::move(result));
-        });
+        pool.post(answer_bytes(result),
+                  [call = std::move(call), model = std::move(model), result = std::move(result)]() mutable {
+                    answer(*call, *model, std::move(result));
+                  });
       });
     } catch (...) {
       http_response res;
