@@ -395,10 +395,10 @@ struct http_frontend::state {
         // On the model's worker: a small answer is encoded here and goes straight to its
         // connection; a larger one (or an error) is encoded on the pool, so the worker goes on.
         if (small_answer(result)) return answer(*call, *model, std::move(result));
-        pool.post(answer_bytes(result),
-                  [call = std::move(call), model = std::move(model), result = std::move(result)]() mutable {
-                    answer(*call, *model, std::move(result));
-                  });
+        const std::size_t bytes = answer_bytes(result);  // before the task takes the result
+        pool.post(bytes, [call = std::move(call), model = std::move(model), result = std::move(result)]() mutable {
+          answer(*call, *model, std::move(result));
+        });
       });
     } catch (...) {
       http_response res;
