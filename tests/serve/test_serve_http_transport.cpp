@@ -17,6 +17,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -31,6 +32,7 @@
 #include "serve/transport/http/header_block.hpp"
 #include "serve/transport/http/http_transport.hpp"
 #include "serve/transport/http/message_framing.hpp"
+#include "serve/transport/http/work_lanes.hpp"
 #include "support/test_gate.hpp"
 
 namespace {
@@ -136,6 +138,21 @@ TEST(HttpBodyBudget, HoldsAStepAheadOfWhatHasArrived) {
   EXPECT_EQ(body_bytes_to_hold(1000, read_chunk_bytes + 1000, std::nullopt), read_chunk_bytes + 1000);  // room yet
   EXPECT_EQ(body_bytes_to_hold(8 << 20, 8 << 20, std::nullopt), (8U << 20) + (1U << 20));  // an eighth ahead
   EXPECT_EQ(body_bytes_to_hold(8 << 20, 8 << 20, 8 << 20), 8U << 20);                      // all of it held
+}
+
+// Large jobs holding every thread of their lane do not hold up a small one: it runs on its own
+// lane meanwhile (a small inference once waited 9 s behind the encoding of large answers).
+TEST(HttpWorkLanes, ASmallJobRunsWhileLargeOnesHoldTheirLane) {
+  ferry::testing::gate large_held;
+  std::promise<void> small_ran;
+  {
+    work_lanes lanes(2);
+    for (int i = 0; i < 3; ++i) lanes.post(work_lanes::small_job_bytes + 1, [&large_held] { large_held.pass(); });
+    large_held.wait_for_arrivals(2);  // both large threads busy, a third large job queued
+    lanes.post(work_lanes::small_job_bytes, [&small_ran] { small_ran.set_value(); });
+    EXPECT_EQ(small_ran.get_future().wait_for(10s), std::future_status::ready);
+    large_held.open();
+  }  // joined: every job ran
 }
 
 TEST(HttpTransport, FindsHeadersWhateverTheirCase) {
