@@ -150,9 +150,10 @@ class server_core {
   // is full, a network holding fewer than another by 2 or more is let in, and one connection of
   // the network holding the most that is idle or still sending its request's head is closed for
   // it (make_room_for): however many networks fill the server, a new one is served.
-  refused_at_accept refusal_at_accept(const std::string& group);
+  // `victim`: the connection to close for it, if one is (closed by the caller once unlocked).
+  refused_at_accept refusal_at_accept(const std::string& group, std::shared_ptr<connection>& victim);
   [[nodiscard]] std::size_t serving_of(const std::string& group) const;
-  bool make_room_for(std::size_t held);
+  bool make_room_for(std::size_t held, std::shared_ptr<connection>& victim);
 
   http_transport_options options_;
   const http_handlers handlers_;
@@ -760,15 +761,18 @@ void server_core::admit(tcp::socket socket, asio::io_context& context) {
   http_peer peer{remote.address().to_string(), remote.port(), local.port(), {}};
   std::string group = peer_group(peer.address, options_.peer_prefix_ipv4, options_.peer_prefix_ipv6);
   peer.network = group;
+  std::shared_ptr<connection> victim;  // let go after the lock, like c: see make_room_for
   std::shared_ptr<connection> c;
+  bool admitted = false;
   {
     const std::lock_guard lock(table_mutex_);
-    const auto refused = refusal_at_accept(group);
+    const auto refused = refusal_at_accept(group, victim);
     // Past a limit, a client is told so while as many again as the server serves are being told;
     // past that, a flood of connections is closed unanswered, so refusing costs bounded
     // descriptors too.
     if (refused != refused_at_accept::no && refusing_ >= options_.max_connections) return;  // closes the socket
-    if (refused == refused_at_accept::no) {
+    admitted = refused == refused_at_accept::no;
+    if (admitted) {
       ++serving_;
       ++serving_by_peer_[group];
     } else {
@@ -777,14 +781,15 @@ void server_core::admit(tcp::socket socket, asio::io_context& context) {
     c = std::make_shared<connection>(*this, context, std::move(socket), refused, std::move(peer), std::move(group));
     connections_.emplace(c.get(), c);
   }
+  if (admitted && victim) asio::post(victim->executor(), [victim] { victim->evicted(); });
   asio::dispatch(c->executor(), [c] { c->start(); });
 }
 
-refused_at_accept server_core::refusal_at_accept(const std::string& group) {
+refused_at_accept server_core::refusal_at_accept(const std::string& group, std::shared_ptr<connection>& victim) {
   const std::size_t held = serving_of(group);
   if (serving_ >= options_.max_connections)
-    return held < options_.max_connections_per_peer && make_room_for(held) ? refused_at_accept::no
-                                                                           : refused_at_accept::over_limit;
+    return held < options_.max_connections_per_peer && make_room_for(held, victim) ? refused_at_accept::no
+                                                                                   : refused_at_accept::over_limit;
   if (held >= options_.max_connections_per_peer) return refused_at_accept::over_peer_limit;
   if (serving_ >= options_.max_connections - reserved_connections() && held >= options_.small_peer_connections)
     return refused_at_accept::reserved;
@@ -796,21 +801,21 @@ std::size_t server_core::serving_of(const std::string& group) const {
   return it == serving_by_peer_.end() ? 0 : it->second;
 }
 
-bool server_core::make_room_for(std::size_t held) {
-  // The evictable connection of the network holding the most, if that is at least 2 more.
-  std::shared_ptr<connection> victim;
+bool server_core::make_room_for(std::size_t held, std::shared_ptr<connection>& victim) {
+  // The evictable connection of the network holding the most, if that is at least 2 more. No
+  // shared_ptr is let go here, under the table's lock: the last one ends its connection, whose
+  // destructor takes the lock (forget). The victim's goes with the caller's, after the lock.
+  const std::weak_ptr<connection>* chosen = nullptr;
   std::size_t most = held + 1;
   for (const auto& [c, weak] : connections_) {
     const std::size_t theirs = serving_of(c->group());
     if (theirs <= most || !c->evictable()) continue;
-    if (auto alive = weak.lock()) {
-      victim = std::move(alive);
-      most = theirs;
-    }
+    chosen = &weak;
+    most = theirs;
   }
-  if (!victim || !victim->claim_for_eviction()) return false;
-  asio::post(victim->executor(), [victim] { victim->evicted(); });
-  return true;
+  if (chosen == nullptr) return false;
+  victim = chosen->lock();
+  return victim && victim->claim_for_eviction();
 }
 
 void server_core::forget(const connection* c, bool refused, const std::string& group) {
