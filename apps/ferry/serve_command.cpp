@@ -167,7 +167,7 @@ void add_serve_command(CLI::App& app) {
         }
       });
   cmd->add_option("--max-inflight-bytes-per-peer", *peer_inflight_bytes,
-                  "memory the inference requests of one client network (--http-peer-prefix-ipv4/-ipv6) may hold "
+                  "memory the HTTP inference requests of one client network (--http-peer-prefix-ipv4/-ipv6) may hold "
                   "at once (e.g. 512MiB), so one network cannot take the whole in-flight budget; a larger request "
                   "from it is refused 413. Default: a quarter of what requests are admitted into (the budget less "
                   "gRPC's part)")
