@@ -573,10 +573,17 @@ class connection : public std::enable_shared_from_this<connection> {
     });
   }
 
+  // What arrives is dropped in the kernel (recv with MSG_TRUNC: TCP discards it without copying
+  // it out), so a refused client pipelining large bodies costs the I/O thread next to nothing:
+  // once, connections refused while they sent tens of MB each kept the I/O threads copying, and
+  // other clients' requests waited behind them.
   void discard_until_closed() {
     buffer_.clear();
-    socket_.async_read_some(buffer_.prepare(read_chunk_bytes), [self = shared_from_this()](error_code ec, std::size_t) {
+    buffer_.shrink_to_fit();
+    socket_.async_wait(tcp::socket::wait_read, [self = shared_from_this()](error_code ec) {
       if (ec || self->timed_out_ || self->server_.stopping()) return self->close();
+      const ssize_t n = ::recv(self->socket_.native_handle(), nullptr, std::size_t{1} << 30, MSG_TRUNC | MSG_DONTWAIT);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) return self->close();
       self->discard_until_closed();
     });
   }
