@@ -34,6 +34,8 @@ class header_block_scanner {
   void scan(std::string_view head);
 
  private:
+  void take(char c);                     // the byte at scanned_
+  void end_line();                       // at an LF
   void refuse(const std::string& what);  // at the byte scanned_
 
   std::size_t scanned_ = 0;
