@@ -69,6 +69,7 @@ void add_serve_command(CLI::App& app) {
   auto receive_timeout_ms = std::make_shared<std::int64_t>(options->http.request_timeout.count());
   auto header_timeout_ms = std::make_shared<std::int64_t>(options->http.header_timeout.count());
   auto inflight_bytes = std::make_shared<std::string>();
+  auto peer_inflight_bytes = std::make_shared<std::string>();
   auto control_mode = std::make_shared<std::string>("none");
   auto poll_secs = std::make_shared<std::int64_t>(options->repository_poll.count());
   auto drain_secs = std::make_shared<std::int64_t>(options->drain_timeout.count());
@@ -165,6 +166,19 @@ void add_serve_command(CLI::App& app) {
           return std::string(e.what());
         }
       });
+  cmd->add_option("--max-inflight-bytes-per-peer", *peer_inflight_bytes,
+                  "memory the HTTP inference requests of one client network (--http-peer-prefix-ipv4/-ipv6) may hold "
+                  "at once (e.g. 512MiB), so one network cannot take the whole in-flight budget; a larger request "
+                  "from it is refused 413. Default: a quarter of what requests are admitted into (the budget less "
+                  "gRPC's part)")
+      ->check([](const std::string& text) {
+        try {
+          (void)parse_byte_size(text);
+          return std::string();
+        } catch (const std::exception& e) {
+          return std::string(e.what());
+        }
+      });
   cmd->add_option("--model-control-mode", *control_mode,
                   "which models load when: none (every model at start; the API may not load or unload), explicit "
                   "(only --load-model at start, then POST /v2/repository/models/NAME/load and /unload), poll "
@@ -235,8 +249,9 @@ void add_serve_command(CLI::App& app) {
                   "CUDA shared-memory regions registered at once; more are refused (HTTP 429)")
       ->capture_default_str()
       ->check(CLI::Range(1, 32768));  // each a mapping: half the kernel's default 65,530
-  cmd->callback([cmd, options, request_timeout_ms, receive_timeout_ms, header_timeout_ms, inflight_bytes, control_mode,
-                 poll_secs, drain_secs, control_secs, transfer_rate, transfer_grace_ms, client_shm] {
+  cmd->callback([cmd, options, request_timeout_ms, receive_timeout_ms, header_timeout_ms, inflight_bytes,
+                 peer_inflight_bytes, control_mode, poll_secs, drain_secs, control_secs, transfer_rate,
+                 transfer_grace_ms, client_shm] {
     options->allow_client_shm = client_shm->count() > 0;
     options->model_control_timeout = std::chrono::seconds(*control_secs);
     options->http.min_transfer_rate = transfer_rate_of(*transfer_rate);
@@ -256,6 +271,7 @@ void add_serve_command(CLI::App& app) {
     options->http.request_timeout = std::chrono::milliseconds(*receive_timeout_ms);
     options->http.header_timeout = std::chrono::milliseconds(*header_timeout_ms);
     if (!inflight_bytes->empty()) options->max_inflight_bytes = parse_byte_size(*inflight_bytes);
+    if (!peer_inflight_bytes->empty()) options->max_inflight_bytes_per_peer = parse_byte_size(*peer_inflight_bytes);
     run_on_jemalloc_where_installed();  // returns only where the server stays on glibc
     keep_freed_tensor_memory();
     raise_open_file_limit();

@@ -131,6 +131,7 @@ void run_server(const server_options& options) {
   // gRPC holds messages while they arrive, before the intake sees them: its part of the budget
   // is kept aside before either front end takes its limits from the rest.
   intake.set_aside(grpc_receive_bytes(options.grpc, intake.budget_bytes()));
+  intake.set_peer_share(options.max_inflight_bytes_per_peer);
   // Both ports are bound before anything serves, so a port in use fails the start cleanly.
   http_frontend http(service, options.http);
   const int http_port = http.bind();
@@ -148,8 +149,10 @@ void run_server(const server_options& options) {
                       ? std::string(" for any key")
                       : " for keys starting with '" + options.client_shm_key_prefix + "'")
               << ", from clients on this machine, for objects of the client's own user\n";
-  std::cout << fmt::format("ferry serve: in-flight memory budget {} bytes ({} of them for gRPC messages arriving)\n",
-                           intake.budget_bytes(), intake.set_aside_bytes());
+  std::cout << fmt::format(
+      "ferry serve: in-flight memory budget {} bytes ({} of them for gRPC messages arriving; {} at most for one "
+      "client network's requests)\n",
+      intake.budget_bytes(), intake.set_aside_bytes(), intake.peer_share_bytes());
   std::cout << fmt::format("ferry serve: memory from {}\n", allocator_description());
   std::cout << "ferry serve: serving" << std::endl;
 

@@ -32,6 +32,9 @@ struct server_options {
   // Bytes the inference requests in flight may hold at once, across HTTP and gRPC (request_intake);
   // 0: default_inflight_budget().
   std::size_t max_inflight_bytes = 0;
+  // What the requests of one client network may hold of it at once (request_intake); 0: a quarter
+  // of what requests are admitted into.
+  std::size_t max_inflight_bytes_per_peer = 0;
   // Model folders and config files that are symbolic links leading outside the repository, and
   // relative model-file paths climbing out of it, are refused unless this is set.
   bool allow_repository_symlinks = false;

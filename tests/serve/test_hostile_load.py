@@ -14,6 +14,7 @@ nv_inference_request_failure at 0."""
 import json
 import os
 import re
+import select
 import shutil
 import socket
 import threading
@@ -70,6 +71,16 @@ def http_infer_touch(port, elements, timeout=10, binary_output=True):
     status, _, _ = read_answer(s, timeout)
     s.close()
     return status, time.monotonic() - start
+
+
+def http_post(port, path, body, timeout=30):
+    """A JSON POST on a new connection: (status, body)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    s.sendall(f"POST {path} HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: {len(body)}"
+              f"\r\nConnection: close\r\n\r\n".encode() + body)
+    status, _, answer = read_answer(s, timeout)
+    s.close()
+    return status, answer
 
 
 def metrics(server):
@@ -142,76 +153,133 @@ class GrpcMessagesShareTheBudget(unittest.TestCase):
             stop_and_remove(server, repository)
 
 
-class SlowBodiesLetTheBudgetGo(unittest.TestCase):
-    """3 connections announcing bodies that fill the budget together, a byte every half second:
-    they are cut (408) once their grace passes, and a legitimate client is served a second later
-    at the most, over HTTP and gRPC."""
+class WellBehavedClient:
+    """Beside an attack: an HTTP and a gRPC inference in turn until stopped, each counted as served
+    (200 / OK with the right answer) or refused, with its latency."""
+
+    ELEMENTS = 16384
+
+    def __init__(self, server):
+        self.server, self.done = server, threading.Event()
+        self.outcomes = {"http": [], "grpc": []}  # (served, seconds)
+        self.thread = threading.Thread(target=self.run)
+        self.thread.start()
+
+    def run(self):
+        grpc_client = grpcclient.InferenceServerClient(self.server.grpc_url)
+        x = np.ones(self.ELEMENTS, dtype=np.float32)
+        inp = grpcclient.InferInput("input", [self.ELEMENTS], "FP32")
+        inp.set_data_from_numpy(x)
+        while not self.done.is_set():
+            status, took = http_infer_touch(self.server.http_port, self.ELEMENTS)
+            self.outcomes["http"].append((status == 200, took))
+            start = time.monotonic()
+            try:
+                served = bool((grpc_client.infer("touch", [inp]).as_numpy("output") == x * 2 + 1).all())
+            except InferenceServerException:
+                served = False
+            self.outcomes["grpc"].append((served, time.monotonic() - start))
+            self.done.wait(0.05)
+        grpc_client.close()
+
+    def stop(self):
+        self.done.set()
+        self.thread.join()
+        return {protocol: (sum(1 for ok, _ in o if not ok), len(o)) for protocol, o in self.outcomes.items()}
+
+
+class SlowBodiesHoldWhatTheySent(unittest.TestCase):
+    """Connections announcing bodies that fill the budget together and sending them slowly: a body
+    holds what has arrived (and a step ahead), not what it announced, so a well-behaved client
+    beside them is served on both protocols (at most 5% refused), whether they send just above the
+    minimum rate or a byte now and then, reconnecting after each 408. Once, three such connections
+    held the whole budget until the request deadline: 593 of 697 HTTP and 580 of 683 gRPC
+    inferences were refused for a minute."""
 
     BUDGET = 64 * MiB
     GRACE_S = 1.0
+    RATE = 64 << 10  # --http-min-transfer-rate
+    ATTACK_S = 4.0
+    MOST_REFUSED = 0.05
 
-    def test_trickling_bodies_give_the_budget_back(self):
+    def serve(self):
         repository = write_repository({"touch": {"engine": "touch", "input_size": "64KiB"}}, "ferry_hostile_slow_")
         server = FerryServer("--max-inflight-bytes", str(self.BUDGET), "--http-transfer-grace-ms",
-                             str(int(self.GRACE_S * 1000)), repository=repository)
-        try:
-            admissible = self.BUDGET - self.BUDGET // 4
-            announced = admissible // 3
-            attackers = []
-            for _ in range(3):
-                s = socket.create_connection(("127.0.0.1", server.http_port), timeout=30)
-                s.sendall(f"POST /v2/models/touch/infer HTTP/1.1\r\nHost: t\r\nContent-Length: {announced}\r\n"
-                          f"Inference-Header-Content-Length: 100\r\n\r\n".encode())
-                attackers.append(s)
-            started = time.monotonic()
-            stop = threading.Event()
+                             str(int(self.GRACE_S * 1000)), "--http-min-transfer-rate", str(self.RATE),
+                             repository=repository)
+        self.addCleanup(stop_and_remove, server, repository)
+        return server
 
-            def trickle():
-                while not stop.wait(0.5):
-                    for s in attackers:
-                        try:
-                            s.send(b"x")
-                        except OSError:
-                            pass
+    def announce(self, server, announced):
+        s = socket.create_connection(("127.0.0.1", server.http_port), timeout=30)
+        s.sendall(f"POST /v2/models/touch/infer HTTP/1.1\r\nHost: t\r\nContent-Length: {announced}\r\n"
+                  f"Inference-Header-Content-Length: 100\r\n\r\n".encode())
+        return s
 
-            sender = threading.Thread(target=trickle)
-            sender.start()
-            try:
-                time.sleep(0.2)
-                # The budget is full: a legitimate request is told to come back (503, Retry-After).
-                self.assertEqual(http_infer_touch(server.http_port, 16384)[0], 503)
-                # It comes back until it is served: within the grace and a second.
-                served_http = served_grpc = None
-                grpc_client = grpcclient.InferenceServerClient(server.grpc_url)
-                inp = grpcclient.InferInput("input", [16384], "FP32")
-                inp.set_data_from_numpy(np.ones(16384, dtype=np.float32))
-                deadline = started + 10 * SLOWER
-                while (served_http is None or served_grpc is None) and time.monotonic() < deadline:
-                    if served_http is None and http_infer_touch(server.http_port, 16384)[0] == 200:
-                        served_http = time.monotonic() - started
-                    if served_grpc is None:
-                        try:
-                            grpc_client.infer("touch", [inp])
-                            served_grpc = time.monotonic() - started
-                        except InferenceServerException as e:
-                            self.assertEqual(e.status(), "StatusCode.RESOURCE_EXHAUSTED", e.message())
-                    time.sleep(0.05)
-            finally:
-                stop.set()
-                sender.join()
-            print(f"\n3 trickling bodies of {announced // MiB} MiB: a legitimate client served after "
-                  f"{served_http:.2f} s (HTTP), {served_grpc:.2f} s (gRPC); grace {self.GRACE_S} s", flush=True)
-            self.assertIsNotNone(served_http)
-            self.assertIsNotNone(served_grpc)
-            self.assertLess(served_http, self.GRACE_S + SERVICE_S * SLOWER)
-            self.assertLess(served_grpc, self.GRACE_S + SERVICE_S * SLOWER)
-            for s in attackers:
-                status, _, body = read_answer(s, 5)
-                self.assertEqual(status, 408, body)
-                self.assertIn(b"arrived too slowly", body)
+    def check(self, what, refused):
+        print(f"\n{what}: well-behaved client refused {refused['http'][0]} of {refused['http'][1]} (HTTP), "
+              f"{refused['grpc'][0]} of {refused['grpc'][1]} (gRPC)", flush=True)
+        for protocol, (count, total) in refused.items():
+            self.assertGreater(total, 0, protocol)
+            self.assertLessEqual(count, self.MOST_REFUSED * total, f"{protocol}: {count} of {total} refused")
+
+    def test_bodies_sent_just_above_the_minimum_rate(self):
+        server = self.serve()
+        announced = (self.BUDGET - self.BUDGET // 4) // 3  # the three fill what requests are admitted into
+        attackers = [self.announce(server, announced) for _ in range(3)]
+        stop = threading.Event()
+
+        def send_at_rate():
+            # 10% above the minimum rate, in pieces every 0.1 s.
+            piece = b"x" * int(self.RATE * 1.1 / 10)
+            while not stop.wait(0.1):
+                for s in attackers:
+                    try:
+                        s.send(piece)
+                    except OSError:
+                        pass
+
+        sender = threading.Thread(target=send_at_rate)
+        sender.start()
+        client = WellBehavedClient(server)
+        time.sleep(self.ATTACK_S)
+        refused = client.stop()
+        stop.set()
+        sender.join()
+        for s in attackers:
+            s.close()
+        self.check(f"3 bodies of {announced // MiB} MiB at 1.1 x the minimum rate", refused)
+
+    def test_a_byte_now_and_then_reconnecting_after_each_408(self):
+        server = self.serve()
+        announced = (self.BUDGET - self.BUDGET // 4) // 3
+        stop = threading.Event()
+        cut = [0]
+
+        def attacker():
+            while not stop.is_set():
+                s = self.announce(server, announced)
+                while not stop.wait(0.4):
+                    try:
+                        s.send(b"x")
+                    except OSError:
+                        break
+                    if select.select([s], [], [], 0)[0]:  # answered (408): reconnect at once
+                        cut[0] += 1
+                        break
                 s.close()
-        finally:
-            stop_and_remove(server, repository)
+
+        attackers = [threading.Thread(target=attacker) for _ in range(3)]
+        for t in attackers:
+            t.start()
+        client = WellBehavedClient(server)
+        time.sleep(self.ATTACK_S)
+        refused = client.stop()
+        stop.set()
+        for t in attackers:
+            t.join()
+        self.assertGreater(cut[0], 0, "no attacker was cut for sending too slowly")
+        self.check(f"3 bodies of {announced // MiB} MiB, a byte every 0.4 s, {cut[0]} reconnections", refused)
 
 
 class AnswersAreChargedBeforeTheyAreMade(unittest.TestCase):
@@ -227,8 +295,9 @@ class AnswersAreChargedBeforeTheyAreMade(unittest.TestCase):
     def test_json_answers_nobody_reads(self):
         repository = write_repository({"touch": {"engine": "touch", "input_size": self.ELEMENTS * 4}},
                                       "ferry_hostile_json_")
-        server = FerryServer("--max-inflight-bytes", str(self.BUDGET), "--http-transfer-grace-ms", "1000",
-                             repository=repository)
+        # One network may take the whole budget here: what is tried is the answers' charge against it.
+        server = FerryServer("--max-inflight-bytes", str(self.BUDGET), "--max-inflight-bytes-per-peer",
+                             str(self.BUDGET), "--http-transfer-grace-ms", "1000", repository=repository)
         try:
             self.assertEqual(http_infer_touch(server.http_port, self.ELEMENTS)[0], 200)
             time.sleep(0.5)
@@ -279,6 +348,70 @@ class AnswersAreChargedBeforeTheyAreMade(unittest.TestCase):
             stop_and_remove(server, repository)
 
 
+class SmallRequestsDoNotWaitForLargeAnswers(unittest.TestCase):
+    """Pipelined requests whose JSON answers nobody reads, several times the input, beside a client
+    of small JSON inferences (a body of a few KiB, decoded off the I/O threads): the small ones are
+    never queued behind the large answers' encoding. Once one pool did both, in turn: a small
+    inference beside 70 connections of unread 17 MB answers took up to 9 s; here, on one thread a
+    lane, 470-530 ms (against 19-90 ms with a lane for small work)."""
+
+    ELEMENTS = 300_000
+    CONNECTIONS = 48
+    MOST_S = 0.4  # the slowest small inference
+
+    def test_a_small_inference_beside_large_unread_answers(self):
+        repository = write_repository({"touch": {"engine": "touch", "input_size": self.ELEMENTS * 4},
+                                       "small": {"engine": "touch", "input_size": "4KiB"}}, "ferry_hostile_lanes_")
+        budget = 512 * MiB
+        server = FerryServer("--max-inflight-bytes", str(budget), "--max-inflight-bytes-per-peer", str(budget),
+                             "--http-threads", "1", repository=repository)
+        try:
+            x = np.arange(self.ELEMENTS, dtype=np.float32)
+            header = json.dumps({"inputs": [{"name": "input", "shape": [self.ELEMENTS], "datatype": "FP32",
+                                             "parameters": {"binary_data_size": x.nbytes}}],
+                                 "outputs": [{"name": "output"}]}).encode()
+            request = (f"POST /v2/models/touch/infer HTTP/1.1\r\nHost: t\r\nContent-Length: "
+                       f"{len(header) + x.nbytes}\r\nInference-Header-Content-Length: {len(header)}\r\n\r\n"
+                       ).encode() + header + x.tobytes()
+            small = json.dumps({"inputs": [{"name": "input", "shape": [1024], "datatype": "FP32",
+                                            "data": [0.5] * 1024}]}).encode()
+            self.assertGreater(len(small), 4096)  # decoded on a pool, not on the I/O thread
+            stop = threading.Event()
+            took = []
+
+            def small_client():
+                while not stop.is_set():
+                    start = time.monotonic()
+                    status, _ = http_post(server.http_port, "/v2/models/small/infer", small)
+                    took.append(time.monotonic() - start if status == 200 else float("inf"))
+                    stop.wait(0.05)
+
+            prober = threading.Thread(target=small_client)
+            prober.start()
+            sockets = []
+            try:
+                for _ in range(self.CONNECTIONS):
+                    s = socket.create_connection(("127.0.0.1", server.http_port), timeout=30)
+                    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                    sockets.append(s)
+                    try:
+                        s.sendall(request * 4)
+                    except OSError:
+                        pass
+                time.sleep(2 * SLOWER)
+            finally:
+                stop.set()
+                prober.join()
+                for s in sockets:
+                    s.close()
+            print(f"\n{len(took)} small inferences beside {self.CONNECTIONS} x 4 unread JSON answers of "
+                  f"{self.ELEMENTS} floats: slowest {max(took) * 1000:.0f} ms", flush=True)
+            self.assertGreater(len(took), 5)
+            self.assertLess(max(took), self.MOST_S * SLOWER)
+        finally:
+            stop_and_remove(server, repository)
+
+
 class ManyPeersCannotFillTheServer(unittest.TestCase):
     """Trickling connections from 4 networks, as many as each may hold and the server takes: the
     last tenth of the connections is kept for networks holding fewer than 4, so a fifth is served
@@ -315,6 +448,63 @@ class ManyPeersCannotFillTheServer(unittest.TestCase):
             for s in held:
                 s.close()
             self.assertEqual(server.stop(), 0, "\n".join(server.log))
+
+
+class ManyNetworksCannotFillTheServer(unittest.TestCase):
+    """More trickling connections than the server takes, from many networks holding 3 each (fewer
+    than the reserve's 4, so each may use it), reconnecting whenever closed: a client from a new
+    network is let in at once, an idle or half-sent connection of a network holding more closed
+    for it, at most 5% refused. Once, 1,100 connections from 367 networks got a new one 503 for
+    20 of 50 requests."""
+
+    MAX_CONNECTIONS = 120
+    NETWORKS = 45  # 135 connections
+    PROBES = 20
+
+    def test_a_new_network_is_served(self):
+        server = FerryServer("--http-max-connections", str(self.MAX_CONNECTIONS), "--http-header-timeout-ms", "500")
+        stop = threading.Event()
+
+        def trickler(source):
+            s = None
+            while not stop.is_set():
+                try:
+                    if s is None:
+                        s = socket.create_connection(("127.0.0.1", server.http_port), timeout=5,
+                                                     source_address=(source, 0))
+                        s.send(b"POST /v2/models/touch/infer HTTP/1.1\r\n")
+                    s.send(b"X")
+                except OSError:
+                    if s is not None:
+                        s.close()
+                    s = None
+                    continue
+                stop.wait(0.1)
+            if s is not None:
+                s.close()
+
+        threads = [threading.Thread(target=trickler, args=(f"127.0.{20 + n}.1",))
+                   for n in range(self.NETWORKS) for _ in range(3)]
+        for t in threads:
+            t.start()
+        statuses = []
+        try:
+            time.sleep(0.5)
+            for _ in range(self.PROBES):
+                s = socket.create_connection(("127.0.0.1", server.http_port), timeout=5,
+                                             source_address=("127.0.99.1", 0))
+                s.sendall(b"GET /v2/health/live HTTP/1.1\r\nHost: p\r\nConnection: close\r\n\r\n")
+                statuses.append(read_answer(s, 5)[0])
+                s.close()
+                time.sleep(0.1)
+        finally:
+            stop.set()
+            for t in threads:
+                t.join()
+        print(f"\n{len(threads)} trickling connections from {self.NETWORKS} networks: a new network got "
+              f"{statuses.count(200)} of {len(statuses)} answered 200", flush=True)
+        self.assertLessEqual(len(statuses) - statuses.count(200), 0.05 * len(statuses), statuses)
+        self.assertEqual(server.stop(), 0, "\n".join(server.log))
 
 
 class ModelControlNeverBlocksInference(unittest.TestCase):

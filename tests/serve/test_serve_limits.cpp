@@ -124,6 +124,62 @@ TEST(ServeIntake, KeepsAPartOfTheBudgetAside) {
   EXPECT_EQ(half.set_aside_bytes(), 500U);
 }
 
+// One client network holds at most its share (a quarter of what requests are admitted into, by
+// default); what it gives back is its own again, other networks and requests naming none are not
+// held to it, and a request larger than the share is too large for that network.
+TEST(ServeIntake, HoldsEachNetworkToItsShare) {
+  request_intake intake(1000);
+  EXPECT_EQ(intake.peer_share_bytes(), 250U);
+  auto a = intake.admit(200, "10.0.0.0/24");
+  ASSERT_TRUE(a.ticket.valid());
+  EXPECT_FALSE(a.ticket.grow(51));
+  EXPECT_EQ(a.ticket.no_room_message(51),
+            "client network 10.0.0.0/24 holds 200 bytes of the in-flight budget, and may hold 250 at once; these 51 "
+            "more do not fit: try again shortly");
+  EXPECT_TRUE(a.ticket.grow(50));
+  const auto b = intake.admit(1, "10.0.0.0/24");
+  ASSERT_TRUE(b.refusal.has_value());
+  EXPECT_EQ(*b.refusal, intake_refusal::over_budget);
+  auto other = intake.admit(250, "10.0.1.0/24");
+  EXPECT_TRUE(other.ticket.valid());
+  auto none = intake.admit(500);  // gRPC names no network
+  EXPECT_TRUE(none.ticket.valid());
+  const auto big = intake.admit(1, "10.0.2.0/24", 251);
+  ASSERT_TRUE(big.refusal.has_value());
+  EXPECT_EQ(*big.refusal, intake_refusal::too_large);
+  EXPECT_NE(big.message.find("exceeds what one client network (10.0.2.0/24) may hold"), std::string::npos);
+  a.ticket.resize(100);  // resized down: room again
+  EXPECT_EQ(intake.peer_bytes_in_use("10.0.0.0/24"), 100U);
+  EXPECT_TRUE(intake.admit(150, "10.0.0.0/24").ticket.valid());
+  a.ticket.release();
+  EXPECT_EQ(intake.peer_bytes_in_use("10.0.0.0/24"), 0U);
+  intake.set_peer_share(1000);
+  EXPECT_EQ(intake.peer_share_bytes(), 1000U);
+}
+
+// A request leaves the count of those in flight once answered, though its answer's bytes stay
+// held until released (written): a client that has its answer never finds the request counted.
+TEST(ServeIntake, ARequestStopsCountingOnceAnswered) {
+  request_intake intake(1000);
+  int idle = 0;
+  intake.on_idle([&idle] { ++idle; });
+  auto a = intake.admit(100, "10.0.0.0/24");
+  a.ticket.resize(300);
+  a.ticket.answered();
+  EXPECT_EQ(intake.requests_in_flight(), 0U);
+  EXPECT_EQ(idle, 1);
+  EXPECT_EQ(intake.bytes_in_use(), 300U);
+  a.ticket.answered();  // once only
+  a.ticket.release();
+  EXPECT_EQ(intake.requests_in_flight(), 0U);
+  EXPECT_EQ(intake.bytes_in_use(), 0U);
+  EXPECT_EQ(idle, 1);
+  // An admission waits on what it announces, not only what it takes now.
+  auto held = intake.admit(500);
+  EXPECT_TRUE(intake.admit(10, "", 500).ticket.valid());
+  EXPECT_FALSE(intake.admit(10, "", 501).ticket.valid());
+}
+
 model_config config_of(int instances, int inflight) {
   model_config c;
   c.name = "m";

@@ -209,9 +209,14 @@ TEST(ServeScheduler, ARequestStartedBeforeItsTimeoutGetsItsOwnResult) {
   model_statistics stats;
   model_scheduler scheduler("m", "1", exec, sig, {0, 0us}, stats);
   std::vector<float> running{gated_marker}, endless{9};
-  auto a = send(scheduler, sig, running, 10ms);
+  // A timeout long enough for the worker to start it even on a loaded machine (10 ms was not:
+  // under two busy CPU loops the request once timed out in the queue, and the test waited for it
+  // to run for ever), then held running past it.
+  constexpr auto timeout = 500ms;
+  const auto sent = std::chrono::steady_clock::now();
+  auto a = send(scheduler, sig, running, timeout);
   exec->held.wait_for_arrivals(1);
-  std::this_thread::sleep_for(30ms);  // past its deadline, while it runs
+  std::this_thread::sleep_until(sent + timeout + 50ms);  // past its deadline, while it runs
   exec->held.open();
   EXPECT_EQ(values(a.get()), (std::vector<float>{gated_marker + 1000}));
   // A timeout too long for the clock to hold is no timeout at all.

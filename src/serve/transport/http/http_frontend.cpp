@@ -21,7 +21,7 @@
 #include "serve/transport/http/http_documents.hpp"
 #include "serve/transport/http/http_transport.hpp"
 #include "serve/transport/http/route_pattern.hpp"
-#include "serve/transport/work_pool.hpp"
+#include "serve/transport/http/work_lanes.hpp"
 
 namespace ferry::serve {
 namespace {
@@ -201,12 +201,15 @@ constexpr std::size_t inline_answer_bytes = 4096;
 // Whether an inference's answer is small enough to encode on the model's worker: a success whose
 // outputs put at most inline_answer_bytes in the body (those written to shared memory put none).
 // A failure goes to the pool: its error is handed on in its only copy (model_scheduler::fail).
-bool small_answer(const infer_result& result) {
-  if (result.failure) return false;
+// The bytes of tensor data an answer carries (none for a failure).
+std::size_t answer_bytes(const infer_result& result) {
   std::size_t bytes = 0;
-  for (const auto& out : result.response.outputs) bytes += out.data.size();
-  return bytes <= inline_answer_bytes;
+  if (!result.failure)
+    for (const auto& out : result.response.outputs) bytes += out.data.size();
+  return bytes;
 }
+
+bool small_answer(const infer_result& result) { return !result.failure && answer_bytes(result) <= inline_answer_bytes; }
 
 }  // namespace
 
@@ -214,7 +217,7 @@ struct http_frontend::state {
   inference_service& service;
   http_options options;
   std::vector<route> routes;  // tried in order, the first match answers
-  work_pool pool;             // decodes bodies and encodes answers
+  work_lanes pool;            // decodes bodies and encodes answers, small jobs apart from large
   http_transport transport;
 
   state(inference_service& s, const http_options& o)
@@ -330,7 +333,8 @@ struct http_frontend::state {
     if (r->kind == route_kind::control) return control(*r, std::move(req), std::move(captures), reply);
     if (r->kind == route_kind::inference && req.body.size() <= inline_body_bytes)
       return infer(std::move(req), std::move(captures), reply);
-    pool.post([this, r = r, req = std::move(req), captures = std::move(captures), reply]() mutable {
+    const std::size_t bytes = req.body.size();
+    pool.post(bytes, [this, r = r, req = std::move(req), captures = std::move(captures), reply]() mutable {
       if (r->kind == route_kind::inference) return infer(std::move(req), std::move(captures), reply);
       reply.send(run(*r, req, captures));
     });
@@ -403,7 +407,8 @@ struct http_frontend::state {
         // On the model's worker: a small answer is encoded here and goes straight to its
         // connection; a larger one (or an error) is encoded on the pool, so the worker goes on.
         if (small_answer(result)) return answer(*call, *model, std::move(result));
-        pool.post([call = std::move(call), model = std::move(model), result = std::move(result)]() mutable {
+        const std::size_t bytes = answer_bytes(result);  // before the task takes the result
+        pool.post(bytes, [call = std::move(call), model = std::move(model), result = std::move(result)]() mutable {
           answer(*call, *model, std::move(result));
         });
       });
@@ -430,14 +435,13 @@ struct http_frontend::state {
     if (call.reply.reserve(bound)) return;
     const request_intake& intake = service.intake();
     const std::size_t body = call.http.body.size();
-    const bool never = body + bound > intake.admissible_bytes();
-    throw request_error(never ? error_status::payload_too_large : error_status::unavailable,
-                        "model '" + quote_text(model.config.name) + "': this request's answer may take up to " +
-                            std::to_string(bound) + " bytes, which with its " + std::to_string(body) + " bytes " +
-                            (never ? "exceeds" : "do not fit") + " the server's in-flight memory budget of " +
-                            std::to_string(intake.admissible_bytes()) + " bytes" +
-                            (never ? " (binary outputs take less than JSON)"
-                                   : " (" + std::to_string(intake.bytes_in_use()) + " in use): try again shortly"));
+    const std::string& network = call.http.peer.network;
+    const std::string what = "model '" + quote_text(model.config.name) + "': this request's answer may take up to " +
+                             std::to_string(bound) + " bytes beside its " + std::to_string(body) + ": ";
+    if (body + bound > intake.largest_request(network))
+      throw request_error(error_status::payload_too_large, what + intake.too_large_message(body + bound, network) +
+                                                               " (binary outputs take less than JSON)");
+    throw request_error(error_status::unavailable, what + intake.no_room_message(bound, network));
   }
 
   static void answer(infer_call& call, const served_model& model, infer_result result) {

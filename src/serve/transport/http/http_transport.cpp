@@ -36,6 +36,9 @@
 #include "serve/admission/peer_group.hpp"
 #include "serve/admission/request_intake.hpp"
 #include "serve/observability/allocation_failures.hpp"
+#include "serve/transport/http/body_budget.hpp"
+#include "serve/transport/http/header_block.hpp"
+#include "serve/transport/http/message_framing.hpp"
 
 namespace ferry::serve {
 namespace {
@@ -53,9 +56,6 @@ std::string_view std_view(beast::string_view s) { return {s.data(), s.size()}; }
 
 using request_parser = http::request_parser<http::string_body>;
 
-// Beast reads as much as the buffer has room for, up to 64 KiB: room for all of it while a
-// request is read, or bodies arrive 512 bytes per read.
-constexpr std::size_t read_chunk_bytes = 64 * 1024;
 // What an idle connection keeps to notice its next request: a request's first bytes.
 constexpr std::size_t first_read_bytes = 512;
 // How long a refused connection may take to receive its answer, and then to stop sending.
@@ -106,6 +106,9 @@ int hex_digit(char c) {
 
 class connection;
 
+// Why a connection is refused as it is accepted.
+enum class refused_at_accept { no, over_limit, over_peer_limit, reserved };
+
 // Everything the connections share: the options and handlers, the I/O contexts, and the table of
 // open connections that stop() and the connection limits read.
 //
@@ -145,6 +148,14 @@ class server_core {
   }
   void accept();
   void admit(tcp::socket socket, asio::io_context& context);
+  // Under table_mutex_: why a new connection from `group` is refused, if it is. When the server
+  // is full, a network holding fewer than another by 2 or more is let in, and one connection of
+  // the network holding the most that is idle or still sending its request's head is closed for
+  // it (make_room_for): however many networks fill the server, a new one is served.
+  // `victim`: the connection to close for it, if one is (closed by the caller once unlocked).
+  refused_at_accept refusal_at_accept(const std::string& group, std::shared_ptr<connection>& victim);
+  [[nodiscard]] std::size_t serving_of(const std::string& group) const;
+  bool make_room_for(std::size_t held, std::shared_ptr<connection>& victim);
 
   http_transport_options options_;
   const http_handlers handlers_;
@@ -165,9 +176,6 @@ class server_core {
   std::optional<asio::steady_timer> accept_retry_;
 };
 
-// Why a connection is refused as it is accepted.
-enum class refused_at_accept { no, over_limit, over_peer_limit, reserved };
-
 // One accepted connection. Everything it does runs on its own strand (its socket's executor), so
 // a connection is never touched by two threads at once, whichever I/O thread runs it; its
 // handler runs there too, and an answer given later from another thread is posted back to it.
@@ -183,7 +191,11 @@ class connection : public std::enable_shared_from_this<connection> {
         deadline_(socket_.get_executor()),
         refused_at_accept_(refused),
         peer_(std::move(peer)),
-        group_(std::move(group)) {}
+        group_(std::move(group)) {
+    // What the buffer may hold unparsed: a head, or a chunk line or trailers (parsed only once
+    // whole), and the read that brought them. Past it the read fails (buffer_overflow): 400.
+    buffer_.max_size(read_chunk_bytes + server.options().max_header_bytes + max_chunk_extension_bytes);
+  }
   ~connection() { server_.forget(this, refused_at_accept_ != refused_at_accept::no, group_); }
   connection(const connection&) = delete;
   connection& operator=(const connection&) = delete;
@@ -209,6 +221,19 @@ class connection : public std::enable_shared_from_this<connection> {
     await_request();
   }
 
+  [[nodiscard]] const std::string& group() const noexcept { return group_; }
+
+  // From any thread, under the server's table lock: whether the connection may be closed to make
+  // room for a client of a network holding fewer (idle, or its request's head still arriving).
+  [[nodiscard]] bool evictable() const noexcept { return eviction_.load() == eviction::evictable; }
+  // Claims it for eviction; false when it has just become busy. Then evicted() closes it.
+  [[nodiscard]] bool claim_for_eviction() noexcept {
+    auto expected = eviction::evictable;
+    return eviction_.compare_exchange_strong(expected, eviction::evicted);
+  }
+  // On the strand, once claimed: closed without an answer, as an idle connection is.
+  void evicted() { close(); }
+
   // On the strand: idle and half-read connections close now; a request being handled or
   // answered is answered first, then the connection closes (keep-alive is off once stopping).
   void on_stop() {
@@ -219,8 +244,12 @@ class connection : public std::enable_shared_from_this<connection> {
   void answered(http_response&& answer) {
     if (phase_ != phase::handling) return;  // a second send() of one reply
     // The request's bytes are gone by now (the handler kept them only while it needed them):
-    // from here the answer is what the request holds of the budget.
-    if (ticket_.valid()) ticket_.resize(answer.body.size());
+    // from here the answer is what the request holds of the budget, until it is written. It is
+    // answered now: a client that has read the answer must not find its request still in flight.
+    if (ticket_.valid()) {
+      ticket_.resize(answer.body.size());
+      ticket_.answered();
+    }
     write(std::move(answer), version_, keep_alive_, head_only_);
   }
 
@@ -229,7 +258,7 @@ class connection : public std::enable_shared_from_this<connection> {
 
   // Between requests: wait for the next one's first byte, holding no read buffer meanwhile.
   void await_request() {
-    if (server_.stopping() || !socket_.is_open()) return close();
+    if (server_.stopping() || !socket_.is_open() || !become(eviction::evictable)) return close();
     if (buffer_.size() > 0) return start_request();  // pipelined: it is here already
     phase_ = phase::idle;
     buffer_.shrink_to_fit();
@@ -260,22 +289,58 @@ class connection : public std::enable_shared_from_this<connection> {
     // front end could answer from them (a 404 for an unknown model is the better answer to a
     // huge body): the limit is applied in admit(), before any body byte is read.
     parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
+    parser_->on_chunk_header(on_chunk_line_);
+    long_chunk_line_ = false;
+    head_ = {};
     arm(std::min(server_.options().header_timeout, server_.options().request_timeout));
-    http::async_read_header(socket_, buffer_, *parser_, [self = shared_from_this()](error_code ec, std::size_t) {
-      if (ec || self->timed_out_) return self->fail(ec);
-      self->reading_headers_ = false;
-      self->admit();
-    });
+    read_head();
+  }
+
+  // The head's bytes until its empty line, each checked (header_block.hpp) before the parser sees
+  // any of them.
+  void read_head() {
+    const auto& o = server_.options();
+    head_.scan({static_cast<const char*>(buffer_.data().data()), buffer_.size()});
+    if (head_.refusal()) return refuse(400, *head_.refusal());
+    if (head_.end()) return parse_head(*head_.end());
+    if (buffer_.size() > o.max_header_bytes) return refuse_header_limit();
+    socket_.async_read_some(buffer_.prepare(std::min(read_chunk_bytes, buffer_.max_size() - buffer_.size())),
+                            [self = shared_from_this()](error_code ec, std::size_t n) {
+                              self->buffer_.commit(n);
+                              if (ec || self->timed_out_) return self->fail(ec);
+                              self->read_head();
+                            });
+  }
+
+  void refuse_header_limit() {
+    refuse(400, "request line and headers exceed the server's limit of " +
+                    std::to_string(server_.options().max_header_bytes) + " bytes");
+  }
+
+  // The whole head has arrived, `bytes` long, and holds nothing refused: parsed in one go.
+  void parse_head(std::size_t bytes) {
+    if (bytes > server_.options().max_header_bytes) return refuse_header_limit();
+    error_code ec;
+    buffer_.consume(parser_->put(asio::buffer(buffer_.data().data(), bytes), ec));
+    if (!ec && !parser_->is_header_done()) ec = http::error::partial_message;  // cannot be: the head is whole
+    if (ec) return refuse(400, "malformed HTTP request: " + ec.message());
+    reading_headers_ = false;
+    admit();
   }
 
   // The headers are in: the front end decides from them, before the body is read.
   void admit() {
+    if (!become(eviction::busy)) return close();  // claimed for a newcomer as its head arrived
     const auto& message = parser_->get();
     request_ = to_head(message, *parser_);
     request_.peer = peer_;
     version_ = message.version();
     head_only_ = message.method() == http::verb::head;
     keep_alive_ = message.keep_alive();
+    // A body two readers could frame differently is never read: the connection closes after the
+    // answer, so nothing in it is taken for a request of its own.
+    if (const auto bad = framing_refusal_of(version_, request_.headers)) return refuse(bad->status, bad->message);
+    head_fields_ = request_.headers.size();
     http_admission admission;
     if (const auto& decide = server_.handlers().admit) admission = decide(request_);
     on_refused_ = std::move(admission.refused);
@@ -291,13 +356,10 @@ class connection : public std::enable_shared_from_this<connection> {
     if (request_.content_length && *request_.content_length > body_limit_)
       return refuse(413, "request body exceeds the server's limit of " + std::to_string(body_limit_) + " bytes");
     parser_->body_limit(body_limit_);
-    if (admission.counted && server_.options().intake != nullptr) {
-      auto granted = server_.options().intake->admit(static_cast<std::size_t>(request_.content_length.value_or(0)));
-      if (granted.refusal) return refuse(*granted.refusal == intake_refusal::too_large ? 413 : 503, granted.message);
-      ticket_ = std::move(granted.ticket);
-    }
+    if (admission.counted && server_.options().intake != nullptr && !take_from_intake()) return;
     // The body's buffer is taken here, where memory that cannot be had fails this request (503);
-    // the parser would otherwise take it inside a read, and the connection would just close.
+    // the parser would otherwise take it inside a read, and the connection would just close. Its
+    // pages are touched only as bytes arrive, and the budget is charged as they do.
     try {
       if (request_.content_length) parser_->get().body().reserve(*request_.content_length);
     } catch (const std::bad_alloc&) {
@@ -306,6 +368,25 @@ class connection : public std::enable_shared_from_this<connection> {
     // The body must arrive within the request's deadline, and keep arriving at the minimum rate.
     arm_rest_of(server_.options().request_timeout);
     continue_if_asked();
+  }
+
+  // A counted request's share of the in-flight budget: its body's first step (body_budget.hpp),
+  // against its network's share too. False when it was refused: larger than it may ever be
+  // (413), or no room now (503).
+  bool take_from_intake() {
+    request_intake& intake = *server_.options().intake;
+    if (request_.content_length && *request_.content_length > intake.largest_request(group_)) {
+      refuse(413, intake.too_large_message(static_cast<std::size_t>(*request_.content_length), group_));
+      return false;
+    }
+    auto granted = intake.admit(body_bytes_to_hold(0, 0, request_.content_length, body_step_limit()), group_,
+                                static_cast<std::size_t>(request_.content_length.value_or(0)));
+    if (granted.refusal) {
+      refuse(*granted.refusal == intake_refusal::too_large ? 413 : 503, granted.message);
+      return false;
+    }
+    ticket_ = std::move(granted.ticket);
+    return true;
   }
 
   // `Expect: 100-continue`: the client waits for this before it sends the body. (A request
@@ -322,29 +403,67 @@ class connection : public std::enable_shared_from_this<connection> {
   }
 
   void read_body() {
-    if (parser_->is_done()) return dispatch();
-    arm_transfer(first_byte_ + server_.options().request_timeout);
+    if (parser_->is_done()) return body_received();
+    arm_transfer(body_deadline());
     read_body_piece();
   }
 
-  // The body piece by piece, so that its rate is known (arm_transfer), and a counted chunked body
-  // takes its bytes from the intake as it grows.
+  // The latest the body may be whole: the request's deadline, and for an announced body no later
+  // than the minimum rate lets its length take after the grace (the rate check alone would end it
+  // then, since it can have sent no more than it announced; said here so the bound is plain).
+  [[nodiscard]] std::chrono::steady_clock::time_point body_deadline() const {
+    const auto& o = server_.options();
+    const auto deadline = first_byte_ + o.request_timeout;
+    if (!request_.content_length || o.min_transfer_rate == 0) return deadline;
+    const double seconds = static_cast<double>(*request_.content_length) / static_cast<double>(o.min_transfer_rate);
+    if (seconds >= 86'400.0) return deadline;
+    return std::min(deadline, std::chrono::steady_clock::now() + o.transfer_grace +
+                                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                      std::chrono::duration<double>(seconds)));
+  }
+
+  // The body piece by piece, so that its rate is known (arm_transfer), and a counted body takes
+  // its bytes from the intake as they arrive (body_budget.hpp).
   void read_body_piece() {
     http::async_read_some(socket_, buffer_, *parser_, [self = shared_from_this()](error_code ec, std::size_t) {
       if (ec || self->timed_out_) return self->fail(ec);
-      const std::size_t held = self->parser_->get().body().size();
-      if (held > self->transferred_) self->last_progress_ = std::chrono::steady_clock::now();
-      self->transferred_ = held;
-      if (self->ticket_.valid() && self->request_.chunked && held > self->ticket_.bytes()) {
-        if (!self->ticket_.grow(held - self->ticket_.bytes()))
-          return self->refuse(503, "the server's in-flight memory budget of " +
-                                       std::to_string(self->server_.options().intake->admissible_bytes()) +
-                                       " bytes cannot hold more of this request's chunked body (" +
-                                       std::to_string(held) + " bytes so far); try again shortly");
-      }
-      if (self->parser_->is_done()) return self->dispatch();
+      const std::size_t received = self->parser_->get().body().size();
+      if (received > self->transferred_) self->last_progress_ = std::chrono::steady_clock::now();
+      self->transferred_ = received;
+      if (!self->hold_body_bytes(received)) return;
+      if (self->parser_->is_done()) return self->body_received();
       self->read_body_piece();
     });
+  }
+
+  // The largest step a body takes ahead of its bytes: a sixty-fourth of what requests are admitted into.
+  [[nodiscard]] std::size_t body_step_limit() const {
+    return std::max<std::size_t>(1, server_.options().intake->admissible_bytes() / 64);
+  }
+
+  // Takes what the body needs next from the intake; false when it was refused for want of room.
+  bool hold_body_bytes(std::size_t received) {
+    if (!ticket_.valid()) return true;
+    const std::size_t want = body_bytes_to_hold(received, ticket_.bytes(), request_.content_length, body_step_limit());
+    if (want <= ticket_.bytes() || ticket_.grow(want - ticket_.bytes())) return true;
+    refuse(503, "the server cannot hold more of this request's body (" + std::to_string(received) +
+                    " bytes received): " + ticket_.no_room_message(want - ticket_.bytes()));
+    return false;
+  }
+
+  // The body is whole: its trailers (a chunked body's header fields after it) count against the
+  // header limit with the head, and the request holds its body's bytes exactly from here on.
+  void body_received() {
+    const auto& fields = parser_->get();
+    std::size_t head_bytes = *head_.end();
+    std::size_t field = 0;
+    for (const auto& f : fields)
+      if (field++ >= head_fields_) head_bytes += f.name_string().size() + f.value().size() + 4;  // "N: V\r\n"
+    if (head_bytes > server_.options().max_header_bytes)
+      return refuse(400, "the request's head and trailers exceed the server's limit of " +
+                             std::to_string(server_.options().max_header_bytes) + " bytes for its header fields");
+    if (ticket_.valid()) ticket_.resize(fields.body().size());
+    dispatch();
   }
 
   // A read of a request failed: answer what is the request's fault, close on the rest.
@@ -366,6 +485,12 @@ class connection : public std::enable_shared_from_this<connection> {
       return refuse(408, "the request did not arrive in full within " + std::to_string(o.request_timeout.count()) +
                              " ms of its first byte");
     if (server_.stopping() || !refusable(ec)) return close();
+    if (long_chunk_line_)
+      return refuse(400, "a chunk line of the request carries more than " + std::to_string(max_chunk_extension_bytes) +
+                             " bytes of chunk extensions");
+    if (ec == http::error::buffer_overflow)
+      return refuse(400, "a chunk line or the trailers of the request exceed the server's limit of " +
+                             std::to_string(o.max_header_bytes) + " bytes");
     if (ec == http::error::body_limit)
       return refuse(413, "request body exceeds the server's limit of " + std::to_string(body_limit_) + " bytes");
     if (ec == http::error::header_limit)
@@ -458,10 +583,17 @@ class connection : public std::enable_shared_from_this<connection> {
     });
   }
 
+  // What arrives is dropped in the kernel (recv with MSG_TRUNC: TCP discards it without copying
+  // it out), so a refused client pipelining large bodies costs the I/O thread next to nothing:
+  // once, connections refused while they sent tens of MB each kept the I/O threads copying, and
+  // other clients' requests waited behind them.
   void discard_until_closed() {
     buffer_.clear();
-    socket_.async_read_some(buffer_.prepare(read_chunk_bytes), [self = shared_from_this()](error_code ec, std::size_t) {
+    buffer_.shrink_to_fit();
+    socket_.async_wait(tcp::socket::wait_read, [self = shared_from_this()](error_code ec) {
       if (ec || self->timed_out_ || self->server_.stopping()) return self->close();
+      const ssize_t n = ::recv(self->socket_.native_handle(), nullptr, std::size_t{1} << 30, MSG_TRUNC | MSG_DONTWAIT);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) return self->close();
       self->discard_until_closed();
     });
   }
@@ -551,9 +683,30 @@ class connection : public std::enable_shared_from_this<connection> {
   const refused_at_accept refused_at_accept_;
   const http_peer peer_;     // the client's address and port, and the server's port
   const std::string group_;  // the client's network (peer_group), as the caps count it
+  // Whether the server may close it for a client of a network holding fewer (server_core::admit):
+  // only while idle or reading a request's head, never once a request has been admitted.
+  enum class eviction { busy, evictable, evicted };
+  std::atomic<eviction> eviction_{eviction::busy};
+  // On the strand: from busy to evictable or back; false when the server has claimed it.
+  bool become(eviction state) noexcept {
+    auto current = eviction_.load();
+    while (current != eviction::evicted)
+      if (eviction_.compare_exchange_weak(current, state)) return true;
+    return false;
+  }
   phase phase_ = phase::idle;
   beast::flat_buffer buffer_;
   std::optional<request_parser> parser_;
+  header_block_scanner head_;     // of the request being read: its head's bytes, checked as they arrive
+  std::size_t head_fields_ = 0;   // how many header fields its head had (those after it are trailers)
+  bool long_chunk_line_ = false;  // a chunk line of it had more extensions than it may
+  // Called by the parser for each chunk line (it keeps a reference: a member, as long as the parser).
+  std::function<void(std::uint64_t, beast::string_view, error_code&)> on_chunk_line_ =
+      [this](std::uint64_t, beast::string_view extensions, error_code& ec) {
+        if (extensions.size() <= max_chunk_extension_bytes) return;
+        long_chunk_line_ = true;
+        ec = http::error::bad_chunk_extension;
+      };
   std::chrono::steady_clock::time_point first_byte_;  // of the request being read
   bool reading_headers_ = false;
   std::size_t body_limit_ = 0;  // of the request being read: max_body_bytes or its admission's, if lower
@@ -622,25 +775,21 @@ void server_core::admit(tcp::socket socket, asio::io_context& context) {
   if (ec) return;  // gone already
   const auto local = socket.local_endpoint(ec);
   if (ec) return;
-  http_peer peer{remote.address().to_string(), remote.port(), local.port()};
+  http_peer peer{remote.address().to_string(), remote.port(), local.port(), {}};
   std::string group = peer_group(peer.address, options_.peer_prefix_ipv4, options_.peer_prefix_ipv6);
+  peer.network = group;
+  std::shared_ptr<connection> victim;  // let go after the lock, like c: see make_room_for
   std::shared_ptr<connection> c;
+  bool admitted = false;
   {
     const std::lock_guard lock(table_mutex_);
-    auto refused = refused_at_accept::no;
-    const auto it = serving_by_peer_.find(group);
-    const std::size_t held = it == serving_by_peer_.end() ? 0 : it->second;
-    if (serving_ >= options_.max_connections)
-      refused = refused_at_accept::over_limit;
-    else if (held >= options_.max_connections_per_peer)
-      refused = refused_at_accept::over_peer_limit;
-    else if (serving_ >= options_.max_connections - reserved_connections() && held >= options_.small_peer_connections)
-      refused = refused_at_accept::reserved;
+    const auto refused = refusal_at_accept(group, victim);
     // Past a limit, a client is told so while as many again as the server serves are being told;
     // past that, a flood of connections is closed unanswered, so refusing costs bounded
     // descriptors too.
     if (refused != refused_at_accept::no && refusing_ >= options_.max_connections) return;  // closes the socket
-    if (refused == refused_at_accept::no) {
+    admitted = refused == refused_at_accept::no;
+    if (admitted) {
       ++serving_;
       ++serving_by_peer_[group];
     } else {
@@ -649,7 +798,41 @@ void server_core::admit(tcp::socket socket, asio::io_context& context) {
     c = std::make_shared<connection>(*this, context, std::move(socket), refused, std::move(peer), std::move(group));
     connections_.emplace(c.get(), c);
   }
+  if (admitted && victim) asio::post(victim->executor(), [victim] { victim->evicted(); });
   asio::dispatch(c->executor(), [c] { c->start(); });
+}
+
+refused_at_accept server_core::refusal_at_accept(const std::string& group, std::shared_ptr<connection>& victim) {
+  const std::size_t held = serving_of(group);
+  if (serving_ >= options_.max_connections)
+    return held < options_.max_connections_per_peer && make_room_for(held, victim) ? refused_at_accept::no
+                                                                                   : refused_at_accept::over_limit;
+  if (held >= options_.max_connections_per_peer) return refused_at_accept::over_peer_limit;
+  if (serving_ >= options_.max_connections - reserved_connections() && held >= options_.small_peer_connections)
+    return refused_at_accept::reserved;
+  return refused_at_accept::no;
+}
+
+std::size_t server_core::serving_of(const std::string& group) const {
+  const auto it = serving_by_peer_.find(group);
+  return it == serving_by_peer_.end() ? 0 : it->second;
+}
+
+bool server_core::make_room_for(std::size_t held, std::shared_ptr<connection>& victim) {
+  // The evictable connection of the network holding the most, if that is at least 2 more. No
+  // shared_ptr is let go here, under the table's lock: the last one ends its connection, whose
+  // destructor takes the lock (forget). The victim's goes with the caller's, after the lock.
+  const std::weak_ptr<connection>* chosen = nullptr;
+  std::size_t most = held + 1;
+  for (const auto& [c, weak] : connections_) {
+    const std::size_t theirs = serving_of(c->group());
+    if (theirs <= most || !c->evictable()) continue;
+    chosen = &weak;
+    most = theirs;
+  }
+  if (chosen == nullptr) return false;
+  victim = chosen->lock();
+  return victim && victim->claim_for_eviction();
 }
 
 void server_core::forget(const connection* c, bool refused, const std::string& group) {

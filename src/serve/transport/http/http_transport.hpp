@@ -7,11 +7,15 @@
 //   the connections given to it in turn, so a request's events wake no other I/O thread. An
 //   idle keep-alive connection, or a client sending a byte a second, is a socket and a timer,
 //   never a blocked thread, so neither keeps other clients waiting.
+// - A request's head is checked byte by byte as it arrives (header_block.hpp), and its framing
+//   held to RFC 9112 §6 once parsed (message_framing.hpp): a message two readers could frame
+//   differently is refused (400, or 501) and its connection closed, nothing after it read.
 // - Once a request's headers are read, `admit` decides from them alone, before any byte of the
 //   body is read: answer now (an unknown model, a wrong content type; the connection is then
 //   closed unless the request has no body), the body limit (413 beyond it, unread), whether the
 //   request counts against the request intake (the in-flight memory budget: 503 with
-//   Retry-After when its announced body does not fit, also unread), and whether it is quick.
+//   Retry-After when its announced body does not fit what is free, also unread; a counted body
+//   then holds what has arrived and a step ahead, body_budget.hpp, within its network's share).
 // - A complete request goes to `request` on the connection's I/O thread, with an http_reply to
 //   answer through, now or later from any thread. Handlers must not block: work that takes time
 //   (decoding a body, an inference) is handed elsewhere, and its completion answers the reply.
@@ -29,7 +33,9 @@
 //   max_connections_per_peer from one client network (the address's /24 for IPv4, /64 for IPv6,
 //   by default: peer_group.hpp), so one host, or a block of addresses one party holds, cannot
 //   lock out the others. The last tenth of max_connections is kept for networks holding fewer
-//   than small_peer_connections, so that many attackers together cannot fill the server either.
+//   than small_peer_connections, and when the server is full a network holding fewer than
+//   another by 2 is let in, an idle or half-sent connection of the network holding the most
+//   closed for it, so that many attackers together cannot fill the server either.
 //   One more is accepted and answered 503 (Retry-After) with Connection: close at once, without
 //   reading its request, so clients learn why; only while as many again are being refused are
 //   further ones closed unanswered.
@@ -62,6 +68,9 @@ struct http_peer {
   std::string address;  // the client's address ("127.0.0.1", "::1")
   std::uint16_t port = 0;
   std::uint16_t local_port = 0;  // the server's port the client connected to
+  // Its client network (peer_group.hpp: "127.0.0.0/24"), as the connection caps and the intake's
+  // shares count it.
+  std::string network;
 };
 
 struct http_request {
@@ -130,8 +139,9 @@ struct http_admission {
   // answer when the request has one, and kept otherwise.
   std::optional<http_response> answer;
   std::size_t body_limit = SIZE_MAX;  // larger bodies are refused with 413 unread (at most max_body_bytes)
-  // The request takes its announced body's bytes from the intake until it is answered (a chunked
-  // body takes them as it arrives); refused when they do not fit.
+  // The request takes its body's bytes from the intake as they arrive, and holds them until it
+  // is answered; refused when its announced body does not fit what is free, or its bytes stop
+  // fitting as they arrive.
   bool counted = false;
   // Called, on the I/O thread, when the transport refuses the request after this admission and
   // before its handler sees it (no room in the intake, a body over the limit, too slow or
