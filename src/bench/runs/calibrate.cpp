@@ -107,6 +107,209 @@ std::string host_name() {
   return name;
 }
 
+// What a profile is measured against (the GPU, its driver and link) and when, where and how.
+device_profile profile_header(const device_caps& caps, sweep_depth depth) {
+  device_profile p;
+  p.gpu_uuid = caps.uuid;
+  p.gpu_name = caps.name;
+  p.driver_version = caps.driver_version;
+  p.link = describe_link(caps);
+  p.platform = classify(caps);
+  p.date = utc_timestamp();
+  p.host = host_name();
+  p.mode = std::string(to_string(depth));
+  return p;
+}
+
+// A cell holds the measured request's input and output once and the reference session's copy
+// on the device: a size that does not fit four times in free memory is left out, for every
+// strategy alike (managed requests are refused by the session beyond free memory anyway).
+std::vector<std::size_t> sizes_that_fit(int device, sweep_depth depth, std::vector<std::string>& notes) {
+  std::vector<std::size_t> sizes;
+  for (const std::size_t bytes : sweep_sizes(depth)) {
+    if (4 * bytes > query_free_memory(device)) {
+      notes.push_back(fmt::format("{} left out: it does not fit four times in GPU {}'s free memory",
+                                  format_byte_size(bytes), device));
+      continue;
+    }
+    sizes.push_back(bytes);
+  }
+  return sizes;
+}
+
+// A strategy's curve while its use is swept: open while it is still measured at the next size.
+struct open_curve {
+  strategy_curve curve;
+  bool open = false;
+};
+
+// The fastest strategy's time at the size measured before, and that size (see laggard_ratio).
+struct size_before {
+  std::optional<double> best_us;
+  std::size_t bytes = 0;
+};
+
+// The in-flight depth is searched at the middle size, and in a thorough sweep at the smallest
+// and the largest too.
+std::vector<std::size_t> depth_sizes(const std::vector<std::size_t>& sizes, sweep_depth depth) {
+  if (sizes.empty()) return {};
+  const std::size_t middle = sizes[(sizes.size() - 1) / 2];
+  if (depth == sweep_depth::thorough && sizes.size() > 2) return {sizes.front(), middle, sizes.back()};
+  return {middle};
+}
+
+// The strategy whose input read once the profile finds fastest at `bytes`, or none.
+const strategy_curve* fastest_input(const std::vector<strategy_curve>& curves, std::size_t bytes) {
+  const strategy_curve* fastest = nullptr;
+  double best = 0;
+  for (const auto& c : curves) {
+    if (c.use != transfer_use::input_once) continue;
+    const auto us = estimate_us(c, bytes);
+    if (us && (fastest == nullptr || *us < best)) {
+      fastest = &c;
+      best = *us;
+    }
+  }
+  return fastest;
+}
+
+// The strategies whose in-flight depth is searched: the one the rules start from (where this
+// GPU offers it) and the one the profile finds fastest at the middle size, where they differ.
+std::vector<strategy_kind> depth_strategies(const device_caps& caps, const std::vector<strategy_curve>& curves,
+                                            const std::vector<std::size_t>& sizes, std::size_t middle) {
+  std::vector<strategy_kind> kinds{recommendation_for(classify(caps)).recommended};
+  if (unavailable_reason(kinds.front(), caps)) kinds.clear();
+  if (sizes.empty()) return kinds;
+  const strategy_curve* fastest = fastest_input(curves, middle);
+  if (fastest != nullptr && (kinds.empty() || fastest->strategy != kinds.front())) kinds.push_back(fastest->strategy);
+  return kinds;
+}
+
+// The profile's measurements: each use's strategies swept size by size, then the in-flight
+// depths. It holds what every step shares: the GPU, the sweep's depth, the progress callback and
+// the run's profile and notes.
+class profile_sweep {
+ public:
+  profile_sweep(int device, sweep_depth depth, const progress_function& progress, const device_caps& caps,
+                calibration_run& out)
+      : device_(device), depth_(depth), progress_(progress), caps_(caps), out_(out) {}
+
+  // Size by size, every strategy at one size before the next, so each size knows the best time
+  // of the one before it (see laggard_ratio).
+  void sweep(transfer_use use, const std::vector<std::size_t>& sizes) {
+    std::vector<open_curve> curves = start_curves(use);
+    size_before before;
+    for (const std::size_t bytes : sizes) measure_size(curves, use, bytes, before);
+    for (auto& c : curves) out_.profile.curves.push_back(std::move(c.curve));
+  }
+
+  // The depth at which throughput stops rising, for the strategy the rules start from and for the
+  // one the profile finds fastest at the middle size (when they differ).
+  void search_depths(const std::vector<std::size_t>& sizes) {
+    const std::size_t middle = sizes.empty() ? 0 : sizes[(sizes.size() - 1) / 2];
+    const std::vector<std::size_t> at = depth_sizes(sizes, depth_);
+    run_options search = cell_options(device_, depth_, middle);
+    search.iterations.reset();
+    // search_inflight_depth uses a quarter, >= 0.3 s
+    search.window_seconds = depth_ == sweep_depth::thorough ? 1.2 : 0.6;
+    for (const strategy_kind k : depth_strategies(caps_, out_.profile.curves, sizes, middle))
+      for (const std::size_t bytes : at) search_depth(k, bytes, search);
+  }
+
+ private:
+  // Every strategy that feeds host data, open unless this GPU cannot run it (then refused).
+  [[nodiscard]] std::vector<open_curve> start_curves(transfer_use use) const {
+    std::vector<open_curve> curves;
+    for (const strategy_kind k : all_strategies) {
+      // Data kept in GPU memory (the floor, peer) is not a way to feed host inputs.
+      if (properties(k).path == data_path::resident) continue;
+      open_curve c{.curve = {.strategy = k, .use = use, .refused = {}, .points = {}}};
+      const auto why = unavailable_reason(k, caps_);
+      if (why) c.curve.refused = *why;
+      c.open = !why;
+      curves.push_back(std::move(c));
+    }
+    return curves;
+  }
+
+  void measure_size(std::vector<open_curve>& curves, transfer_use use, std::size_t bytes, size_before& before) {
+    const workload w = make_workload(builtin_request(std::string(engine_for(use)), bytes, device_, 2));
+    const run_options options = cell_options(device_, depth_, bytes);
+    std::optional<double> best_here;
+    for (open_curve& c : curves) {
+      if (!c.open) continue;
+      if (lags(c.curve, before)) {
+        leave_laggard(c, use, before);
+        continue;
+      }
+      const std::optional<double> us = measure(c, use, bytes, w, options);
+      if (us && (!best_here || *us < *best_here)) best_here = us;
+    }
+    before = {.best_us = best_here, .bytes = bytes};
+  }
+
+  // Far behind the best at a large size: not measured at the larger ones (see laggard_ratio).
+  [[nodiscard]] bool lags(const strategy_curve& curve, const size_before& before) const {
+    return depth_ != sweep_depth::thorough && before.best_us && before.bytes >= laggard_from_bytes &&
+           !curve.points.empty() && curve.points.back().median_us > laggard_ratio * *before.best_us;
+  }
+
+  void leave_laggard(open_curve& c, transfer_use use, const size_before& before) {
+    c.open = false;
+    out_.notes.push_back(
+        fmt::format("{} {}: not measured beyond {}, where it took {:.1f}x the best; its "
+                    "larger sizes are extrapolated",
+                    to_string(use), to_string(c.curve.strategy), format_byte_size(before.bytes),
+                    c.curve.points.back().median_us / *before.best_us));
+  }
+
+  // One strategy at one size: its median, added to its curve; nothing where the curve ends here
+  // (refused, failed or with outputs that do not match the reference).
+  std::optional<double> measure(open_curve& c, transfer_use use, std::size_t bytes, const workload& w,
+                                const run_options& options) {
+    strategy_curve& curve = c.curve;
+    if (progress_)
+      progress_(fmt::format("{} {} {}", to_string(use), format_byte_size(bytes), to_string(curve.strategy)));
+    const strategy_result r = run_cell(w, curve.strategy, options);
+    if (!r.verdict.measured()) {
+      // A refusal at one size (memory, usually) ends the curve there; smaller sizes stand.
+      if (curve.points.empty())
+        curve.refused = r.verdict.reason();
+      else
+        out_.notes.push_back(fmt::format("{} {}: stopped at {}: {}", to_string(use), to_string(curve.strategy),
+                                         format_byte_size(bytes), r.verdict.reason()));
+      c.open = false;
+      return std::nullopt;
+    }
+    if (!r.verdict.output_matches) {
+      curve.points.clear();
+      curve.refused = fmt::format("outputs did not match the reference at {}", format_byte_size(bytes));
+      c.open = false;
+      return std::nullopt;
+    }
+    curve.points.push_back({bytes, r.figures.latency_us.median, r.figures.noise});
+    return r.figures.latency_us.median;
+  }
+
+  void search_depth(strategy_kind k, std::size_t bytes, const run_options& search) {
+    const workload w = make_workload(builtin_request("reduce", bytes, device_, 64));
+    if (progress_) progress_(fmt::format("in-flight depth {} {}", to_string(k), format_byte_size(bytes)));
+    const depth_search found = search_inflight_depth(w, k, search, run_cell, device_memory_reader({device_}));
+    if (!found.depth) {
+      out_.notes.push_back(
+          fmt::format("in-flight depth of {} at {}: {}", to_string(k), format_byte_size(bytes), found.explanation));
+      return;
+    }
+    out_.profile.inflight.push_back({k, bytes, *found.depth, found.explanation});
+  }
+
+  int device_;
+  sweep_depth depth_;
+  const progress_function& progress_;
+  const device_caps& caps_;
+  calibration_run& out_;
+};
+
 }  // namespace
 
 std::string_view to_string(sweep_depth depth) noexcept {
@@ -137,127 +340,11 @@ calibration_run calibrate(int device, sweep_depth depth, const progress_function
   const auto started = std::chrono::steady_clock::now();
   const device_caps caps = query_device(device);
   calibration_run out;
-  device_profile& p = out.profile;
-  p.gpu_uuid = caps.uuid;
-  p.gpu_name = caps.name;
-  p.driver_version = caps.driver_version;
-  p.link = describe_link(caps);
-  p.platform = classify(caps);
-  p.date = utc_timestamp();
-  p.host = host_name();
-  p.mode = std::string(to_string(depth));
-
-  // A cell holds the measured request's input and output once and the reference session's copy
-  // on the device: a size that does not fit four times in free memory is left out, for every
-  // strategy alike (managed requests are refused by the session beyond free memory anyway).
-  std::vector<std::size_t> sizes;
-  for (const std::size_t bytes : sweep_sizes(depth)) {
-    if (4 * bytes > query_free_memory(device)) {
-      out.notes.push_back(fmt::format("{} left out: it does not fit four times in GPU {}'s free memory",
-                                      format_byte_size(bytes), device));
-      continue;
-    }
-    sizes.push_back(bytes);
-  }
-
-  for (const transfer_use use : all_transfer_uses) {
-    // Size by size, every strategy at one size before the next, so each size knows the best time
-    // of the one before it (see laggard_ratio).
-    std::vector<strategy_curve> curves;
-    std::vector<bool> open;  // still measured at the next size
-    for (const strategy_kind k : all_strategies) {
-      // Data kept in GPU memory (the floor, peer) is not a way to feed host inputs.
-      if (properties(k).path == data_path::resident) continue;
-      curves.push_back({.strategy = k, .use = use, .refused = {}, .points = {}});
-      const auto why = unavailable_reason(k, caps);
-      if (why) curves.back().refused = *why;
-      open.push_back(!why);
-    }
-    std::optional<double> best_before;  // the fastest strategy's time at the size before
-    std::size_t bytes_before = 0;
-    for (const std::size_t bytes : sizes) {
-      const workload w = make_workload(builtin_request(std::string(engine_for(use)), bytes, device, 2));
-      const run_options options = cell_options(device, depth, bytes);
-      std::optional<double> best_here;
-      for (std::size_t i = 0; i < curves.size(); ++i) {
-        strategy_curve& curve = curves[i];
-        if (!open[i]) continue;
-        if (depth != sweep_depth::thorough && best_before && bytes_before >= laggard_from_bytes &&
-            !curve.points.empty() && curve.points.back().median_us > laggard_ratio * *best_before) {
-          open[i] = false;
-          out.notes.push_back(
-              fmt::format("{} {}: not measured beyond {}, where it took {:.1f}x the best; its "
-                          "larger sizes are extrapolated",
-                          to_string(use), to_string(curve.strategy), format_byte_size(bytes_before),
-                          curve.points.back().median_us / *best_before));
-          continue;
-        }
-        if (progress)
-          progress(fmt::format("{} {} {}", to_string(use), format_byte_size(bytes), to_string(curve.strategy)));
-        const strategy_result r = run_cell(w, curve.strategy, options);
-        if (!r.verdict.measured()) {
-          // A refusal at one size (memory, usually) ends the curve there; smaller sizes stand.
-          if (curve.points.empty())
-            curve.refused = r.verdict.reason();
-          else
-            out.notes.push_back(fmt::format("{} {}: stopped at {}: {}", to_string(use), to_string(curve.strategy),
-                                            format_byte_size(bytes), r.verdict.reason()));
-          open[i] = false;
-          continue;
-        }
-        if (!r.verdict.output_matches) {
-          curve.points.clear();
-          curve.refused = fmt::format("outputs did not match the reference at {}", format_byte_size(bytes));
-          open[i] = false;
-          continue;
-        }
-        curve.points.push_back({bytes, r.figures.latency_us.median, r.figures.noise});
-        if (!best_here || r.figures.latency_us.median < *best_here) best_here = r.figures.latency_us.median;
-      }
-      best_before = best_here;
-      bytes_before = bytes;
-    }
-    for (auto& c : curves) p.curves.push_back(std::move(c));
-  }
-
-  // The depth at which throughput stops rising, for the strategy the rules start from and for the
-  // one the profile finds fastest at the middle size (when they differ).
-  const std::size_t middle = sizes.empty() ? 0 : sizes[(sizes.size() - 1) / 2];
-  std::vector<std::size_t> depth_sizes;
-  if (!sizes.empty()) depth_sizes.push_back(middle);
-  if (depth == sweep_depth::thorough && sizes.size() > 2) depth_sizes = {sizes.front(), middle, sizes.back()};
-  std::vector<strategy_kind> depth_strategies{recommendation_for(classify(caps)).recommended};
-  if (unavailable_reason(depth_strategies.front(), caps)) depth_strategies.clear();
-  if (!sizes.empty()) {
-    const strategy_curve* fastest = nullptr;
-    double best = 0;
-    for (const auto& c : p.curves) {
-      if (c.use != transfer_use::input_once) continue;
-      const auto us = estimate_us(c, middle);
-      if (us && (fastest == nullptr || *us < best)) {
-        fastest = &c;
-        best = *us;
-      }
-    }
-    if (fastest != nullptr && (depth_strategies.empty() || fastest->strategy != depth_strategies.front()))
-      depth_strategies.push_back(fastest->strategy);
-  }
-  run_options search = cell_options(device, depth, middle);
-  search.iterations.reset();
-  search.window_seconds = depth == sweep_depth::thorough ? 1.2 : 0.6;  // search_inflight_depth uses a quarter, >= 0.3 s
-  for (const strategy_kind k : depth_strategies) {
-    for (const std::size_t bytes : depth_sizes) {
-      const workload w = make_workload(builtin_request("reduce", bytes, device, 64));
-      if (progress) progress(fmt::format("in-flight depth {} {}", to_string(k), format_byte_size(bytes)));
-      const depth_search found = search_inflight_depth(w, k, search, run_cell, device_memory_reader({device}));
-      if (!found.depth) {
-        out.notes.push_back(
-            fmt::format("in-flight depth of {} at {}: {}", to_string(k), format_byte_size(bytes), found.explanation));
-        continue;
-      }
-      p.inflight.push_back({k, bytes, *found.depth, found.explanation});
-    }
-  }
+  out.profile = profile_header(caps, depth);
+  const std::vector<std::size_t> sizes = sizes_that_fit(device, depth, out.notes);
+  profile_sweep run(device, depth, progress, caps, out);
+  for (const transfer_use use : all_transfer_uses) run.sweep(use, sizes);
+  run.search_depths(sizes);
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return out;
 }

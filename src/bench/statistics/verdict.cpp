@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
+#include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -34,66 +37,128 @@ std::string metric(const result_figures& r, objective goal) {
                                     : fmt::format("{:.0f} req/s", r.throughput_per_s);
 }
 
-}  // namespace
+// A cell: one workload at one size.
+using cell_key = std::pair<std::string, std::size_t>;
+using cell_results = std::map<cell_key, const strategy_result*>;
 
-verdict decide_winner(const std::vector<strategy_result>& results, objective goal, const std::string& platform_advice) {
-  // Cells: one workload at one size. The best of each is the yardstick for the others.
-  std::map<std::pair<std::string, std::size_t>, const strategy_result*> best;
-  std::map<std::pair<std::string, std::size_t>, const strategy_result*> floor;
+cell_key cell_of(const strategy_result& r) { return {r.identity.engine, r.identity.input_bytes}; }
+
+bool in_cell(const strategy_result& r, const cell_key& key) {
+  return r.identity.engine == key.first && r.identity.input_bytes == key.second;
+}
+
+// The best usable result of each cell: the yardstick for the others in it.
+cell_results best_of_cells(const std::vector<strategy_result>& results, objective goal) {
+  cell_results best;
   for (const auto& r : results) {
-    const auto key = std::make_pair(r.identity.engine, r.identity.input_bytes);
-    if (r.identity.strategy == strategy_kind::device && r.verdict.measured()) floor[key] = &r;
     if (!usable(r)) continue;
-    if (!best.count(key) || better(r.figures, best[key]->figures, goal)) best[key] = &r;
+    const auto it = best.find(cell_of(r));
+    if (it == best.end() || better(r.figures, it->second->figures, goal)) best[cell_of(r)] = &r;
   }
-  if (best.empty())
-    return {.winner = "", .recommendation = "No host-input strategy produced checked results. " + platform_advice};
-  // Geometric mean of the penalties over the cells a strategy ran in.
+  return best;
+}
+
+// The device-resident result of each cell: the floor the winner is set against, though it never wins.
+cell_results floors_of_cells(const std::vector<strategy_result>& results) {
+  cell_results floor;
+  for (const auto& r : results)
+    if (r.identity.strategy == strategy_kind::device && r.verdict.measured()) floor[cell_of(r)] = &r;
+  return floor;
+}
+
+// Per strategy, the sum of the logarithms of its penalties and the number of cells it ran in.
+std::map<std::string, std::pair<double, int>> log_penalties(const std::vector<strategy_result>& results,
+                                                            const cell_results& best, objective goal) {
   std::map<std::string, std::pair<double, int>> score;
   for (const auto& r : results) {
     if (!usable(r)) continue;
     auto& [log_sum, cells] = score[std::string(strategy_name(r.identity.strategy))];
-    log_sum += std::log(penalty(r.figures, best.at({r.identity.engine, r.identity.input_bytes})->figures, goal));
+    log_sum += std::log(penalty(r.figures, best.at(cell_of(r))->figures, goal));
     ++cells;
   }
-  std::string winner;
-  double winner_score = 0;
-  for (const auto& [name, s] : score) {
-    const double g = std::exp(s.first / s.second);
-    // A strategy must have run in every cell to win the matrix.
+  return score;
+}
+
+struct standing {
+  std::string name;
+  double score = 0;  // geometric mean of the penalties; 0 where no strategy ran in every cell
+};
+
+// The lowest geometric mean of the penalties among the strategies that ran in every cell (a
+// strategy must have, to win the matrix); without one, the best of the first cell.
+standing pick_winner(const std::vector<strategy_result>& results, const cell_results& best, objective goal) {
+  standing winner;
+  for (const auto& [name, s] : log_penalties(results, best, goal)) {
     if (s.second != static_cast<int>(best.size())) continue;
-    if (winner.empty() || g < winner_score) {
-      winner = name;
-      winner_score = g;
-    }
+    const double g = std::exp(s.first / s.second);
+    if (winner.name.empty() || g < winner.score) winner = {.name = name, .score = g};
   }
-  if (winner.empty()) winner = strategy_name(best.begin()->second->identity.strategy);
-  std::string text = fmt::format("For {}, '{}' wins on this machine", to_string(goal), winner);
-  text += winner_score <= 1.0001
+  if (winner.name.empty()) winner.name = strategy_name(best.begin()->second->identity.strategy);
+  return winner;
+}
+
+std::string headline(objective goal, const standing& winner) {
+  std::string text = fmt::format("For {}, '{}' wins on this machine", to_string(goal), winner.name);
+  text += winner.score <= 1.0001
               ? " in every cell measured"
-              : fmt::format(" (on average {:.0f}% from the best of each cell)", (winner_score - 1) * 100);
-  // Where the winner stands against the device-resident floor, and where the traps are.
-  std::vector<std::string> cells;
-  for (const auto& [key, b] : best) {
-    const strategy_result* w = nullptr;
-    const strategy_result* managed = nullptr;
-    for (const auto& r : results) {
-      if (r.identity.engine != key.first || r.identity.input_bytes != key.second || !usable(r)) continue;
-      if (strategy_name(r.identity.strategy) == winner) w = &r;
-      if (r.identity.strategy == strategy_kind::managed) managed = &r;
-    }
-    if (w == nullptr) continue;
-    std::string cell =
-        fmt::format("{} {:.1f} MB: {} {}", key.first, key.second / 1e6, winner, metric(w->figures, goal));
-    if (floor.count(key)) cell += fmt::format(" vs device floor {}", metric(floor.at(key)->figures, goal));
-    if (managed != nullptr && managed != w)
-      cell += fmt::format(", fault-driven managed {:.1f}x worse", penalty(managed->figures, w->figures, goal));
-    cells.push_back(cell);
+              : fmt::format(" (on average {:.0f}% from the best of each cell)", (winner.score - 1) * 100);
+  return text;
+}
+
+struct cell_entries {
+  const strategy_result* winner = nullptr;
+  const strategy_result* managed = nullptr;  // fault-driven managed memory, the trap to warn of
+};
+
+// The winner's and managed memory's usable results in one cell (the last of each, where repeated).
+cell_entries entries_in_cell(const std::vector<strategy_result>& results, const cell_key& key,
+                             const std::string& winner) {
+  cell_entries found;
+  for (const auto& r : results) {
+    if (!in_cell(r, key) || !usable(r)) continue;
+    if (strategy_name(r.identity.strategy) == winner) found.winner = &r;
+    if (r.identity.strategy == strategy_kind::managed) found.managed = &r;
   }
-  text += ". ";
-  for (std::size_t i = 0; i < cells.size(); ++i) text += (i ? "; " : "") + cells[i];
-  text += ". " + platform_advice;
-  return {.winner = winner, .recommendation = text};
+  return found;
+}
+
+// Where the winner stands in one cell against the device-resident floor, and where the traps
+// are; nothing where the winner did not run in it.
+std::optional<std::string> cell_line(const std::vector<strategy_result>& results, const cell_key& key,
+                                     const std::string& winner, const cell_results& floor, objective goal) {
+  const cell_entries in = entries_in_cell(results, key, winner);
+  if (in.winner == nullptr) return std::nullopt;
+  std::string cell =
+      fmt::format("{} {:.1f} MB: {} {}", key.first, key.second / 1e6, winner, metric(in.winner->figures, goal));
+  if (const auto f = floor.find(key); f != floor.end())
+    cell += fmt::format(" vs device floor {}", metric(f->second->figures, goal));
+  if (in.managed != nullptr && in.managed != in.winner)
+    cell += fmt::format(", fault-driven managed {:.1f}x worse", penalty(in.managed->figures, in.winner->figures, goal));
+  return cell;
+}
+
+std::string cell_lines(const std::vector<strategy_result>& results, const cell_results& best, const std::string& winner,
+                       objective goal) {
+  const cell_results floor = floors_of_cells(results);
+  std::string text;
+  for (const auto& [key, b] : best) {
+    const auto line = cell_line(results, key, winner, floor, goal);
+    if (!line) continue;
+    text += (text.empty() ? "" : "; ") + *line;
+  }
+  return text;
+}
+
+}  // namespace
+
+verdict decide_winner(const std::vector<strategy_result>& results, objective goal, const std::string& platform_advice) {
+  const cell_results best = best_of_cells(results, goal);
+  if (best.empty())
+    return {.winner = "", .recommendation = "No host-input strategy produced checked results. " + platform_advice};
+  const standing winner = pick_winner(results, best, goal);
+  return {.winner = winner.name,
+          .recommendation =
+              headline(goal, winner) + ". " + cell_lines(results, best, winner.name, goal) + ". " + platform_advice};
 }
 
 }  // namespace ferry::bench
