@@ -74,8 +74,10 @@ class AllocationFailure(unittest.TestCase):
         cls.repository = write_repository({"big": {"engine": "touch", "input_size": f"{LARGE // MIB}MiB"},
                                            "small": {"engine": "touch", "input_size": "4KiB"}},
                                           "ferry_allocation_")
-        # A budget that admits the large requests: what is refused here is memory, not budget.
-        cls.server = FerryServer("--max-inflight-bytes", "2GiB", repository=cls.repository)
+        # A budget that admits the large requests, all from this one network: what is refused here is
+        # memory, not budget.
+        cls.server = FerryServer("--max-inflight-bytes", "2GiB", "--max-inflight-bytes-per-peer", "2GiB",
+                                 repository=cls.repository)
 
     def setUp(self):
         # From what the server maps now (its allocator keeps address space an earlier test used):
