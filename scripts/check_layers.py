@@ -14,6 +14,19 @@ Each layer uses only the layers below it:
 
 and engines do not include memory either (APART below).
 
+Inside serve the same holds for its folders, floors from the bottom up (SERVE_FLOORS):
+
+    server.cpp/.hpp         (src/serve itself: the whole server)
+    transport               (listening, the HTTP and gRPC front ends)
+    service                 (what both front ends ask of the server)
+    control                 (the repository and model control, composing the floors below)
+    scheduling  execution   (queueing and batching; running a batch)
+    shm  config  admission  observability  codec
+    vocabulary              (requests, answers, errors, a model's signature: includes nothing of serve)
+
+each folder a floor of its own (a serve file includes its own folder's files and lower floors'
+only), so serve's folders draw no cycle, and a new folder is placed on purpose.
+
 Every `#include "..."` in src/, include/ferry/, apps/ and python/src/ is resolved to a file of the tree; an
 include whose file sits in a higher layer, or in a sibling, is reported as
 `file:line: <layer> includes "<path>" of <layer>`. Includes that resolve to no file of the tree
@@ -33,6 +46,10 @@ from pathlib import Path
 
 RANK = {"core": 0, "device": 1, "memory": 2, "engines": 3, "session": 4, "bench": 5, "info": 5, "serve": 5,
         "frontend": 6, "apps": 7, "python": 7}
+
+# serve's folders from the bottom up; "" is src/serve itself (server.*), above them all.
+SERVE_FLOORS = ["vocabulary", "codec", "observability", "admission", "config", "shm", "execution", "scheduling",
+                "control", "service", "transport", ""]
 
 # Pairs the ranks would allow that the design keeps apart: engines stand on core and device only,
 # so a backend never sees how I/O memory was allocated (strategies and engines meet in session).
@@ -71,6 +88,29 @@ def resolve(root: Path, including: Path, name: str) -> Path | None:
     return None
 
 
+def serve_floor(root: Path, path: Path) -> str:
+    """The serve folder of a file of src/serve ("" for src/serve itself)."""
+    parts = path.relative_to(root / "src" / "serve").parts
+    if len(parts) == 1:
+        return ""
+    if parts[0] not in SERVE_FLOORS:
+        raise UnknownLayer(f"{path.relative_to(root)}: a serve folder with no floor: add '{parts[0]}' to "
+                           "SERVE_FLOORS in scripts/check_layers.py, above the folders it includes")
+    return parts[0]
+
+
+def serve_problem(root: Path, path: Path, target: Path, line: str) -> str | None:
+    """Why a serve file may not include another serve file, or None."""
+    serve = root / "src" / "serve"
+    if serve not in path.parents or serve not in target.parents:
+        return None
+    source, to = serve_floor(root, path), serve_floor(root, target)
+    if SERVE_FLOORS.index(to) <= SERVE_FLOORS.index(source):
+        return None
+    return (f'{path.relative_to(root)}: serve/{source or "(server)"} includes "{line}" of serve/{to or "(server)"} '
+            "(a higher floor)")
+
+
 def allowed(from_layer: str, to_layer: str) -> bool:
     if (from_layer, to_layer) in APART:
         return False
@@ -103,6 +143,14 @@ def check(root: Path) -> list[str]:
                     to_layer = layer_of(root, target)
                 except UnknownLayer as e:
                     problems.append(str(e))
+                    continue
+                if to_layer == "serve" and from_layer == "serve":
+                    try:
+                        problem = serve_problem(root, path, target, match.group(1))
+                    except UnknownLayer as e:
+                        problem = str(e)
+                    if problem:
+                        problems.append(problem.replace(": serve/", f":{number}: serve/", 1))
                     continue
                 if to_layer is None or allowed(from_layer, to_layer):
                     continue

@@ -1,6 +1,6 @@
 """scripts/check_layers.py on small fake trees: an upward include, a sibling include and an
-unplaced public header fail, naming file:line and both layers; a tree that only includes
-downwards passes."""
+unplaced public header fail, naming file:line and both layers; inside serve, a folder including a
+higher floor, and a folder with no floor, fail; a tree that only includes downwards passes."""
 import subprocess
 import sys
 import tempfile
@@ -30,7 +30,9 @@ BASE = {
     "src/engines/local.hpp": "#pragma once\n",
     "apps/ferry/main.cpp": '#include "commands.hpp"\n#include "serve/server.hpp"\n',
     "apps/ferry/commands.hpp": "#pragma once\n",
-    "src/serve/server.hpp": "#pragma once\n",
+    "src/serve/server.hpp": '#pragma once\n#include "serve/transport/front.hpp"\n',
+    "src/serve/transport/front.hpp": '#pragma once\n#include "serve/vocabulary/inference.hpp"\n',
+    "src/serve/vocabulary/inference.hpp": "#pragma once\n",
 }
 
 
@@ -102,6 +104,25 @@ class CheckLayers(unittest.TestCase):
                               "src/session/session.cpp": '#include "ferry/bench/report.hpp"\n'})
         self.assertEqual(result.returncode, 1)
         self.assertIn('src/session/session.cpp:1: session includes "ferry/bench/report.hpp" of bench', result.stdout)
+
+
+class ServeFloors(unittest.TestCase):
+    def test_a_serve_folder_including_a_higher_floor_fails(self):
+        result = run_checker({**BASE, "src/serve/vocabulary/inference.cpp":
+                              '#include "serve/vocabulary/inference.hpp"\n#include "serve/transport/front.hpp"\n'})
+        self.assertEqual(result.returncode, 1)
+        self.assertIn('src/serve/vocabulary/inference.cpp:2: serve/vocabulary includes "serve/transport/front.hpp" '
+                      'of serve/transport (a higher floor)', result.stdout)
+
+    def test_a_serve_file_may_not_include_the_server(self):
+        result = run_checker({**BASE, "src/serve/transport/front.cpp": '#include "serve/server.hpp"\n'})
+        self.assertEqual(result.returncode, 1)
+        self.assertIn('serve/transport includes "serve/server.hpp" of serve/(server)', result.stdout)
+
+    def test_a_serve_folder_with_no_floor_fails(self):
+        result = run_checker({**BASE, "src/serve/extras/thing.cpp": '#include "serve/vocabulary/inference.hpp"\n'})
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("src/serve/extras/thing.cpp: a serve folder with no floor", result.stdout)
 
 
 if __name__ == "__main__":

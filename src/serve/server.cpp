@@ -15,12 +15,12 @@
 #include "ferry/core/device_fault.hpp"
 #include "serve/admission/memory_release.hpp"
 #include "serve/control/model_repository.hpp"
-#include "serve/device_fault_report.hpp"
 #include "serve/execution/execution_platform.hpp"
-#include "serve/inference_service.hpp"
+#include "serve/service/inference_service.hpp"
 #include "serve/shm/cuda_shm_registry.hpp"
 #include "serve/shm/shm_registry.hpp"
 #include "serve/transport/listen_addresses.hpp"
+#include "serve/vocabulary/device_fault_report.hpp"
 
 namespace ferry::serve {
 namespace {

@@ -15,7 +15,7 @@
 
 #include "kserve_v2.pb.h"
 #include "serve/codec/grpc_infer_codec.hpp"
-#include "serve/request_error.hpp"
+#include "serve/vocabulary/request_error.hpp"
 
 #include "fuzz_check.hpp"
 

@@ -17,7 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "serve/codec/http_infer_codec.hpp"
-#include "serve/request_error.hpp"
+#include "serve/vocabulary/request_error.hpp"
 
 #include "fuzz_check.hpp"
 

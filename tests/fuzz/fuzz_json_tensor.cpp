@@ -20,7 +20,7 @@
 
 #include "serve/codec/http_infer_codec.hpp"
 #include "serve/codec/json_tensor.hpp"
-#include "serve/request_error.hpp"
+#include "serve/vocabulary/request_error.hpp"
 
 #include "fuzz_check.hpp"
 

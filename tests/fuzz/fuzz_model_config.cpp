@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "ferry/core/error.hpp"
-#include "serve/control/model_config.hpp"
+#include "serve/config/model_config.hpp"
 
 #include "fuzz_check.hpp"
 

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "serve/request_error.hpp"
 #include "serve/shm/shm_range.hpp"
+#include "serve/vocabulary/request_error.hpp"
 
 #include "fuzz_check.hpp"
 

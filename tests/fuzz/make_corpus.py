@@ -29,7 +29,7 @@ def write(target, data):
 
 
 def http_seeds():
-    # The unit tests' bodies (tests/serve/test_serve_http_codec.cpp).
+    # The unit tests' bodies (tests/serve/codec/test_serve_http_codec.cpp).
     for body in [
         '{"id": "r1", "inputs": [{"name": "a", "shape": [2, 2], "datatype": "FP32", "data": [[1, 2], [3.5, -4]]},'
         ' {"name": "b", "shape": [3], "datatype": "BOOL", "data": [true, false, true]},'
@@ -91,7 +91,7 @@ def json_tensor_seeds():
 
 
 def grpc_seeds():
-    # tests/serve/test_serve_grpc_codec.cpp: raw contents in input order, skipping shared memory.
+    # tests/serve/codec/test_serve_grpc_codec.cpp: raw contents in input order, skipping shared memory.
     m = service_pb2.ModelInferRequest(model_name="m", id="7")
     m.inputs.add(name="a", datatype="FP32", shape=[1])
     s = m.inputs.add(name="s", datatype="INT64", shape=[2])
@@ -132,7 +132,7 @@ def grpc_seeds():
 
 
 def model_config_seeds():
-    # The serve suite's repository and tests/serve/test_serve_config.cpp.
+    # The serve suite's repository and tests/serve/config/test_serve_config.cpp.
     models = os.path.join(os.path.dirname(CORPUS), "..", "serve", "models")
     for name in sorted(os.listdir(models)):
         with open(os.path.join(models, name, "config.json"), "rb") as f:

@@ -7,7 +7,7 @@
 #include <functional>
 #include <string>
 
-#include "serve/request_error.hpp"
+#include "serve/vocabulary/request_error.hpp"
 
 namespace ferry::serve::testing {
 

@@ -22,8 +22,8 @@
 #include <string>
 
 #include "ferry/core/dtype.hpp"
-#include "serve/control/model_signature.hpp"
-#include "serve/inference.hpp"
+#include "serve/vocabulary/inference.hpp"
+#include "serve/vocabulary/model_signature.hpp"
 
 namespace ferry::serve {
 

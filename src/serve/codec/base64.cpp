@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include "serve/request_error.hpp"
+#include "serve/vocabulary/request_error.hpp"
 
 namespace ferry::serve {
 namespace {

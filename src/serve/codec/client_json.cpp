@@ -3,8 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "serve/codec/safe_name.hpp"
-#include "serve/request_error.hpp"
+#include "serve/vocabulary/request_error.hpp"
 
 namespace ferry::serve {
 
@@ -19,56 +18,6 @@ json parse_client_json(std::string_view text, std::string_view what) {
   // The parser keeps its own stack, so no depth recurses here; the builder throws on errors.
   (void)json::sax_parse(text.data(), text.data() + text.size(), &builder);
   return document;
-}
-
-std::string quote_text(std::string_view text, std::size_t limit) {
-  std::string quoted;
-  const std::string_view cut = text.substr(0, limit);
-  quoted.reserve(cut.size() + 3);
-  static constexpr char hex[] = "0123456789abcdef";
-  const auto escape = [&quoted](char c) {
-    const auto byte = static_cast<unsigned char>(c);
-    quoted += "\\x";
-    quoted.push_back(hex[byte >> 4]);
-    quoted.push_back(hex[byte & 15]);
-  };
-  for (std::size_t at = 0; at < cut.size();) {
-    char32_t c = 0;
-    const std::size_t length = utf8_sequence(cut, at, c);
-    // A control character would end a C string (NUL), split a log line (newline) or move a
-    // terminal's cursor, and bytes that are not UTF-8 would make the message unreadable as text
-    // (a gRPC status, a JSON document): they are shown, not sent.
-    if (length == 0) {
-      escape(cut[at++]);
-      continue;
-    }
-    if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) {
-      for (std::size_t i = 0; i < length; ++i) escape(cut[at + i]);
-    } else {
-      quoted.append(cut.substr(at, length));
-    }
-    at += length;
-  }
-  if (text.size() > limit) quoted += "...";
-  return quoted;
-}
-
-bool has_control_character(std::string_view text) noexcept {
-  for (const char c : text)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return true;
-  return false;
-}
-
-std::string quote_json(const json& value) {
-  if (value.is_array()) return "an array of " + std::to_string(value.size()) + " elements";
-  if (value.is_object()) return "an object of " + std::to_string(value.size()) + " members";
-  if (value.is_string()) {
-    const auto& s = value.get_ref<const std::string&>();
-    // Cut first, then escape: a cut inside a UTF-8 sequence is replaced, not rejected.
-    const std::string quoted = json(s.substr(0, max_quoted_chars)).dump(-1, ' ', false, json::error_handler_t::replace);
-    return s.size() > max_quoted_chars ? quoted + "..." : quoted;
-  }
-  return value.dump();  // a number, true, false or null: short
 }
 
 json_document_builder::json_document_builder(json& root, std::string what) : root_(root), what_(std::move(what)) {}

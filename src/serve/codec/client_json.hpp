@@ -1,5 +1,5 @@
 // JSON from clients: parsed with bounded nesting, every failure of the JSON library answered as
-// a bad request, and clients' values quoted briefly in error messages.
+// a bad request (clients' values quoted briefly in error messages: vocabulary/client_text.hpp).
 //
 // Client JSON never reaches nlohmann::json::parse: its DOM parser accepts any depth, and the
 // library's recursive functions (dump(), comparisons) then overflow the stack on a document a
@@ -15,6 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "serve/vocabulary/client_text.hpp"
+
 namespace ferry::serve {
 
 // The deepest nesting of arrays and objects a client's JSON may have. The protocol's documents
@@ -29,27 +31,11 @@ inline constexpr std::size_t max_json_depth = 64;
 // megabytes beyond its strings.
 inline constexpr std::size_t max_json_values = std::size_t{1} << 16;
 
-// At most this many characters of a client's value are quoted in an error message.
-inline constexpr std::size_t max_quoted_chars = 64;
-
 // Parses `text` (a whole document) into a value. Throws request_error(bad_request), its message
 // starting with `what`, for malformed JSON, a NUL byte, a number beyond a double's range (1e999),
 // nesting deeper than max_json_depth, more than max_json_values values, or a key repeated within
 // one object.
 [[nodiscard]] nlohmann::json parse_client_json(std::string_view text, std::string_view what);
-
-// A client's value as error messages quote it, at most about max_quoted_chars characters:
-// numbers, booleans and null as JSON, strings as JSON cut short with "...", arrays and objects
-// by their size ("an array of 3 elements").
-[[nodiscard]] std::string quote_json(const nlohmann::json& value);
-
-// `text` cut to `limit` bytes, with "..." when cut, and control characters and bytes that are not
-// UTF-8 shown as \xNN (valid UTF-8 whatever `text` holds); for names and keys taken from a
-// request or a file.
-[[nodiscard]] std::string quote_text(std::string_view text, std::size_t limit = max_quoted_chars);
-
-// Whether `text` holds a control character (below 0x20, or DEL), NUL included.
-[[nodiscard]] bool has_control_character(std::string_view text) noexcept;
 
 // Builds a document from nlohmann::json::sax_parse events, refusing what parse_client_json
 // refuses. Readers that take part of a document elsewhere (see http_infer_json.hpp) forward the

@@ -5,7 +5,7 @@
 
 #include "serve/codec/client_json.hpp"
 #include "serve/codec/datatype.hpp"
-#include "serve/request_error.hpp"
+#include "serve/vocabulary/request_error.hpp"
 
 namespace ferry::serve {
 namespace {

@@ -6,7 +6,7 @@
 #include <span>
 
 #include "kserve_v2.pb.h"
-#include "serve/inference.hpp"
+#include "serve/vocabulary/inference.hpp"
 
 namespace ferry::serve {
 

@@ -12,7 +12,7 @@
 #include "serve/codec/datatype.hpp"
 #include "serve/codec/http_infer_json.hpp"
 #include "serve/codec/json_tensor.hpp"
-#include "serve/request_error.hpp"
+#include "serve/vocabulary/request_error.hpp"
 
 namespace ferry::serve {
 namespace {

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "serve/inference.hpp"
+#include "serve/vocabulary/inference.hpp"
 
 namespace ferry::serve {
 

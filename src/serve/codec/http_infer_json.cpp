@@ -3,7 +3,7 @@
 #include <string>
 
 #include "serve/codec/client_json.hpp"
-#include "serve/request_error.hpp"
+#include "serve/vocabulary/request_error.hpp"
 
 namespace ferry::serve {
 namespace {

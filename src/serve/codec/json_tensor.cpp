@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "serve/codec/client_json.hpp"
-#include "serve/request_error.hpp"
+#include "serve/vocabulary/request_error.hpp"
 
 namespace ferry::serve {
 namespace {

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "serve/control/model_config.hpp"
+#include "serve/config/model_config.hpp"
 #include "serve/execution/execution_platform.hpp"
 
 namespace ferry::serve {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <atomic>
 
-#include "serve/request_error.hpp"
+#include "serve/vocabulary/request_error.hpp"
 
 namespace ferry::serve {
 

@@ -7,9 +7,9 @@
 #include "ferry/engines/model_engine.hpp"
 #include "serve/admission/memory_release.hpp"
 #include "serve/codec/client_json.hpp"
-#include "serve/codec/safe_name.hpp"
 #include "serve/control/model_choice.hpp"
-#include "serve/request_error.hpp"
+#include "serve/vocabulary/request_error.hpp"
+#include "serve/vocabulary/safe_name.hpp"
 
 namespace ferry::serve {
 namespace {
@@ -144,28 +144,6 @@ void build(served_model& model, const fs::path& folder, const fs::path& root, co
 }
 
 }  // namespace
-
-std::string public_reason(std::string_view message) {
-  // An absolute path starts a token: at the start, or after a space, a quote, a bracket, '=' or
-  // ':' ("torch:/models/x.pt2"). It is shown by its last component.
-  std::string cut;
-  cut.reserve(message.size());
-  for (std::size_t i = 0; i < message.size();) {
-    const bool token_start = i == 0 || std::string_view(" '\"(=:,[").find(message[i - 1]) != std::string_view::npos;
-    if (message[i] == '/' && token_start) {
-      std::size_t end = i;
-      while (end < message.size() && std::string_view(" '\"),]\n").find(message[end]) == std::string_view::npos) ++end;
-      const std::string_view path = message.substr(i, end - i);
-      const auto last = path.find_last_of('/');
-      cut += last + 1 < path.size() ? path.substr(last + 1) : "(a path)";
-      i = end;
-      continue;
-    }
-    cut.push_back(message[i++]);
-  }
-  constexpr std::size_t max_reason_chars = 512;
-  return quote_text(cut, max_reason_chars);
-}
 
 std::optional<model_control_mode> parse_model_control_mode(std::string_view text) {
   if (text == "none") return model_control_mode::none;

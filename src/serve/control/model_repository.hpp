@@ -32,13 +32,13 @@
 #include <string_view>
 #include <vector>
 
-#include "serve/control/load_check.hpp"
-#include "serve/control/model_config.hpp"
+#include "serve/config/load_check.hpp"
+#include "serve/config/model_config.hpp"
 #include "serve/control/model_control.hpp"
-#include "serve/control/model_signature.hpp"
 #include "serve/execution/execution_platform.hpp"
 #include "serve/observability/model_statistics.hpp"
 #include "serve/scheduling/model_scheduler.hpp"
+#include "serve/vocabulary/model_signature.hpp"
 
 namespace ferry::serve {
 
@@ -56,10 +56,6 @@ struct served_model {
 
   [[nodiscard]] bool ready() const noexcept { return failure.empty(); }
 };
-
-// What a failure's message may show to clients: absolute paths cut to their last component,
-// control characters escaped, at most a few hundred characters.
-[[nodiscard]] std::string public_reason(std::string_view message);
 
 enum class model_control_mode { none, explicit_load, poll };
 

@@ -11,7 +11,7 @@
 
 #include "ferry/device/device_caps.hpp"
 #include "ferry/memory/profile.hpp"
-#include "serve/control/model_config.hpp"
+#include "serve/config/model_config.hpp"
 #include "serve/execution/executor.hpp"
 
 namespace ferry::serve {

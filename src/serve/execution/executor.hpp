@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "ferry/engines/engine.hpp"
-#include "serve/control/model_signature.hpp"
-#include "serve/inference.hpp"
 #include "serve/observability/model_statistics.hpp"
+#include "serve/vocabulary/inference.hpp"
+#include "serve/vocabulary/model_signature.hpp"
 
 namespace ferry::serve {
 

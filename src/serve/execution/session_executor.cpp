@@ -14,7 +14,7 @@
 #include "ferry/memory/buffer.hpp"
 #include "ferry/session/replica_set.hpp"
 #include "ferry/session/session.hpp"
-#include "serve/control/load_check.hpp"
+#include "serve/config/load_check.hpp"
 #include "serve/execution/batch_buckets.hpp"
 #include "serve/execution/batch_io.hpp"
 #include "serve/execution/bucket_timing.hpp"

@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "ferry/device/device_caps.hpp"
-#include "serve/control/model_config.hpp"
+#include "serve/config/model_config.hpp"
 #include "serve/execution/executor.hpp"
 
 namespace ferry::serve {

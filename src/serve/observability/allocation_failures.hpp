@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "serve/request_error.hpp"
+#include "serve/vocabulary/request_error.hpp"
 
 namespace ferry::serve {
 

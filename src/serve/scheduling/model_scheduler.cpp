@@ -7,10 +7,11 @@
 #include "ferry/core/device_fault.hpp"
 #include "ferry/core/error.hpp"
 #include "ferry/session/index_check.hpp"
-#include "serve/device_fault_report.hpp"
 #include "serve/observability/allocation_failures.hpp"
-#include "serve/request_error.hpp"
+#include "serve/observability/request_failure.hpp"
 #include "serve/scheduling/request_placement.hpp"
+#include "serve/vocabulary/device_fault_report.hpp"
+#include "serve/vocabulary/request_error.hpp"
 
 namespace ferry::serve {
 namespace {
@@ -237,18 +238,12 @@ void model_scheduler::run(std::span<const std::unique_ptr<scheduled_request>> jo
     const auto done = std::chrono::steady_clock::now();
     const auto& j = jobs.front();
     stats_.record_failure(ns_between(j->arrived, done));
-    // Memory for its run could not be had: the request fails as one the server has no room for.
-    if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) {
-      j->failure = std::make_exception_ptr(allocation_failure(allocation_stage::execute));
-      return;
-    }
-    const bool caller = dynamic_cast<const ferry::invalid_argument*>(&e) != nullptr;
     // An index out of range found on the GPU (CUDA shared memory) is the request's own mistake,
-    // said as the host's check says it.
+    // said as the host's check says it; memory for its run that could not be had fails it as one
+    // the server has no room for (request_failure.hpp).
     const bool index = dynamic_cast<const index_out_of_range*>(&e) != nullptr;
-    j->failure = std::make_exception_ptr(
-        request_error(caller ? error_status::bad_request : error_status::internal,
-                      "model '" + model_ + "': " + (index ? "" : "inference failed: ") + e.what()));
+    j->failure = std::make_exception_ptr(current_request_error(
+        allocation_stage::execute, "model '" + model_ + "': " + (index ? "" : "inference failed: ")));
   }
 }
 

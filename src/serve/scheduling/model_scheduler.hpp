@@ -46,7 +46,6 @@
 #include <utility>
 #include <vector>
 
-#include "serve/control/model_signature.hpp"
 #include "serve/execution/executor.hpp"
 #include "serve/observability/model_statistics.hpp"
 #include "serve/scheduling/batcher.hpp"
@@ -56,6 +55,7 @@
 #include "serve/scheduling/scheduler_lifecycle.hpp"
 #include "serve/scheduling/submission.hpp"
 #include "serve/scheduling/worker_placement.hpp"
+#include "serve/vocabulary/model_signature.hpp"
 
 namespace ferry::serve {
 

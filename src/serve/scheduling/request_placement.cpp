@@ -4,7 +4,7 @@
 #include <string>
 
 #include "ferry/device/device_set.hpp"
-#include "serve/request_error.hpp"
+#include "serve/vocabulary/request_error.hpp"
 
 namespace ferry::serve {
 namespace {

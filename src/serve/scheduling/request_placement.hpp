@@ -22,7 +22,7 @@
 #include <span>
 #include <string_view>
 
-#include "serve/inference.hpp"
+#include "serve/vocabulary/inference.hpp"
 
 namespace ferry::serve {
 

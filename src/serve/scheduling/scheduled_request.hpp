@@ -7,9 +7,9 @@
 #include <map>
 #include <optional>
 
-#include "serve/inference.hpp"
 #include "serve/scheduling/batching_policy.hpp"
 #include "serve/scheduling/submission.hpp"
+#include "serve/vocabulary/inference.hpp"
 
 namespace ferry::serve {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "serve/execution/executor.hpp"
-#include "serve/inference.hpp"
+#include "serve/vocabulary/inference.hpp"
 
 namespace ferry::serve {
 

@@ -9,9 +9,9 @@
 #include "core/scoped_device.hpp"
 #include "ferry/core/error.hpp"
 #include "ferry/memory/data_location.hpp"
-#include "serve/codec/safe_name.hpp"
-#include "serve/request_error.hpp"
 #include "serve/shm/shm_range.hpp"
+#include "serve/vocabulary/request_error.hpp"
+#include "serve/vocabulary/safe_name.hpp"
 
 namespace ferry::serve {
 

@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "serve/codec/base64.hpp"  // the HTTP extension's raw handles
-#include "serve/inference.hpp"
 #include "serve/shm/region_table.hpp"
-#include "serve/shm/shm_client.hpp"
+#include "serve/vocabulary/inference.hpp"
+#include "serve/vocabulary/shm_client.hpp"
 
 namespace ferry::serve {
 

@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "serve/request_error.hpp"
+#include "serve/vocabulary/request_error.hpp"
 
 namespace ferry::serve {
 

@@ -1,6 +1,6 @@
 #include "serve/shm/shm_range.hpp"
 
-#include "serve/request_error.hpp"
+#include "serve/vocabulary/request_error.hpp"
 
 namespace ferry::serve {
 

@@ -8,7 +8,7 @@
 #include <span>
 #include <string>
 
-#include "serve/inference.hpp"
+#include "serve/vocabulary/inference.hpp"
 
 namespace ferry::serve {
 

@@ -19,9 +19,9 @@
 #include "core/host_registration.hpp"
 #include "ferry/core/error.hpp"
 #include "serve/codec/client_json.hpp"
-#include "serve/codec/safe_name.hpp"
-#include "serve/request_error.hpp"
 #include "serve/shm/shm_range.hpp"
+#include "serve/vocabulary/request_error.hpp"
+#include "serve/vocabulary/safe_name.hpp"
 
 namespace ferry::serve {
 

@@ -25,9 +25,9 @@
 #include <string>
 #include <vector>
 
-#include "serve/inference.hpp"
 #include "serve/shm/region_table.hpp"
-#include "serve/shm/shm_client.hpp"
+#include "serve/vocabulary/inference.hpp"
+#include "serve/vocabulary/shm_client.hpp"
 
 namespace ferry::serve {
 

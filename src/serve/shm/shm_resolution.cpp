@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "serve/request_error.hpp"
 #include "serve/shm/cuda_shm_registry.hpp"
 #include "serve/shm/shm_registry.hpp"
+#include "serve/vocabulary/request_error.hpp"
 
 namespace ferry::serve {
 namespace {

@@ -7,8 +7,8 @@
 #include <memory>
 #include <vector>
 
-#include "serve/control/model_signature.hpp"
-#include "serve/inference.hpp"
+#include "serve/vocabulary/inference.hpp"
+#include "serve/vocabulary/model_signature.hpp"
 
 namespace ferry::serve {
 

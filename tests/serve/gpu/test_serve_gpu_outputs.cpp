@@ -20,10 +20,10 @@
 #include "core/pageable_memory.hpp"
 #include "ferry/core/error.hpp"
 #include "ferry/device/device_caps.hpp"
-#include "serve/control/model_config.hpp"
-#include "serve/control/model_signature.hpp"
+#include "serve/config/model_config.hpp"
 #include "serve/execution/executor.hpp"
 #include "serve/execution/session_executor.hpp"
+#include "serve/vocabulary/model_signature.hpp"
 #include "support/backend_test_paths.hpp"
 #include "support/strategy_test_name.hpp"
 

@@ -10,7 +10,7 @@
 
 #include <grpcpp/support/byte_buffer.h>
 
-#include "serve/inference.hpp"
+#include "serve/vocabulary/inference.hpp"
 
 namespace ferry::serve {
 

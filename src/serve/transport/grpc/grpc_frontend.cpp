@@ -19,14 +19,15 @@
 #include "serve/codec/grpc_infer_codec.hpp"
 #include "serve/codec/grpc_infer_reader.hpp"
 #include "serve/observability/allocation_failures.hpp"
-#include "serve/request_error.hpp"
+#include "serve/observability/request_failure.hpp"
 #include "serve/shm/cuda_shm_registry.hpp"
-#include "serve/shm/shm_client.hpp"
 #include "serve/shm/shm_registry.hpp"
 #include "serve/shm/shm_resolution.hpp"
 #include "serve/transport/grpc/grpc_answer_bytes.hpp"
 #include "serve/transport/grpc/grpc_message_stream.hpp"
 #include "serve/transport/work_pool.hpp"
+#include "serve/vocabulary/request_error.hpp"
+#include "serve/vocabulary/shm_client.hpp"
 
 namespace ferry::serve {
 namespace {
@@ -35,47 +36,11 @@ using grpc::ServerContext;
 using grpc::Status;
 using grpc::StatusCode;
 
-StatusCode grpc_code(error_status status) {
-  switch (status) {
-    case error_status::bad_request:
-      return StatusCode::INVALID_ARGUMENT;
-    case error_status::not_found:
-      return StatusCode::NOT_FOUND;
-    case error_status::unavailable:
-      return StatusCode::UNAVAILABLE;
-    case error_status::forbidden:
-      return StatusCode::PERMISSION_DENIED;
-    case error_status::payload_too_large:
-      return StatusCode::RESOURCE_EXHAUSTED;
-    case error_status::quota_exceeded:
-    case error_status::out_of_memory:
-      return StatusCode::RESOURCE_EXHAUSTED;
-    case error_status::timed_out:
-      return StatusCode::DEADLINE_EXCEEDED;
-    case error_status::not_implemented:
-      return StatusCode::UNIMPLEMENTED;
-    case error_status::internal:
-      return StatusCode::INTERNAL;
-  }
-  return StatusCode::INTERNAL;
-}
-
 // The protocol's status for the exception in flight (call inside a catch block); memory that
 // could not be allocated at `stage` fails the call alone (RESOURCE_EXHAUSTED).
 Status current_exception_status(allocation_stage stage = allocation_stage::decode) {
-  try {
-    throw;
-  } catch (const std::bad_alloc&) {
-    return {StatusCode::RESOURCE_EXHAUSTED, allocation_failure(stage).what()};
-  } catch (const request_error& e) {
-    return {grpc_code(e.status()), e.what()};
-  } catch (const ferry::invalid_argument& e) {
-    return {StatusCode::INVALID_ARGUMENT, e.what()};
-  } catch (const std::exception& e) {
-    return {StatusCode::INTERNAL, e.what()};
-  } catch (...) {
-    return {StatusCode::INTERNAL, "unknown error"};
-  }
+  const request_error e = current_request_error(stage);
+  return {static_cast<StatusCode>(grpc_status_code(e.status())), e.what()};
 }
 
 // Runs an RPC body, turning every exception into the protocol's status.
@@ -346,9 +311,10 @@ class grpc_core final : public grpc::CallbackGenericService {
       infer_request request = from_grpc(message->message, message->raw_views());
       if (uses_shared_memory(request)) request.client = client_of(c);
       wait_no_longer_than_the_client(request, c.deadline());
-      take_answer_bound(c, request);
+      const auto found = service_.find_ready(request.model, request.version);  // once per request
+      take_answer_bound(c, *found, request);
       queueing = true;
-      service_.infer(std::move(request), [this, &c, message](infer_result result) mutable {
+      service_.infer(std::move(request), found, [this, &c, message](infer_result result) mutable {
         answer_on_pool(c, std::move(message), std::move(result));
       });
     } catch (...) {
@@ -400,9 +366,8 @@ class grpc_core final : public grpc::CallbackGenericService {
 
   // Takes the bound of the request's answer from the in-flight budget (answer_size.hpp); throws
   // request_error when it does not fit (RESOURCE_EXHAUSTED).
-  void take_answer_bound(call& c, infer_request& request) {
-    const auto model = service_.find_ready(request.model, request.version);
-    const std::size_t bound = answer_bytes_bound(model->signature, request, answer_protocol::grpc, c.ticket.bytes());
+  void take_answer_bound(call& c, const served_model& model, infer_request& request) {
+    const std::size_t bound = answer_bytes_bound(model.signature, request, answer_protocol::grpc, c.ticket.bytes());
     if (c.ticket.grow(bound)) return;
     const request_intake& intake = service_.intake();
     const bool never = c.ticket.bytes() + bound > intake.admissible_bytes();

@@ -24,7 +24,7 @@
 #include <memory>
 #include <string>
 
-#include "serve/inference_service.hpp"
+#include "serve/service/inference_service.hpp"
 
 namespace ferry::serve {
 

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "serve/inference_service.hpp"
+#include "serve/service/inference_service.hpp"
 #include "serve/shm/shm_registry.hpp"
 
 namespace ferry::serve {

@@ -10,11 +10,10 @@
 #include <nlohmann/json.hpp>
 
 #include "serve/admission/answer_size.hpp"
-#include "serve/admission/peer_identity.hpp"
 #include "serve/codec/client_json.hpp"
 #include "serve/observability/allocation_failures.hpp"
-#include "serve/observability/metrics_text.hpp"
-#include "serve/request_error.hpp"
+#include "serve/observability/request_failure.hpp"
+#include "serve/service/metrics_text.hpp"
 #include "serve/shm/cuda_shm_registry.hpp"
 #include "serve/shm/shm_registry.hpp"
 #include "serve/shm/shm_resolution.hpp"
@@ -22,6 +21,8 @@
 #include "serve/transport/http/http_transport.hpp"
 #include "serve/transport/http/route_pattern.hpp"
 #include "serve/transport/http/work_lanes.hpp"
+#include "serve/vocabulary/peer_identity.hpp"
+#include "serve/vocabulary/request_error.hpp"
 
 namespace ferry::serve {
 namespace {
@@ -91,23 +92,8 @@ void fill_error_body(http_response& res, const std::string& method, const std::s
 // The protocol's error answer to the exception in flight (call inside a catch block); memory
 // that could not be allocated at `stage` fails the request alone (503).
 void answer_current_exception(http_response& res, allocation_stage stage = allocation_stage::decode) {
-  try {
-    throw;
-  } catch (const std::bad_alloc&) {
-    send_error(res, 503, allocation_failure(stage).what());
-  } catch (const request_error& e) {
-    send_error(res, http_status(e.status()), e.what());
-  } catch (const ferry::invalid_argument& e) {
-    send_error(res, 400, e.what());
-  } catch (const json::exception& e) {
-    // Only clients' JSON is read here: what the library refuses (a type_error or out_of_range of
-    // an access no check guarded) is the client's error, not the server's.
-    send_error(res, 400, "unexpected JSON in the request: " + quote_text(e.what(), 256));
-  } catch (const std::exception& e) {
-    send_error(res, 500, e.what());
-  } catch (...) {
-    send_error(res, 500, "unknown error");
-  }
+  const request_error e = current_request_error(stage);
+  send_error(res, http_status(e.status()), e.what());
 }
 
 // Runs a route, turning every exception into the protocol's error answer.
@@ -294,6 +280,7 @@ struct http_frontend::state {
       }
       // Refused by the transport from here on (budget, body limit or pace): the model's rejection.
       a.refused = [model] { model->stats->record_failure(0, failure_reason::rejected); };
+      a.context = model;  // the handler runs the request on the model found here
       // Without a binary part the whole body is JSON, held to the JSON limit.
       if (!inference_header_length(head)) a.body_limit = json_body_limit();
     } catch (...) {
@@ -390,20 +377,23 @@ struct http_frontend::state {
     bool queueing = false;  // service.infer runs: its scheduler counts a full queue itself
     try {
       const std::optional<std::string_view> header_length = inference_header_length(call->http);
-      // The model first: its signature checks each input before the input's data is decoded.
+      // The model first, as admission found it from the headers (looked up once): its signature
+      // checks each input before the input's data is decoded.
       const std::string& name = captures[0];
-      model = service.find_ready(name, version_of(captures));
+      model = std::static_pointer_cast<const served_model>(call->http.admitted);
+      if (!model) model = service.find_ready(name, version_of(captures));
       const auto check = [&](const input_tensor& in) { check_input(model->signature, name, in); };
       http_infer_request parsed = parse_http_infer_request(call->http.body, header_length, options.limits, check);
       parsed.request.model = name;
       parsed.request.version = version_of(captures);
+      parsed.request.inputs_checked = true;  // by `check`, as each input was decoded
       if (uses_shared_memory(parsed.request)) parsed.request.client = shm_client_of(call->http);
       for (const auto& o : parsed.request.outputs) call->requested.push_back(o.name);
       call->binary_outputs = std::move(parsed.binary_outputs);
       call->binary_by_default = parsed.binary_by_default;
       take_answer_bound(*call, *model, parsed.request);
       queueing = true;
-      service.infer(std::move(parsed.request), [this, call, model](infer_result result) mutable {
+      service.infer(std::move(parsed.request), model, [this, call, model](infer_result result) mutable {
         // On the model's worker: a small answer is encoded here and goes straight to its
         // connection; a larger one (or an error) is encoded on the pool, so the worker goes on.
         if (small_answer(result)) return answer(*call, *model, std::move(result));

@@ -18,7 +18,7 @@
 #include <string>
 
 #include "serve/codec/http_infer_codec.hpp"
-#include "serve/inference_service.hpp"
+#include "serve/service/inference_service.hpp"
 #include "serve/transport/http/http_transport.hpp"
 
 namespace ferry::serve {

@@ -344,6 +344,7 @@ class connection : public std::enable_shared_from_this<connection> {
     http_admission admission;
     if (const auto& decide = server_.handlers().admit) admission = decide(request_);
     on_refused_ = std::move(admission.refused);
+    request_.admitted = std::move(admission.context);
     if (admission.answer) {
       if (request_.has_body()) return refuse(std::move(*admission.answer));
       disarm();

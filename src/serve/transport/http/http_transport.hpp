@@ -81,6 +81,9 @@ struct http_request {
   std::optional<std::uint64_t> content_length;  // as announced; none for a chunked body or none
   bool chunked = false;                         // Transfer-Encoding: chunked
   std::string body;                             // empty while admit() looks at the request
+  // What admit() found from the headers and handed on (http_admission::context): the handler
+  // gets it with the body instead of looking it up again.
+  std::shared_ptr<const void> admitted;
 
   // Whether a body follows the headers.
   [[nodiscard]] bool has_body() const noexcept { return chunked || content_length.value_or(0) > 0; }
@@ -147,6 +150,9 @@ struct http_admission {
   // before its handler sees it (no room in the intake, a body over the limit, too slow or
   // malformed): for a front end's failure counts.
   std::function<void()> refused;
+  // What the front end found from the headers (its model, looked up once), handed to its request
+  // handler as http_request::admitted.
+  std::shared_ptr<const void> context;
 };
 
 // Answers one request: send() once, from any thread. Copies share the one answer; a reply

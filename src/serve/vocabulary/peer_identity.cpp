@@ -1,0 +1,143 @@
+#include "serve/vocabulary/peer_identity.hpp"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace ferry::serve {
+namespace {
+
+// An address as the kernel's tables print it: each 32-bit word of the address as it lies in
+// memory, printed as a number in this machine's byte order (%08X), then ":" and the port (%04X).
+std::string table_endpoint(const std::uint8_t* bytes, std::size_t size, std::uint16_t port) {
+  std::string text;
+  for (std::size_t word = 0; word < size; word += 4) {
+    std::uint32_t value = 0;
+    std::memcpy(&value, bytes + word, 4);
+    text += fmt::format("{:08X}", value);
+  }
+  return text + fmt::format(":{:04X}", port);
+}
+
+// The client's local end as the tables may print it: an IPv4 client's socket is an IPv4 one
+// (/proc/net/tcp) or an IPv6 one bound to the v4-mapped address (/proc/net/tcp6, what a
+// dual-stack client makes); an IPv6 client's is in /proc/net/tcp6.
+std::vector<std::string> local_forms(const peer_endpoint& peer) {
+  std::array<std::uint8_t, 16> v6{};
+  std::array<std::uint8_t, 4> v4{};
+  constexpr std::array<std::uint8_t, 12> mapped{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  if (::inet_pton(AF_INET, peer.address.c_str(), v4.data()) != 1) {
+    if (::inet_pton(AF_INET6, peer.address.c_str(), v6.data()) != 1) return {};
+    if (!std::equal(mapped.begin(), mapped.end(), v6.begin())) return {table_endpoint(v6.data(), 16, peer.port)};
+    std::copy(v6.begin() + 12, v6.end(), v4.begin());
+  }
+  std::copy(mapped.begin(), mapped.end(), v6.begin());
+  std::copy(v4.begin(), v4.end(), v6.begin() + 12);
+  return {table_endpoint(v4.data(), 4, peer.port), table_endpoint(v6.data(), 16, peer.port)};
+}
+
+// An IPv6 address of gRPC's peer text without its brackets: "[::1]", or "%5B::1%5D" as newer gRPC
+// releases write it (URI-escaped); none when it has neither.
+std::optional<std::string_view> unbracketed(std::string_view address) {
+  if (address.size() >= 6 && address.starts_with("%5B") && address.ends_with("%5D"))
+    return address.substr(3, address.size() - 6);
+  if (address.size() >= 2 && address.front() == '[' && address.back() == ']')
+    return address.substr(1, address.size() - 2);
+  return std::nullopt;
+}
+
+// A connection's rows that name no user: TIME_WAIT (06) and NEW_SYN_RECV (0C) rows are the
+// kernel's small records of a socket, printed with uid 0 whoever made it.
+bool names_its_user(std::string_view state) { return state != "06" && state != "0C"; }
+
+// The uid of every row of `table` (socket states that name their user only) whose local end is
+// the client's address and port and whose remote port is the server's.
+void collect_socket_owners(std::string_view table, const peer_endpoint& peer, std::vector<unsigned>& owners) {
+  const auto forms = local_forms(peer);
+  const std::string remote_port = fmt::format(":{:04X}", peer.server_port);
+  std::istringstream lines{std::string(table)};
+  std::string line;
+  std::getline(lines, line);  // the column names
+  while (std::getline(lines, line)) {
+    // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid ...
+    std::istringstream fields(line);
+    std::string slot, local, remote, state, queues, timer, retransmits;
+    unsigned uid = 0;
+    if (!(fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid)) continue;
+    if (!names_its_user(state) || std::find(forms.begin(), forms.end(), local) == forms.end()) continue;
+    if (remote.size() < remote_port.size() ||
+        remote.compare(remote.size() - remote_port.size(), remote_port.size(), remote_port) != 0)
+      continue;
+    owners.push_back(uid);
+  }
+}
+
+// The one user all matching rows name; none when there is no row, or when rows disagree. Two
+// sockets may share a local address and port (SO_REUSEADDR, each connected elsewhere): one of
+// another user, connected to a server on the same port of another address, must not lend its
+// user to this client.
+std::optional<unsigned> agreed_owner(const std::vector<unsigned>& owners) {
+  if (owners.empty()) return std::nullopt;
+  if (std::any_of(owners.begin(), owners.end(), [&](unsigned uid) { return uid != owners.front(); }))
+    return std::nullopt;
+  return owners.front();
+}
+
+}  // namespace
+
+std::optional<unsigned> find_socket_owner(std::string_view table, const peer_endpoint& peer) {
+  std::vector<unsigned> owners;
+  collect_socket_owners(table, peer, owners);
+  return agreed_owner(owners);
+}
+
+std::optional<unsigned> local_peer_uid(const peer_endpoint& peer) {
+  // Every row of both tables: the client's socket is in one of them, and a row elsewhere with the
+  // same ends must agree with it.
+  std::vector<unsigned> owners;
+  for (const char* file : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in(file);
+    if (!in) continue;
+    std::stringstream text;
+    text << in.rdbuf();
+    collect_socket_owners(text.str(), peer, owners);
+  }
+  return agreed_owner(owners);
+}
+
+std::optional<peer_endpoint> parse_grpc_peer(std::string_view peer, std::uint16_t server_port) {
+  std::string_view rest;
+  bool v6 = false;
+  if (peer.rfind("ipv4:", 0) == 0) {
+    rest = peer.substr(5);
+  } else if (peer.rfind("ipv6:", 0) == 0) {
+    rest = peer.substr(5);
+    v6 = true;
+  } else {
+    return std::nullopt;
+  }
+  const auto colon = rest.rfind(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  std::string_view address = rest.substr(0, colon);
+  if (v6) {
+    const auto bare = unbracketed(address);
+    if (!bare) return std::nullopt;
+    address = *bare;
+  }
+  unsigned port = 0;
+  for (const char c : rest.substr(colon + 1)) {
+    if (c < '0' || c > '9' || port > 65535) return std::nullopt;
+    port = port * 10 + static_cast<unsigned>(c - '0');
+  }
+  if (port == 0 || port > 65535) return std::nullopt;
+  return peer_endpoint{std::string(address), static_cast<std::uint16_t>(port), server_port};
+}
+
+}  // namespace ferry::serve
