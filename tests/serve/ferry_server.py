@@ -90,6 +90,18 @@ def write_repository(models, prefix):
     return repository
 
 
+def write_model(repository, name, config, files=None):
+    """A model folder in `repository`: its config.json (`config`, text as written) and `files`
+    beside it ({name: text}), for a test that needs a config no dict gives (key order, mistakes)."""
+    folder = os.path.join(repository, name)
+    os.makedirs(folder)
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        f.write(config)
+    for file, text in (files or {}).items():
+        with open(os.path.join(folder, file), "w") as f:
+            f.write(text)
+
+
 def stop_and_remove(server, folder):
     """Stops `server` and removes `folder` whatever happens; fails when the server exited non-zero."""
     try:

@@ -12,7 +12,7 @@ import numpy as np
 import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 
-from ferry_server import FerryServer, run_clients, stop_and_remove
+from ferry_server import FerryServer, run_clients, stop_and_remove, write_model
 
 WIDTH = 64
 AFFINE = "format ferry-affine/1\nname halved\nwidth {width}\nmax_batch 8\nscale 0.5\nbias -3\n"
@@ -21,16 +21,6 @@ AFFINE = "format ferry-affine/1\nname halved\nwidth {width}\nmax_batch 8\nscale 
 def expected(x):
     # scale 0.5 is exact in float32, so x * 0.5 - 3 rounds once, as the backend's fused multiply-add.
     return (x * np.float32(0.5) - np.float32(3)).astype(np.float32)
-
-
-def write_model(repository, name, config, files=None):
-    folder = os.path.join(repository, name)
-    os.makedirs(folder)
-    with open(os.path.join(folder, "config.json"), "w") as f:
-        f.write(config)
-    for file, text in (files or {}).items():
-        with open(os.path.join(folder, file), "w") as f:
-            f.write(text)
 
 
 class BackendPlugin(unittest.TestCase):

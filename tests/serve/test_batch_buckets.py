@@ -3,7 +3,6 @@
 the rows requests brought, and /metrics counts engine runs by the bucket they ran at and the rows
 padding added (none on the CPU, which runs each batch at its own rows; on a GPU a batch of 3 runs at
 bucket 4). A bucket list a model cannot take is refused at load, naming the key."""
-import os
 import re
 import tempfile
 import unittest
@@ -12,20 +11,10 @@ import urllib.request
 import numpy as np
 import tritonclient.http as httpclient
 
-from ferry_server import FerryServer, stop_and_remove
+from ferry_server import FerryServer, stop_and_remove, write_model
 
 WIDTH = 32
 AFFINE = f"format ferry-affine/1\nname doubled\nwidth {WIDTH}\nmax_batch 8\nscale 2\nbias 1\n"
-
-
-def write_model(repository, name, config, files=None):
-    folder = os.path.join(repository, name)
-    os.makedirs(folder)
-    with open(os.path.join(folder, "config.json"), "w") as f:
-        f.write(config)
-    for file, text in (files or {}).items():
-        with open(os.path.join(folder, file), "w") as f:
-            f.write(text)
 
 
 class BatchBuckets(unittest.TestCase):
