@@ -61,6 +61,16 @@ void raise_open_file_limit() {
 // --http-min-transfer-rate: a byte size a second, or 0 for no minimum rate.
 std::size_t transfer_rate_of(const std::string& text) { return text == "0" ? 0 : parse_byte_size(text); }
 
+// CLI11's check for an option that takes a byte size (e.g. 2GiB): empty when it parses, else why not.
+std::string a_byte_size(const std::string& text) {
+  try {
+    (void)parse_byte_size(text);
+    return {};
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
 }  // namespace
 
 void add_serve_command(CLI::App& app) {
@@ -158,27 +168,13 @@ void add_serve_command(CLI::App& app) {
                   "2GiB); a request that does not fit is refused from its headers, unread (HTTP 503 with "
                   "Retry-After, gRPC RESOURCE_EXHAUSTED). Default: an eighth of the machine's memory (or of the "
                   "cgroup's limit), printed at start")
-      ->check([](const std::string& text) {
-        try {
-          (void)parse_byte_size(text);
-          return std::string();
-        } catch (const std::exception& e) {
-          return std::string(e.what());
-        }
-      });
+      ->check(a_byte_size);
   cmd->add_option("--max-inflight-bytes-per-peer", *peer_inflight_bytes,
                   "memory the HTTP inference requests of one client network (--http-peer-prefix-ipv4/-ipv6) may hold "
                   "at once (e.g. 512MiB), so one network cannot take the whole in-flight budget; a larger request "
                   "from it is refused 413. Default: a quarter of what requests are admitted into (the budget less "
                   "gRPC's part)")
-      ->check([](const std::string& text) {
-        try {
-          (void)parse_byte_size(text);
-          return std::string();
-        } catch (const std::exception& e) {
-          return std::string(e.what());
-        }
-      });
+      ->check(a_byte_size);
   cmd->add_option("--model-control-mode", *control_mode,
                   "which models load when: none (every model at start; the API may not load or unload), explicit "
                   "(only --load-model at start, then POST /v2/repository/models/NAME/load and /unload), poll "
