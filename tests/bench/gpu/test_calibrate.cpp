@@ -11,6 +11,7 @@
 #include "ferry/bench/workload_factory.hpp"
 #include "ferry/device/device_caps.hpp"
 #include "ferry/memory/profile.hpp"
+#include "ferry/memory/strategy.hpp"
 #include "ferry/session/choose.hpp"
 
 namespace {
@@ -34,10 +35,13 @@ TEST(Calibrate, QuickSweepSavesAProfileThatLoadsBackForThisGpu) {
   EXPECT_EQ(p.mode, "quick");
   EXPECT_EQ(p.link, ferry::describe_link(caps));
 
-  // Every strategy but the floor, under each use: measured at every size that fit, or refused
-  // with the platform's reason.
+  // Every strategy that feeds host data, under each use: measured at every size that fit, or
+  // refused with the platform's reason. Data kept in GPU memory (the floor, peer) has no curve.
   for (const auto k : ferry::all_strategies) {
-    if (k == ferry::strategy_kind::device) continue;
+    if (ferry::properties(k).path == ferry::data_path::resident) {
+      EXPECT_EQ(p.find(k, ferry::transfer_use::input_once), nullptr) << ferry::to_string(k);
+      continue;
+    }
     for (const auto use : ferry::all_transfer_uses) {
       const auto* curve = p.find(k, use);
       ASSERT_NE(curve, nullptr) << ferry::to_string(k) << " " << ferry::to_string(use);
