@@ -1,15 +1,20 @@
 #include "serve/vocabulary/peer_identity.hpp"
 
 #include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "serve/vocabulary/socket_lookup.hpp"
 
 namespace ferry::serve {
 namespace {
@@ -53,9 +58,14 @@ std::optional<std::string_view> unbracketed(std::string_view address) {
   return std::nullopt;
 }
 
-// A connection's rows that name no user: TIME_WAIT (06) and NEW_SYN_RECV (0C) rows are the
-// kernel's small records of a socket, printed with uid 0 whoever made it.
-bool names_its_user(std::string_view state) { return state != "06" && state != "0C"; }
+// A connection's states that name no user: TIME_WAIT (6) and NEW_SYN_RECV (12) are the kernel's
+// small records of a socket, given uid 0 whoever made it.
+constexpr unsigned time_wait = 6;
+constexpr unsigned new_syn_recv = 12;
+bool names_its_user(unsigned state) { return state != time_wait && state != new_syn_recv; }
+bool names_its_user(std::string_view state) {
+  return names_its_user(static_cast<unsigned>(std::strtoul(std::string(state).c_str(), nullptr, 16)));
+}
 
 // The uid of every row of `table` (socket states that name their user only) whose local end is
 // the client's address and port and whose remote port is the server's.
@@ -98,9 +108,51 @@ std::optional<unsigned> find_socket_owner(std::string_view table, const peer_end
   return agreed_owner(owners);
 }
 
-std::optional<unsigned> local_peer_uid(const peer_endpoint& peer) {
-  // Every row of both tables: the client's socket is in one of them, and a row elsewhere with the
-  // same ends must agree with it.
+namespace {
+
+// An address and port as the kernel's lookup takes them: an IPv4 or v4-mapped address as IPv4
+// (the kernel files a dual-stack socket's IPv4 connection under its IPv4 ends).
+std::optional<tcp_endpoint> lookup_endpoint(const std::string& address, std::uint16_t port) {
+  tcp_endpoint end{.ipv6 = false, .address = {}, .port = port};
+  if (::inet_pton(AF_INET, address.c_str(), end.address.data()) == 1) return end;
+  if (::inet_pton(AF_INET6, address.c_str(), end.address.data()) != 1) return std::nullopt;
+  constexpr std::array<std::uint8_t, 12> mapped{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  if (!std::equal(mapped.begin(), mapped.end(), end.address.begin())) {
+    end.ipv6 = true;
+    return end;
+  }
+  std::copy(end.address.begin() + 12, end.address.end(), end.address.begin());
+  std::fill(end.address.begin() + 4, end.address.end(), std::uint8_t{0});
+  return end;
+}
+
+// Whether `end`'s address is one of this machine's (its network namespace's): a loopback address
+// or one an interface holds. A client at any other address has no socket here.
+bool is_local_address(const tcp_endpoint& end) {
+  if (!end.ipv6 && end.address[0] == 127) return true;
+  constexpr std::array<std::uint8_t, 16> loopback6{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+  if (end.ipv6 && end.address == loopback6) return true;
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return true;  // cannot tell: look
+  bool local = false;
+  for (const ifaddrs* a = list; a != nullptr && !local; a = a->ifa_next) {
+    if (a->ifa_addr == nullptr) continue;
+    if (!end.ipv6 && a->ifa_addr->sa_family == AF_INET) {
+      const auto& in = reinterpret_cast<const sockaddr_in*>(a->ifa_addr)->sin_addr;
+      local = std::memcmp(&in, end.address.data(), 4) == 0;
+    } else if (end.ipv6 && a->ifa_addr->sa_family == AF_INET6) {
+      const auto& in6 = reinterpret_cast<const sockaddr_in6*>(a->ifa_addr)->sin6_addr;
+      local = std::memcmp(&in6, end.address.data(), 16) == 0;
+    }
+  }
+  ::freeifaddrs(list);
+  return local;
+}
+
+// Every row of both tables: the client's socket is in one of them, and a row elsewhere with the
+// same ends must agree with it. Their cost grows with the machine's sockets: only where the
+// exact lookup cannot answer.
+std::optional<unsigned> owner_from_tables(const peer_endpoint& peer) {
   std::vector<unsigned> owners;
   for (const char* file : {"/proc/net/tcp", "/proc/net/tcp6"}) {
     std::ifstream in(file);
@@ -110,6 +162,33 @@ std::optional<unsigned> local_peer_uid(const peer_endpoint& peer) {
     collect_socket_owners(text.str(), peer, owners);
   }
   return agreed_owner(owners);
+}
+
+}  // namespace
+
+std::optional<unsigned> local_peer_uid(const peer_endpoint& peer) {
+  const auto client = lookup_endpoint(peer.address, peer.port);
+  if (!client) return std::nullopt;
+  // Where the server's own end is unknown, a local client most often connected from the address
+  // it reached (the kernel's choice of source for a local destination).
+  const bool server_known = !peer.server_address.empty();
+  auto server = lookup_endpoint(server_known ? peer.server_address : peer.address, peer.server_port);
+  if (!server || server->ipv6 != client->ipv6) return std::nullopt;
+  if (!server_known && !is_local_address(*client)) return std::nullopt;
+  const socket_lookup found = look_up_tcp_socket(*client, *server);
+  switch (found.outcome) {
+    case lookup_outcome::found:
+      if (!names_its_user(found.socket.state)) return std::nullopt;
+      return found.socket.uid;
+    case lookup_outcome::no_such_socket:
+      // Both ends known: the kernel has no such client. Otherwise it may have connected from
+      // another of this machine's addresses.
+      if (server_known) return std::nullopt;
+      return owner_from_tables(peer);
+    case lookup_outcome::unavailable:
+      return owner_from_tables(peer);
+  }
+  return std::nullopt;
 }
 
 std::optional<peer_endpoint> parse_grpc_peer(std::string_view peer, std::uint16_t server_port) {
@@ -137,7 +216,7 @@ std::optional<peer_endpoint> parse_grpc_peer(std::string_view peer, std::uint16_
     port = port * 10 + static_cast<unsigned>(c - '0');
   }
   if (port == 0 || port > 65535) return std::nullopt;
-  return peer_endpoint{std::string(address), static_cast<std::uint16_t>(port), server_port};
+  return peer_endpoint{std::string(address), static_cast<std::uint16_t>(port), server_port, {}};
 }
 
 }  // namespace ferry::serve

@@ -1,6 +1,7 @@
 // Which user a client is, when it is a process of this machine: the owner of its TCP socket, as
-// the kernel's socket tables (/proc/net/tcp, /proc/net/tcp6) list it. A client elsewhere has no
-// socket in them. The server listens on TCP only, so SO_PEERCRED (a Unix socket's credentials)
+// the kernel knows it: looked up by the connection's four ends (socket_lookup.hpp), or, where
+// that cannot answer, found in the socket tables (/proc/net/tcp, /proc/net/tcp6). A client
+// elsewhere has no socket here. The server listens on TCP only, so SO_PEERCRED (a Unix socket's credentials)
 // does not apply; the tables give the same answer for a loopback or local-address client, in
 // the server's network namespace (a container's peers are those of its pod or its own).
 #pragma once
@@ -17,6 +18,7 @@ struct peer_endpoint {
   std::string address;  // "127.0.0.1", "::1", "::ffff:127.0.0.1"
   std::uint16_t port = 0;
   std::uint16_t server_port = 0;
+  std::string server_address;  // the server's end of the connection; "" when unknown (gRPC's peer)
 };
 
 // The uid owning the client's socket, when the client runs on this machine; nothing otherwise

@@ -177,7 +177,7 @@ TEST(ServeShmOwner, RowsThatNameNoUserOrDisagreeGiveNone) {
   // Another user's socket on the same local end (SO_REUSEADDR), connected to port 8001 elsewhere.
   const std::string elsewhere =
       "   3: 0100007F:C350 0500000A:1F41 01 00000000:00000000 00:00000000 00000000     0        0 5 1 0 20 4 0 10 -1\n";
-  const peer_endpoint client{"127.0.0.1", 50000, 8001};
+  const peer_endpoint client{"127.0.0.1", 50000, 8001, ""};
   EXPECT_EQ(find_socket_owner(head + time_wait + established, client), 1000U);  // TIME_WAIT's uid 0 is no user
   EXPECT_FALSE(find_socket_owner(head + time_wait, client).has_value());
   EXPECT_FALSE(find_socket_owner(head + established + elsewhere, client).has_value());

@@ -157,7 +157,7 @@ std::string version_of(const route_request& req) { return version_of(req.capture
 
 // Who sent the request, for its shared-memory regions (shm_client.hpp).
 shm_client shm_client_of(const http_request& req) {
-  return tcp_shm_client({req.peer.address, req.peer.port, req.peer.local_port});
+  return tcp_shm_client({req.peer.address, req.peer.port, req.peer.local_port, req.peer.local_address});
 }
 
 json parse_json_body(const route_request& req) {

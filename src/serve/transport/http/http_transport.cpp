@@ -776,7 +776,7 @@ void server_core::admit(tcp::socket socket, asio::io_context& context) {
   if (ec) return;  // gone already
   const auto local = socket.local_endpoint(ec);
   if (ec) return;
-  http_peer peer{remote.address().to_string(), remote.port(), local.port(), {}};
+  http_peer peer{remote.address().to_string(), remote.port(), local.port(), local.address().to_string(), {}};
   std::string group = peer_group(peer.address, options_.peer_prefix_ipv4, options_.peer_prefix_ipv6);
   peer.network = group;
   std::shared_ptr<connection> victim;  // let go after the lock, like c: see make_room_for

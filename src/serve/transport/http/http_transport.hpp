@@ -68,6 +68,7 @@ struct http_peer {
   std::string address;  // the client's address ("127.0.0.1", "::1")
   std::uint16_t port = 0;
   std::uint16_t local_port = 0;  // the server's port the client connected to
+  std::string local_address;     // and its address there
   // Its client network (peer_group.hpp: "127.0.0.0/24"), as the connection caps and the intake's
   // shares count it.
   std::string network;
