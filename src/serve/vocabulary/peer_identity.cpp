@@ -126,27 +126,41 @@ std::optional<tcp_endpoint> lookup_endpoint(const std::string& address, std::uin
   return end;
 }
 
-// Whether `end`'s address is one of this machine's (its network namespace's): a loopback address
-// or one an interface holds. A client at any other address has no socket here.
-bool is_local_address(const tcp_endpoint& end) {
-  if (!end.ipv6 && end.address[0] == 127) return true;
+bool is_loopback(const tcp_endpoint& end) {
   constexpr std::array<std::uint8_t, 16> loopback6{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
-  if (end.ipv6 && end.address == loopback6) return true;
+  return end.ipv6 ? end.address == loopback6 : end.address[0] == 127;
+}
+
+// This machine's addresses of one family (its network namespace's, as its interfaces hold them).
+std::vector<std::array<std::uint8_t, 16>> machine_addresses(bool ipv6) {
+  std::vector<std::array<std::uint8_t, 16>> found;
   ifaddrs* list = nullptr;
-  if (::getifaddrs(&list) != 0) return true;  // cannot tell: look
-  bool local = false;
-  for (const ifaddrs* a = list; a != nullptr && !local; a = a->ifa_next) {
-    if (a->ifa_addr == nullptr) continue;
-    if (!end.ipv6 && a->ifa_addr->sa_family == AF_INET) {
-      const auto& in = reinterpret_cast<const sockaddr_in*>(a->ifa_addr)->sin_addr;
-      local = std::memcmp(&in, end.address.data(), 4) == 0;
-    } else if (end.ipv6 && a->ifa_addr->sa_family == AF_INET6) {
-      const auto& in6 = reinterpret_cast<const sockaddr_in6*>(a->ifa_addr)->sin6_addr;
-      local = std::memcmp(&in6, end.address.data(), 16) == 0;
-    }
+  if (::getifaddrs(&list) != 0) return found;
+  for (const ifaddrs* a = list; a != nullptr; a = a->ifa_next) {
+    if (a->ifa_addr == nullptr || a->ifa_addr->sa_family != (ipv6 ? AF_INET6 : AF_INET)) continue;
+    std::array<std::uint8_t, 16> address{};
+    if (ipv6)
+      std::memcpy(address.data(), &reinterpret_cast<const sockaddr_in6*>(a->ifa_addr)->sin6_addr, 16);
+    else
+      std::memcpy(address.data(), &reinterpret_cast<const sockaddr_in*>(a->ifa_addr)->sin_addr, 4);
+    if (std::find(found.begin(), found.end(), address) == found.end()) found.push_back(address);
   }
   ::freeifaddrs(list);
-  return local;
+  return found;
+}
+
+// Where the server's end of a connection may be when the front end does not know it (gRPC's peer
+// text names the client's end only): a local client reached one of this machine's addresses,
+// most often the one it connected from (the kernel's choice of source for a local destination),
+// which is tried first. A client at an address that is not this machine's has no socket here.
+std::vector<tcp_endpoint> possible_server_ends(const tcp_endpoint& client, std::uint16_t server_port) {
+  const auto addresses = machine_addresses(client.ipv6);
+  if (!is_loopback(client) && std::find(addresses.begin(), addresses.end(), client.address) == addresses.end())
+    return {};
+  std::vector<tcp_endpoint> ends{{.ipv6 = client.ipv6, .address = client.address, .port = server_port}};
+  for (const auto& address : addresses)
+    if (address != client.address) ends.push_back({.ipv6 = client.ipv6, .address = address, .port = server_port});
+  return ends;
 }
 
 // Every row of both tables: the client's socket is in one of them, and a row elsewhere with the
@@ -166,30 +180,28 @@ std::optional<unsigned> owner_from_tables(const peer_endpoint& peer) {
 
 }  // namespace
 
-std::optional<unsigned> local_peer_uid(const peer_endpoint& peer) {
+peer_user find_peer_user(const peer_endpoint& peer) {
   const auto client = lookup_endpoint(peer.address, peer.port);
-  if (!client) return std::nullopt;
-  // Where the server's own end is unknown, a local client most often connected from the address
-  // it reached (the kernel's choice of source for a local destination).
-  const bool server_known = !peer.server_address.empty();
-  auto server = lookup_endpoint(server_known ? peer.server_address : peer.address, peer.server_port);
-  if (!server || server->ipv6 != client->ipv6) return std::nullopt;
-  if (!server_known && !is_local_address(*client)) return std::nullopt;
-  const socket_lookup found = look_up_tcp_socket(*client, *server);
-  switch (found.outcome) {
-    case lookup_outcome::found:
-      if (!names_its_user(found.socket.state)) return std::nullopt;
-      return found.socket.uid;
-    case lookup_outcome::no_such_socket:
-      // Both ends known: the kernel has no such client. Otherwise it may have connected from
-      // another of this machine's addresses.
-      if (server_known) return std::nullopt;
-      return owner_from_tables(peer);
-    case lookup_outcome::unavailable:
-      return owner_from_tables(peer);
+  if (!client) return {};
+  std::vector<tcp_endpoint> servers;
+  if (peer.server_address.empty()) {
+    servers = possible_server_ends(*client, peer.server_port);
+  } else if (const auto server = lookup_endpoint(peer.server_address, peer.server_port)) {
+    if (server->ipv6 == client->ipv6) servers.push_back(*server);
   }
-  return std::nullopt;
+  // A few exact lookups at most; the tables only where the kernel's lookup is not to be had.
+  for (const tcp_endpoint& server : servers) {
+    const socket_lookup found = look_up_tcp_socket(*client, server);
+    if (found.outcome == lookup_outcome::unavailable) return {.uid = owner_from_tables(peer), .from_tables = true};
+    if (found.outcome == lookup_outcome::found) {
+      if (!names_its_user(found.socket.state)) return {};
+      return {.uid = found.socket.uid, .from_tables = false};
+    }
+  }
+  return {};
 }
+
+std::optional<unsigned> local_peer_uid(const peer_endpoint& peer) { return find_peer_user(peer).uid; }
 
 std::optional<peer_endpoint> parse_grpc_peer(std::string_view peer, std::uint16_t server_port) {
   std::string_view rest;

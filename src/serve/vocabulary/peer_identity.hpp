@@ -22,8 +22,18 @@ struct peer_endpoint {
 };
 
 // The uid owning the client's socket, when the client runs on this machine; nothing otherwise
-// (or when the tables cannot be read).
+// (or when the kernel cannot tell). With the server's end unknown, the client's socket is looked
+// for as connected to each of this machine's addresses, its own first: a client that reached the
+// server at an address no interface holds (127.0.0.5 from 127.0.0.1) is not found.
 [[nodiscard]] std::optional<unsigned> local_peer_uid(const peer_endpoint& peer);
+
+// The same, saying how it was found: by exact lookups, or from the tables (the kernel's socket
+// diagnostics unavailable here), whose reading costs milliseconds on a machine of many sockets.
+struct peer_user {
+  std::optional<unsigned> uid;
+  bool from_tables = false;
+};
+[[nodiscard]] peer_user find_peer_user(const peer_endpoint& peer);
 
 // The same, over the text of one table (/proc/net/tcp or /proc/net/tcp6): the uid of the socket
 // whose local end is the client's address and port and whose remote port is the server's. Rows

@@ -55,13 +55,22 @@ diag_request request_for(const tcp_endpoint& local, const tcp_endpoint& remote) 
   return r;
 }
 
+// An address of the kernel's answer as the lookup takes it: a dual-stack (IPv6) socket connected
+// to an IPv4 address is found by its IPv4 ends, and answered with them v4-mapped.
+const std::uint8_t* as_asked(const __be32* address, std::uint8_t family, bool ipv6) {
+  const auto* bytes = reinterpret_cast<const std::uint8_t*>(address);
+  constexpr std::uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  if (!ipv6 && family == AF_INET6 && std::memcmp(bytes, mapped, sizeof mapped) == 0) return bytes + 12;
+  return bytes;
+}
+
 // The kernel's answer is the asked socket only when its ends are the asked ones: a lookup that
 // finds no connection may answer with a socket listening on the local end.
-bool same_ends(const inet_diag_sockid& got, const inet_diag_sockid& asked, bool ipv6) {
+bool same_ends(const inet_diag_msg& got, const inet_diag_sockid& asked, bool ipv6) {
   const std::size_t bytes = ipv6 ? 16 : 4;
-  return got.idiag_sport == asked.idiag_sport && got.idiag_dport == asked.idiag_dport &&
-         std::memcmp(got.idiag_src, asked.idiag_src, bytes) == 0 &&
-         std::memcmp(got.idiag_dst, asked.idiag_dst, bytes) == 0;
+  return got.id.idiag_sport == asked.idiag_sport && got.id.idiag_dport == asked.idiag_dport &&
+         std::memcmp(as_asked(got.id.idiag_src, got.idiag_family, ipv6), asked.idiag_src, bytes) == 0 &&
+         std::memcmp(as_asked(got.id.idiag_dst, got.idiag_family, ipv6), asked.idiag_dst, bytes) == 0;
 }
 
 constexpr std::uint8_t tcp_listen = 10;
@@ -80,7 +89,7 @@ socket_lookup read_answer(int fd, const diag_request& asked, bool ipv6) {
     }
     if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY || h->nlmsg_len < NLMSG_LENGTH(sizeof(inet_diag_msg))) continue;
     const auto* m = static_cast<const inet_diag_msg*>(NLMSG_DATA(h));
-    if (m->idiag_state == tcp_listen || !same_ends(m->id, asked.body.id, ipv6))
+    if (m->idiag_state == tcp_listen || !same_ends(*m, asked.body.id, ipv6))
       return {.outcome = lookup_outcome::no_such_socket, .socket = {}};
     return {.outcome = lookup_outcome::found, .socket = {.uid = m->idiag_uid, .state = m->idiag_state}};
   }
