@@ -149,15 +149,15 @@ std::vector<std::array<std::uint8_t, 16>> machine_addresses(bool ipv6) {
   return found;
 }
 
-// Where the server's end of a connection may be when the front end does not know it (gRPC's peer
-// text names the client's end only): a local client reached one of this machine's addresses,
-// most often the one it connected from (the kernel's choice of source for a local destination),
-// which is tried first. A client at an address that is not this machine's has no socket here.
-std::vector<tcp_endpoint> possible_server_ends(const tcp_endpoint& client, std::uint16_t server_port) {
+// Where else the server's end of a connection may be when the front end does not know it (gRPC's
+// peer text names the client's end only), after the client's own address (the kernel's choice of
+// source for a local destination, tried first): another of this machine's addresses. A client at
+// an address that is not this machine's has no socket here.
+std::vector<tcp_endpoint> other_server_ends(const tcp_endpoint& client, std::uint16_t server_port) {
   const auto addresses = machine_addresses(client.ipv6);
   if (!is_loopback(client) && std::find(addresses.begin(), addresses.end(), client.address) == addresses.end())
     return {};
-  std::vector<tcp_endpoint> ends{{.ipv6 = client.ipv6, .address = client.address, .port = server_port}};
+  std::vector<tcp_endpoint> ends;
   for (const auto& address : addresses)
     if (address != client.address) ends.push_back({.ipv6 = client.ipv6, .address = address, .port = server_port});
   return ends;
@@ -180,24 +180,40 @@ std::optional<unsigned> owner_from_tables(const peer_endpoint& peer) {
 
 }  // namespace
 
+namespace {
+
+// The client's socket connected to `server`: its user, nothing, or the tables' answer where the
+// kernel offers no lookup.
+std::optional<peer_user> look_up_peer(const tcp_endpoint& client, const tcp_endpoint& server,
+                                      const peer_endpoint& peer) {
+  const socket_lookup found = look_up_tcp_socket(client, server);
+  switch (found.outcome) {
+    case lookup_outcome::unavailable:
+      return peer_user{.uid = owner_from_tables(peer), .from_tables = true};
+    case lookup_outcome::found:
+      if (!names_its_user(found.socket.state)) return peer_user{};
+      return peer_user{.uid = found.socket.uid, .from_tables = false};
+    case lookup_outcome::no_such_socket:
+      break;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 peer_user find_peer_user(const peer_endpoint& peer) {
   const auto client = lookup_endpoint(peer.address, peer.port);
   if (!client) return {};
-  std::vector<tcp_endpoint> servers;
-  if (peer.server_address.empty()) {
-    servers = possible_server_ends(*client, peer.server_port);
-  } else if (const auto server = lookup_endpoint(peer.server_address, peer.server_port)) {
-    if (server->ipv6 == client->ipv6) servers.push_back(*server);
+  if (!peer.server_address.empty()) {
+    const auto server = lookup_endpoint(peer.server_address, peer.server_port);
+    if (!server || server->ipv6 != client->ipv6) return {};
+    return look_up_peer(*client, *server, peer).value_or(peer_user{});
   }
-  // A few exact lookups at most; the tables only where the kernel's lookup is not to be had.
-  for (const tcp_endpoint& server : servers) {
-    const socket_lookup found = look_up_tcp_socket(*client, server);
-    if (found.outcome == lookup_outcome::unavailable) return {.uid = owner_from_tables(peer), .from_tables = true};
-    if (found.outcome == lookup_outcome::found) {
-      if (!names_its_user(found.socket.state)) return {};
-      return {.uid = found.socket.uid, .from_tables = false};
-    }
-  }
+  // One exact lookup in the common case; the machine's other addresses only when it misses.
+  const tcp_endpoint same{.ipv6 = client->ipv6, .address = client->address, .port = peer.server_port};
+  if (auto found = look_up_peer(*client, same, peer)) return *found;
+  for (const tcp_endpoint& server : other_server_ends(*client, peer.server_port))
+    if (auto found = look_up_peer(*client, server, peer)) return *found;
   return {};
 }
 
