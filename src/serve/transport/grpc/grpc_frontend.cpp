@@ -25,6 +25,7 @@
 #include "serve/shm/shm_resolution.hpp"
 #include "serve/transport/grpc/grpc_answer_bytes.hpp"
 #include "serve/transport/grpc/grpc_message_stream.hpp"
+#include "serve/transport/inline_work.hpp"
 #include "serve/transport/work_pool.hpp"
 #include "serve/vocabulary/request_error.hpp"
 #include "serve/vocabulary/shm_client.hpp"
@@ -173,7 +174,8 @@ class call final : public grpc::ServerGenericBidiReactor {
 };
 
 // Everything the calls share: the service, a fixed pool that decodes inference requests and
-// encodes their answers (gRPC's own threads only hand calls over), and the method table.
+// encodes their answers (gRPC's own threads hand calls over, and decode only small ones), and the
+// method table.
 class grpc_core final : public grpc::CallbackGenericService {
  public:
   grpc_core(inference_service& service, int threads) : service_(service), pool_(static_cast<std::size_t>(threads)) {
@@ -288,11 +290,14 @@ class grpc_core final : public grpc::CallbackGenericService {
            admitted.message});
     }
     c.ticket = std::move(admitted.ticket);
+    // A small message (tensors in shared memory, or a few KiB of them) is decoded here, on
+    // gRPC's thread (inline_work.hpp).
+    if (c.request().Length() <= inline_request_bytes) return decode_and_queue(c);
     pool_.post([this, &c] { decode_and_queue(c); });
   }
 
-  // On the pool: parses the request, checks it and queues it. Memory that cannot be had for it
-  // fails this call alone.
+  // On the pool (or gRPC's thread for a small message): parses the request, checks it and queues
+  // it. Memory that cannot be had for it fails this call alone.
   void decode_and_queue(call& c) {
     // The request outlives the inference: its raw_input_contents are the inputs' bytes.
     std::shared_ptr<received_infer_request> message;
@@ -315,6 +320,8 @@ class grpc_core final : public grpc::CallbackGenericService {
       take_answer_bound(c, *found, request);
       queueing = true;
       service_.infer(std::move(request), found, [this, &c, message](infer_result result) mutable {
+        // On the model's worker: a small answer is made and sent from here (inline_work.hpp).
+        if (small_answer(result)) return answer(c, std::move(message), std::move(result));
         answer_on_pool(c, std::move(message), std::move(result));
       });
     } catch (...) {

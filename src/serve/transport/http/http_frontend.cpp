@@ -21,6 +21,7 @@
 #include "serve/transport/http/http_transport.hpp"
 #include "serve/transport/http/route_pattern.hpp"
 #include "serve/transport/http/work_lanes.hpp"
+#include "serve/transport/inline_work.hpp"
 #include "serve/vocabulary/peer_identity.hpp"
 #include "serve/vocabulary/request_error.hpp"
 
@@ -176,27 +177,6 @@ struct infer_call {
 
 int default_threads() { return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 2, 16); }
 
-// Work small enough to do where it is instead of handing it to the pool: each hand-over is a
-// thread woken, which costs more than decoding or encoding a few KiB (an inference whose tensors
-// are in shared memory is a few hundred bytes of JSON each way). A body this small is decoded on
-// the I/O thread, and an answer whose tensors put this little data in its body is encoded on the
-// model's worker; anything larger goes to the pool, so neither thread is held for long.
-constexpr std::size_t inline_body_bytes = 4096;
-constexpr std::size_t inline_answer_bytes = 4096;
-
-// Whether an inference's answer is small enough to encode on the model's worker: a success whose
-// outputs put at most inline_answer_bytes in the body (those written to shared memory put none).
-// A failure goes to the pool: its error is handed on in its only copy (model_scheduler::fail).
-// The bytes of tensor data an answer carries (none for a failure).
-std::size_t answer_bytes(const infer_result& result) {
-  std::size_t bytes = 0;
-  if (!result.failure)
-    for (const auto& out : result.response.outputs) bytes += out.data.size();
-  return bytes;
-}
-
-bool small_answer(const infer_result& result) { return !result.failure && answer_bytes(result) <= inline_answer_bytes; }
-
 }  // namespace
 
 struct http_frontend::state {
@@ -318,7 +298,7 @@ struct http_frontend::state {
     auto& [r, captures] = *found;
     if (r->kind == route_kind::quick) return reply.send(run(*r, req, captures));
     if (r->kind == route_kind::control) return control(*r, std::move(req), std::move(captures), reply);
-    if (r->kind == route_kind::inference && req.body.size() <= inline_body_bytes)
+    if (r->kind == route_kind::inference && req.body.size() <= inline_request_bytes)
       return infer(std::move(req), std::move(captures), reply);
     const std::size_t bytes = req.body.size();
     pool.post(bytes, [this, r = r, req = std::move(req), captures = std::move(captures), reply]() mutable {
@@ -397,7 +377,7 @@ struct http_frontend::state {
         // On the model's worker: a small answer is encoded here and goes straight to its
         // connection; a larger one (or an error) is encoded on the pool, so the worker goes on.
         if (small_answer(result)) return answer(*call, *model, std::move(result));
-        const std::size_t bytes = answer_bytes(result);  // before the task takes the result
+        const std::size_t bytes = answer_data_bytes(result);  // before the task takes the result
         pool.post(bytes, [call = std::move(call), model = std::move(model), result = std::move(result)]() mutable {
           answer(*call, *model, std::move(result));
         });
