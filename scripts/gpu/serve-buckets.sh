@@ -7,9 +7,9 @@
 #   b16, b64                 the default buckets (powers of two up to max_batch)
 #   b64-t5, b64-t20          "latency_target_ms": 5 and 20
 #   b64-d100, b64-d1000      "batch_delay_us": 100 and 1000 (Triton's fixed delays; b64 is delay 0)
-# perf_analyzer runs at batch 1 with 1 and 64 clients, at batch 16 with 16 clients, and the mixed
-# pair (batch 1 x 32 clients beside batch 16 x 4 clients, two processes at once), each where it
-# tells something (the before configs: batch 1 alone, and b16's batch-16 rate, b64's 64 clients);
+# perf_analyzer runs at batch 1 with 1, 16 and 64 clients, at batch 16 with 16 clients, and the
+# mixed pair (batch 1 x 32 clients beside batch 16 x 4 clients, two processes at once), each where
+# it tells something (the before configs: batch 1 alone, and b16's batch-16 rate, b64's 64 clients);
 # beside them `ferry bench --batch 1 --graph --strategy device` on the same package (the floor a
 # single-image request is held to). A held-out client checks answers at batch 1, 3, 7 and 16 against
 # eager PyTorch (scripts/serve_model_check.py). SERVE_BUCKETS_MODELS picks the models.
@@ -106,6 +106,7 @@ for model in $models; do
     step "serve-buckets: $name"
     load "$name"
     pa "$name-b1-c1" "$name" 1 1
+    [[ $name == *_before ]] || pa "$name-b1-c16" "$name" 1 16
     [[ $name == *_b16_before ]] || pa "$name-b1-c64" "$name" 1 64
     [[ $name == *_b64_before ]] || pa "$name-b16-c16" "$name" 16 16
     [[ $name == *_before ]] || mixed "$name"

@@ -29,6 +29,7 @@ class ServeBucketsSummary(unittest.TestCase):
                 {"results": [{"strategy": "device", "latency_us": {"median": 1000.0}}]}))
             write_pa(folder, "m_b16-b1-c1", 900, 1100, 1300)       # 1.10x the bench: met
             write_pa(folder, "m_b16_before-b1-c1", 600, 1700, 1900)  # 1.70x: missed
+            write_pa(folder, "m_b16-b1-c16", 8400, 1900, 2500)
             write_pa(folder, "m_b16-b1-c64", 9500, 6000, 8000)
             write_pa(folder, "m_b16-b16-c16", 10000, 20000, 25000)  # 95%: met
             write_pa(folder, "m_b16-mixed-b1-c32", 3000, 9000, 12000)
@@ -47,6 +48,7 @@ class ServeBucketsSummary(unittest.TestCase):
             self.assertIn("0.95 (met)", b16)
             self.assertIn("0.80 (MISSED)", b16)
             self.assertIn("1: 40, 16: 9; padded 7", b16)
+            self.assertEqual([cell.strip() for cell in b16.split("|")[5:7]], ["8400", "9500"])  # x16, x64
             before = next(line for line in text.splitlines() if line.startswith("| b16_before |"))
             self.assertIn("1.70 (MISSED)", before)
             target = next(line for line in text.splitlines() if line.startswith("| target 5 ms |"))
