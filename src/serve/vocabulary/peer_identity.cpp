@@ -19,6 +19,9 @@
 namespace ferry::serve {
 namespace {
 
+// The first 12 bytes of an IPv4 address mapped into IPv6 (::ffff:a.b.c.d).
+constexpr std::array<std::uint8_t, 12> v4_mapped_prefix{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
 // An address as the kernel's tables print it: each 32-bit word of the address as it lies in
 // memory, printed as a number in this machine's byte order (%08X), then ":" and the port (%04X).
 std::string table_endpoint(const std::uint8_t* bytes, std::size_t size, std::uint16_t port) {
@@ -37,13 +40,13 @@ std::string table_endpoint(const std::uint8_t* bytes, std::size_t size, std::uin
 std::vector<std::string> local_forms(const peer_endpoint& peer) {
   std::array<std::uint8_t, 16> v6{};
   std::array<std::uint8_t, 4> v4{};
-  constexpr std::array<std::uint8_t, 12> mapped{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
   if (::inet_pton(AF_INET, peer.address.c_str(), v4.data()) != 1) {
     if (::inet_pton(AF_INET6, peer.address.c_str(), v6.data()) != 1) return {};
-    if (!std::equal(mapped.begin(), mapped.end(), v6.begin())) return {table_endpoint(v6.data(), 16, peer.port)};
+    if (!std::equal(v4_mapped_prefix.begin(), v4_mapped_prefix.end(), v6.begin()))
+      return {table_endpoint(v6.data(), 16, peer.port)};
     std::copy(v6.begin() + 12, v6.end(), v4.begin());
   }
-  std::copy(mapped.begin(), mapped.end(), v6.begin());
+  std::copy(v4_mapped_prefix.begin(), v4_mapped_prefix.end(), v6.begin());
   std::copy(v4.begin(), v4.end(), v6.begin() + 12);
   return {table_endpoint(v4.data(), 4, peer.port), table_endpoint(v6.data(), 16, peer.port)};
 }
@@ -116,8 +119,7 @@ std::optional<tcp_endpoint> lookup_endpoint(const std::string& address, std::uin
   tcp_endpoint end{.ipv6 = false, .address = {}, .port = port};
   if (::inet_pton(AF_INET, address.c_str(), end.address.data()) == 1) return end;
   if (::inet_pton(AF_INET6, address.c_str(), end.address.data()) != 1) return std::nullopt;
-  constexpr std::array<std::uint8_t, 12> mapped{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-  if (!std::equal(mapped.begin(), mapped.end(), end.address.begin())) {
+  if (!std::equal(v4_mapped_prefix.begin(), v4_mapped_prefix.end(), end.address.begin())) {
     end.ipv6 = true;
     return end;
   }
@@ -177,10 +179,6 @@ std::optional<unsigned> owner_from_tables(const peer_endpoint& peer) {
   }
   return agreed_owner(owners);
 }
-
-}  // namespace
-
-namespace {
 
 // The client's socket connected to `server`: its user, nothing, or the tables' answer where the
 // kernel offers no lookup.

@@ -1,8 +1,8 @@
 // Which user a client is, when it is a process of this machine: the owner of its TCP socket, as
 // the kernel knows it: looked up by the connection's four ends (socket_lookup.hpp), or, where
 // that cannot answer, found in the socket tables (/proc/net/tcp, /proc/net/tcp6). A client
-// elsewhere has no socket here. The server listens on TCP only, so SO_PEERCRED (a Unix socket's credentials)
-// does not apply; the tables give the same answer for a loopback or local-address client, in
+// elsewhere has no socket here. The server listens on TCP only, so SO_PEERCRED (a Unix socket's
+// credentials) does not apply; the tables give the same answer for a loopback or local-address client, in
 // the server's network namespace (a container's peers are those of its pod or its own).
 #pragma once
 
@@ -28,7 +28,8 @@ struct peer_endpoint {
 [[nodiscard]] std::optional<unsigned> local_peer_uid(const peer_endpoint& peer);
 
 // The same, saying how it was found: by exact lookups, or from the tables (the kernel's socket
-// diagnostics unavailable here), whose reading costs milliseconds on a machine of many sockets.
+// diagnostics unavailable here), whose reading walks the kernel's whole connection hash
+// (milliseconds a read, however few sockets are open).
 struct peer_user {
   std::optional<unsigned> uid;
   bool from_tables = false;
