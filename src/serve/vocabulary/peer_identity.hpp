@@ -2,8 +2,8 @@
 // the kernel knows it: looked up by the connection's four ends (socket_lookup.hpp), or, where
 // that cannot answer, found in the socket tables (/proc/net/tcp, /proc/net/tcp6). A client
 // elsewhere has no socket here. The server listens on TCP only, so SO_PEERCRED (a Unix socket's
-// credentials) does not apply; the tables give the same answer for a loopback or local-address client, in
-// the server's network namespace (a container's peers are those of its pod or its own).
+// credentials) does not apply; the kernel gives the same answer for a loopback or local-address
+// client, in the server's network namespace (a container's peers are those of its pod or its own).
 #pragma once
 
 #include <cstdint>
