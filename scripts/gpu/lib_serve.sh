@@ -72,11 +72,13 @@ run_pa() {
   echo "rc=$rc" >> "$stem.txt"
   echo "$(basename "$stem"): $(grep -E "Throughput|p99 latency|Avg latency|rc=" "$stem.txt" | tr '\n' ' ')"
 }
-# pa_once FILE_STEM TIMEOUT WINDOW_MS ARGS...: one perf_analyzer run into FILE_STEM.txt and .csv.
+# pa_once FILE_STEM TIMEOUT WINDOW_MS ARGS...: one perf_analyzer run into FILE_STEM.txt and .csv,
+# run through the words of the array pa_prefix when set (another user's, say).
+pa_prefix=()
 pa_once() {
   local stem=$1 limit=$2 window=$3
   shift 3
-  LD_LIBRARY_PATH=$pa_libs:${HOST_LD_LIBRARY_PATH:-} timeout "$limit" "$pa" --measurement-interval "$window" \
+  LD_LIBRARY_PATH=$pa_libs:${HOST_LD_LIBRARY_PATH:-} timeout "$limit" "${pa_prefix[@]}" "$pa" --measurement-interval "$window" \
     --max-trials 4 --stability-percentage 20 -f "$stem.csv" "$@" > "$stem.txt" 2>&1
 }
 

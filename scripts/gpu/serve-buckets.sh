@@ -8,10 +8,12 @@
 #   b64-t5, b64-t20          "latency_target_ms": 5 and 20
 #   b64-d100, b64-d1000      "batch_delay_us": 100 and 1000 (Triton's fixed delays; b64 is delay 0)
 # perf_analyzer runs at batch 1 with 1, 16 and 64 clients, at batch 16 with 16 clients, and the
-# mixed pair (batch 1 x 32 clients beside batch 16 x 4 clients, two processes at once), each where
+# mixed pair (batch 1 x 32 clients beside batch 16 x 4 clients, two processes at once, the second
+# as another user so that each has its own shared-memory regions), each where
 # it tells something (the before configs: batch 1 alone, and b16's batch-16 rate, b64's 64 clients);
 # beside them `ferry bench --batch 1 --graph --strategy device` on the same package (the floor a
-# single-image request is held to). A held-out client checks answers at batch 1, 3, 7 and 16 against
+# single-image request is held to), and first the front end's own round trip (a 4 KB touch at
+# batch 1 from one client, over gRPC with CUDA shared memory and over HTTP). A held-out client checks answers at batch 1, 3, 7 and 16 against
 # eager PyTorch (scripts/serve_model_check.py). SERVE_BUCKETS_MODELS picks the models.
 # Writes OUTDIR/serve-buckets/summary.md (scripts/gpu/serve_buckets_summary.py).
 # gpu-set: needs-torch
@@ -36,6 +38,9 @@ config() {  # NAME PACKAGE JSON-TAIL
   echo "{\"engine\": \"torch:$PWD/models/$2.pt2\", \"strategy\": \"pinned\", \"inflight\": 4, \"graph\": true$3}" \
     > "$here/models/$1/config.json"
 }
+# The front end's own round trip: a 4 KB touch, whose GPU work takes microseconds.
+mkdir -p "$here/models/frontend"
+echo '{"engine": "touch", "input_size": "4KB", "strategy": "pinned", "inflight": 4}' > "$here/models/frontend/config.json"
 for model in $models; do
   [[ -e models/$model.pt2 ]] || { echo "serve-buckets: models/$model.pt2 was not exported" | tee -a "$out/steps.txt"; continue; }
   m=${model//-/_}
@@ -59,12 +64,40 @@ pa_body() {  # STEM MODEL BATCH CLIENTS, tensors in the request body
   run_pa "$here/$1" 40 -m "$2" -b "$3" -i grpc -u "127.0.0.1:$grpc_port" --concurrency-range "$4:$4" |
     tee -a "$here/runs.txt"
 }
-# The mixed pair: two perf_analyzer processes on one model at once. perf_analyzer names its
-# regions alike in every process, and the server refuses a name registered twice, so the batches
-# of 16 travel in the request body while the single images use CUDA shared memory.
+# The mixed pair: two perf_analyzer processes on one model at once, both on CUDA shared memory.
+# perf_analyzer names its regions alike in every process and, when it starts, unregisters every
+# region its user has; the server keeps each local user's regions apart, so the batches of 16 run as
+# another user (uid 65534, through setpriv, where this runs as root). Where that cannot be, or
+# fails, they travel in the request body, and the pair then measures the body path's rate more
+# than the batcher (runs.txt says which).
+other_dir=/tmp/ferry-other-user
+other_user=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+other_user_ready() {
+  [[ $(id -u) == 0 ]] && command -v setpriv > /dev/null || return 1
+  mkdir -p "$other_dir" && chmod 1777 "$other_dir"
+  "${other_user[@]}" test -x "$pa" && "${other_user[@]}" test -w "$other_dir"
+}
+pa_other_user() {  # STEM MODEL BATCH CLIENTS, as uid 65534 (its CSV written where that user may)
+  pa_prefix=("${other_user[@]}")
+  run_pa "$other_dir/$1" 40 -m "$2" -b "$3" -i grpc -u "127.0.0.1:$grpc_port" --concurrency-range "$4:$4" \
+    --shared-memory cuda --output-shared-memory-size 64000 | tee -a "$here/runs.txt"
+  pa_prefix=()
+  mv "$other_dir/$1".* "$here/"
+}
 mixed() {  # MODEL
+  local single
+  if other_user_ready; then
+    echo "$1 mixed pair: batch 16 as uid 65534 over CUDA shared memory" >> "$here/runs.txt"
+    pa "$1-mixed-b1-c32" "$1" 1 32 &
+    single=$!
+    pa_other_user "$1-mixed-b16-c4" "$1" 16 4
+    wait "$single" || true
+    grep -q "^rc=0" "$here/$1-mixed-b16-c4.txt" && return 0
+    mv "$here/$1-mixed-b16-c4.txt" "$here/$1-mixed-b16-c4.other-user.txt"
+  fi
+  echo "$1 mixed pair: batch 16 in the request body" >> "$here/runs.txt"
   pa "$1-mixed-b1-c32" "$1" 1 32 &
-  local single=$!
+  single=$!
   pa_body "$1-mixed-b16-c4" "$1" 16 4
   wait "$single" || true
 }
@@ -92,6 +125,14 @@ check() {  # MODEL PACKAGE: answers at batch 1, 3, 7 and 16 against eager PyTorc
 
 step "ferry serve: the bucket configs, loaded one at a time"
 start_server "$here/models" --model-control-mode explicit || exit 1
+if [[ $only != mixed ]]; then
+  step "serve-buckets: the front end's own round trip"
+  load frontend
+  pa frontend_grpc-b1-c1 frontend 1 1
+  run_pa "$here/frontend_http-b1-c1" 40 -m frontend -b 1 -i http -u "127.0.0.1:$http_port" --concurrency-range 1:1 |
+    tee -a "$here/runs.txt"
+  unload frontend
+fi
 for model in $models; do
   [[ -e models/$model.pt2 ]] || continue
   m=${model//-/_}

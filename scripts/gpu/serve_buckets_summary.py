@@ -2,7 +2,8 @@
 """The summary of scripts/gpu/serve-buckets.sh, from the files it wrote in one folder:
 perf_analyzer's CSVs (CONFIG-bB-cC.csv, CONFIG-mixed-bB-cC.csv), `ferry bench`'s JSON of each
 package at batch 1 (bench-MODEL-b1.json), the engine runs by bucket (CONFIG-buckets.txt) and the
-answer checks (checks.txt). Prints markdown: per model, each config's figures and the checks the
+answer checks (checks.txt). Prints markdown: the front end's own round trip (frontend_grpc-b1-c1,
+frontend_http-b1-c1: a 4 KB `touch`), then per model, each config's figures and the checks the
 buckets are held to (batch 1 alone within 1.15x of the bench floor; 64 single-image clients and the
 mixed pair at 90% or more of 16 clients at batch 16), then the batcher's delays against the
 latency targets.
@@ -100,6 +101,24 @@ def model_section(folder, model):
     return lines + [""]
 
 
+def front_end_lines(folder):
+    """The front end's own round trip: a 4 KB `touch` at batch 1 from one client (FRONTEND-b1-c1.csv
+    per protocol), the client's p50 beside the server's own latency; none when not measured."""
+    rows = []
+    for stem, label in (("frontend_grpc", "gRPC, CUDA shared memory"), ("frontend_http", "HTTP, in the body")):
+        r = pa(folder, f"{stem}-b1-c1")
+        if r:
+            inside = server_ms(folder, f"{stem}-b1-c1")
+            outside = None if inside is None else r[1] - inside
+            rows.append(f"| {label} | {fmt(r[1], 3)} | {fmt(inside, 3)} | {fmt(outside, 3)} |")
+    if not rows:
+        return []
+    return ["## The front end's own round trip", "",
+            "A 4 KB `touch` on the GPU, one client at batch 1: what any model's request pays outside the server's "
+            "statistics.", "", "| path | p50 ms | in the server ms | outside ms |", "|---|---:|---:|---:|",
+            *rows, ""]
+
+
 def main(argv):
     if len(argv) != 1:
         sys.exit("usage: serve_buckets_summary.py FOLDER")
@@ -108,7 +127,7 @@ def main(argv):
     models = sorted({m[1] for m in named if m})
     if not models:
         sys.exit(f"{folder}: no perf_analyzer CSV of a serve-buckets run (MODEL_b16-b1-c1.csv, MODEL_b64-...)")
-    lines = ["# Batch buckets under real traffic", ""]
+    lines = ["# Batch buckets under real traffic", "", *front_end_lines(folder)]
     for model in models:
         lines += model_section(folder, model)
     checks = folder / "checks.txt"

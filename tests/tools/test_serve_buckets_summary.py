@@ -1,5 +1,5 @@
 """scripts/gpu/serve_buckets_summary.py: the serve-buckets set's summary from perf_analyzer's CSVs,
-the bench's JSON and the bucket counters, with the checks the buckets are held to computed right
+the bench's JSON, the bucket counters and the front end's own round trip, with the checks the buckets are held to computed right
 (met and missed alike), and one line when the folder holds no run."""
 import json
 import pathlib
@@ -39,6 +39,8 @@ class ServeBucketsSummary(unittest.TestCase):
                 'ferry_padded_rows_total{model="m_b16",version="1"} 7\n'
                 'ferry_bucket_executions_total{model="m_b16",version="1",bucket="1"} 40\n'
                 'ferry_bucket_executions_total{model="m_b16",version="1",bucket="16"} 9\n')
+            write_pa(folder, "frontend_grpc-b1-c1", 2000, 450, 600)
+            (folder / "frontend_grpc-b1-c1.txt").write_text("  Server:\n    Avg request latency: 30 usec\n")
             (folder / "checks.txt").write_text("m_b16 batch 3: ok\n")
             result = summarise(folder)
             self.assertEqual(result.returncode, 0, result.stderr)
@@ -54,6 +56,9 @@ class ServeBucketsSummary(unittest.TestCase):
             target = next(line for line in text.splitlines() if line.startswith("| target 5 ms |"))
             self.assertEqual(target.split("|")[2].strip(), "9000")
             self.assertIn("m_b16 batch 3: ok", text)
+            front = next(line for line in text.splitlines() if line.startswith("| gRPC, CUDA shared memory |"))
+            self.assertEqual([cell.strip() for cell in front.split("|")[2:5]], ["0.450", "0.030", "0.420"])
+            self.assertNotIn("HTTP, in the body", text)  # not measured, not shown
 
     def test_a_folder_without_a_run_is_refused_in_one_line(self):
         with tempfile.TemporaryDirectory() as d:
