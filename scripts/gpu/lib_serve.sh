@@ -87,13 +87,14 @@ server_pid=
 http_port='' grpc_port=''
 # start_server REPOSITORY [FLAGS...]: ferry serve on free ports, waiting for its warm-up; its log
 # is OUTDIR/serve.log. The EXIT trap stops it. NAME=VALUE words in the array server_env go to the
-# server's environment only (an allocator's settings), not to the clients'.
+# server's environment only (an allocator's settings), not to the clients'. FERRY_SERVER names
+# another build's ferry to serve with (two builds compared in one call); by default the bundle's.
 server_env=()
 start_server() {
   local log=$out/serve.log repository=$1
   shift
   : > "$log"
-  env "${server_env[@]}" ferry serve --model-repository "$repository" --host 127.0.0.1 --http-port 0 --grpc-port 0 --allow-client-shm "$@" \
+  env "${server_env[@]}" "${FERRY_SERVER:-ferry}" serve --model-repository "$repository" --host 127.0.0.1 --http-port 0 --grpc-port 0 --allow-client-shm "$@" \
     >> "$log" 2>&1 &
   server_pid=$!
   trap stop_server EXIT

@@ -30,7 +30,9 @@ mkdir -p "$here/models"
 serve_python_ready
 perf_analyzer_ready || exit 1
 models=${SERVE_BUCKETS_MODELS:-resnet50 mobilenet-v3-small regnet_y_400mf}
-# SERVE_BUCKETS_ONLY=mixed: the mixed pair alone, on each model's max_batch 64 config.
+# SERVE_BUCKETS_ONLY=mixed: the mixed pair alone, on each model's max_batch 64 config;
+# SERVE_BUCKETS_ONLY=targets: batch 1 x 64 clients alone, on max_batch 64 without a delay and with
+# each latency target (with FERRY_SERVER, another build's batcher beside this one's, in one call).
 only=${SERVE_BUCKETS_ONLY:-all}
 
 config() {  # NAME PACKAGE JSON-TAIL
@@ -52,7 +54,7 @@ for model in $models; do
   config "${m}_b64_t20" "$model" ', "max_batch": 64, "latency_target_ms": 20'
   config "${m}_b64_d100" "$model" ', "max_batch": 64, "batch_delay_us": 100'
   config "${m}_b64_d1000" "$model" ', "max_batch": 64, "batch_delay_us": 1000'
-  [[ $only == mixed ]] || BENCH_TIMEOUT=90 b "serve-buckets/bench-$m-b1" --engine "torch:models/$model.pt2" --batch 1 --graph \
+  [[ $only != all ]] || BENCH_TIMEOUT=90 b "serve-buckets/bench-$m-b1" --engine "torch:models/$model.pt2" --batch 1 --graph \
     --strategy device --no-recipes --max-time 2 --no-link-measure
 done
 
@@ -125,7 +127,7 @@ check() {  # MODEL PACKAGE: answers at batch 1, 3, 7 and 16 against eager PyTorc
 
 step "ferry serve: the bucket configs, loaded one at a time"
 start_server "$here/models" --model-control-mode explicit || exit 1
-if [[ $only != mixed ]]; then
+if [[ $only == all ]]; then
   step "serve-buckets: the front end's own round trip"
   load frontend
   pa frontend_grpc-b1-c1 frontend 1 1
@@ -136,6 +138,14 @@ fi
 for model in $models; do
   [[ -e models/$model.pt2 ]] || continue
   m=${model//-/_}
+  if [[ $only == targets ]]; then
+    for name in "${m}_b64" "${m}_b64_t5" "${m}_b64_t20"; do
+      load "$name"
+      pa "$name-b1-c64" "$name" 1 64
+      unload "$name"
+    done
+    continue
+  fi
   if [[ $only == mixed ]]; then
     load "${m}_b64"
     pa "${m}_b64-b16-c16" "${m}_b64" 16 16
