@@ -177,7 +177,7 @@ constexpr std::array keys{
                "`latency_target_ms`).",
                read_batch_delay},
     config_key{"latency_target_ms", "milliseconds in [0.01, 60000]", "none",
-               "While another of the model's batches runs, the batcher waits for more rows only while the oldest "
+               "While the model's other workers are busy, the batcher waits for more rows only while the oldest "
                "request would still finish within it (its wait plus the measured run time of the bucket it would "
                "join) and rows keep coming; without it, what is queued runs when a worker is free.",
                read_latency_target},

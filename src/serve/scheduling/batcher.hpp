@@ -28,8 +28,8 @@ class batcher {
     std::vector<std::unique_ptr<scheduled_request>> batch;
     std::optional<steady_time> wait_until;
   };
-  // Forms a batch from the waiting requests for which `may_run` holds; `workers` says how many
-  // of the group's batches run now (a latency target waits only while one does).
+  // Forms a batch from the waiting requests for which `may_run` holds; `workers` says whether
+  // another worker of the group is idle (a latency target waits only while none is).
   [[nodiscard]] formed form(request_queue& queue, const std::function<bool(const scheduled_request&)>& may_run,
                             worker_view workers = {}) const;
 

@@ -29,7 +29,7 @@ std::optional<steady_time> wait_bound(const batching_rules& rules, std::span<con
   const steady_time oldest = batch.front().arrived;
   const bool delayed = rules.delay.count() > 0;
   std::optional<steady_time> by_target;
-  if (rules.latency_target && workers.others_running > 0) by_target = target_deadline(rules, batch, rows);
+  if (rules.latency_target && !workers.another_idle) by_target = target_deadline(rules, batch, rows);
   if (!delayed) return by_target;
   const steady_time by_delay = oldest + rules.delay;
   return by_target ? std::min(*by_target, by_delay) : by_delay;

@@ -5,13 +5,12 @@
 // large one). A batch is the longest prefix of the queue whose rows fit in max_batch; it goes as
 // soon as it is full or the next request would not fit. Until then it may wait for more rows:
 //   - batch_delay (Triton's max_queue_delay): its first request waits at most that long;
-//   - latency_target: waiting is worth it only while the GPU is busy with another of the
-//     model's batches (one of the group's workers is running one): a batch started now would
-//     share the GPU with it, so more rows cost it little, while a batch started on an idle GPU
-//     would only leave it idle; and only while the oldest request would still be answered within
-//     the target: its wait so far plus the measured run time of the bucket the batch would join
-//     with one more row; and only while rows keep coming (the newest arrived less than that run
-//     time ago). With both, the sooner bound holds.
+//   - latency_target: waiting is worth it only while the GPU is busy with the model's other
+//     batches (a worker of the group besides this one is running: with one idle, a second batch
+//     runs beside this one at no cost to it), and only while the oldest request would still be
+//     answered within the target: its wait so far plus the measured run time of the bucket the
+//     batch would join with one more row; and only while rows keep coming (the newest arrived
+//     less than that run time ago). With both, the sooner bound holds.
 //   - with neither, what is queued runs as soon as a worker is free.
 // The batch then runs at its bucket: the smallest batch size of the model's buckets that holds
 // its rows (padded rows are never answered).
@@ -47,7 +46,7 @@ struct batching_rules {
 
 // What the batcher knows of the workers besides the one forming a batch.
 struct worker_view {
-  std::size_t others_running = 0;  // batches of the group taken and not yet run to their end
+  bool another_idle = false;  // another worker of the group waits for work
 };
 
 struct batch_decision {

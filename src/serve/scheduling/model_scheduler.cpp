@@ -167,7 +167,8 @@ model_scheduler::batch model_scheduler::next_batch(std::size_t g, std::unique_lo
   for (;;) {
     if (!lifecycle_.threads_run()) return {};
     const auto unplaced = placement_.group_for_unplaced();
-    const worker_view workers{.others_running = placement_.running_batches(g)};
+    // Another worker asleep waiting for work means a second batch could run now, beside this one.
+    const worker_view workers{.another_idle = placement_.waiting_workers(g) > 0};
     batcher::formed formed = batcher_.form(
         queue_, [&](const scheduled_request& r) { return placement_.may_run(g, r, unplaced); }, workers);
     if (!formed.batch.empty()) return std::move(formed.batch);
@@ -192,7 +193,6 @@ void model_scheduler::work(int worker) {
     run(jobs, worker);
     lock.lock();
     placement_.batch_run(g);
-    placement_.offer(queue_);  // a batch held while this one ran may go now
     // Answered only now that the load says this batch is over: a client sending its next request
     // as soon as it has this answer finds this worker free, so placement sees the real load.
     // Outside the lock: dropping a request may unmap its shared-memory regions.

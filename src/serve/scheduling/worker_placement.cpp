@@ -14,7 +14,7 @@ worker_placement::worker_placement(const executor& exec) {
       group_devices_.push_back(device);
       loads_.push_back({.device = device.value_or(-1), .busy = 0, .total = 0});
       running_.push_back(0);
-      running_batches_.push_back(0);
+      waiting_.push_back(0);
       wake_.emplace_back();
       if (device) gpus_.push_back(*device);
       found = std::prev(group_devices_.end());
@@ -48,10 +48,12 @@ void worker_placement::offer(const request_queue& queue) {
 }
 
 void worker_placement::wait(std::size_t g, std::unique_lock<std::mutex>& lock, std::optional<steady_time> until) {
+  ++waiting_[g];
   if (until)
     wake_[g].wait_until(lock, *until);
   else
     wake_[g].wait(lock);
+  --waiting_[g];
 }
 
 void worker_placement::wake_all() {
@@ -62,15 +64,11 @@ void worker_placement::worker_waiting(std::size_t g) { --loads_[g].busy; }
 
 void worker_placement::batch_started(std::size_t g, std::size_t requests) {
   ++loads_[g].busy;
-  ++running_batches_[g];
   running_[g] += requests;
   placement_.taken(g, loads_.size());
 }
 
-void worker_placement::batch_run(std::size_t g) {
-  --loads_[g].busy;
-  --running_batches_[g];
-}
+void worker_placement::batch_run(std::size_t g) { --loads_[g].busy; }
 
 void worker_placement::batch_answered(std::size_t g, std::size_t requests) { running_[g] -= requests; }
 

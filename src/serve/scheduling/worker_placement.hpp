@@ -53,9 +53,10 @@ class worker_placement {
                              std::optional<std::size_t> unplaced_group) const;
 
   // Wakes one idle worker of every group that `queue` holds something for. Called whenever a
-  // group's work may have changed: a request arrived, a worker took a batch (what is left, and
-  // which group takes unplaced requests, changed), or a batch's run ended (a batch held for more
-  // rows while the GPU was busy goes now, not after its worker has answered).
+  // group's work may have changed: a request arrived, or a worker took a batch (what is left,
+  // and which group takes unplaced requests, changed). A worker that finishes a batch needs no
+  // call: that only makes its own group likelier to take work, and it looks at the queue itself
+  // next.
   void offer(const request_queue& queue);
   // Worker of group `g` sleeps, releasing `lock`, until offered work, woken, or `until` passes.
   void wait(std::size_t g, std::unique_lock<std::mutex>& lock, std::optional<steady_time> until);
@@ -67,8 +68,9 @@ class worker_placement {
   void batch_started(std::size_t g, std::size_t requests);   // it took a batch of `requests`
   void batch_run(std::size_t g);                             // its run is over (not yet answered)
   void batch_answered(std::size_t g, std::size_t requests);  // and its requests are answered
-  // Batches of group `g` taken and not yet run to their end (answering them does not count).
-  [[nodiscard]] std::size_t running_batches(std::size_t g) const { return running_batches_[g]; }
+  // Workers of group `g` asleep in wait(), ready to take a batch now (not one forming a batch, nor
+  // one still answering its last batch's requests).
+  [[nodiscard]] std::size_t waiting_workers(std::size_t g) const { return waiting_[g]; }
   // Whether no group has a batch that is not yet answered.
   [[nodiscard]] bool none_running() const;
   // Requests being run now, per device the workers run on (none: the host), in group order.
@@ -82,9 +84,9 @@ class worker_placement {
   std::vector<replica_load> loads_;
   std::deque<std::condition_variable> wake_;
   std::vector<std::size_t> running_;
-  std::vector<std::size_t> running_batches_;  // per group: batches between started and run
-  std::vector<std::size_t> group_of_;         // per worker
-  placement_policy placement_;                // the spreading rule and its turn for ties
+  std::vector<std::size_t> waiting_;   // per group: workers asleep in wait()
+  std::vector<std::size_t> group_of_;  // per worker
+  placement_policy placement_;         // the spreading rule and its turn for ties
 };
 
 }  // namespace ferry::serve

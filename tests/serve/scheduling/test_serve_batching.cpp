@@ -1,7 +1,7 @@
 // The dynamic-batching decision: FIFO prefixes up to max_batch, dispatched when full, when the
 // next request does not fit, when the first request has waited the delay, or, with a latency
-// target, when waiting longer would answer the oldest request late or no other batch of the model
-// is running; and the buckets a batch runs at.
+// target, when waiting longer would answer the oldest request late or another worker is idle; and
+// the buckets a batch runs at.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -69,67 +69,64 @@ batching_rules with_target(std::chrono::microseconds delay = 0us) {
                         .buckets = {1, 2, 4, 8},
                         .bucket_run_times = {1ms, 2ms, 3ms, 5ms}};
 }
-constexpr worker_view gpu_busy{.others_running = 1};
-constexpr worker_view gpu_idle{.others_running = 0};
+constexpr worker_view all_busy{.another_idle = false};
 
 TEST(ServeBatching, ATargetWaitsWhileTheOldestRequestWouldStillBeAnsweredInTime) {
   // Three rows queued: one more joins bucket 4 (3 ms), so the oldest may wait until 10 - 3 ms,
   // while rows keep coming (each new one moves the gap's bound on by 3 ms).
   const std::vector<queued_request> q{{2, t0}, {1, t0 + 5ms}};
-  const auto early = decide_batch(q, with_target(), t0 + 6ms, gpu_busy);
+  const auto early = decide_batch(q, with_target(), t0 + 6ms, all_busy);
   EXPECT_EQ(early.take, 0U);
   ASSERT_TRUE(early.wait_until.has_value());
   EXPECT_EQ(*early.wait_until, t0 + 7ms);
-  EXPECT_EQ(decide_batch(q, with_target(), t0 + 7ms, gpu_busy).take, 2U);
+  EXPECT_EQ(decide_batch(q, with_target(), t0 + 7ms, all_busy).take, 2U);
 }
 
 TEST(ServeBatching, ATargetStopsWaitingWhenRowsStopComing) {
   // The newest row came at t0 + 1 ms; none for a bucket-4 run (3 ms) since: go at t0 + 4 ms, well
   // before the target's t0 + 7 ms.
   const std::vector<queued_request> q{{2, t0}, {1, t0 + 1ms}};
-  EXPECT_EQ(*decide_batch(q, with_target(), t0 + 2ms, gpu_busy).wait_until, t0 + 4ms);
-  EXPECT_EQ(decide_batch(q, with_target(), t0 + 4ms, gpu_busy).take, 2U);
+  EXPECT_EQ(*decide_batch(q, with_target(), t0 + 2ms, all_busy).wait_until, t0 + 4ms);
+  EXPECT_EQ(decide_batch(q, with_target(), t0 + 4ms, all_busy).take, 2U);
 }
 
 TEST(ServeBatching, ATargetWeighsTheBucketTheBatchWouldJoin) {
   // Four rows: one more moves the batch into bucket 8, whose 5 ms run leaves 5 ms to wait.
   const std::vector<queued_request> q{{4, t0}};
-  EXPECT_EQ(*decide_batch(q, with_target(), t0, gpu_busy).wait_until, t0 + 5ms);
+  EXPECT_EQ(*decide_batch(q, with_target(), t0, all_busy).wait_until, t0 + 5ms);
   // One row: bucket 2 (2 ms) is next: 8 ms to wait by the target, but 2 ms by the gap.
   const std::vector<queued_request> one{{1, t0}};
-  EXPECT_EQ(*decide_batch(one, with_target(), t0, gpu_busy).wait_until, t0 + 2ms);
+  EXPECT_EQ(*decide_batch(one, with_target(), t0, all_busy).wait_until, t0 + 2ms);
 }
 
-TEST(ServeBatching, ATargetRunsAtOnceOnAnIdleGpu) {
-  // With none of the model's batches running, waiting would only leave the GPU idle.
+TEST(ServeBatching, ATargetRunsAtOnceWhileAnotherWorkerIsIdle) {
+  // Nothing is gained by waiting while a second batch could run beside this one.
   const std::vector<queued_request> q{{1, t0}};
-  EXPECT_EQ(decide_batch(q, with_target(), t0, gpu_idle).take, 1U);
-  // With two running, it waits as with one.
-  EXPECT_EQ(*decide_batch(q, with_target(), t0, worker_view{.others_running = 2}).wait_until, t0 + 2ms);
+  EXPECT_EQ(decide_batch(q, with_target(), t0, worker_view{.another_idle = true}).take, 1U);
 }
 
 TEST(ServeBatching, TheDelayBoundsATargetAndTheSoonerBoundHolds) {
   const std::vector<queued_request> q{{1, t0}};
-  EXPECT_EQ(*decide_batch(q, with_target(500us), t0, gpu_busy).wait_until, t0 + 500us);
-  EXPECT_EQ(decide_batch(q, with_target(500us), t0 + 500us, gpu_busy).take, 1U);
-  // An idle GPU ends the target's wait, not the delay's: the delay is Triton's fixed bound.
-  EXPECT_EQ(*decide_batch(q, with_target(500us), t0, gpu_idle).wait_until, t0 + 500us);
+  EXPECT_EQ(*decide_batch(q, with_target(500us), t0, all_busy).wait_until, t0 + 500us);
+  EXPECT_EQ(decide_batch(q, with_target(500us), t0 + 500us, all_busy).take, 1U);
+  // An idle worker ends the target's wait, not the delay's: the delay is Triton's fixed bound.
+  EXPECT_EQ(*decide_batch(q, with_target(500us), t0, worker_view{.another_idle = true}).wait_until, t0 + 500us);
 }
 
 TEST(ServeBatching, ATargetShorterThanTheRunGoesAtOnceAndAFullBatchNeverWaits) {
   auto rules = with_target();
   rules.latency_target = 2ms;  // below bucket 2's 2 ms run once any time has passed
   const std::vector<queued_request> q{{1, t0}};
-  EXPECT_EQ(decide_batch(q, rules, t0 + 1us, gpu_busy).take, 1U);
+  EXPECT_EQ(decide_batch(q, rules, t0 + 1us, all_busy).take, 1U);
   const std::vector<queued_request> full{{4, t0}, {4, t0}};
-  EXPECT_EQ(decide_batch(full, with_target(), t0, gpu_busy).take, 2U);
+  EXPECT_EQ(decide_batch(full, with_target(), t0, all_busy).take, 2U);
 }
 
 TEST(ServeBatching, WithoutMeasuredRunTimesATargetIsTheWholeWait) {
   auto rules = with_target();
   rules.bucket_run_times.clear();
   const std::vector<queued_request> q{{1, t0}};
-  EXPECT_EQ(*decide_batch(q, rules, t0, gpu_busy).wait_until, t0 + 10ms);
+  EXPECT_EQ(*decide_batch(q, rules, t0, all_busy).wait_until, t0 + 10ms);
 }
 
 TEST(ServeBuckets, DefaultsArePowersOfTwoUpToMaxBatchAndMaxBatchItself) {

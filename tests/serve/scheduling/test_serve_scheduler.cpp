@@ -1,8 +1,7 @@
 // The per-model scheduler with a scripted executor: batches form under load, a failing request
 // fails alone (its batch-mates are retried and answered), a slow batch holds one worker, not
-// the queue, a latency target holds a batch while another runs, a full queue refuses more, a
-// request still queued at its timeout is withdrawn, and stopping (a model's unload) answers
-// every request it had before it releases the executor.
+// the queue, a full queue refuses more, a request still queued at its timeout is withdrawn, and
+// stopping (a model's unload) answers every request it had before it releases the executor.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -153,31 +152,6 @@ TEST(ServeScheduler, ASlowBatchDoesNotHoldTheQueue) {
   EXPECT_EQ(values(send(scheduler, sig, quick).get()), (std::vector<float>{1005}));
   EXPECT_LT(std::chrono::steady_clock::now() - start, 200ms);
   EXPECT_EQ(values(s.get()), (std::vector<float>{slow_marker + 1000}));
-}
-
-TEST(ServeScheduler, ALatencyTargetHoldsABatchWhileAnotherRunsAndSendsItWhenThatRunEnds) {
-  // Three workers: one runs a gated batch, two are free. A batch started now would share the GPU
-  // with the running one, so the target holds the two rows that come (with a free worker to run
-  // them) until that run ends, and then they go together, long before the target.
-  auto exec = std::make_shared<scripted_executor>(3);
-  const auto sig = exec->signature();
-  model_statistics stats;
-  model_scheduler scheduler("m", "1", exec, sig, {.max_batch = 8, .delay = 0us, .latency_target = 10s}, stats);
-  std::vector<float> running{gated_marker}, first{1}, second{2};
-  auto a = send(scheduler, sig, running);
-  exec->held.wait_for_arrivals(1);
-  auto b = send(scheduler, sig, first);
-  auto c = send(scheduler, sig, second);
-  std::this_thread::sleep_for(50ms);
-  EXPECT_EQ(exec->runs.load(), 1);  // held, though two workers are free
-  const auto opened = std::chrono::steady_clock::now();
-  exec->held.open();
-  EXPECT_EQ(values(b.get()), (std::vector<float>{1001}));
-  EXPECT_EQ(values(c.get()), (std::vector<float>{1002}));
-  EXPECT_LT(std::chrono::steady_clock::now() - opened, 5s);
-  EXPECT_EQ(exec->runs.load(), 2);
-  EXPECT_EQ(exec->largest_batch.load(), 2);
-  EXPECT_EQ(values(a.get()), (std::vector<float>{gated_marker + 1000}));
 }
 
 TEST(ServeScheduler, RefusesRequestsPastMaxQueueSizeAndServesThoseItHolds) {
