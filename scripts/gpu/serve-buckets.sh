@@ -9,12 +9,13 @@
 #   b64-d100, b64-d1000      "batch_delay_us": 100 and 1000 (Triton's fixed delays; b64 is delay 0)
 # perf_analyzer runs at batch 1 with 1, 16 and 64 clients, at batch 16 with 16 clients, and the
 # mixed pair (batch 1 x 32 clients beside batch 16 x 4 clients, two processes at once, the second
-# as another user so that each has its own shared-memory regions), each where
-# it tells something (the before configs: batch 1 alone, and b16's batch-16 rate, b64's 64 clients);
+# as another user so that each has its own shared-memory regions), each where it tells something
+# (the before configs: batch 1 alone, and b16's batch-16 rate, b64's 64 clients);
 # beside them `ferry bench --batch 1 --graph --strategy device` on the same package (the floor a
 # single-image request is held to), and first the front end's own round trip (a 4 KB touch at
-# batch 1 from one client, over gRPC with CUDA shared memory and over HTTP). A held-out client checks answers at batch 1, 3, 7 and 16 against
-# eager PyTorch (scripts/serve_model_check.py). SERVE_BUCKETS_MODELS picks the models.
+# batch 1 from one client, over gRPC with CUDA shared memory and over HTTP). A held-out client
+# checks answers at batch 1, 3, 7 and 16 against eager PyTorch (scripts/serve_model_check.py).
+# SERVE_BUCKETS_MODELS picks the models.
 # Writes OUTDIR/serve-buckets/summary.md (scripts/gpu/serve_buckets_summary.py).
 # gpu-set: needs-torch
 set -euo pipefail
@@ -58,10 +59,11 @@ for model in $models; do
     --strategy device --no-recipes --max-time 2 --no-link-measure
 done
 
-pa() {  # STEM MODEL BATCH CLIENTS
-  run_pa "$here/$1" 40 -m "$2" -b "$3" -i grpc -u "127.0.0.1:$grpc_port" --concurrency-range "$4:$4" \
+pa_in() {  # FOLDER STEM MODEL BATCH CLIENTS, tensors in CUDA shared memory
+  run_pa "$1/$2" 40 -m "$3" -b "$4" -i grpc -u "127.0.0.1:$grpc_port" --concurrency-range "$5:$5" \
     --shared-memory cuda --output-shared-memory-size 64000 | tee -a "$here/runs.txt"
 }
+pa() { pa_in "$here" "$@"; }  # STEM MODEL BATCH CLIENTS
 pa_body() {  # STEM MODEL BATCH CLIENTS, tensors in the request body
   run_pa "$here/$1" 40 -m "$2" -b "$3" -i grpc -u "127.0.0.1:$grpc_port" --concurrency-range "$4:$4" |
     tee -a "$here/runs.txt"
@@ -81,8 +83,7 @@ other_user_ready() {
 }
 pa_other_user() {  # STEM MODEL BATCH CLIENTS, as uid 65534 (its CSV written where that user may)
   pa_prefix=("${other_user[@]}")
-  run_pa "$other_dir/$1" 40 -m "$2" -b "$3" -i grpc -u "127.0.0.1:$grpc_port" --concurrency-range "$4:$4" \
-    --shared-memory cuda --output-shared-memory-size 64000 | tee -a "$here/runs.txt"
+  pa_in "$other_dir" "$@"
   pa_prefix=()
   mv "$other_dir/$1".* "$here/"
 }

@@ -1,6 +1,7 @@
 """scripts/gpu/serve_buckets_summary.py: the serve-buckets set's summary from perf_analyzer's CSVs,
-the bench's JSON, the bucket counters and the front end's own round trip, with the checks the buckets are held to computed right
-(met and missed alike), and one line when the folder holds no run."""
+the bench's JSON, the bucket counters and the front end's own round trip, with the checks the
+buckets are held to computed right (met and missed alike), and one line when the folder holds no
+run."""
 import json
 import pathlib
 import subprocess
